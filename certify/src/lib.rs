@@ -1,0 +1,2 @@
+//! # certify
+#![warn(missing_docs)]

@@ -1,0 +1,221 @@
+//! Physical axes and the axis registry.
+//!
+//! An [`Axis`] names a physical resource: memory `m` (the default), `laneid`, `warpid`, `tx`,
+//! `reg`, Trainium `P`/`F`, Blackwell `TLane`/`TCol`, ... The set is open-ended. A physical
+//! coordinate ([`Point`]) gives one integer per axis.
+//!
+//! The [`AxisRegistry`] is data, not code (`layout/data/axes.toml` is the built-in one): aliases
+//! (`lane` is `laneid`, `register` is `reg`) and per-target linear relations such as
+//! `tx = laneid + 32*warpid` on CUDA. Example: under the built-in registry,
+//! `resolve("lane") == laneid`, and on target `cuda` the point `{laneid: 3, warpid: 2}` has
+//! `tx = 3 + 32*2 = 67`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+
+use crate::error::{LayoutError, Result};
+
+/// The name of a physical axis. Valid names are identifiers: `[A-Za-z_][A-Za-z0-9_]*`.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Axis(String);
+
+/// A physical coordinate: one integer per named axis.
+pub type Point = BTreeMap<Axis, i64>;
+
+impl Axis {
+    /// The memory axis `m`, the default of every notation.
+    pub fn m() -> Axis {
+        Axis("m".to_string())
+    }
+
+    /// Checks that `name` is an identifier and wraps it.
+    pub fn new(name: &str) -> Result<Axis> {
+        if is_identifier(name) {
+            Ok(Axis(name.to_string()))
+        } else {
+            Err(LayoutError::invalid(
+                format!("axis name {name:?}"),
+                "an axis name is an identifier: a letter or '_', then letters, digits or '_'",
+            ))
+        }
+    }
+
+    /// The name as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// True for the default memory axis `m`.
+    pub fn is_m(&self) -> bool {
+        self.0 == "m"
+    }
+}
+
+impl fmt::Display for Axis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// True when `s` is `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Renders a point as `{laneid:8, reg:1, warpid:6}` (axes in name order).
+pub fn format_point(p: &Point) -> String {
+    let body: Vec<String> = p.iter().map(|(a, v)| format!("{a}:{v}")).collect();
+    format!("{{{}}}", body.join(", "))
+}
+
+/// `axis = sum(coef * term)`: one linear relation between axes on a target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relation {
+    /// The derived axis (`tx`).
+    pub axis: Axis,
+    /// Its terms, `(coefficient, axis)`, e.g. `[(1, laneid), (32, warpid)]`.
+    pub terms: Vec<(i64, Axis)>,
+}
+
+impl Relation {
+    /// The derived axis's value at `p`, when every term axis is present (absent axes count 0).
+    pub fn value_at(&self, p: &Point) -> Result<i64> {
+        self.terms.iter().try_fold(0i64, |acc, (c, a)| {
+            let v = p.get(a).copied().unwrap_or(0);
+            crate::arith::add(acc, crate::arith::mul(*c, v, "relation term")?, "relation sum")
+        })
+    }
+}
+
+/// A target (hardware family) and its linear relations between axes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Target name (`cuda`, `trainium`).
+    pub name: String,
+    /// Where the relations come from.
+    pub source: String,
+    /// Its relations.
+    pub relations: Vec<Relation>,
+}
+
+/// Aliases and per-target relations, loaded from TOML.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisRegistry {
+    aliases: BTreeMap<String, Axis>,
+    targets: BTreeMap<String, Target>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegistryFile {
+    #[serde(default)]
+    aliases: BTreeMap<String, String>,
+    #[serde(default)]
+    target: Vec<TargetFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetFile {
+    name: String,
+    #[serde(default)]
+    source: String,
+    #[serde(default)]
+    relation: Vec<RelationFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RelationFile {
+    axis: String,
+    terms: Vec<(i64, String)>,
+}
+
+const BUILTIN: &str = include_str!("../data/axes.toml");
+
+impl AxisRegistry {
+    /// The registry shipped in `layout/data/axes.toml`.
+    pub fn builtin() -> AxisRegistry {
+        // The embedded file is tested (`builtin_registry_loads`), so this cannot fail at run time.
+        Self::from_toml(BUILTIN).expect("the built-in axis registry is valid")
+    }
+
+    /// Reads a registry from TOML text; errors name the entry and field at fault.
+    pub fn from_toml(text: &str) -> Result<AxisRegistry> {
+        let file: RegistryFile = toml::from_str(text)
+            .map_err(|e| LayoutError::invalid("axis registry", e.to_string()))?;
+        let mut aliases = BTreeMap::new();
+        for (alias, canonical) in file.aliases {
+            Axis::new(&alias)?;
+            if alias == canonical {
+                return Err(LayoutError::invalid(
+                    format!("axis registry alias {alias:?}"),
+                    "an alias must differ from its canonical name",
+                ));
+            }
+            aliases.insert(alias, Axis::new(&canonical)?);
+        }
+        for (alias, canonical) in &aliases {
+            if aliases.contains_key(canonical.as_str()) {
+                return Err(LayoutError::invalid(
+                    format!("axis registry alias {alias:?}"),
+                    format!("its target {canonical} is itself an alias; name the canonical axis"),
+                ));
+            }
+        }
+        let mut targets = BTreeMap::new();
+        for t in file.target {
+            let mut relations = Vec::new();
+            for r in t.relation {
+                let mut terms = Vec::new();
+                for (c, a) in r.terms {
+                    terms.push((c, Axis::new(&a)?));
+                }
+                relations.push(Relation { axis: Axis::new(&r.axis)?, terms });
+            }
+            let name = t.name.clone();
+            let target = Target { name: t.name, source: t.source, relations };
+            if targets.insert(name.clone(), target).is_some() {
+                return Err(LayoutError::invalid(
+                    format!("axis registry target {name:?}"),
+                    "defined twice",
+                ));
+            }
+        }
+        Ok(AxisRegistry { aliases, targets })
+    }
+
+    /// The canonical axis for a name: its alias target, or the name itself.
+    pub fn resolve(&self, axis: &Axis) -> Axis {
+        self.aliases.get(axis.as_str()).cloned().unwrap_or_else(|| axis.clone())
+    }
+
+    /// The target of that name.
+    pub fn target(&self, name: &str) -> Option<&Target> {
+        self.targets.get(name)
+    }
+
+    /// All aliases, `alias -> canonical`.
+    pub fn aliases(&self) -> &BTreeMap<String, Axis> {
+        &self.aliases
+    }
+
+    /// All targets by name.
+    pub fn targets(&self) -> impl Iterator<Item = &Target> {
+        self.targets.values()
+    }
+
+    /// Renames every axis of a point to its canonical name (values on merged axes add).
+    pub fn resolve_point(&self, p: &Point) -> Result<Point> {
+        let mut out = Point::new();
+        for (a, v) in p {
+            let slot = out.entry(self.resolve(a)).or_insert(0);
+            *slot = crate::arith::add(*slot, *v, "alias merge")?;
+        }
+        Ok(out)
+    }
+}

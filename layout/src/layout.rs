@@ -1,0 +1,140 @@
+//! [`Layout`]: a layout in any notation, with one evaluation entry point.
+//!
+//! Direction is a property of the notation: Axe, CuTe and swizzled layouts map a logical
+//! coordinate to physical coordinates; TV and linear layouts map hardware coordinates (thread,
+//! value; register, lane, warp) to logical ones. [`Layout::eval`] evaluates in the notation's
+//! own direction and names every output component (`m`, `laneid`, `dim0`, ...).
+
+use std::collections::BTreeSet;
+
+use crate::axe::AxeLayout;
+use crate::axis::{Axis, Point};
+use crate::cute::{CuteLayout, TvLayout};
+use crate::error::{LayoutError, Result};
+use crate::linear::LinearLayout;
+use crate::notation::{self, Notation};
+use crate::swizzle::SwizzledLayout;
+use crate::triton;
+
+/// A layout in one of the supported formalisms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Axe `(D, R, O)`.
+    Axe(AxeLayout),
+    /// CuTe `shape:stride`.
+    Cute(CuteLayout),
+    /// `Sw<B,M,S> o shape:stride`.
+    Swizzled(SwizzledLayout),
+    /// CuTe thread-value layout with its tile.
+    Tv(TvLayout),
+    /// F2 linear layout.
+    Linear(LinearLayout),
+}
+
+impl Layout {
+    /// Parses text in any notation. Triton attributes other than `#ttg.linear` need `shape` (the
+    /// tensor shape) and import to a linear layout; `#ttg.linear` takes its out-dim sizes from it.
+    pub fn parse(text: &str, shape: Option<&[i64]>) -> Result<Layout> {
+        Ok(match Notation::detect(text) {
+            Notation::Axe => Layout::Axe(notation::axe::parse(text)?),
+            Notation::Cute => Layout::Cute(notation::cute::parse_layout(text)?),
+            Notation::Swizzled => Layout::Swizzled(notation::cute::parse_swizzled(text)?),
+            Notation::Tv => Layout::Tv(notation::cute::parse_tv(text)?),
+            Notation::LinearAttr => Layout::Linear(notation::linear::parse_attr(text, shape)?),
+            Notation::LinearText => Layout::Linear(notation::linear::parse_to_string(text)?),
+            Notation::TritonAttr => {
+                let attr = triton::parse_attr(text)?;
+                let shape = shape.ok_or_else(|| {
+                    LayoutError::invalid(
+                        "Triton attribute",
+                        "it describes a layout only for a tensor shape: give one (--shape 128,128)",
+                    )
+                })?;
+                Layout::Linear(attr.to_linear(shape)?)
+            }
+        })
+    }
+
+    /// The notation this value prints in.
+    pub fn notation(&self) -> Notation {
+        match self {
+            Layout::Axe(_) => Notation::Axe,
+            Layout::Cute(_) => Notation::Cute,
+            Layout::Swizzled(_) => Notation::Swizzled,
+            Layout::Tv(_) => Notation::Tv,
+            Layout::Linear(_) => Notation::LinearAttr,
+        }
+    }
+
+    /// Prints in the value's own notation (linear layouts as `toString()` text, which keeps
+    /// out-dim names and sizes).
+    pub fn print(&self) -> String {
+        match self {
+            Layout::Axe(l) => notation::axe::print(l),
+            Layout::Cute(l) => l.to_string(),
+            Layout::Swizzled(l) => l.to_string(),
+            Layout::Tv(l) => l.to_string(),
+            Layout::Linear(l) => notation::linear::print_to_string(l),
+        }
+    }
+
+    /// Number of points of the domain.
+    pub fn domain_size(&self) -> i64 {
+        match self {
+            Layout::Axe(l) => l.size(),
+            Layout::Cute(l) => l.size(),
+            Layout::Swizzled(l) => l.layout().size(),
+            Layout::Tv(l) => l.layout().size(),
+            Layout::Linear(l) => 1i64 << l.total_in_bits(),
+        }
+    }
+
+    /// The natural domain shape: Axe `[size]`, CuTe its top-level mode sizes, TV
+    /// `[threads, values]`, linear the in-dim sizes.
+    pub fn default_shape(&self) -> Vec<i64> {
+        match self {
+            Layout::Axe(l) => vec![l.size()],
+            Layout::Cute(l) => l.top_shape(),
+            Layout::Swizzled(l) => l.layout().top_shape(),
+            Layout::Tv(l) => vec![l.threads(), l.values()],
+            Layout::Linear(l) => l.ins().iter().map(|d| 1i64 << d.bases.len()).collect(),
+        }
+    }
+
+    /// Evaluates at a coordinate of `shape` (default: [`Layout::default_shape`]). Axe flattens
+    /// row-major, CuTe column-major; TV and linear layouts take one component per domain dim.
+    pub fn eval(&self, shape: Option<&[i64]>, coord: &[i64]) -> Result<BTreeSet<Point>> {
+        let default = self.default_shape();
+        let shape = shape.unwrap_or(&default);
+        let on = |name: &str, v: i64| -> Point { [(Axis::new(name).expect("identifier"), v)].into() };
+        match self {
+            Layout::Axe(l) => l.eval(shape, coord),
+            Layout::Cute(l) => Ok([on("m", l.eval(shape, coord)?)].into()),
+            Layout::Swizzled(l) => Ok([on("m", l.eval(shape, coord)?)].into()),
+            Layout::Tv(l) => {
+                check_fixed_shape(shape, &default, "a TV layout's domain is (threads, values)")?;
+                crate::shape::flatten_row_major(&default, coord)?;
+                let cell = l.eval(coord[0], coord[1])?;
+                Ok([cell.iter().enumerate().map(|(i, &v)| (dim_axis(i), v)).collect()].into())
+            }
+            Layout::Linear(l) => {
+                check_fixed_shape(shape, &default, "a linear layout's domain is its in-dims")?;
+                let out = l.apply(coord)?;
+                Ok([l.outs().iter().zip(out).map(|(o, v)| (Axis::new(&o.name).expect("identifier"), v)).collect()]
+                    .into())
+            }
+        }
+    }
+}
+
+/// The axis naming logical dimension `i`: `dim0`, `dim1`, ...
+pub fn dim_axis(i: usize) -> Axis {
+    Axis::new(&format!("dim{i}")).expect("identifier")
+}
+
+fn check_fixed_shape(shape: &[i64], domain: &[i64], why: &str) -> Result<()> {
+    if shape != domain {
+        return Err(LayoutError::Shape { shape: shape.to_vec(), why: format!("{why}: {domain:?}") });
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! Linear layouts over F2 (Triton's `LinearLayout`).
+//!
+//! A linear layout is an F2-linear map between labelled spaces. Each in-dim (`register`, `lane`,
+//! `warp`, `block` for distributed layouts; `offset` for memory layouts) has size `2^k` and is
+//! stored as `k` BASES: the out-coordinate (one integer per out-dim) of the input with only that
+//! bit set. The image of an input is the XOR, per out-dim, of the bases of its set bits. A zero
+//! basis means broadcast: several inputs hold the same element. Out-dims (`dim0`, `dim1`, ...)
+//! have sizes `2^n`.
+//!
+//! Worked example (a test checks it; the Linear Layouts paper, figure 1): `register:
+//! [[0,1],[1,0]]`, `lane: [[0,2],[0,4],[0,8],[2,0],[4,0]]`, `warp: [[8,0]]` into
+//! `(dim0: 16, dim1: 16)`. Lane 9 = bits 0 and 3 gives `[0,2] ^ [2,0] = [2,2]`; register 1
+//! adds `[0,1]`: the element `(2,3)`.
+
+use std::fmt;
+
+use crate::arith::{is_pow2, log2};
+use crate::error::{LayoutError, Result};
+
+/// Largest out-dim size exponent (out values stay in i64).
+pub const MAX_OUT_BITS: u32 = 62;
+
+/// An in-dimension: its name and one basis per bit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InDim {
+    /// `register`, `lane`, `warp`, `block`, `offset`, ...
+    pub name: String,
+    /// `bases[k]` is the image of `1 << k`: one value per out-dim.
+    pub bases: Vec<Vec<i64>>,
+}
+
+/// An out-dimension: its name and `log2` of its size.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OutDim {
+    /// `dim0`, `dim1`, ...
+    pub name: String,
+    /// The size is `2^log2_size`.
+    pub log2_size: u32,
+}
+
+impl OutDim {
+    /// `2^log2_size`.
+    pub fn size(&self) -> i64 {
+        1i64 << self.log2_size
+    }
+}
+
+/// An F2-linear map from named in-dims to named out-dims.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LinearLayout {
+    ins: Vec<InDim>,
+    outs: Vec<OutDim>,
+}
+
+impl LinearLayout {
+    /// Checks distinct names, one value per out-dim in every basis, and every value inside its
+    /// out-dim.
+    pub fn new(ins: Vec<InDim>, outs: Vec<OutDim>) -> Result<LinearLayout> {
+        check_distinct(ins.iter().map(|d| d.name.as_str()), "in-dim")?;
+        check_distinct(outs.iter().map(|d| d.name.as_str()), "out-dim")?;
+        if let Some(o) = outs.iter().find(|o| o.log2_size > MAX_OUT_BITS) {
+            return Err(LayoutError::invalid(
+                format!("out-dim {}", o.name),
+                format!("size 2^{} exceeds 2^{MAX_OUT_BITS}", o.log2_size),
+            ));
+        }
+        for d in &ins {
+            if d.bases.len() > MAX_OUT_BITS as usize {
+                return Err(LayoutError::invalid(format!("in-dim {}", d.name), "more than 62 bases"));
+            }
+            for (k, b) in d.bases.iter().enumerate() {
+                if b.len() != outs.len() {
+                    return Err(LayoutError::invalid(
+                        format!("basis {}[{k}]", d.name),
+                        format!("it has {} values but there are {} out-dims", b.len(), outs.len()),
+                    ));
+                }
+                for (v, o) in b.iter().zip(&outs) {
+                    if *v < 0 || *v >= o.size() {
+                        return Err(LayoutError::invalid(
+                            format!("basis {}[{k}]", d.name),
+                            format!("value {v} is outside out-dim {} of size {}", o.name, o.size()),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(LinearLayout { ins, outs })
+    }
+
+    /// Builds from bases, each out-dim as small as the bases allow (or `min_sizes` if larger).
+    /// `min_sizes` must be powers of two; pass `&[]` to infer all.
+    pub fn with_inferred_outs(ins: Vec<InDim>, out_names: &[&str], min_sizes: &[i64]) -> Result<LinearLayout> {
+        let mut outs = Vec::new();
+        for (j, name) in out_names.iter().enumerate() {
+            let max = ins.iter().flat_map(|d| d.bases.iter()).filter_map(|b| b.get(j)).copied().max().unwrap_or(0);
+            let mut bits = if max <= 0 { 0 } else { 64 - (max as u64).leading_zeros() };
+            if let Some(&s) = min_sizes.get(j) {
+                let b = log2(s).ok_or_else(|| {
+                    LayoutError::invalid(format!("out-dim {name} size {s}"), "a linear layout's dims are powers of two")
+                })?;
+                bits = bits.max(b);
+            }
+            outs.push(OutDim { name: name.to_string(), log2_size: bits });
+        }
+        LinearLayout::new(ins, outs)
+    }
+
+    /// The in-dims, in order.
+    pub fn ins(&self) -> &[InDim] {
+        &self.ins
+    }
+
+    /// The out-dims, in order.
+    pub fn outs(&self) -> &[OutDim] {
+        &self.outs
+    }
+
+    /// The in-dim of that name.
+    pub fn in_dim(&self, name: &str) -> Option<&InDim> {
+        self.ins.iter().find(|d| d.name == name)
+    }
+
+    /// Size of an in-dim (`2^bases`), 1 when absent.
+    pub fn in_size(&self, name: &str) -> i64 {
+        self.in_dim(name).map_or(1, |d| 1i64 << d.bases.len())
+    }
+
+    /// Total number of input bits.
+    pub fn total_in_bits(&self) -> usize {
+        self.ins.iter().map(|d| d.bases.len()).sum()
+    }
+
+    /// Total number of output bits.
+    pub fn total_out_bits(&self) -> u32 {
+        self.outs.iter().map(|d| d.log2_size).sum()
+    }
+
+    /// The image of an input given as one value per in-dim (in in-dim order).
+    pub fn apply(&self, input: &[i64]) -> Result<Vec<i64>> {
+        if input.len() != self.ins.len() {
+            return Err(LayoutError::Coordinate {
+                coord: input.to_vec(),
+                why: format!("it has {} components but the layout has {} in-dims", input.len(), self.ins.len()),
+            });
+        }
+        let mut out = vec![0i64; self.outs.len()];
+        for (d, (&x, dim)) in input.iter().zip(&self.ins).enumerate() {
+            let size = 1i64 << dim.bases.len();
+            if x < 0 || x >= size {
+                return Err(LayoutError::Coordinate {
+                    coord: input.to_vec(),
+                    why: format!("component {d} ({}) is {x}, outside [0, {size})", dim.name),
+                });
+            }
+            for (k, b) in dim.bases.iter().enumerate() {
+                if x >> k & 1 == 1 {
+                    out.iter_mut().zip(b).for_each(|(o, v)| *o ^= v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The image of a named input; absent in-dims are 0, unknown names are an error.
+    pub fn apply_named(&self, input: &[(&str, i64)]) -> Result<Vec<i64>> {
+        let mut values = vec![0i64; self.ins.len()];
+        for (name, v) in input {
+            let i = self.ins.iter().position(|d| d.name == *name).ok_or_else(|| {
+                LayoutError::invalid(format!("in-dim {name:?}"), "the layout has no such in-dim")
+            })?;
+            values[i] = *v;
+        }
+        self.apply(&values)
+    }
+}
+
+fn check_distinct<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for n in names {
+        if !crate::axis::is_identifier(n) {
+            return Err(LayoutError::invalid(format!("{what} name {n:?}"), "names are identifiers"));
+        }
+        if !seen.insert(n) {
+            return Err(LayoutError::invalid(format!("{what} {n:?}"), "it appears twice"));
+        }
+    }
+    Ok(())
+}
+
+/// True when `n` is a power of two (dims of linear layouts must be).
+pub fn is_dim_size(n: i64) -> bool {
+    is_pow2(n)
+}
+
+impl fmt::Display for LinearLayout {
+    /// Triton's `LinearLayout::toString()` text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::notation::linear::print_to_string(self))
+    }
+}

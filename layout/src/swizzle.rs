@@ -1,0 +1,240 @@
+//! Swizzles: CuTe `Sw<B,M,S>`, TIRx's swizzle parameters, Triton's `swizzled_shared` parameters,
+//! and swizzled layouts (a swizzle applied after a CuTe layout).
+//!
+//! `Sw<B,M,S>` acts on an integer offset `o`. With `yyy = (2^B - 1) << (M + max(0,S))`,
+//! `sw(o) = o ^ ((o & yyy) >> S)` for `S >= 0` (a left shift by `-S` when `S < 0`): the B bits
+//! starting at bit `M + S` are XORed into the B bits starting at bit `M`. It is an involution
+//! whenever the two bit ranges do not overlap (`|S| >= B`) and F2-linear always.
+//! Example: `Sw<3,4,3>` maps `o = 0x80` (bit 7 set) to `0x80 ^ 0x10 = 0x90`.
+//!
+//! TIRx writes the same family as `per_element = M, swizzle_len = B, atom_len = S`:
+//! `addr(m) = f(m >> M) * 2^M + (m mod 2^M)`, `f(x) = x ^ ((x & ((2^B-1) << S)) >> S)`.
+//!
+//! Triton's `#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>` on a row of `C` elements
+//! (along `order[0]`): `phase = (i / perPhase) mod maxPhase`, column `j` is stored at
+//! `((j / vec) XOR phase) * vec + j mod vec`. For powers of two it is `Sw<log2 maxPhase,
+//! log2 vec, log2 C + log2 perPhase - log2 vec>` after the row-major layout.
+
+use std::fmt;
+
+use crate::arith::{self, log2};
+use crate::cute::CuteLayout;
+use crate::error::{LayoutError, Result};
+
+/// CuTe's `Swizzle<B,M,S>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Swizzle {
+    bits: u32,
+    base: u32,
+    shift: i32,
+}
+
+/// Largest bit position a swizzle may touch (offsets are non-negative i64).
+const MAX_BIT: i64 = 62;
+
+impl Swizzle {
+    /// `Sw<B,M,S>`; all touched bits must lie below bit 62.
+    pub fn new(bits: u32, base: u32, shift: i32) -> Result<Swizzle> {
+        let hi = bits as i64 + base as i64 + (shift as i64).abs();
+        if hi > MAX_BIT {
+            return Err(LayoutError::invalid(
+                format!("Sw<{bits},{base},{shift}>"),
+                format!("it touches bit {hi}, beyond the supported bit {MAX_BIT}"),
+            ));
+        }
+        Ok(Swizzle { bits, base, shift })
+    }
+
+    /// The identity swizzle `Sw<0,0,0>`.
+    pub fn identity() -> Swizzle {
+        Swizzle { bits: 0, base: 0, shift: 0 }
+    }
+
+    /// B: number of bits XORed.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// M: number of low bits left alone (the vector of `2^M` elements).
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
+    /// S: distance between the source and destination bit ranges.
+    pub fn shift(&self) -> i32 {
+        self.shift
+    }
+
+    fn mask(&self) -> i64 {
+        (1i64 << self.bits) - 1
+    }
+
+    /// `yyy`: the source bits.
+    pub fn source_mask(&self) -> i64 {
+        self.mask() << (self.base as i64 + (self.shift as i64).max(0))
+    }
+
+    /// `zzz`: the destination bits.
+    pub fn dest_mask(&self) -> i64 {
+        self.mask() << (self.base as i64 - (self.shift as i64).min(0))
+    }
+
+    /// `sw(o)`; errors on a negative offset (swizzles act on addresses).
+    pub fn apply(&self, o: i64) -> Result<i64> {
+        if o < 0 {
+            return Err(LayoutError::invalid(format!("offset {o}"), format!("{self} acts on non-negative offsets")));
+        }
+        let moved = o & self.source_mask();
+        Ok(if self.shift >= 0 { o ^ (moved >> self.shift) } else { o ^ (moved << -self.shift) })
+    }
+
+    /// True when the source and destination bit ranges are disjoint (then `sw(sw(o)) == o`).
+    pub fn is_involution(&self) -> bool {
+        self.source_mask() & self.dest_mask() == 0 || self.bits == 0
+    }
+}
+
+impl fmt::Display for Swizzle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sw<{},{},{}>", self.bits, self.base, self.shift)
+    }
+}
+
+/// TIRx's swizzle parameters (`per_element`, `swizzle_len`, `atom_len`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TirxSwizzle {
+    /// Low address bits left alone (M).
+    pub per_element: u32,
+    /// Number of bits XORed (B).
+    pub swizzle_len: u32,
+    /// Shift between source and destination bits (S).
+    pub atom_len: u32,
+}
+
+impl TirxSwizzle {
+    /// TIRx's own formula: `f(m >> M) * 2^M + (m mod 2^M)`.
+    pub fn apply(&self, m: i64) -> Result<i64> {
+        self.to_cute()?;
+        if m < 0 {
+            return Err(LayoutError::invalid(format!("address {m}"), "TIRx swizzles act on non-negative addresses"));
+        }
+        let x = m >> self.per_element;
+        let mask = ((1i64 << self.swizzle_len) - 1) << self.atom_len;
+        let f = x ^ ((x & mask) >> self.atom_len);
+        Ok((f << self.per_element) + (m & ((1i64 << self.per_element) - 1)))
+    }
+
+    /// The identical CuTe swizzle `Sw<swizzle_len, per_element, atom_len>`.
+    pub fn to_cute(&self) -> Result<Swizzle> {
+        Swizzle::new(self.swizzle_len, self.per_element, self.atom_len as i32)
+    }
+
+    /// The TIRx parameters of a CuTe swizzle with `S >= 0`.
+    pub fn from_cute(sw: &Swizzle) -> Result<TirxSwizzle> {
+        let atom_len = u32::try_from(sw.shift()).map_err(|_| {
+            LayoutError::not_representable("TIRx swizzle", format!("{sw} has a negative shift"))
+        })?;
+        Ok(TirxSwizzle { per_element: sw.base(), swizzle_len: sw.bits(), atom_len })
+    }
+}
+
+/// Triton's `swizzled_shared` parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TritonSwizzle {
+    /// Elements per vector.
+    pub vec: i64,
+    /// Rows sharing one phase.
+    pub per_phase: i64,
+    /// Number of distinct phases.
+    pub max_phase: i64,
+    /// Dimension order, fastest first.
+    pub order: Vec<usize>,
+}
+
+impl TritonSwizzle {
+    /// Checks positive parameters and that `order` is a permutation of `0..rank`.
+    pub fn new(vec: i64, per_phase: i64, max_phase: i64, order: Vec<usize>) -> Result<TritonSwizzle> {
+        for (name, v) in [("vec", vec), ("perPhase", per_phase), ("maxPhase", max_phase)] {
+            if v < 1 {
+                return Err(LayoutError::invalid(format!("swizzled_shared {name}"), format!("{v} is below 1")));
+            }
+        }
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        if seen != (0..order.len()).collect::<Vec<_>>() {
+            return Err(LayoutError::invalid(
+                format!("swizzled_shared order {order:?}"),
+                "it is not a permutation of 0..rank",
+            ));
+        }
+        Ok(TritonSwizzle { vec, per_phase, max_phase, order })
+    }
+
+    /// Element offset of a 2-D coordinate `(i, j)` (row `i` along `order[1]`, column `j` along
+    /// `order[0]`) in a tile of `cols` columns: definition 4.11 of the Linear Layouts paper.
+    pub fn offset_2d(&self, i: i64, j: i64, cols: i64) -> Result<i64> {
+        let phase = (i / self.per_phase) % self.max_phase;
+        let col = (((j / self.vec) ^ phase) * self.vec) ^ (j % self.vec);
+        arith::add(arith::mul(i, cols, "swizzled_shared offset")?, col, "swizzled_shared offset")
+    }
+
+    /// The equal `Sw<B,M,S>` after a row-major layout with `cols` columns, when every parameter
+    /// is a power of two and the swizzle stays inside a row (`vec * maxPhase <= cols`).
+    pub fn to_cute(&self, cols: i64) -> Result<Swizzle> {
+        let why = |r: &str| LayoutError::not_representable("CuTe swizzle", r.to_string());
+        let (v, p, mp, c) = (log2(self.vec), log2(self.per_phase), log2(self.max_phase), log2(cols));
+        let (Some(v), Some(p), Some(mp), Some(c)) = (v, p, mp, c) else {
+            return Err(why("vec, perPhase, maxPhase and the row length must all be powers of two"));
+        };
+        if self.vec * self.max_phase > cols {
+            return Err(why("vec * maxPhase exceeds the row length, so the XOR leaves the row"));
+        }
+        Swizzle::new(mp, v, (c + p) as i32 - v as i32)
+    }
+}
+
+/// `Sw<B,M,S> o L`: the offset is `sw(L(c))`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SwizzledLayout {
+    swizzle: Swizzle,
+    layout: CuteLayout,
+}
+
+impl SwizzledLayout {
+    /// Requires non-negative strides (swizzles act on addresses).
+    pub fn new(swizzle: Swizzle, layout: CuteLayout) -> Result<SwizzledLayout> {
+        if layout.flat_modes().iter().any(|&(_, d)| d < 0) {
+            return Err(LayoutError::invalid(
+                format!("{swizzle} o {layout}"),
+                "a swizzled layout needs non-negative strides (a swizzle acts on addresses)",
+            ));
+        }
+        Ok(SwizzledLayout { swizzle, layout })
+    }
+
+    /// The swizzle.
+    pub fn swizzle(&self) -> &Swizzle {
+        &self.swizzle
+    }
+
+    /// The layout before the swizzle.
+    pub fn layout(&self) -> &CuteLayout {
+        &self.layout
+    }
+
+    /// `sw(L(i))` for a colexicographic index.
+    pub fn eval_index(&self, i: i64) -> Result<i64> {
+        self.swizzle.apply(self.layout.eval_index(i)?)
+    }
+
+    /// `sw(L(c))` for a coordinate of a logical shape (column-major flattening).
+    pub fn eval(&self, logical_shape: &[i64], coord: &[i64]) -> Result<i64> {
+        self.swizzle.apply(self.layout.eval(logical_shape, coord)?)
+    }
+}
+
+impl fmt::Display for SwizzledLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} o {}", self.swizzle, self.layout)
+    }
+}
