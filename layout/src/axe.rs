@@ -38,7 +38,11 @@ pub struct Iter {
 impl Iter {
     /// `(extent, stride@axis)`.
     pub fn new(extent: i64, stride: i64, axis: Axis) -> Iter {
-        Iter { extent, stride, axis }
+        Iter {
+            extent,
+            stride,
+            axis,
+        }
     }
 
     /// `(extent, stride@m)`.
@@ -70,15 +74,31 @@ impl AxeLayout {
         arith::product(shard.iter().map(|it| it.extent), "shard size")?;
         arith::product(replica.iter().map(|it| it.extent), "replica size")?;
         let offset: BTreeMap<Axis, i64> = offset.into_iter().filter(|(_, v)| *v != 0).collect();
-        let layout = AxeLayout { shard, replica, offset };
+        let layout = AxeLayout {
+            shard,
+            replica,
+            offset,
+        };
         // Every coordinate the layout can produce is bounded by offset + span: check it fits.
         for axis in layout.axes() {
-            let reach = layout.iters().filter(|it| it.axis == axis).try_fold(0i64, |acc, it| {
-                let term = arith::mul(it.extent - 1, it.stride.checked_abs().unwrap_or(i64::MAX), "span")?;
-                arith::add(acc, term, "span")
-            })?;
+            let reach = layout
+                .iters()
+                .filter(|it| it.axis == axis)
+                .try_fold(0i64, |acc, it| {
+                    let term = arith::mul(
+                        it.extent - 1,
+                        it.stride.checked_abs().unwrap_or(i64::MAX),
+                        "span",
+                    )?;
+                    arith::add(acc, term, "span")
+                })?;
             let o = layout.offset.get(&axis).copied().unwrap_or(0);
-            arith::add(reach, o.checked_abs().ok_or(LayoutError::Overflow { op: "offset" })?, "span")?;
+            arith::add(
+                reach,
+                o.checked_abs()
+                    .ok_or(LayoutError::Overflow { op: "offset" })?,
+                "span",
+            )?;
         }
         Ok(layout)
     }
@@ -120,12 +140,19 @@ impl AxeLayout {
 
     /// Every axis the layout mentions (in D, R or O).
     pub fn axes(&self) -> BTreeSet<Axis> {
-        self.iters().map(|it| it.axis.clone()).chain(self.offset.keys().cloned()).collect()
+        self.iters()
+            .map(|it| it.axis.clone())
+            .chain(self.offset.keys().cloned())
+            .collect()
     }
 
     /// `span_a(L) = 1 + sum over iters of D and R on `a` of (e-1)*|s|` (1 for an absent axis).
     pub fn span(&self, axis: &Axis) -> i64 {
-        1 + self.iters().filter(|it| &it.axis == axis).map(|it| (it.extent - 1) * it.stride.abs()).sum::<i64>()
+        1 + self
+            .iters()
+            .filter(|it| &it.axis == axis)
+            .map(|it| (it.extent - 1) * it.stride.abs())
+            .sum::<i64>()
     }
 
     /// A point with every axis of the layout at 0.
@@ -156,7 +183,9 @@ impl AxeLayout {
         if count > MAX_REPLICA_POINTS {
             return Err(LayoutError::invalid(
                 "replica",
-                format!("{count} replica vectors exceed the enumeration limit {MAX_REPLICA_POINTS}"),
+                format!(
+                    "{count} replica vectors exceed the enumeration limit {MAX_REPLICA_POINTS}"
+                ),
             ));
         }
         let mut set = BTreeSet::new();
@@ -201,7 +230,10 @@ impl AxeLayout {
         if n != self.size() {
             return Err(LayoutError::Shape {
                 shape: logical_shape.to_vec(),
-                why: format!("its size {n} differs from the layout's size {}", self.size()),
+                why: format!(
+                    "its size {n} differs from the layout's size {}",
+                    self.size()
+                ),
             });
         }
         Ok(())

@@ -86,7 +86,11 @@ impl Relation {
     pub fn value_at(&self, p: &Point) -> Result<i64> {
         self.terms.iter().try_fold(0i64, |acc, (c, a)| {
             let v = p.get(a).copied().unwrap_or(0);
-            crate::arith::add(acc, crate::arith::mul(*c, v, "relation term")?, "relation sum")
+            crate::arith::add(
+                acc,
+                crate::arith::mul(*c, v, "relation term")?,
+                "relation sum",
+            )
         })
     }
 }
@@ -175,10 +179,17 @@ impl AxisRegistry {
                 for (c, a) in r.terms {
                     terms.push((c, Axis::new(&a)?));
                 }
-                relations.push(Relation { axis: Axis::new(&r.axis)?, terms });
+                relations.push(Relation {
+                    axis: Axis::new(&r.axis)?,
+                    terms,
+                });
             }
             let name = t.name.clone();
-            let target = Target { name: t.name, source: t.source, relations };
+            let target = Target {
+                name: t.name,
+                source: t.source,
+                relations,
+            };
             if targets.insert(name.clone(), target).is_some() {
                 return Err(LayoutError::invalid(
                     format!("axis registry target {name:?}"),
@@ -191,7 +202,10 @@ impl AxisRegistry {
 
     /// The canonical axis for a name: its alias target, or the name itself.
     pub fn resolve(&self, axis: &Axis) -> Axis {
-        self.aliases.get(axis.as_str()).cloned().unwrap_or_else(|| axis.clone())
+        self.aliases
+            .get(axis.as_str())
+            .cloned()
+            .unwrap_or_else(|| axis.clone())
     }
 
     /// The target of that name.

@@ -122,7 +122,12 @@ impl CuteLayout {
         arith::product(extents.iter().copied(), "CuTe size")?;
         let mut reach = 0i64;
         for (e, d) in extents.iter().zip(stride.leaves()) {
-            let term = arith::mul(e - 1, d.checked_abs().ok_or(LayoutError::Overflow { op: "stride" })?, "CuTe offset")?;
+            let term = arith::mul(
+                e - 1,
+                d.checked_abs()
+                    .ok_or(LayoutError::Overflow { op: "stride" })?,
+                "CuTe offset",
+            )?;
             reach = arith::add(reach, term, "CuTe offset")?;
         }
         Ok(CuteLayout { shape, stride })
@@ -131,7 +136,10 @@ impl CuteLayout {
     /// Flat layout from leaf lists, e.g. `from_flat(&[4,2], &[2,1])` is `(4,2):(2,1)`.
     pub fn from_flat(shape: &[i64], stride: &[i64]) -> Result<CuteLayout> {
         if shape.len() != stride.len() {
-            return Err(LayoutError::invalid("CuTe layout", "shape and stride lengths differ"));
+            return Err(LayoutError::invalid(
+                "CuTe layout",
+                "shape and stride lengths differ",
+            ));
         }
         if shape.len() == 1 {
             return CuteLayout::new(IntTuple::Int(shape[0]), IntTuple::Int(stride[0]));
@@ -161,7 +169,11 @@ impl CuteLayout {
 
     /// The flattened modes `(extent, stride)`, first mode first.
     pub fn flat_modes(&self) -> Vec<(i64, i64)> {
-        self.shape.leaves().into_iter().zip(self.stride.leaves()).collect()
+        self.shape
+            .leaves()
+            .into_iter()
+            .zip(self.stride.leaves())
+            .collect()
     }
 
     /// Top-level modes as layouts.
@@ -170,7 +182,10 @@ impl CuteLayout {
             .modes()
             .into_iter()
             .zip(self.stride.modes())
-            .map(|(s, d)| CuteLayout { shape: s, stride: d })
+            .map(|(s, d)| CuteLayout {
+                shape: s,
+                stride: d,
+            })
             .collect()
     }
 
@@ -203,7 +218,10 @@ impl CuteLayout {
         if n != self.size() {
             return Err(LayoutError::Shape {
                 shape: logical_shape.to_vec(),
-                why: format!("its size {n} differs from the layout's size {}", self.size()),
+                why: format!(
+                    "its size {n} differs from the layout's size {}",
+                    self.size()
+                ),
             });
         }
         Ok(())
@@ -211,7 +229,11 @@ impl CuteLayout {
 
     /// `cosize = max L(i) + 1` over the domain (CuTe's `L(size-1)+1` for non-negative strides).
     pub fn cosize(&self) -> i64 {
-        1 + self.flat_modes().iter().map(|(e, d)| (e - 1) * d.max(&0)).sum::<i64>()
+        1 + self
+            .flat_modes()
+            .iter()
+            .map(|(e, d)| (e - 1) * d.max(&0))
+            .sum::<i64>()
     }
 }
 
@@ -234,17 +256,26 @@ impl TvLayout {
         if layout.rank() != 2 {
             return Err(LayoutError::invalid(
                 format!("TV layout {layout}"),
-                format!("it has {} top-level modes; a TV layout has two, (thread, value)", layout.rank()),
+                format!(
+                    "it has {} top-level modes; a TV layout has two, (thread, value)",
+                    layout.rank()
+                ),
             ));
         }
         let cells = shape::size_of(&tile)?;
         if layout.flat_modes().iter().any(|&(_, d)| d < 0) {
-            return Err(LayoutError::invalid(format!("TV layout {layout}"), "a stride is negative"));
+            return Err(LayoutError::invalid(
+                format!("TV layout {layout}"),
+                "a stride is negative",
+            ));
         }
         if layout.cosize() > cells {
             return Err(LayoutError::invalid(
                 format!("TV layout {layout}"),
-                format!("it reaches index {} but the tile {tile:?} has {cells} cells", layout.cosize() - 1),
+                format!(
+                    "it reaches index {} but the tile {tile:?} has {cells} cells",
+                    layout.cosize() - 1
+                ),
             ));
         }
         Ok(TvLayout { layout, tile })

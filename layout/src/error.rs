@@ -23,7 +23,11 @@ impl ParseError {
         let end = self.span.end.clamp(start, input.len());
         let width = input[start..end].chars().count().max(1);
         let pad = input[..start].chars().count();
-        format!("error: {self}\n  {input}\n  {}{}", " ".repeat(pad), "^".repeat(width))
+        format!(
+            "error: {self}\n  {input}\n  {}{}",
+            " ".repeat(pad),
+            "^".repeat(width)
+        )
     }
 }
 
@@ -76,12 +80,18 @@ pub enum LayoutError {
 impl LayoutError {
     /// Shorthand for [`LayoutError::Invalid`].
     pub fn invalid(what: impl Into<String>, why: impl Into<String>) -> Self {
-        LayoutError::Invalid { what: what.into(), why: why.into() }
+        LayoutError::Invalid {
+            what: what.into(),
+            why: why.into(),
+        }
     }
 
     /// Shorthand for [`LayoutError::NotRepresentable`].
     pub fn not_representable(target: &'static str, reason: impl Into<String>) -> Self {
-        LayoutError::NotRepresentable { target, reason: reason.into() }
+        LayoutError::NotRepresentable {
+            target,
+            reason: reason.into(),
+        }
     }
 }
 

@@ -106,7 +106,8 @@ impl Layout {
     pub fn eval(&self, shape: Option<&[i64]>, coord: &[i64]) -> Result<BTreeSet<Point>> {
         let default = self.default_shape();
         let shape = shape.unwrap_or(&default);
-        let on = |name: &str, v: i64| -> Point { [(Axis::new(name).expect("identifier"), v)].into() };
+        let on =
+            |name: &str, v: i64| -> Point { [(Axis::new(name).expect("identifier"), v)].into() };
         match self {
             Layout::Axe(l) => l.eval(shape, coord),
             Layout::Cute(l) => Ok([on("m", l.eval(shape, coord)?)].into()),
@@ -115,13 +116,23 @@ impl Layout {
                 check_fixed_shape(shape, &default, "a TV layout's domain is (threads, values)")?;
                 crate::shape::flatten_row_major(&default, coord)?;
                 let cell = l.eval(coord[0], coord[1])?;
-                Ok([cell.iter().enumerate().map(|(i, &v)| (dim_axis(i), v)).collect()].into())
+                Ok([cell
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| (dim_axis(i), v))
+                    .collect()]
+                .into())
             }
             Layout::Linear(l) => {
                 check_fixed_shape(shape, &default, "a linear layout's domain is its in-dims")?;
                 let out = l.apply(coord)?;
-                Ok([l.outs().iter().zip(out).map(|(o, v)| (Axis::new(&o.name).expect("identifier"), v)).collect()]
-                    .into())
+                Ok([l
+                    .outs()
+                    .iter()
+                    .zip(out)
+                    .map(|(o, v)| (Axis::new(&o.name).expect("identifier"), v))
+                    .collect()]
+                .into())
             }
         }
     }
@@ -134,7 +145,10 @@ pub fn dim_axis(i: usize) -> Axis {
 
 fn check_fixed_shape(shape: &[i64], domain: &[i64], why: &str) -> Result<()> {
     if shape != domain {
-        return Err(LayoutError::Shape { shape: shape.to_vec(), why: format!("{why}: {domain:?}") });
+        return Err(LayoutError::Shape {
+            shape: shape.to_vec(),
+            why: format!("{why}: {domain:?}"),
+        });
     }
     Ok(())
 }

@@ -32,14 +32,18 @@
 pub mod arith;
 pub mod axe;
 pub mod axis;
+pub mod convert;
 
 pub mod cute;
 pub mod error;
+pub mod f2;
+pub mod facts;
 
 #[allow(clippy::module_inception)]
 pub mod layout;
 pub mod linear;
 pub mod notation;
+pub mod relation;
 pub mod shape;
 pub mod swizzle;
 pub mod triton;

@@ -66,20 +66,31 @@ impl LinearLayout {
         }
         for d in &ins {
             if d.bases.len() > MAX_OUT_BITS as usize {
-                return Err(LayoutError::invalid(format!("in-dim {}", d.name), "more than 62 bases"));
+                return Err(LayoutError::invalid(
+                    format!("in-dim {}", d.name),
+                    "more than 62 bases",
+                ));
             }
             for (k, b) in d.bases.iter().enumerate() {
                 if b.len() != outs.len() {
                     return Err(LayoutError::invalid(
                         format!("basis {}[{k}]", d.name),
-                        format!("it has {} values but there are {} out-dims", b.len(), outs.len()),
+                        format!(
+                            "it has {} values but there are {} out-dims",
+                            b.len(),
+                            outs.len()
+                        ),
                     ));
                 }
                 for (v, o) in b.iter().zip(&outs) {
                     if *v < 0 || *v >= o.size() {
                         return Err(LayoutError::invalid(
                             format!("basis {}[{k}]", d.name),
-                            format!("value {v} is outside out-dim {} of size {}", o.name, o.size()),
+                            format!(
+                                "value {v} is outside out-dim {} of size {}",
+                                o.name,
+                                o.size()
+                            ),
                         ));
                     }
                 }
@@ -90,18 +101,38 @@ impl LinearLayout {
 
     /// Builds from bases, each out-dim as small as the bases allow (or `min_sizes` if larger).
     /// `min_sizes` must be powers of two; pass `&[]` to infer all.
-    pub fn with_inferred_outs(ins: Vec<InDim>, out_names: &[&str], min_sizes: &[i64]) -> Result<LinearLayout> {
+    pub fn with_inferred_outs(
+        ins: Vec<InDim>,
+        out_names: &[&str],
+        min_sizes: &[i64],
+    ) -> Result<LinearLayout> {
         let mut outs = Vec::new();
         for (j, name) in out_names.iter().enumerate() {
-            let max = ins.iter().flat_map(|d| d.bases.iter()).filter_map(|b| b.get(j)).copied().max().unwrap_or(0);
-            let mut bits = if max <= 0 { 0 } else { 64 - (max as u64).leading_zeros() };
+            let max = ins
+                .iter()
+                .flat_map(|d| d.bases.iter())
+                .filter_map(|b| b.get(j))
+                .copied()
+                .max()
+                .unwrap_or(0);
+            let mut bits = if max <= 0 {
+                0
+            } else {
+                64 - (max as u64).leading_zeros()
+            };
             if let Some(&s) = min_sizes.get(j) {
                 let b = log2(s).ok_or_else(|| {
-                    LayoutError::invalid(format!("out-dim {name} size {s}"), "a linear layout's dims are powers of two")
+                    LayoutError::invalid(
+                        format!("out-dim {name} size {s}"),
+                        "a linear layout's dims are powers of two",
+                    )
                 })?;
                 bits = bits.max(b);
             }
-            outs.push(OutDim { name: name.to_string(), log2_size: bits });
+            outs.push(OutDim {
+                name: name.to_string(),
+                log2_size: bits,
+            });
         }
         LinearLayout::new(ins, outs)
     }
@@ -141,7 +172,11 @@ impl LinearLayout {
         if input.len() != self.ins.len() {
             return Err(LayoutError::Coordinate {
                 coord: input.to_vec(),
-                why: format!("it has {} components but the layout has {} in-dims", input.len(), self.ins.len()),
+                why: format!(
+                    "it has {} components but the layout has {} in-dims",
+                    input.len(),
+                    self.ins.len()
+                ),
             });
         }
         let mut out = vec![0i64; self.outs.len()];
@@ -166,9 +201,16 @@ impl LinearLayout {
     pub fn apply_named(&self, input: &[(&str, i64)]) -> Result<Vec<i64>> {
         let mut values = vec![0i64; self.ins.len()];
         for (name, v) in input {
-            let i = self.ins.iter().position(|d| d.name == *name).ok_or_else(|| {
-                LayoutError::invalid(format!("in-dim {name:?}"), "the layout has no such in-dim")
-            })?;
+            let i = self
+                .ins
+                .iter()
+                .position(|d| d.name == *name)
+                .ok_or_else(|| {
+                    LayoutError::invalid(
+                        format!("in-dim {name:?}"),
+                        "the layout has no such in-dim",
+                    )
+                })?;
             values[i] = *v;
         }
         self.apply(&values)
@@ -179,10 +221,16 @@ fn check_distinct<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Resul
     let mut seen = std::collections::BTreeSet::new();
     for n in names {
         if !crate::axis::is_identifier(n) {
-            return Err(LayoutError::invalid(format!("{what} name {n:?}"), "names are identifiers"));
+            return Err(LayoutError::invalid(
+                format!("{what} name {n:?}"),
+                "names are identifiers",
+            ));
         }
         if !seen.insert(n) {
-            return Err(LayoutError::invalid(format!("{what} {n:?}"), "it appears twice"));
+            return Err(LayoutError::invalid(
+                format!("{what} {n:?}"),
+                "it appears twice",
+            ));
         }
     }
     Ok(())

@@ -22,7 +22,11 @@ fn check_coord(shape: &[i64], coord: &[i64]) -> Result<()> {
     if shape.len() != coord.len() {
         return Err(LayoutError::Coordinate {
             coord: coord.to_vec(),
-            why: format!("it has {} components but the shape {shape:?} has {}", coord.len(), shape.len()),
+            why: format!(
+                "it has {} components but the shape {shape:?} has {}",
+                coord.len(),
+                shape.len()
+            ),
         });
     }
     for (d, (&c, &e)) in coord.iter().zip(shape).enumerate() {
@@ -40,14 +44,21 @@ fn check_coord(shape: &[i64], coord: &[i64]) -> Result<()> {
 pub fn flatten_row_major(shape: &[i64], coord: &[i64]) -> Result<i64> {
     size_of(shape)?;
     check_coord(shape, coord)?;
-    Ok(coord.iter().zip(shape).fold(0i64, |acc, (&c, &e)| acc * e + c))
+    Ok(coord
+        .iter()
+        .zip(shape)
+        .fold(0i64, |acc, (&c, &e)| acc * e + c))
 }
 
 /// Column-major flat index of `coord` in `shape` (CuTe's order).
 pub fn flatten_col_major(shape: &[i64], coord: &[i64]) -> Result<i64> {
     size_of(shape)?;
     check_coord(shape, coord)?;
-    Ok(coord.iter().zip(shape).rev().fold(0i64, |acc, (&c, &e)| acc * e + c))
+    Ok(coord
+        .iter()
+        .zip(shape)
+        .rev()
+        .fold(0i64, |acc, (&c, &e)| acc * e + c))
 }
 
 /// The coordinate of row-major index `x` in `shape`.
@@ -93,7 +104,10 @@ pub fn check_index(x: i64, size: i64) -> Result<()> {
 pub fn parse_list(text: &str) -> Result<Vec<i64>> {
     let t = text.trim().trim_start_matches('(').trim_end_matches(')');
     if t.trim().is_empty() {
-        return Err(LayoutError::invalid(format!("list {text:?}"), "it is empty"));
+        return Err(LayoutError::invalid(
+            format!("list {text:?}"),
+            "it is empty",
+        ));
     }
     t.split([',', 'x'])
         .enumerate()

@@ -47,7 +47,11 @@ impl Swizzle {
 
     /// The identity swizzle `Sw<0,0,0>`.
     pub fn identity() -> Swizzle {
-        Swizzle { bits: 0, base: 0, shift: 0 }
+        Swizzle {
+            bits: 0,
+            base: 0,
+            shift: 0,
+        }
     }
 
     /// B: number of bits XORed.
@@ -82,10 +86,17 @@ impl Swizzle {
     /// `sw(o)`; errors on a negative offset (swizzles act on addresses).
     pub fn apply(&self, o: i64) -> Result<i64> {
         if o < 0 {
-            return Err(LayoutError::invalid(format!("offset {o}"), format!("{self} acts on non-negative offsets")));
+            return Err(LayoutError::invalid(
+                format!("offset {o}"),
+                format!("{self} acts on non-negative offsets"),
+            ));
         }
         let moved = o & self.source_mask();
-        Ok(if self.shift >= 0 { o ^ (moved >> self.shift) } else { o ^ (moved << -self.shift) })
+        Ok(if self.shift >= 0 {
+            o ^ (moved >> self.shift)
+        } else {
+            o ^ (moved << -self.shift)
+        })
     }
 
     /// True when the source and destination bit ranges are disjoint (then `sw(sw(o)) == o`).
@@ -116,7 +127,10 @@ impl TirxSwizzle {
     pub fn apply(&self, m: i64) -> Result<i64> {
         self.to_cute()?;
         if m < 0 {
-            return Err(LayoutError::invalid(format!("address {m}"), "TIRx swizzles act on non-negative addresses"));
+            return Err(LayoutError::invalid(
+                format!("address {m}"),
+                "TIRx swizzles act on non-negative addresses",
+            ));
         }
         let x = m >> self.per_element;
         let mask = ((1i64 << self.swizzle_len) - 1) << self.atom_len;
@@ -134,7 +148,11 @@ impl TirxSwizzle {
         let atom_len = u32::try_from(sw.shift()).map_err(|_| {
             LayoutError::not_representable("TIRx swizzle", format!("{sw} has a negative shift"))
         })?;
-        Ok(TirxSwizzle { per_element: sw.base(), swizzle_len: sw.bits(), atom_len })
+        Ok(TirxSwizzle {
+            per_element: sw.base(),
+            swizzle_len: sw.bits(),
+            atom_len,
+        })
     }
 }
 
@@ -153,10 +171,22 @@ pub struct TritonSwizzle {
 
 impl TritonSwizzle {
     /// Checks positive parameters and that `order` is a permutation of `0..rank`.
-    pub fn new(vec: i64, per_phase: i64, max_phase: i64, order: Vec<usize>) -> Result<TritonSwizzle> {
-        for (name, v) in [("vec", vec), ("perPhase", per_phase), ("maxPhase", max_phase)] {
+    pub fn new(
+        vec: i64,
+        per_phase: i64,
+        max_phase: i64,
+        order: Vec<usize>,
+    ) -> Result<TritonSwizzle> {
+        for (name, v) in [
+            ("vec", vec),
+            ("perPhase", per_phase),
+            ("maxPhase", max_phase),
+        ] {
             if v < 1 {
-                return Err(LayoutError::invalid(format!("swizzled_shared {name}"), format!("{v} is below 1")));
+                return Err(LayoutError::invalid(
+                    format!("swizzled_shared {name}"),
+                    format!("{v} is below 1"),
+                ));
             }
         }
         let mut seen = order.clone();
@@ -167,7 +197,12 @@ impl TritonSwizzle {
                 "it is not a permutation of 0..rank",
             ));
         }
-        Ok(TritonSwizzle { vec, per_phase, max_phase, order })
+        Ok(TritonSwizzle {
+            vec,
+            per_phase,
+            max_phase,
+            order,
+        })
     }
 
     /// Element offset of a 2-D coordinate `(i, j)` (row `i` along `order[1]`, column `j` along
@@ -175,19 +210,32 @@ impl TritonSwizzle {
     pub fn offset_2d(&self, i: i64, j: i64, cols: i64) -> Result<i64> {
         let phase = (i / self.per_phase) % self.max_phase;
         let col = (((j / self.vec) ^ phase) * self.vec) ^ (j % self.vec);
-        arith::add(arith::mul(i, cols, "swizzled_shared offset")?, col, "swizzled_shared offset")
+        arith::add(
+            arith::mul(i, cols, "swizzled_shared offset")?,
+            col,
+            "swizzled_shared offset",
+        )
     }
 
     /// The equal `Sw<B,M,S>` after a row-major layout with `cols` columns, when every parameter
     /// is a power of two and the swizzle stays inside a row (`vec * maxPhase <= cols`).
     pub fn to_cute(&self, cols: i64) -> Result<Swizzle> {
         let why = |r: &str| LayoutError::not_representable("CuTe swizzle", r.to_string());
-        let (v, p, mp, c) = (log2(self.vec), log2(self.per_phase), log2(self.max_phase), log2(cols));
+        let (v, p, mp, c) = (
+            log2(self.vec),
+            log2(self.per_phase),
+            log2(self.max_phase),
+            log2(cols),
+        );
         let (Some(v), Some(p), Some(mp), Some(c)) = (v, p, mp, c) else {
-            return Err(why("vec, perPhase, maxPhase and the row length must all be powers of two"));
+            return Err(why(
+                "vec, perPhase, maxPhase and the row length must all be powers of two",
+            ));
         };
         if self.vec * self.max_phase > cols {
-            return Err(why("vec * maxPhase exceeds the row length, so the XOR leaves the row"));
+            return Err(why(
+                "vec * maxPhase exceeds the row length, so the XOR leaves the row",
+            ));
         }
         Swizzle::new(mp, v, (c + p) as i32 - v as i32)
     }

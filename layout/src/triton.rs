@@ -79,7 +79,8 @@ pub struct TritonAttr {
 pub fn parse_attr(text: &str) -> Result<TritonAttr> {
     let mut c = Cursor::new(text, NOTATION);
     let mut probe = c.clone();
-    if probe.eat("#") && probe.ident("alias").is_ok() && probe.eat("=") && probe.peek() == Some('#') {
+    if probe.eat("#") && probe.ident("alias").is_ok() && probe.eat("=") && probe.peek() == Some('#')
+    {
         c = probe;
     }
     let raw = raw_attr(&mut c, 0)?;
@@ -101,7 +102,9 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
         return Err(c.error_at(start + 1, c.pos(), "the 'ttg' (or 'triton_gpu') dialect"));
     }
     c.expect(".")?;
-    let kind = c.ident("an attribute kind (blocked, nvidia_mma, ...)")?.to_string();
+    let kind = c
+        .ident("an attribute kind (blocked, nvidia_mma, ...)")?
+        .to_string();
     c.expect("<")?;
     c.expect("{")?;
     let mut fields: Vec<(String, AttrValue)> = Vec::new();
@@ -133,7 +136,9 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
             } else if c.eat("false") {
                 AttrValue::Bool(false)
             } else {
-                let v = c.int(false).map_err(|_| c.error("an integer, a boolean, a list [..] or an attribute"))?;
+                let v = c
+                    .int(false)
+                    .map_err(|_| c.error("an integer, a boolean, a list [..] or an attribute"))?;
                 // MLIR may print a typed integer, e.g. `8 : i32`.
                 if c.eat(":") {
                     c.ident("an integer type")?;
@@ -148,7 +153,12 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
         }
     }
     c.expect(">")?;
-    Ok(RawAttr { dialect, kind, fields, span: (start, c.pos()) })
+    Ok(RawAttr {
+        dialect,
+        kind,
+        fields,
+        span: (start, c.pos()),
+    })
 }
 
 impl TritonAttr {
@@ -178,17 +188,36 @@ impl TritonAttr {
 
     fn validate(&self, c: &Cursor) -> Result<()> {
         let known: &[&str] = match self.raw.kind.as_str() {
-            "blocked" => &["sizePerThread", "threadsPerWarp", "warpsPerCTA", "order", "CTAsPerCGA", "CTASplitNum", "CTAOrder"],
+            "blocked" => &[
+                "sizePerThread",
+                "threadsPerWarp",
+                "warpsPerCTA",
+                "order",
+                "CTAsPerCGA",
+                "CTASplitNum",
+                "CTAOrder",
+            ],
             other => {
                 let (s, e) = self.raw.span;
                 return Err(c
-                    .error_at(s, e, format!("a supported attribute kind (blocked), not {other:?}"))
+                    .error_at(
+                        s,
+                        e,
+                        format!("a supported attribute kind (blocked), not {other:?}"),
+                    )
                     .into());
             }
         };
         for (k, _) in &self.raw.fields {
             if !known.contains(&k.as_str()) {
-                return Err(self.err(k, format!("unknown field; #ttg.{} has {}", self.raw.kind, known.join(", "))));
+                return Err(self.err(
+                    k,
+                    format!(
+                        "unknown field; #ttg.{} has {}",
+                        self.raw.kind,
+                        known.join(", ")
+                    ),
+                ));
             }
         }
         Ok(())
@@ -208,22 +237,43 @@ impl TritonAttr {
         let tpw = self.list("threadsPerWarp")?;
         let wpc = self.list("warpsPerCTA")?;
         let order = self.list("order")?;
-        for (name, v) in [("sizePerThread", &spt), ("threadsPerWarp", &tpw), ("warpsPerCTA", &wpc), ("order", &order)] {
+        for (name, v) in [
+            ("sizePerThread", &spt),
+            ("threadsPerWarp", &tpw),
+            ("warpsPerCTA", &wpc),
+            ("order", &order),
+        ] {
             if v.len() != rank {
-                return Err(self.err(name, format!("has {} entries but the shape {shape:?} has rank {rank}", v.len())));
+                return Err(self.err(
+                    name,
+                    format!(
+                        "has {} entries but the shape {shape:?} has rank {rank}",
+                        v.len()
+                    ),
+                ));
             }
         }
         let order = check_order(&order).map_err(|why| self.err("order", why))?;
         for (name, key) in [("CTAsPerCGA", "CTAsPerCGA"), ("CTASplitNum", "CTASplitNum")] {
             if let Some(v) = self.opt_list(key)? {
                 if v.iter().any(|&x| x != 1) {
-                    return Err(self.err(name, "multi-CTA layouts are imported by the F2 issue (only 1s here)"));
+                    return Err(self.err(
+                        name,
+                        "multi-CTA layouts are imported by the F2 issue (only 1s here)",
+                    ));
                 }
             }
         }
-        let shape_log = log2_all(shape).map_err(|why| LayoutError::Shape { shape: shape.to_vec(), why })?;
+        let shape_log = log2_all(shape).map_err(|why| LayoutError::Shape {
+            shape: shape.to_vec(),
+            why,
+        })?;
         let mut tile = TileBuilder::new(rank);
-        for (name, sizes, field) in [("register", &spt, "sizePerThread"), ("lane", &tpw, "threadsPerWarp"), ("warp", &wpc, "warpsPerCTA")] {
+        for (name, sizes, field) in [
+            ("register", &spt, "sizePerThread"),
+            ("lane", &tpw, "threadsPerWarp"),
+            ("warp", &wpc, "warpsPerCTA"),
+        ] {
             let logs = log2_all(sizes).map_err(|why| self.err(field, why))?;
             for &d in &order {
                 tile.identity(name, d, logs[d]);
@@ -255,7 +305,9 @@ fn check_order(order: &[i64]) -> std::result::Result<Vec<usize>, String> {
 }
 
 fn log2_all(v: &[i64]) -> std::result::Result<Vec<u32>, String> {
-    v.iter().map(|&x| log2(x).ok_or_else(|| format!("{x} is not a power of two"))).collect()
+    v.iter()
+        .map(|&x| log2(x).ok_or_else(|| format!("{x} is not a power of two")))
+        .collect()
 }
 
 /// Builds `(register, lane, warp, block) -> (dim0..)` bases one identity factor at a time
@@ -270,14 +322,21 @@ pub(crate) struct TileBuilder {
 
 impl TileBuilder {
     pub(crate) fn new(rank: usize) -> Self {
-        TileBuilder { rank, ins: Vec::new(), out_bits: vec![0; rank] }
+        TileBuilder {
+            rank,
+            ins: Vec::new(),
+            out_bits: vec![0; rank],
+        }
     }
 
     fn dim_mut(&mut self, name: &str) -> &mut InDim {
         if let Some(i) = self.ins.iter().position(|d| d.name == name) {
             &mut self.ins[i]
         } else {
-            self.ins.push(InDim { name: name.to_string(), bases: Vec::new() });
+            self.ins.push(InDim {
+                name: name.to_string(),
+                bases: Vec::new(),
+            });
             self.ins.last_mut().expect("just pushed")
         }
     }
@@ -329,8 +388,18 @@ impl TileBuilder {
             self.dim_mut(name);
         }
         let order = ["register", "lane", "warp", "block"];
-        self.ins.sort_by_key(|d| order.iter().position(|n| *n == d.name).unwrap_or(order.len()));
-        let outs = (0..self.rank).map(|i| OutDim { name: format!("dim{i}"), log2_size: shape_log[i] }).collect();
+        self.ins.sort_by_key(|d| {
+            order
+                .iter()
+                .position(|n| *n == d.name)
+                .unwrap_or(order.len())
+        });
+        let outs = (0..self.rank)
+            .map(|i| OutDim {
+                name: format!("dim{i}"),
+                log2_size: shape_log[i],
+            })
+            .collect();
         LinearLayout::new(self.ins, outs)
     }
 }

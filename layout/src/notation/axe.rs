@@ -55,7 +55,10 @@ fn iters_text(iters: &[Iter]) -> String {
         [it] => format!("{}:{}", it.extent, term_text(it.stride, &it.axis)),
         _ => {
             let e: Vec<String> = iters.iter().map(|it| it.extent.to_string()).collect();
-            let s: Vec<String> = iters.iter().map(|it| term_text(it.stride, &it.axis)).collect();
+            let s: Vec<String> = iters
+                .iter()
+                .map(|it| term_text(it.stride, &it.axis))
+                .collect();
             format!("({}):({})", e.join(","), s.join(","))
         }
     }
@@ -63,21 +66,34 @@ fn iters_text(iters: &[Iter]) -> String {
 
 fn parse_layout(c: &mut Cursor) -> Result<AxeLayout> {
     let start = c.pos();
-    c.expect("S[").map_err(|_| c.error("'S[' (an Axe layout starts with its shard)"))?;
+    c.expect("S[")
+        .map_err(|_| c.error("'S[' (an Axe layout starts with its shard)"))?;
     let shard = parse_iters(c, true)?;
     let mut replica = Vec::new();
     let mut offset: BTreeMap<Axis, i64> = BTreeMap::new();
     while c.eat("+") {
         if c.eat("R[") {
             if !replica.is_empty() || !offset.is_empty() {
-                return Err(c.error_at(c.pos() - 2, c.pos(), "an offset (R[...] comes once, right after S[...])").into());
+                return Err(c
+                    .error_at(
+                        c.pos() - 2,
+                        c.pos(),
+                        "an offset (R[...] comes once, right after S[...])",
+                    )
+                    .into());
             }
             replica = parse_iters(c, false)?;
         } else {
             let at = c.pos();
             let (v, a) = parse_term(c)?;
             if offset.contains_key(&a) {
-                return Err(c.error_at(at, c.pos(), format!("an offset on a new axis ({a} already has one)")).into());
+                return Err(c
+                    .error_at(
+                        at,
+                        c.pos(),
+                        format!("an offset on a new axis ({a} already has one)"),
+                    )
+                    .into());
             }
             offset.insert(a, v);
         }
@@ -89,7 +105,9 @@ fn parse_layout(c: &mut Cursor) -> Result<AxeLayout> {
 fn with_span(c: &Cursor, start: usize, e: LayoutError) -> LayoutError {
     match e {
         LayoutError::Parse(p) => LayoutError::Parse(p),
-        other => c.error_at(start, c.pos(), format!("a valid layout ({other})")).into(),
+        other => c
+            .error_at(start, c.pos(), format!("a valid layout ({other})"))
+            .into(),
     }
 }
 
@@ -104,7 +122,13 @@ fn parse_iters(c: &mut Cursor, strides_optional: bool) -> Result<Vec<Iter>> {
         let mut out = vec![(0, Axis::m()); extents.len()];
         for (i, e) in extents.iter().enumerate().rev() {
             out[i] = (acc, Axis::m());
-            acc = acc.checked_mul(*e).ok_or_else(|| c.error_at(ext_span.0, ext_span.1, "extents whose product fits in 64 bits"))?;
+            acc = acc.checked_mul(*e).ok_or_else(|| {
+                c.error_at(
+                    ext_span.0,
+                    ext_span.1,
+                    "extents whose product fits in 64 bits",
+                )
+            })?;
         }
         out
     } else {
@@ -112,7 +136,15 @@ fn parse_iters(c: &mut Cursor, strides_optional: bool) -> Result<Vec<Iter>> {
     };
     if strides.len() != extents.len() {
         return Err(c
-            .error_at(ext_span.0, c.pos(), format!("{} strides to match {} extents", extents.len(), extents.len()))
+            .error_at(
+                ext_span.0,
+                c.pos(),
+                format!(
+                    "{} strides to match {} extents",
+                    extents.len(),
+                    extents.len()
+                ),
+            )
             .into());
     }
     c.expect("]")?;
@@ -122,7 +154,13 @@ fn parse_iters(c: &mut Cursor, strides_optional: bool) -> Result<Vec<Iter>> {
         .enumerate()
         .map(|(i, (&e, (s, a)))| {
             if e < 1 {
-                Err(c.error_at(ext_span.0, ext_span.1, format!("extents >= 1 (extent {i} is {e})")).into())
+                Err(c
+                    .error_at(
+                        ext_span.0,
+                        ext_span.1,
+                        format!("extents >= 1 (extent {i} is {e})"),
+                    )
+                    .into())
             } else {
                 Ok(Iter::new(e, *s, a.clone()))
             }
@@ -178,10 +216,19 @@ fn parse_terms(c: &mut Cursor) -> Result<(Vec<(i64, Axis)>, usize)> {
 }
 
 fn parse_term(c: &mut Cursor) -> Result<(i64, Axis), ParseError> {
-    let v = c.int(false).map_err(|e| if e.expected.contains("64 bits") { e } else { c.error("an integer, or integer@axis") })?;
+    let v = c.int(false).map_err(|e| {
+        if e.expected.contains("64 bits") {
+            e
+        } else {
+            c.error("an integer, or integer@axis")
+        }
+    })?;
     if c.eat("@") {
         let name = c.ident("an axis name after '@'")?;
-        Ok((v, Axis::new(name).expect("identifier checked by the cursor")))
+        Ok((
+            v,
+            Axis::new(name).expect("identifier checked by the cursor"),
+        ))
     } else {
         Ok((v, Axis::m()))
     }

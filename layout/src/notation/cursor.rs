@@ -13,7 +13,11 @@ pub(crate) struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     pub(crate) fn new(src: &'a str, notation: &'static str) -> Self {
-        Cursor { src, pos: 0, notation }
+        Cursor {
+            src,
+            pos: 0,
+            notation,
+        }
     }
 
     pub(crate) fn pos(&self) -> usize {
@@ -65,16 +69,39 @@ impl<'a> Cursor<'a> {
         self.skip_ws();
         let rest = self.rest();
         let len = token_len(rest);
-        let found = if rest.is_empty() { "end of input".to_string() } else { format!("{:?}", &rest[..len]) };
-        ParseError { notation: self.notation, span: self.pos..self.pos + len, expected: expected.into(), found }
+        let found = if rest.is_empty() {
+            "end of input".to_string()
+        } else {
+            format!("{:?}", &rest[..len])
+        };
+        ParseError {
+            notation: self.notation,
+            span: self.pos..self.pos + len,
+            expected: expected.into(),
+            found,
+        }
     }
 
     /// An error over an explicit span.
-    pub(crate) fn error_at(&self, start: usize, end: usize, expected: impl Into<String>) -> ParseError {
+    pub(crate) fn error_at(
+        &self,
+        start: usize,
+        end: usize,
+        expected: impl Into<String>,
+    ) -> ParseError {
         let end = end.min(self.src.len()).max(start);
         let text = &self.src[start..end];
-        let found = if text.is_empty() { "end of input".to_string() } else { format!("{text:?}") };
-        ParseError { notation: self.notation, span: start..end, expected: expected.into(), found }
+        let found = if text.is_empty() {
+            "end of input".to_string()
+        } else {
+            format!("{text:?}")
+        };
+        ParseError {
+            notation: self.notation,
+            span: start..end,
+            expected: expected.into(),
+            found,
+        }
     }
 
     /// Fails unless only spaces remain.
@@ -109,7 +136,8 @@ impl<'a> Cursor<'a> {
         let digits = &self.src[digits_start..i];
         let magnitude: i128 = digits.parse().unwrap_or(i128::MAX);
         let value = if neg { -magnitude } else { magnitude };
-        let value = i64::try_from(value).map_err(|_| self.error_at(start, i, "an integer that fits in 64 bits"))?;
+        let value = i64::try_from(value)
+            .map_err(|_| self.error_at(start, i, "an integer that fits in 64 bits"))?;
         self.pos = i;
         Ok(value)
     }
@@ -120,7 +148,9 @@ impl<'a> Cursor<'a> {
         let rest = self.rest();
         let len = rest
             .char_indices()
-            .take_while(|&(i, c)| c.is_ascii_alphabetic() || c == '_' || (i > 0 && c.is_ascii_digit()))
+            .take_while(|&(i, c)| {
+                c.is_ascii_alphabetic() || c == '_' || (i > 0 && c.is_ascii_digit())
+            })
             .map(|(i, c)| i + c.len_utf8())
             .last()
             .unwrap_or(0);

@@ -57,42 +57,59 @@ pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
     let (Ok(b), Ok(m), Ok(s)) = (u32::try_from(b), u32::try_from(m), i32::try_from(s)) else {
         return Err(c.error_at(start, end, "Sw<B,M,S> with B, M >= 0").into());
     };
-    let sw = Swizzle::new(b, m, s).map_err(|e| c.error_at(start, end, format!("a valid swizzle ({e})")))?;
+    let sw = Swizzle::new(b, m, s)
+        .map_err(|e| c.error_at(start, end, format!("a valid swizzle ({e})")))?;
     if !(c.eat("o") || c.eat("∘")) {
         return Err(c.error("'o' (composition) after the swizzle").into());
     }
     let lstart = c.pos();
     let l = layout(c)?;
-    SwizzledLayout::new(sw, l).map_err(|e| c.error_at(lstart, c.pos(), format!("a layout a swizzle can follow ({e})")).into())
+    SwizzledLayout::new(sw, l).map_err(|e| {
+        c.error_at(
+            lstart,
+            c.pos(),
+            format!("a layout a swizzle can follow ({e})"),
+        )
+        .into()
+    })
 }
 
 pub(crate) fn tv(c: &mut Cursor) -> Result<TvLayout> {
     let start = c.pos();
     let l = layout(c)?;
-    c.expect("->").map_err(|_| c.error("'->' and the tile shape of a TV layout"))?;
+    c.expect("->")
+        .map_err(|_| c.error("'->' and the tile shape of a TV layout"))?;
     let tstart = c.pos();
     let tile = match int_tuple(c, 0)? {
         IntTuple::Int(v) => vec![v],
         t @ IntTuple::Tuple(_) => {
             let flat = IntTuple::flat(&t.leaves());
             if flat != t {
-                return Err(c.error_at(tstart, c.pos(), "a flat tile shape such as (16,8)").into());
+                return Err(c
+                    .error_at(tstart, c.pos(), "a flat tile shape such as (16,8)")
+                    .into());
             }
             t.leaves()
         }
     };
-    TvLayout::new(l, tile).map_err(|e| c.error_at(start, c.pos(), format!("a valid TV layout ({e})")).into())
+    TvLayout::new(l, tile).map_err(|e| {
+        c.error_at(start, c.pos(), format!("a valid TV layout ({e})"))
+            .into()
+    })
 }
 
 pub(crate) fn layout(c: &mut Cursor) -> Result<CuteLayout> {
     c.skip_ws();
     let start = c.pos();
     let shape = int_tuple(c, 0)?;
-    c.expect(":").map_err(|_| c.error("':' between shape and stride"))?;
+    c.expect(":")
+        .map_err(|_| c.error("':' between shape and stride"))?;
     let stride = int_tuple(c, 0)?;
     CuteLayout::new(shape, stride).map_err(|e| match e {
         LayoutError::Parse(p) => LayoutError::Parse(p),
-        other => c.error_at(start, c.pos(), format!("a valid layout ({other})")).into(),
+        other => c
+            .error_at(start, c.pos(), format!("a valid layout ({other})"))
+            .into(),
     })
 }
 
@@ -120,6 +137,12 @@ fn int_tuple(c: &mut Cursor, depth: usize) -> Result<IntTuple, ParseError> {
         }
         Ok(IntTuple::Tuple(items))
     } else {
-        c.int(true).map(IntTuple::Int).map_err(|e| if e.expected.contains("64 bits") { e } else { c.error("an integer or '('") })
+        c.int(true).map(IntTuple::Int).map_err(|e| {
+            if e.expected.contains("64 bits") {
+                e
+            } else {
+                c.error("an integer or '('")
+            }
+        })
     }
 }

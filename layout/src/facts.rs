@@ -1,0 +1,150 @@
+//! Facts `laycert show` reports about a layout: size, span per axis, injectivity and
+//! surjectivity, each decided exactly (F2 rank for linear layouts, enumeration of the relation
+//! otherwise, up to [`crate::relation::MAX_PAIRS`] pairs; beyond that the fact is `unknown`).
+//!
+//! Injective: no physical point is reached from two logical coordinates. Surjective: the image
+//! fills its bounding box (per axis, every value between the smallest and largest reached).
+//! Example: `(4,2):(2,1)` is injective and fills offsets 0..8; `4:2` is injective, not
+//! surjective (offset 1 is a hole).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::axis::{format_point, Axis, Point};
+use crate::convert::linear_rank;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::relation::relation;
+
+/// A decided (or undecided) yes/no property with its witness.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fact {
+    /// Holds.
+    Yes,
+    /// Fails, with a witness in words.
+    No(String),
+    /// Not decided here, and why.
+    Unknown(String),
+}
+
+impl Fact {
+    /// `yes`, `no (...)`, `unknown (...)`.
+    pub fn render(&self) -> String {
+        match self {
+            Fact::Yes => "yes".into(),
+            Fact::No(w) => format!("no ({w})"),
+            Fact::Unknown(w) => format!("unknown ({w})"),
+        }
+    }
+}
+
+/// What `show` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Facts {
+    /// Number of domain points.
+    pub size: i64,
+    /// Per physical axis (or logical out-dim for linear/TV layouts): `(min, max)` reached.
+    pub range: BTreeMap<Axis, (i64, i64)>,
+    /// Injectivity.
+    pub injective: Fact,
+    /// Surjectivity onto the bounding box of the image.
+    pub surjective: Fact,
+}
+
+/// Decides the facts of `l` over `shape` (default: its own).
+pub fn facts(l: &Layout, shape: Option<&[i64]>) -> Result<Facts> {
+    if let Layout::Linear(f) = l {
+        let rank = linear_rank(f)?;
+        let ins = f.total_in_bits();
+        let outs = f.total_out_bits() as usize;
+        let range = f
+            .outs()
+            .iter()
+            .map(|o| (Axis::new(&o.name).expect("identifier"), (0, o.size() - 1)))
+            .collect();
+        let injective = if rank == ins {
+            Fact::Yes
+        } else {
+            Fact::No(format!(
+                "rank {rank} < {ins} input bits: some bases are broadcast"
+            ))
+        };
+        let surjective = if rank == outs {
+            Fact::Yes
+        } else {
+            Fact::No(format!("rank {rank} < {outs} output bits"))
+        };
+        return Ok(Facts {
+            size: 1i64 << ins,
+            range,
+            injective,
+            surjective,
+        });
+    }
+    let size = l.domain_size();
+    let pairs = match relation(l, shape) {
+        Ok(p) => p,
+        Err(e) => {
+            let why = e.to_string();
+            return Ok(Facts {
+                size,
+                range: BTreeMap::new(),
+                injective: Fact::Unknown(why.clone()),
+                surjective: Fact::Unknown(why),
+            });
+        }
+    };
+    // For TV layouts the image is the tile (logical side); otherwise the physical side.
+    let backwards = matches!(l, Layout::Tv(_));
+    let mut by_image: BTreeMap<Point, String> = BTreeMap::new();
+    let mut injective = Fact::Yes;
+    for (c, p) in &pairs {
+        let (from, to) = if backwards {
+            (format_point(p), cell_point(c))
+        } else {
+            (format!("{c:?}"), p.clone())
+        };
+        match by_image.get(&to) {
+            Some(prev) if *prev != from && injective == Fact::Yes => {
+                injective = Fact::No(format!(
+                    "{prev} and {from} both reach {}",
+                    format_point(&to)
+                ));
+            }
+            Some(_) => {}
+            None => {
+                by_image.insert(to, from);
+            }
+        }
+    }
+    let mut range: BTreeMap<Axis, (i64, i64)> = BTreeMap::new();
+    let axes: BTreeSet<Axis> = by_image.keys().flat_map(|p| p.keys().cloned()).collect();
+    for a in &axes {
+        let vals = by_image.keys().map(|p| p.get(a).copied().unwrap_or(0));
+        let (lo, hi) = vals.fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        range.insert(a.clone(), (lo, hi));
+    }
+    let box_size = range
+        .values()
+        .try_fold(1i64, |acc, (lo, hi)| acc.checked_mul(hi - lo + 1));
+    let surjective = match box_size {
+        Some(n) if n == by_image.len() as i64 => Fact::Yes,
+        Some(n) => Fact::No(format!(
+            "{} of the {n} points in the image's bounding box are reached",
+            by_image.len()
+        )),
+        None => Fact::Unknown("bounding box too large".into()),
+    };
+    Ok(Facts {
+        size,
+        range,
+        injective,
+        surjective,
+    })
+}
+
+fn cell_point(c: &[i64]) -> Point {
+    c.iter()
+        .enumerate()
+        .map(|(i, &v)| (crate::layout::dim_axis(i), v))
+        .collect()
+}
