@@ -1,0 +1,231 @@
+//! The `laycert` binary's output contract: the answer on stdout's first line, `--json` one JSON
+//! object, exit 0 on success and 2 on bad input with the message (and a caret) on stderr, never a
+//! panic.
+
+use std::process::{Command, Output};
+
+const TILE: &str = "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid";
+const FIG1: &str =
+    "#ttg.linear<{register=[[0,1],[1,0]], lane=[[0,2],[0,4],[0,8],[2,0],[4,0]], warp=[[8,0]]}>";
+
+fn laycert(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+fn first_line(o: &Output) -> String {
+    stdout(o).lines().next().unwrap_or_default().to_string()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    let text = stdout(o);
+    assert_eq!(text.lines().count(), 1, "--json prints one line: {text}");
+    serde_json::from_str(&text).expect("--json prints valid JSON")
+}
+
+#[test]
+fn show_prints_the_layout_first_then_its_facts() {
+    let o = laycert(&["show", TILE]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], TILE);
+    assert!(lines.contains(&"notation: axe"), "{out}");
+    assert!(lines.contains(&"domain size: 128"), "{out}");
+    assert!(lines.contains(&"span: laneid=32, reg=2, warpid=6"), "{out}");
+    assert!(lines.contains(&"injective: yes"), "{out}");
+}
+
+#[test]
+fn show_json_has_size_span_and_facts() {
+    let v = json(&laycert(&["show", TILE, "--json"]));
+    assert_eq!(v["layout"], TILE);
+    assert_eq!(v["size"], 128);
+    assert_eq!(v["span"]["laneid"], 32);
+    assert_eq!(v["span"]["warpid"], 6);
+    assert_eq!(v["injective"]["holds"], "yes");
+    assert_eq!(v["surjective"]["holds"], "no");
+}
+
+#[test]
+fn show_with_a_shape_reports_that_shape() {
+    let o = laycert(&["show", TILE, "--shape", "8,16"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l == "shape: (8, 16)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn eval_prints_the_spec_answer_for_the_tensor_core_tile() {
+    let o = laycert(&["eval", TILE, "--shape", "8,16", "--coord", "2,9"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "{{laneid:8, reg:1, warpid:6}, {laneid:8, reg:1, warpid:10}}\n"
+    );
+}
+
+#[test]
+fn eval_json_lists_the_points() {
+    let v = json(&laycert(&[
+        "eval", TILE, "--shape", "8,16", "--coord", "2,9", "--json",
+    ]));
+    assert_eq!(v["coord"], serde_json::json!([2, 9]));
+    assert_eq!(
+        v["points"],
+        serde_json::json!([{"laneid": 8, "reg": 1, "warpid": 6}, {"laneid": 8, "reg": 1, "warpid": 10}])
+    );
+}
+
+#[test]
+fn eval_of_cute_flattens_column_major() {
+    let o = laycert(&["eval", "(4,(2,4)):(2,(1,8))", "--coord", "3,5"]);
+    assert_eq!(first_line(&o), "{{m:23}}");
+}
+
+#[test]
+fn eval_of_a_linear_layout_takes_named_and_positional_coordinates() {
+    // linear.md 1: thread 9, register 1, warp 0 -> (2, 3).
+    let named = laycert(&[
+        "eval",
+        FIG1,
+        "--shape",
+        "16,16",
+        "--coord",
+        "register=1,lane=9",
+    ]);
+    assert_eq!(named.status.code(), Some(0), "{}", stderr(&named));
+    assert_eq!(first_line(&named), "{{dim0:2, dim1:3}}");
+    let positional = laycert(&["eval", FIG1, "--shape", "16,16", "--coord", "1,9,0"]);
+    assert_eq!(first_line(&positional), "{{dim0:2, dim1:3}}");
+    let unknown = laycert(&["eval", FIG1, "--shape", "16,16", "--coord", "thread=9"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("unknown in-dim \"thread\""),
+        "{}",
+        stderr(&unknown)
+    );
+}
+
+#[test]
+fn convert_prints_the_exact_equivalent() {
+    // convert.rs: `(4,8):(8,1)` over shape (4,8) is `S[(4,8):(8,1)]`.
+    let o = laycert(&["convert", "(4,8):(8,1)", "--to", "axe"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "S[(4,8):(8,1)]");
+    let v = json(&laycert(&[
+        "convert",
+        "(4,8):(8,1)",
+        "--to",
+        "axe",
+        "--json",
+    ]));
+    assert_eq!(v["layout"], "S[(4,8):(8,1)]");
+    assert_eq!(v["from"], "cute");
+}
+
+#[test]
+fn convert_refuses_with_the_reason() {
+    let o = laycert(&["convert", "(4,3):(1,4)", "--to", "linear"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a power of two"), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+}
+
+/// Bad layouts exit 2 with the message and a caret on stderr, nothing on stdout.
+#[test]
+fn bad_input_exits_2_with_a_caret() {
+    for bad in [
+        "S[(8,0):(1,1)]",
+        "S[(8,2):(1)]",
+        "S[(8,2):(1,1)",
+        "(4,2):(1,2,3)",
+        "((4,2):(1,2)",
+        "",
+    ] {
+        for args in [
+            vec!["show", bad],
+            vec!["eval", bad, "--coord", "0"],
+            vec!["convert", bad, "--to", "axe"],
+        ] {
+            let o = laycert(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(err.starts_with("error: "), "{args:?}: {err}");
+            assert!(
+                err.lines().any(|l| l.trim_start().starts_with('^')),
+                "{args:?}: no caret in {err}"
+            );
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+            assert!(stdout(&o).is_empty(), "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn the_caret_sits_under_the_bad_extent() {
+    let err = stderr(&laycert(&["show", "S[(8,0):(1,1)]"]));
+    let lines: Vec<&str> = err.lines().collect();
+    let input = lines
+        .iter()
+        .position(|l| l.trim() == "S[(8,0):(1,1)]")
+        .expect("input echoed");
+    let caret = lines[input + 1];
+    let col = lines[input].find("(8,0)").expect("extent tuple");
+    assert_eq!(caret.find('^'), Some(col), "{err}");
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [
+        vec!["eval", "S[8:1]", "--coord", "9"],
+        vec!["eval", "S[8:1]", "--coord", "x"],
+        vec!["eval", "S[8:1]", "--shape", "3,3", "--coord", "1,1"],
+        vec!["eval", "S[8:1]", "--coord", "lane=1"],
+        vec!["convert", "S[8:1]", "--to", "sideways"],
+        vec!["show", "#ttg.blocked<{sizePerThread=[1]}>"],
+        vec!["no-such-command"],
+        vec!["eval", "S[8:1]"],
+    ] {
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn verify_placeholder_says_so_and_passes() {
+    let o = laycert(&["verify"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        first_line(&o).contains("PLACEHOLDER until the corpus issue"),
+        "{out}"
+    );
+    let summary = out.lines().last().expect("summary");
+    assert!(summary.ends_with(" passed, 0 failed"), "{summary}");
+    assert!(!out.contains("FAIL"), "{out}");
+    let v = json(&laycert(&["verify", "--json"]));
+    assert_eq!(v["failed"], 0);
+    assert!(v["passed"].as_u64().expect("count") >= 20);
+}
+
+#[test]
+fn output_is_deterministic() {
+    let a = laycert(&["show", TILE, "--json"]);
+    let b = laycert(&["show", TILE, "--json"]);
+    assert_eq!(a.stdout, b.stdout);
+}
