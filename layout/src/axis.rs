@@ -233,3 +233,63 @@ impl AxisRegistry {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_registry_loads() {
+        let r = AxisRegistry::builtin();
+        let ax = |s: &str| Axis::new(s).unwrap();
+        assert_eq!(r.resolve(&ax("lane")), ax("laneid"));
+        assert_eq!(r.resolve(&ax("warp")), ax("warpid"));
+        assert_eq!(r.resolve(&ax("register")), ax("reg"));
+        assert_eq!(r.resolve(&ax("laneid")), ax("laneid"));
+        let tx = r
+            .target("cuda")
+            .unwrap()
+            .relations
+            .iter()
+            .find(|x| x.axis == ax("tx"))
+            .unwrap();
+        let p: Point = [(ax("laneid"), 3), (ax("warpid"), 2)].into();
+        assert_eq!(tx.value_at(&p).unwrap(), 67);
+    }
+
+    #[test]
+    fn registry_errors_name_the_entry() {
+        let e = AxisRegistry::from_toml("[aliases]\nlane = \"2x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"2x\""), "{e}");
+        let e = AxisRegistry::from_toml("[aliases]\na = \"b\"\nb = \"c\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("itself an alias"), "{e}");
+        let e = AxisRegistry::from_toml(
+            "[[target]]\nname = \"x\"\nrelation = [{ axis = \"tx\", terms = [[1]] }]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("axis registry"), "{e}");
+        let e = AxisRegistry::from_toml("[[target]]\nname = \"x\"\n[[target]]\nname = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("defined twice"), "{e}");
+    }
+
+    #[test]
+    fn resolve_point_merges_aliases() {
+        let r = AxisRegistry::builtin();
+        let p: Point = [
+            (Axis::new("lane").unwrap(), 3),
+            (Axis::new("laneid").unwrap(), 4),
+        ]
+        .into();
+        assert_eq!(
+            r.resolve_point(&p).unwrap(),
+            [(Axis::new("laneid").unwrap(), 7)].into()
+        );
+    }
+}
