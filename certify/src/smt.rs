@@ -53,7 +53,7 @@ mod tests {
     fn bit_vector_query_is_solved_with_a_model() {
         let s = limited_solver(5_000_000);
         let x = BV::new_const("x", 32);
-        s.assert(&x.bvmul(&BV::from_u64(3, 32)).eq(&BV::from_u64(7, 32)));
+        s.assert(x.bvmul(BV::from_u64(3, 32)).eq(BV::from_u64(7, 32)));
         assert_eq!(check(&s), Verdict::Sat);
         let v = s
             .get_model()
@@ -65,7 +65,7 @@ mod tests {
         assert_eq!(v.wrapping_mul(3) & 0xffff_ffff, 7);
         // And a refutation: x*2 is even, never 7.
         let u = limited_solver(5_000_000);
-        u.assert(&x.bvmul(&BV::from_u64(2, 32)).eq(&BV::from_u64(7, 32)));
+        u.assert(x.bvmul(BV::from_u64(2, 32)).eq(BV::from_u64(7, 32)));
         assert_eq!(check(&u), Verdict::Unsat);
     }
 
@@ -74,10 +74,10 @@ mod tests {
         // Factoring a 64-bit semiprime into two 32-bit factors is far beyond 1000 units.
         let s = limited_solver(1000);
         let (a, b) = (BV::new_const("a", 64), BV::new_const("b", 64));
-        s.assert(&a.bvmul(&b).eq(&BV::from_u64(0xffff_fffb_ffff_fff5, 64)));
+        s.assert(a.bvmul(&b).eq(BV::from_u64(0xffff_fffb_ffff_fff5, 64)));
         for v in [&a, &b] {
-            s.assert(&v.bvugt(&BV::from_u64(1, 64)));
-            s.assert(&v.bvult(&BV::from_u64(1 << 32, 64)));
+            s.assert(v.bvugt(BV::from_u64(1, 64)));
+            s.assert(v.bvult(BV::from_u64(1 << 32, 64)));
         }
         match check(&s) {
             Verdict::Unknown(why) => assert!(why.contains("resource"), "{why}"),

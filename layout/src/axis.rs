@@ -223,6 +223,39 @@ impl AxisRegistry {
         self.targets.values()
     }
 
+    /// Rewrites a point with a target's relations until none applies: every term axis of a
+    /// relation is replaced by its contribution to the derived axis (`{laneid: 3, warpid: 2}`
+    /// becomes `{tx: 67}` on cuda). Substitution is linear, so the order does not matter.
+    pub fn fuse_point(&self, target: &str, p: &Point) -> Result<Point> {
+        let Some(t) = self.targets.get(target) else {
+            return Err(LayoutError::invalid(
+                format!("target {target:?}"),
+                "the axis registry has no such target",
+            ));
+        };
+        let mut q = self.resolve_point(p)?;
+        // Each pass removes at least one axis, so at most one pass per axis.
+        for _ in 0..=q.len() + t.relations.len() {
+            let Some(rel) = t
+                .relations
+                .iter()
+                .find(|r| r.terms.iter().any(|(_, a)| q.contains_key(a)))
+            else {
+                return Ok(q);
+            };
+            let v = rel.value_at(&q)?;
+            for (_, a) in &rel.terms {
+                q.remove(a);
+            }
+            let slot = q.entry(rel.axis.clone()).or_insert(0);
+            *slot = crate::arith::add(*slot, v, "axis fusion")?;
+        }
+        Err(LayoutError::invalid(
+            format!("target {target:?}"),
+            "its relations are cyclic",
+        ))
+    }
+
     /// Renames every axis of a point to its canonical name (values on merged axes add).
     pub fn resolve_point(&self, p: &Point) -> Result<Point> {
         let mut out = Point::new();
@@ -231,5 +264,85 @@ impl AxisRegistry {
             *slot = crate::arith::add(*slot, *v, "alias merge")?;
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_registry_loads() {
+        let r = AxisRegistry::builtin();
+        let ax = |s: &str| Axis::new(s).unwrap();
+        assert_eq!(r.resolve(&ax("lane")), ax("laneid"));
+        assert_eq!(r.resolve(&ax("warp")), ax("warpid"));
+        assert_eq!(r.resolve(&ax("register")), ax("reg"));
+        assert_eq!(r.resolve(&ax("laneid")), ax("laneid"));
+        let tx = r
+            .target("cuda")
+            .unwrap()
+            .relations
+            .iter()
+            .find(|x| x.axis == ax("tx"))
+            .unwrap();
+        let p: Point = [(ax("laneid"), 3), (ax("warpid"), 2)].into();
+        assert_eq!(tx.value_at(&p).unwrap(), 67);
+    }
+
+    #[test]
+    fn registry_errors_name_the_entry() {
+        let e = AxisRegistry::from_toml("[aliases]\nlane = \"2x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"2x\""), "{e}");
+        let e = AxisRegistry::from_toml("[aliases]\na = \"b\"\nb = \"c\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("itself an alias"), "{e}");
+        let e = AxisRegistry::from_toml(
+            "[[target]]\nname = \"x\"\nrelation = [{ axis = \"tx\", terms = [[1]] }]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("axis registry"), "{e}");
+        let e = AxisRegistry::from_toml("[[target]]\nname = \"x\"\n[[target]]\nname = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("defined twice"), "{e}");
+    }
+
+    #[test]
+    fn resolve_point_merges_aliases() {
+        let r = AxisRegistry::builtin();
+        let p: Point = [
+            (Axis::new("lane").unwrap(), 3),
+            (Axis::new("laneid").unwrap(), 4),
+        ]
+        .into();
+        assert_eq!(
+            r.resolve_point(&p).unwrap(),
+            [(Axis::new("laneid").unwrap(), 7)].into()
+        );
+    }
+}
+
+#[cfg(test)]
+mod fuse_tests {
+    use super::*;
+
+    #[test]
+    fn fuse_point_substitutes_relations_to_a_fixpoint() {
+        let r = AxisRegistry::builtin();
+        let ax = |s: &str| Axis::new(s).unwrap();
+        let p: Point = [(ax("lane"), 3), (ax("warp"), 2)].into();
+        assert_eq!(r.fuse_point("cuda", &p).unwrap(), [(ax("tx"), 67)].into());
+        // warpid = wwid + 4*wgid, then tx = laneid + 32*warpid.
+        let q: Point = [(ax("wgid"), 1), (ax("wwid"), 1), (ax("reg"), 5)].into();
+        assert_eq!(
+            r.fuse_point("cuda", &q).unwrap(),
+            [(ax("reg"), 5), (ax("tx"), 160)].into()
+        );
+        assert!(r.fuse_point("nope", &q).is_err());
     }
 }

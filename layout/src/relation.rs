@@ -5,8 +5,8 @@
 //! to; TV and linear layouts are read backwards (the cell a thread/value or register/lane/warp
 //! holds). Physical points are put in one vocabulary: axis aliases resolved by the registry,
 //! linear in-dims named as axes (`offset` = `m`, `lane` = `laneid`, `register` = `reg`,
-//! `warp` = `warpid`, `block` = `cta`), thread ids as `tx = laneid + 32*warpid`, zero
-//! components dropped. Two layouts are equivalent when these sets are equal.
+//! `warp` = `warpid`, `block` = `cta`), the registry's `cuda` relations substituted (thread ids
+//! as `tx = laneid + 32*warpid`), zero components dropped. Two layouts are equivalent when these sets are equal.
 //! Example: `S[4:1@tx]` and `(4,1):(1,0) -> (4,)` relate the same pairs `((i), {tx: i})`.
 
 use std::collections::BTreeSet;
@@ -34,20 +34,10 @@ pub fn in_dim_axis_name(name: &str) -> &str {
     }
 }
 
-/// Puts a point in the common vocabulary (see the module doc).
+/// Puts a point in the common vocabulary (see the module doc): aliases resolved, the `cuda`
+/// target's relations substituted (`tx = laneid + 32*warpid`), zero components dropped.
 pub fn normalize_point(reg: &AxisRegistry, p: &Point) -> Result<Point> {
-    let mut q = reg.resolve_point(p)?;
-    let lane = q.get(&axis("laneid")).copied();
-    let warp = q.get(&axis("warpid")).copied();
-    if lane.is_some() || warp.is_some() || q.contains_key(&axis("tx")) {
-        let (l, w) = (lane.unwrap_or(0), warp.unwrap_or(0));
-        if (0..32).contains(&l) {
-            q.remove(&axis("laneid"));
-            q.remove(&axis("warpid"));
-            let tx = q.entry(axis("tx")).or_insert(0);
-            *tx += l + 32 * w;
-        }
-    }
+    let mut q = reg.fuse_point("cuda", p)?;
     q.retain(|_, v| *v != 0);
     Ok(q)
 }

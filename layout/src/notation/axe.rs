@@ -187,7 +187,13 @@ fn parse_extents(c: &mut Cursor) -> Result<(Vec<i64>, (usize, usize))> {
         }
         v
     } else {
-        vec![c.int(false).map_err(|_| c.error("an extent or '('"))?]
+        vec![c.int(false).map_err(|e| {
+            if e.expected.contains("64 bits") {
+                e
+            } else {
+                c.error("an extent or '('")
+            }
+        })?]
     };
     Ok((out, (start, c.pos())))
 }
