@@ -193,6 +193,9 @@ fn bad_arguments_exit_2() {
     for args in [
         vec!["eval", "S[8:1]", "--coord", "9"],
         vec!["eval", "S[8:1]", "--coord", "x"],
+        vec!["eval", "S[8:1]", "--coord", "-1"],
+        vec!["show", "S[8:1]", "--shape", "3,3"],
+        vec!["show", "S[8:1]", "--shape", "2,0"],
         vec!["eval", "S[8:1]", "--shape", "3,3", "--coord", "1,1"],
         vec!["eval", "S[8:1]", "--coord", "lane=1"],
         vec!["convert", "S[8:1]", "--to", "sideways"],

@@ -23,8 +23,12 @@ pub fn run(text: &str, shape: Option<&str>, as_json: bool) -> Result<Report, Bad
     } else {
         shape.as_deref()
     };
-    let f = facts(&l, logical)
-        .map_err(|e| input::render(&e, "--shape", &format!("{domain_shape:?}")))?;
+    if let Some(s) = logical {
+        // Evaluating at the origin checks that the layout admits the shape.
+        l.eval(Some(s), &vec![0; s.len()])
+            .map_err(|e| input::render(&e, "--shape", &list(s)))?;
+    }
+    let f = facts(&l, logical).map_err(|e| input::render(&e, "facts", text))?;
     let spans: Vec<(String, i64)> = match &l {
         Layout::Axe(a) => a
             .axes()
