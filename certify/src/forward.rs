@@ -155,9 +155,18 @@ pub fn default_logical_shape(l: &Layout) -> Vec<i64> {
 
 /// Builds the forward form of `l` over `shape` (default: [`default_logical_shape`]).
 pub fn forward(l: &Layout, shape: Option<&[i64]>) -> Result<Forward, LayoutError> {
+    let natural = default_logical_shape(l);
     let shape = shape
         .map(<[i64]>::to_vec)
-        .unwrap_or_else(|| default_logical_shape(l));
+        .unwrap_or_else(|| natural.clone());
+    if matches!(l, Layout::Tv(_) | Layout::Linear(_)) && shape != natural {
+        return Err(LayoutError::Shape {
+            shape,
+            why: format!(
+                "this layout's logical side is fixed by its tile or out-dims: {natural:?}"
+            ),
+        });
+    }
     let strided = match l {
         Layout::Axe(a) => Some((a.clone(), None)),
         Layout::Cute(_) | Layout::Tv(_) | Layout::Linear(_) => {

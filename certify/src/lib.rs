@@ -26,6 +26,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod certificate;
 pub mod claim;
 pub mod decider;
 pub mod exhaustive;

@@ -94,7 +94,7 @@ pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>
     let pb = eb.encode(&x);
     let differs: Vec<z3::ast::Bool> = pa.iter().zip(&pb).map(|(u, v)| u.eq(v).not()).collect();
     s.assert(z3::ast::Bool::or(&differs));
-    let query = s.to_smt2();
+    let query = canonical_smt2(&s.to_smt2());
     let outcome = match check(&s) {
         Verdict::Unsat => Outcome::Proved {
             evidence: format!(
@@ -117,6 +117,38 @@ pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>
         },
     };
     (outcome, Some(query))
+}
+
+/// z3 names its let-bound subterms by internal ids (`?x33`, `$x45`) that vary between runs;
+/// renaming them in order of first appearance makes the exported query deterministic.
+pub fn canonical_smt2(text: &str) -> String {
+    let mut names: Vec<String> = Vec::new();
+    let mut out = String::with_capacity(text.len());
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if (b[i] == b'?' || b[i] == b'$') && i + 1 < b.len() && b[i + 1] == b'x' {
+            let mut j = i + 2;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > i + 2 {
+                let name = &text[i..j];
+                let k = names.iter().position(|n| n == name).unwrap_or_else(|| {
+                    names.push(name.to_string());
+                    names.len() - 1
+                });
+                out.push(b[i] as char);
+                out.push_str(&format!("t{k}"));
+                i = j;
+                continue;
+            }
+        }
+        let c = text[i..].chars().next().expect("in bounds");
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
 }
 
 fn refuted(a: &Forward, b: &Forward, x: i64) -> Outcome {

@@ -184,3 +184,50 @@ proptest! {
         prop_assert_eq!(r.verdict(), if changed { "not equivalent" } else { "equivalent" });
     }
 }
+
+#[test]
+fn certificates_recheck_and_any_tampering_is_caught() {
+    use certify::certificate::{certify_equivalence, check};
+    let a = parse(MMAV2_16X8, Some(&[16, 8]));
+    let b = parse(SM80_C, None);
+    let r = equivalent(&a, &b, None, &Policy::default()).unwrap();
+    let cert = certify_equivalence(&a, &b, &r);
+    let json = serde_json::to_string_pretty(&cert).unwrap();
+    assert_eq!(check(&json).unwrap(), cert);
+    // Flip each field in turn (re-digesting so only the re-check can catch it).
+    let mut edits: Vec<certify::certificate::Certificate> = Vec::new();
+    let mut e = cert.clone();
+    e.claim.right = "((4,8),(2,2)):((32,1),(8,16)) -> (16,8)".into();
+    edits.push(e);
+    let mut e = cert.clone();
+    e.claim.shape = vec![8, 16];
+    edits.push(e);
+    let mut e = cert.clone();
+    e.verdict = "not equivalent".into();
+    edits.push(e);
+    let mut e = cert.clone();
+    e.axes = vec!["m".into(), "tx".into()];
+    edits.push(e);
+    let mut e = cert.clone();
+    e.smt_query = Some("(check-sat)".into());
+    edits.push(e);
+    let mut e = cert.clone();
+    e.evidence.pop();
+    edits.push(e);
+    let mut e = cert.clone();
+    e.evidence[0].outcome = certify::Outcome::Proved {
+        evidence: "trust me".into(),
+    };
+    edits.push(e);
+    for mut e in edits {
+        e.digest = certify::certificate::digest(&e);
+        assert!(
+            check(&serde_json::to_string(&e).unwrap()).is_err(),
+            "accepted {e:?}"
+        );
+    }
+    // An edit without re-digesting is caught by the digest alone.
+    let tampered = json.replacen("32, 1", "32, 2", 1);
+    assert!(check(&tampered).is_err());
+    assert!(check(&json.replace("\"version\": 1", "\"version\": 2")).is_err());
+}
