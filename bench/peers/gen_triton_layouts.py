@@ -6,7 +6,9 @@ Triton's Gluon front end builds the attribute, MLIR prints it (as the encoding o
 and Triton converts it to its linear layout on the CPU (no GPU needed). Each case is one JSON line:
 
     {"attr": "#ttg.blocked<{...}>", "shape": [..], "register": [[..]], "lane": [..],
-     "warp": [..], "block": [..]}
+     "warp": [..], "block": [..], "linear_attr": "#ttg.linear<{...}>"}
+
+"linear_attr" is MLIR's print of the same bases as a `#ttg.linear` attribute.
 
 Some cases also carry "to_string": the text of Triton's `LinearLayout::toString()` for the same
 bases with dim0 doubled ("to_string_shape"). Triton only prints that text when it rejects a
@@ -155,6 +157,7 @@ def main():
             "warp": ll.warp_bases,
             "block": ll.block_bases,
         }
+        case["linear_attr"] = attr_text(b, ll, shape)
         if i % TO_STRING_EVERY == 0:
             case["to_string"], case["to_string_shape"] = to_string_text(case)
         lines.append(json.dumps(case, separators=(", ", ": ")))

@@ -1,10 +1,13 @@
 //! Differential test against Triton itself: every case of `tests/data/triton/layouts.jsonl`
 //! (written by `bench/peers/gen_triton_layouts.py` from Triton 3.9's own conversion) must import
 //! to exactly Triton's bases, and its attribute text must print back unchanged. Cases that carry
-//! Triton's `LinearLayout::toString()` text must parse to the same bases and print back exactly.
+//! Triton's `LinearLayout::toString()` text must parse to the same bases and print back exactly,
+//! and MLIR's `#ttg.linear` print of the same bases must parse to the import and print back.
 
 use layout::linear::LinearLayout;
-use layout::notation::linear::{parse_to_string, print_to_string};
+use layout::notation::linear::{
+    parse_attr as parse_linear, parse_to_string, print_attr, print_to_string,
+};
 use layout::triton::parse_attr;
 use layout::Layout;
 use serde_json::Value;
@@ -98,6 +101,17 @@ fn attribute_text_prints_back_exactly() {
     for c in cases() {
         let attr = c["attr"].as_str().unwrap();
         assert_eq!(parse_attr(attr).unwrap().to_string(), attr);
+    }
+}
+
+#[test]
+fn linear_attribute_text_matches_mlir() {
+    for c in cases() {
+        let text = c["linear_attr"].as_str().unwrap();
+        let shape = ints(&c["shape"]);
+        let l = parse_linear(text, Some(&shape)).unwrap();
+        assert_eq!(l, import(c["attr"].as_str().unwrap(), &shape), "{text}");
+        assert_eq!(print_attr(&l).unwrap(), text);
     }
 }
 
