@@ -33,9 +33,17 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     if !c.eat("}") {
         loop {
             let name_at = c.pos();
-            let name = c.ident("an in-dim name (register, lane, warp, block)")?.to_string();
+            let name = c
+                .ident("an in-dim name (register, lane, warp, block)")?
+                .to_string();
             if ins.iter().any(|d: &InDim| d.name == name) {
-                return Err(c.error_at(name_at, c.pos(), format!("a new in-dim ({name} appears twice)")).into());
+                return Err(c
+                    .error_at(
+                        name_at,
+                        c.pos(),
+                        format!("a new in-dim ({name} appears twice)"),
+                    )
+                    .into());
             }
             c.expect("=")?;
             let bases = bases_list(&mut c, &mut rank)?;
@@ -55,7 +63,13 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     };
     if let (Some((r, at)), Some(s)) = (rank, shape) {
         if s.len() != r {
-            return Err(c.error_at(at, at + 1, format!("bases of rank {} to match the shape {s:?}", s.len())).into());
+            return Err(c
+                .error_at(
+                    at,
+                    at + 1,
+                    format!("bases of rank {} to match the shape {s:?}", s.len()),
+                )
+                .into());
         }
     }
     let names: Vec<String> = (0..n).map(|i| format!("dim{i}")).collect();
@@ -63,7 +77,10 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     LinearLayout::with_inferred_outs(ins, &refs, shape.unwrap_or(&[]))
 }
 
-fn bases_list(c: &mut Cursor, rank: &mut Option<(usize, usize)>) -> Result<Vec<Vec<i64>>, ParseError> {
+fn bases_list(
+    c: &mut Cursor,
+    rank: &mut Option<(usize, usize)>,
+) -> Result<Vec<Vec<i64>>, ParseError> {
     c.expect("[")?;
     let mut out = Vec::new();
     if c.eat("]") {
@@ -75,13 +92,21 @@ fn bases_list(c: &mut Cursor, rank: &mut Option<(usize, usize)>) -> Result<Vec<V
         let b = int_list(c, "[", "]")?;
         match rank {
             Some((r, _)) if *r != b.len() => {
-                return Err(c.error_at(at, c.pos(), format!("a basis of {r} values like the others")));
+                return Err(c.error_at(
+                    at,
+                    c.pos(),
+                    format!("a basis of {r} values like the others"),
+                ));
             }
             None => *rank = Some((b.len(), at)),
             _ => {}
         }
         if let Some(v) = b.iter().find(|v| **v < 0) {
-            return Err(c.error_at(at, c.pos(), format!("non-negative basis values (found {v})")));
+            return Err(c.error_at(
+                at,
+                c.pos(),
+                format!("non-negative basis values (found {v})"),
+            ));
         }
         out.push(b);
         if c.eat("]") {
@@ -102,7 +127,8 @@ fn int_list(c: &mut Cursor, open: &str, close: &str) -> Result<Vec<i64>, ParseEr
         if c.eat(close) {
             return Ok(v);
         }
-        c.expect(",").map_err(|_| c.error(format!("',' or '{close}'")))?;
+        c.expect(",")
+            .map_err(|_| c.error(format!("',' or '{close}'")))?;
     }
 }
 
@@ -112,7 +138,10 @@ pub fn print_attr(l: &LinearLayout) -> Result<String> {
         if o.name != format!("dim{i}") {
             return Err(LayoutError::not_representable(
                 "#ttg.linear attribute",
-                format!("out-dim {i} is named {}, the attribute's out-dims are dim0, dim1, ...", o.name),
+                format!(
+                    "out-dim {i} is named {}, the attribute's out-dims are dim0, dim1, ...",
+                    o.name
+                ),
             ));
         }
     }
@@ -143,7 +172,11 @@ pub fn print_to_string(l: &LinearLayout) -> String {
             s += &format!("{bullet}{}={} -> ({})\n", d.name, 1u64 << k, join(b));
         }
     }
-    let outs: Vec<String> = l.outs().iter().map(|o| format!("{} (size {})", o.name, o.size())).collect();
+    let outs: Vec<String> = l
+        .outs()
+        .iter()
+        .map(|o| format!("{} (size {})", o.name, o.size()))
+        .collect();
     s += &format!("where out dims are: [{}]", outs.join(", "));
     s
 }
@@ -158,33 +191,57 @@ pub fn parse_to_string(text: &str) -> Result<LinearLayout> {
         }
         let bullet = c.eat("-");
         let name_at = c.pos();
-        let name = c.ident("an in-dim name, '- ', or 'where out dims are:'")?.to_string();
+        let name = c
+            .ident("an in-dim name, '- ', or 'where out dims are:'")?
+            .to_string();
         let name_end = c.pos();
         let known = ins.last().is_some_and(|d| d.name == name);
         if bullet == known {
-            let want = if bullet { "a continuation line of the previous in-dim (no '-')" } else { "'- ' before a new in-dim" };
+            let want = if bullet {
+                "a continuation line of the previous in-dim (no '-')"
+            } else {
+                "'- ' before a new in-dim"
+            };
             return Err(c.error_at(name_at, name_end, want).into());
         }
         if bullet && ins.iter().any(|d| d.name == name) {
-            return Err(c.error_at(name_at, name_end, format!("a new in-dim ({name} appeared before)")).into());
+            return Err(c
+                .error_at(
+                    name_at,
+                    name_end,
+                    format!("a new in-dim ({name} appeared before)"),
+                )
+                .into());
         }
         if bullet && c.eat("is") {
             for w in ["a", "size", "1", "dimension"] {
                 c.expect(w)?;
             }
-            ins.push(InDim { name, bases: Vec::new() });
+            ins.push(InDim {
+                name,
+                bases: Vec::new(),
+            });
             continue;
         }
         c.expect("=")?;
         let at = c.pos();
         let k = c.int(false)?;
         if bullet {
-            ins.push(InDim { name, bases: Vec::new() });
+            ins.push(InDim {
+                name,
+                bases: Vec::new(),
+            });
         }
         let dim = ins.last_mut().expect("pushed above");
         let want = 1i64.checked_shl(dim.bases.len() as u32).unwrap_or(0);
         if k != want {
-            return Err(c.error_at(at, c.pos(), format!("{}={want} (bases are listed bit by bit)", dim.name)).into());
+            return Err(c
+                .error_at(
+                    at,
+                    c.pos(),
+                    format!("{}={want} (bases are listed bit by bit)", dim.name),
+                )
+                .into());
         }
         c.expect("->")?;
         dim.bases.push(int_list(&mut c, "(", ")")?);
@@ -212,5 +269,8 @@ pub fn parse_to_string(text: &str) -> Result<LinearLayout> {
     }
     c.expect_end("end of text")?;
     let end = text.len();
-    LinearLayout::new(ins, outs).map_err(|e| c.error_at(0, end, format!("a valid linear layout ({e})")).into())
+    LinearLayout::new(ins, outs).map_err(|e| {
+        c.error_at(0, end, format!("a valid linear layout ({e})"))
+            .into()
+    })
 }
