@@ -44,6 +44,8 @@ const NOTATION: &str = "Triton attribute";
 pub enum AttrValue {
     /// `4`
     Int(i64),
+    /// An integer with its MLIR type, as some printers write it: `8 : i32`.
+    TypedInt(i64, String),
     /// `true` / `false`
     Bool(bool),
     /// `[2, 2]`
@@ -77,6 +79,7 @@ impl fmt::Display for RawAttr {
             write!(f, "{k} = ")?;
             match v {
                 AttrValue::Int(x) => write!(f, "{x}")?,
+                AttrValue::TypedInt(x, ty) => write!(f, "{x} : {ty}")?,
                 AttrValue::Bool(b) => write!(f, "{b}")?,
                 AttrValue::List(xs) => write!(f, "[{}]", join(xs))?,
                 AttrValue::Lists(xss) => {
@@ -165,9 +168,10 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
                     .map_err(|_| c.error("an integer, a boolean, a list [..] or an attribute"))?;
                 // MLIR may print a typed integer, e.g. `8 : i32`.
                 if c.eat(":") {
-                    c.ident("an integer type")?;
+                    AttrValue::TypedInt(v, c.ident("an integer type")?.to_string())
+                } else {
+                    AttrValue::Int(v)
                 }
-                AttrValue::Int(v)
             };
             fields.push((key, value));
             if c.eat("}") {
@@ -234,7 +238,7 @@ impl TritonAttr {
 
     fn int(&self, key: &str) -> Result<i64> {
         match self.value(key) {
-            Some(AttrValue::Int(x)) => Ok(*x),
+            Some(AttrValue::Int(x) | AttrValue::TypedInt(x, _)) => Ok(*x),
             Some(_) => Err(self.err(key, "expected an integer")),
             None => Err(self.err(key, "missing")),
         }
@@ -606,6 +610,12 @@ mod tests {
     fn old_single_cta_fields_are_accepted_and_print_back() {
         let old = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0], instrShape = [16, 8]}>";
         assert_eq!(parse_attr(old).unwrap().to_string(), old);
+        let typed = MMA2.replace("versionMajor = 2", "versionMajor = 2 : i32");
+        assert_eq!(parse_attr(&typed).unwrap().to_string(), typed);
+        assert_eq!(
+            import(&typed, &[64, 64]).unwrap(),
+            import(MMA2, &[64, 64]).unwrap()
+        );
         assert_eq!(
             import(old, &[64, 64]).unwrap(),
             import(MMA2, &[64, 64]).unwrap()
