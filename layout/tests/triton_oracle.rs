@@ -3,6 +3,8 @@
 //! to exactly Triton's bases, and its attribute text must print back unchanged. Cases that carry
 //! Triton's `LinearLayout::toString()` text must parse to the same bases and print back exactly,
 //! and MLIR's `#ttg.linear` print of the same bases must parse to the import and print back.
+//! Also the cross-system facts of spec/cute.md section 4: CuTe SM80 and GMMA C layouts equal
+//! Triton MMAv2 (16x8) and MMAv3 (64x16) on every (thread, value).
 
 use layout::linear::LinearLayout;
 use layout::notation::linear::{
@@ -162,5 +164,47 @@ fn mma_v2_16x8_one_warp_matches_triton_fact() {
     assert_eq!(
         our_bases(&l),
         vec![vec![vec![0, 1], vec![8, 0]], lanes, vec![], vec![]]
+    );
+}
+
+/// CuTe's TV layout and Triton's import agree on every `(thread, value)` pair: thread `t` is
+/// lane `t % 32` of warp `t / 32`, value `v` is register `v`.
+fn assert_same_as_cute_tv(tv: &str, attr: &str, shape: &[i64]) {
+    let Ok(Layout::Tv(cute)) = Layout::parse(tv, None) else {
+        panic!("{tv} is a TV layout")
+    };
+    let triton = import(attr, shape);
+    assert_eq!(
+        cute.threads(),
+        triton.in_size("lane") * triton.in_size("warp")
+    );
+    assert_eq!(cute.values(), triton.in_size("register"));
+    for t in 0..cute.threads() {
+        for v in 0..cute.values() {
+            let ours = triton.apply_named(&[("register", v), ("lane", t % 32), ("warp", t / 32)]);
+            assert_eq!(
+                cute.eval(t, v).unwrap(),
+                ours.unwrap(),
+                "thread {t}, value {v}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mma_v2_16x8_equals_cute_sm80_c() {
+    assert_same_as_cute_tv(
+        "((4,8),(2,2)):((32,1),(16,8)) -> (16,8)",
+        "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>",
+        &[16, 8],
+    );
+}
+
+#[test]
+fn mma_v3_64x16_equals_cute_gmma_c() {
+    assert_same_as_cute_tv(
+        "((4,8,4),(2,2,2)):((128,1,16),(64,8,512)) -> (64,16)",
+        "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 16, 16]}>",
+        &[64, 16],
     );
 }
