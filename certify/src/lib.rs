@@ -1,23 +1,37 @@
 //! # certify — claims, deciders, certificates
 //!
-//! The second half of laycert's trusted base. It will hold claims about layouts (equivalence,
-//! injectivity, refinement), three independent deciders (normal form, z3 QF_BV, exhaustive),
-//! versioned certificates and the checker that re-verifies them (spec certify.md). For now it
-//! holds the SMT foundation: a z3 solver that always carries a resource limit, so a query
-//! returns `unknown` instead of hanging.
+//! The second half of laycert's trusted base (spec certify.md). A claim about layouts in any
+//! notations is decided by independent deciders over one [`forward`] form (logical index ->
+//! set of physical points over shared axes): [`exhaustive`] enumeration and [`smt`] (z3 over
+//! bit-vectors, every query under a resource limit). A counterexample is shown only after
+//! both layouts are re-evaluated at it by `layout`'s semantics and differ.
 //!
 //! ```
-//! use certify::smt::{limited_solver, Verdict};
-//! use z3::ast::BV;
+//! use certify::{equivalent, Policy};
+//! use layout::Layout;
 //!
-//! // Is there an 8-bit x with 3*x == 7? Yes: x = 173, as 3*173 = 519 = 2*256 + 7.
-//! let s = limited_solver(1_000_000);
-//! let x = BV::new_const("x", 8);
-//! s.assert(&x.bvmul(&BV::from_u64(3, 8)).eq(&BV::from_u64(7, 8)));
-//! assert_eq!(certify::smt::check(&s), Verdict::Sat);
-//! let m = s.get_model().unwrap();
-//! assert_eq!(m.eval(&x, true).unwrap().as_u64(), Some(173));
+//! // Triton's MMAv2 fragment on 16x8 and CuTe's SM80 16x8 C atom are the same map.
+//! let mma = Layout::parse(
+//!     "#ttg.linear<{register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [], block = []}>",
+//!     Some(&[16, 8]))?;
+//! let cute = Layout::parse("((4,8),(2,2)):((32,1),(16,8)) -> (16,8)", None)?;
+//! let report = equivalent(&mma, &cute, None, &Policy::default())?;
+//! assert_eq!(report.verdict(), "equivalent");
+//!
+//! // A mutated stride is caught, with a counterexample.
+//! let bad = Layout::parse("((4,8),(2,2)):((32,1),(16,4)) -> (16,8)", None)?;
+//! let report = equivalent(&mma, &bad, None, &Policy::default())?;
+//! assert_eq!(report.verdict(), "not equivalent");
+//! # Ok::<(), layout::LayoutError>(())
 //! ```
 #![warn(missing_docs)]
 
+pub mod certificate;
+pub mod claim;
+pub mod decider;
+pub mod exhaustive;
+pub mod forward;
 pub mod smt;
+
+pub use claim::{equivalent, Policy, Report};
+pub use decider::{Counterexample, DeciderKind, Outcome};

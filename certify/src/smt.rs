@@ -5,7 +5,11 @@
 //! resource limit (`rlimit`, deterministic, unlike a wall-clock timeout) bounds every query:
 //! hitting it is `Unknown`, never a hang.
 
+use z3::ast::BV;
 use z3::{Params, SatResult, Solver};
+
+use crate::decider::{Counterexample, Outcome};
+use crate::forward::{Forward, ForwardKind};
 
 /// The outcome of a bounded query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +46,181 @@ pub fn check(s: &Solver) -> Verdict {
 /// The linked z3's version, e.g. `4.8.12.0`.
 pub fn z3_version() -> String {
     z3::full_version().to_string()
+}
+
+/// Default resource limit of one equivalence query.
+pub const DEFAULT_RLIMIT: u32 = 20_000_000;
+
+/// Bit width of the encoding: every value a valid layout produces fits in i64.
+const WIDTH: u32 = 64;
+
+/// The SMT-LIB2 text of the query "some logical index maps differently", and z3's answer.
+/// Both forms must be strided (see [`ForwardKind`]) over the same axes.
+pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>) {
+    assert_eq!(a.axes, b.axes, "forms are widened to common axes first");
+    let n = a.size();
+    if n != b.size() {
+        return (
+            Outcome::Unknown {
+                reason: format!("the sides have {n} and {} logical indices", b.size()),
+            },
+            None,
+        );
+    }
+    let (Some(ea), Some(eb)) = (Encodable::of(a), Encodable::of(b)) else {
+        return (
+            Outcome::Unknown {
+                reason: "a side has no strided form (enumerated table); no BV encoding".into(),
+            },
+            None,
+        );
+    };
+    if ea.replica_shape != eb.replica_shape {
+        // Sets t_A + R_A and t_B + R_B of different shapes differ at every index.
+        return (refuted(a, b, 0), None);
+    }
+    if (ea.replicated || eb.replicated) && (ea.swizzle.is_some() || eb.swizzle.is_some()) {
+        return (
+            Outcome::Unknown {
+                reason: "replicas under a swizzle are not encoded".into(),
+            },
+            None,
+        );
+    }
+    let s = limited_solver(rlimit);
+    let x = BV::new_const("x", WIDTH);
+    s.assert(x.bvult(BV::from_u64(n as u64, WIDTH)));
+    let pa = ea.encode(&x);
+    let pb = eb.encode(&x);
+    let differs: Vec<z3::ast::Bool> = pa.iter().zip(&pb).map(|(u, v)| u.eq(v).not()).collect();
+    s.assert(z3::ast::Bool::or(&differs));
+    let query = canonical_smt2(&s.to_smt2());
+    let outcome = match check(&s) {
+        Verdict::Unsat => Outcome::Proved {
+            evidence: format!(
+                "z3 {}: unsat (no index below {n} maps differently)",
+                z3_version()
+            ),
+        },
+        Verdict::Sat => {
+            let m = s.get_model().expect("sat has a model");
+            let xv = m.eval(&x, true).and_then(|v| v.as_u64()).map(|v| v as i64);
+            match xv {
+                Some(xv) if a.points(xv) != b.points(xv) => refuted(a, b, xv),
+                other => Outcome::Unknown {
+                    reason: format!("z3's model {other:?} does not re-evaluate as a difference"),
+                },
+            }
+        }
+        Verdict::Unknown(why) => Outcome::Unknown {
+            reason: format!("z3: {why}"),
+        },
+    };
+    (outcome, Some(query))
+}
+
+/// z3 names its let-bound subterms by internal ids (`?x33`, `$x45`) that vary between runs;
+/// renaming them in order of first appearance makes the exported query deterministic.
+pub fn canonical_smt2(text: &str) -> String {
+    let mut names: Vec<String> = Vec::new();
+    let mut out = String::with_capacity(text.len());
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if (b[i] == b'?' || b[i] == b'$') && i + 1 < b.len() && b[i + 1] == b'x' {
+            let mut j = i + 2;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > i + 2 {
+                let name = &text[i..j];
+                let k = names.iter().position(|n| n == name).unwrap_or_else(|| {
+                    names.push(name.to_string());
+                    names.len() - 1
+                });
+                out.push(b[i] as char);
+                out.push_str(&format!("t{k}"));
+                i = j;
+                continue;
+            }
+        }
+        let c = text[i..].chars().next().expect("in bounds");
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+fn refuted(a: &Forward, b: &Forward, x: i64) -> Outcome {
+    Outcome::Refuted {
+        counterexample: Counterexample {
+            index: x,
+            coord: layout::shape::unflatten_row_major(&a.shape, x).unwrap_or_default(),
+            left: a.points(x),
+            right: b.points(x),
+        },
+    }
+}
+
+/// A strided form ready to encode: digits, base (offset + smallest replica), swizzle.
+struct Encodable<'f> {
+    digits: &'f [(i64, Vec<i64>)],
+    base: Vec<i64>,
+    swizzle: Option<(usize, layout::Swizzle)>,
+    replica_shape: Vec<Vec<i64>>,
+    replicated: bool,
+}
+
+impl<'f> Encodable<'f> {
+    fn of(f: &'f Forward) -> Option<Self> {
+        let ForwardKind::Strided {
+            digits,
+            replicas,
+            offset,
+            swizzle,
+        } = &f.kind
+        else {
+            return None;
+        };
+        let min = &replicas[0];
+        Some(Encodable {
+            digits,
+            base: offset.iter().zip(min).map(|(o, r)| o + r).collect(),
+            swizzle: *swizzle,
+            replica_shape: replicas
+                .iter()
+                .map(|p| p.iter().zip(min).map(|(x, y)| x - y).collect())
+                .collect(),
+            replicated: replicas.len() > 1,
+        })
+    }
+
+    /// One BV term per axis: `sw(base + sum_i ((x / P_i) mod e_i) * s_i)`.
+    fn encode(&self, x: &BV) -> Vec<BV> {
+        let k = |v: i64| BV::from_i64(v, WIDTH);
+        let mut out: Vec<BV> = self.base.iter().map(|&v| k(v)).collect();
+        let mut place = 1i64;
+        for (e, s) in self.digits.iter().rev() {
+            let digit = x.bvudiv(k(place)).bvurem(k(*e));
+            for (o, &sv) in out.iter_mut().zip(s) {
+                if sv != 0 {
+                    *o = o.bvadd(digit.bvmul(k(sv)));
+                }
+            }
+            place = place.saturating_mul(*e);
+        }
+        if let Some((i, sw)) = self.swizzle {
+            let v = out[i].clone();
+            let moved = v.bvand(k(sw.source_mask()));
+            let shifted = if sw.shift() >= 0 {
+                moved.bvlshr(k(sw.shift() as i64))
+            } else {
+                moved.bvshl(k(-(sw.shift() as i64)))
+            };
+            out[i] = v.bvxor(shifted);
+        }
+        out
+    }
 }
 
 #[cfg(test)]

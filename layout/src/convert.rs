@@ -63,7 +63,15 @@ pub fn convert(l: &Layout, to: Target, shape: Option<&[i64]>) -> Result<Layout> 
             Ok(l.clone())
         }
         (Target::Axe, Layout::Cute(c)) => Ok(Layout::Axe(cute_to_axe(c, shape)?)),
-        (Target::Axe, Layout::Tv(t)) => Ok(Layout::Axe(tv_to_axe(t)?)),
+        (Target::Axe, Layout::Tv(t)) => {
+            if let Some(s) = shape.filter(|s| *s != t.tile()) {
+                return Err(LayoutError::Shape {
+                    shape: s.to_vec(),
+                    why: format!("a TV layout's tile is {:?}", t.tile()),
+                });
+            }
+            Ok(Layout::Axe(tv_to_axe(t)?))
+        }
         (Target::Axe, Layout::Linear(f)) => Ok(Layout::Axe(linear_to_axe(f)?)),
         (Target::Axe, Layout::Swizzled(s)) => Err(LayoutError::not_representable(
             "Axe",

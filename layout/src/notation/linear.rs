@@ -11,7 +11,8 @@
 //!    where out dims are: [dim0 (size 2), dim1 (size 2)]
 //!    ```
 //!
-//! Both print exactly what they parse.
+//! Both print exactly what they parse. Both spellings are checked against Triton 3.9 itself
+//! (`layout/tests/triton_oracle.rs`: MLIR's print of the attribute, and `toString()` text).
 
 use super::cursor::Cursor;
 use crate::error::{LayoutError, ParseError, Result};

@@ -1,0 +1,175 @@
+//! Certificates: versioned JSON records of a decided claim that anyone can re-check from
+//! scratch with [`check`], which re-parses both layouts, re-runs every decider named in the
+//! certificate, and fails on any difference in verdict, evidence, counterexample or digest.
+//!
+//! The `digest` is SHA-256 over the certificate's other fields (serialized in a fixed order),
+//! so an edit anywhere that is not re-derived is caught even before the deciders run.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use layout::{Layout, LayoutError};
+
+use crate::claim::{equivalent, Policy, Report};
+use crate::decider::{Counterexample, DeciderKind, Outcome};
+
+/// The certificate format version this build writes and checks.
+pub const VERSION: u32 = 1;
+
+/// What was claimed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimText {
+    /// `equivalent`.
+    pub kind: String,
+    /// Left layout, in its notation's printed text.
+    pub left: String,
+    /// Right layout, in its notation's printed text.
+    pub right: String,
+    /// The logical shape.
+    pub shape: Vec<i64>,
+}
+
+/// One decider's evidence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    /// Which decider.
+    pub decider: DeciderKind,
+    /// Its outcome.
+    pub outcome: Outcome,
+}
+
+/// A certificate.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Certificate {
+    /// Format version.
+    pub version: u32,
+    /// The claim.
+    pub claim: ClaimText,
+    /// `equivalent`, `not equivalent` or `unknown`.
+    pub verdict: String,
+    /// Axes of the point vectors in the evidence.
+    pub axes: Vec<String>,
+    /// Every decider that ran.
+    pub evidence: Vec<Evidence>,
+    /// The confirmed counterexample, when refuted.
+    pub counterexample: Option<Counterexample>,
+    /// The SMT-LIB2 query z3 answered, when it ran.
+    pub smt_query: Option<String>,
+    /// SHA-256 over all other fields.
+    pub digest: String,
+}
+
+/// Builds the certificate of a decided equivalence.
+pub fn certify_equivalence(a: &Layout, b: &Layout, report: &Report) -> Certificate {
+    let mut c = Certificate {
+        version: VERSION,
+        claim: ClaimText {
+            kind: "equivalent".into(),
+            left: a.print(),
+            right: b.print(),
+            shape: report.shape.clone(),
+        },
+        verdict: report.verdict().into(),
+        axes: report.axes.iter().map(|x| x.to_string()).collect(),
+        evidence: report
+            .runs
+            .iter()
+            .map(|r| Evidence {
+                decider: r.decider,
+                outcome: r.outcome.clone(),
+            })
+            .collect(),
+        counterexample: report.counterexample.clone(),
+        smt_query: report.smt_query.clone(),
+        digest: String::new(),
+    };
+    c.digest = digest(&c);
+    c
+}
+
+/// SHA-256 of the certificate with its digest field blanked.
+pub fn digest(c: &Certificate) -> String {
+    let mut blank = c.clone();
+    blank.digest = String::new();
+    let text = serde_json::to_string(&blank).expect("certificates serialize");
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Why a certificate was rejected.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// Not a certificate of this format.
+    #[error("not a laycert certificate: {0}")]
+    Format(String),
+    /// The digest does not match the content.
+    #[error("digest mismatch: the certificate was edited after it was made")]
+    Digest,
+    /// A layout in the claim does not parse.
+    #[error("claim layout does not parse: {0}")]
+    Layout(#[from] LayoutError),
+    /// Re-deciding gave something else.
+    #[error("re-check differs: {0}")]
+    Differs(String),
+}
+
+/// Re-verifies a certificate from scratch.
+pub fn check(json: &str) -> Result<Certificate, CheckError> {
+    let c: Certificate =
+        serde_json::from_str(json).map_err(|e| CheckError::Format(e.to_string()))?;
+    if c.version != VERSION {
+        return Err(CheckError::Format(format!(
+            "version {} (this build checks version {VERSION})",
+            c.version
+        )));
+    }
+    if digest(&c) != c.digest {
+        return Err(CheckError::Digest);
+    }
+    if c.claim.kind != "equivalent" {
+        return Err(CheckError::Format(format!("claim kind {:?}", c.claim.kind)));
+    }
+    let a = Layout::parse(&c.claim.left, None)?;
+    let b = Layout::parse(&c.claim.right, None)?;
+    let policy = Policy {
+        use_smt: c.evidence.iter().any(|e| e.decider == DeciderKind::Smt),
+        ..Policy::default()
+    };
+    let report = equivalent(&a, &b, Some(&c.claim.shape), &policy)?;
+    let fresh = certify_equivalence(&a, &b, &report);
+    if fresh.verdict != c.verdict {
+        return Err(CheckError::Differs(format!(
+            "verdict is {:?}, the certificate says {:?}",
+            fresh.verdict, c.verdict
+        )));
+    }
+    let strip = |e: &[Evidence]| -> Vec<(DeciderKind, String)> {
+        e.iter()
+            .map(|x| {
+                (
+                    x.decider,
+                    serde_json::to_string(&x.outcome).expect("serializes"),
+                )
+            })
+            .collect()
+    };
+    if strip(&fresh.evidence) != strip(&c.evidence) {
+        return Err(CheckError::Differs("a decider's evidence differs".into()));
+    }
+    for (field, same) in [
+        ("counterexample", fresh.counterexample == c.counterexample),
+        ("smt_query", fresh.smt_query == c.smt_query),
+        ("axes", fresh.axes == c.axes),
+        ("claim text", fresh.claim == c.claim),
+    ] {
+        if !same {
+            return Err(CheckError::Differs(format!("the {field} differs")));
+        }
+    }
+    Ok(c)
+}

@@ -1,0 +1,222 @@
+//! Equivalence claims and the decision policy.
+//!
+//! Two layouts are EQUIVALENT over a logical shape when they relate the same (logical
+//! coordinate, physical point) pairs, after putting physical points in one vocabulary (aliases
+//! resolved, `tx = laneid + 32*warpid`; `layout::relation`). Direction does not matter: a TV or
+//! linear layout (hardware -> logical) is compared with an Axe or CuTe layout (logical ->
+//! hardware) as relations.
+//!
+//! Policy: run every decider the domain allows; a verdict needs one decider, and the report
+//! names all that ran; two deciders that disagree are an error, never a verdict. A
+//! counterexample is returned only after both layouts are re-evaluated at it by the trusted
+//! semantics and differ there.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use layout::relation::normalize_point;
+use layout::{Axis, AxisRegistry, Layout, LayoutError, Point};
+
+use crate::decider::{Counterexample, DeciderKind, Outcome};
+use crate::exhaustive;
+use crate::forward::{default_logical_shape, forward, Forward};
+use crate::smt;
+
+/// Which deciders run and their limits.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// Largest domain the exhaustive decider enumerates.
+    pub exhaustive_limit: i64,
+    /// z3 resource limit per query.
+    pub rlimit: u32,
+    /// Run z3 at all.
+    pub use_smt: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            exhaustive_limit: exhaustive::DEFAULT_LIMIT,
+            rlimit: smt::DEFAULT_RLIMIT,
+            use_smt: true,
+        }
+    }
+}
+
+/// One decider's run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Which decider.
+    pub decider: DeciderKind,
+    /// What it answered.
+    pub outcome: Outcome,
+    /// Wall time in microseconds.
+    pub micros: u128,
+}
+
+/// The decision of an equivalence claim.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The logical shape compared over.
+    pub shape: Vec<i64>,
+    /// The axes of the points in counterexamples.
+    pub axes: Vec<Axis>,
+    /// Every decider that ran, in order.
+    pub runs: Vec<Run>,
+    /// The SMT-LIB2 query, when z3 ran.
+    pub smt_query: Option<String>,
+    /// The checked counterexample, when refuted.
+    pub counterexample: Option<Counterexample>,
+}
+
+impl Report {
+    /// `equivalent`, `not equivalent` or `unknown`.
+    pub fn verdict(&self) -> &'static str {
+        if self
+            .runs
+            .iter()
+            .any(|r| matches!(r.outcome, Outcome::Proved { .. }))
+        {
+            "equivalent"
+        } else if self.counterexample.is_some() {
+            "not equivalent"
+        } else {
+            "unknown"
+        }
+    }
+
+    /// Deciders that reached a verdict.
+    pub fn deciding(&self) -> Vec<DeciderKind> {
+        self.runs
+            .iter()
+            .filter(|r| !matches!(r.outcome, Outcome::Unknown { .. }))
+            .map(|r| r.decider)
+            .collect()
+    }
+}
+
+/// Decides whether `a` and `b` are equivalent over `shape` (default: `a`'s logical shape).
+/// Errors: bad shapes, deciders that disagree, or a counterexample the semantics do not confirm.
+pub fn equivalent(
+    a: &Layout,
+    b: &Layout,
+    shape: Option<&[i64]>,
+    policy: &Policy,
+) -> Result<Report, LayoutError> {
+    let shape = shape
+        .map(<[i64]>::to_vec)
+        .unwrap_or_else(|| default_logical_shape(a));
+    let (fa, fb) = (forward(a, Some(&shape))?, forward(b, Some(&shape))?);
+    let axes: Vec<Axis> = fa
+        .axes
+        .iter()
+        .chain(&fb.axes)
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let (fa, fb) = (fa.widen(&axes), fb.widen(&axes));
+    let mut runs = Vec::new();
+    let mut smt_query = None;
+    let t = Instant::now();
+    let ex = exhaustive::decide(&fa, &fb, policy.exhaustive_limit);
+    runs.push(Run {
+        decider: DeciderKind::Exhaustive,
+        outcome: ex,
+        micros: t.elapsed().as_micros(),
+    });
+    if policy.use_smt {
+        let t = Instant::now();
+        let (o, q) = smt::decide(&fa, &fb, policy.rlimit);
+        smt_query = q;
+        runs.push(Run {
+            decider: DeciderKind::Smt,
+            outcome: o,
+            micros: t.elapsed().as_micros(),
+        });
+    }
+    let words: BTreeSet<&str> = runs
+        .iter()
+        .map(|r| r.outcome.word())
+        .filter(|w| *w != "unknown")
+        .collect();
+    if words.len() > 1 {
+        let detail: Vec<String> = runs
+            .iter()
+            .map(|r| format!("{} says {}", r.decider.name(), r.outcome.word()))
+            .collect();
+        return Err(LayoutError::invalid(
+            "decision",
+            format!("deciders disagree: {}", detail.join(", ")),
+        ));
+    }
+    let mut counterexample = None;
+    for r in &runs {
+        if let Outcome::Refuted { counterexample: c } = &r.outcome {
+            confirm(a, b, &shape, c)?;
+            counterexample = Some(c.clone());
+            break;
+        }
+    }
+    Ok(Report {
+        shape,
+        axes,
+        runs,
+        smt_query,
+        counterexample,
+    })
+}
+
+/// Re-evaluates both layouts at the counterexample with the trusted semantics.
+fn confirm(a: &Layout, b: &Layout, shape: &[i64], c: &Counterexample) -> Result<(), LayoutError> {
+    let (pa, pb) = (
+        semantic_points(a, shape, &c.coord)?,
+        semantic_points(b, shape, &c.coord)?,
+    );
+    if pa == pb {
+        return Err(LayoutError::invalid(
+            "counterexample",
+            format!(
+                "at {:?} the semantics agree ({} points each); a decider is wrong",
+                c.coord,
+                pa.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The normalized physical points related to logical `coord`, by the trusted semantics.
+pub fn semantic_points(
+    l: &Layout,
+    shape: &[i64],
+    coord: &[i64],
+) -> Result<BTreeSet<Point>, LayoutError> {
+    let reg = AxisRegistry::builtin();
+    match l {
+        Layout::Tv(_) | Layout::Linear(_) => Ok(layout::relation::relation(l, Some(shape))?
+            .into_iter()
+            .filter(|(c, _)| c == coord)
+            .map(|(_, p)| p)
+            .collect()),
+        _ => l
+            .eval(Some(shape), coord)?
+            .iter()
+            .map(|p| normalize_point(&reg, p))
+            .collect(),
+    }
+}
+
+/// The forward forms of both sides over common axes (for tools that decide by themselves).
+pub fn forms(a: &Layout, b: &Layout, shape: &[i64]) -> Result<(Forward, Forward), LayoutError> {
+    let (fa, fb) = (forward(a, Some(shape))?, forward(b, Some(shape))?);
+    let axes: Vec<Axis> = fa
+        .axes
+        .iter()
+        .chain(&fb.axes)
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Ok((fa.widen(&axes), fb.widen(&axes)))
+}

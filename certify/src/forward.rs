@@ -1,0 +1,290 @@
+//! The forward form every decider works on: a layout in any notation, read as a map from a
+//! logical index (row-major over the claim's logical shape) to a SET of physical points, each
+//! point a vector over one shared, sorted list of axes.
+//!
+//! - [`ForwardKind::Strided`]: an Axe layout after alias resolution and the registry's `cuda`
+//!   relations (`tx = laneid + 32*warpid`): row-major digits, a stride vector per digit, the
+//!   replica set, an offset, and optionally a swizzle on one axis applied last (swizzled CuTe).
+//!   CuTe, CuTe TV and most Triton layouts convert here exactly (`layout::convert`).
+//! - [`ForwardKind::Table`]: the relation enumerated by the trusted semantics, for layouts with
+//!   no strided form (XOR-mixed linear layouts, TV layouts with holes).
+//!
+//! Example: `(4,2):(2,1)` over shape (4,2) is Strided with digits `[(4, [2]), (2, [1])]` on
+//! axes `[m]`: index 5 = digits (2,1) -> m = 5.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use layout::convert::{convert, Target};
+use layout::relation::{normalize_point, relation};
+use layout::{AxeLayout, Axis, AxisRegistry, Layout, LayoutError, Swizzle};
+
+/// A layout as logical index -> set of points over `axes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forward {
+    /// The logical shape (row-major).
+    pub shape: Vec<i64>,
+    /// The axes of every point vector, sorted by name.
+    pub axes: Vec<Axis>,
+    /// How points are computed.
+    pub kind: ForwardKind,
+}
+
+/// The two computable shapes of a forward map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ForwardKind {
+    /// `x -> { sw(O + sum_i x_i * s_i + r) | r in replicas }`.
+    Strided {
+        /// `(extent, stride vector)` per digit, slowest first.
+        digits: Vec<(i64, Vec<i64>)>,
+        /// The distinct replica vectors, sorted (just the zero vector when R is empty).
+        replicas: Vec<Vec<i64>>,
+        /// The offset vector.
+        offset: Vec<i64>,
+        /// A swizzle applied last to one axis (by index into `axes`).
+        swizzle: Option<(usize, Swizzle)>,
+    },
+    /// `sets[x]` is the sorted list of points of logical index `x`.
+    Table {
+        /// One sorted point list per logical index.
+        sets: Vec<Vec<Vec<i64>>>,
+    },
+}
+
+impl Forward {
+    /// Number of logical indices.
+    pub fn size(&self) -> i64 {
+        self.shape.iter().product()
+    }
+
+    /// The sorted points of logical index `x`, straight from the form (the deciders' reference
+    /// path; the fast paths are checked against it).
+    pub fn points(&self, x: i64) -> Vec<Vec<i64>> {
+        match &self.kind {
+            ForwardKind::Strided {
+                digits,
+                replicas,
+                offset,
+                swizzle,
+            } => {
+                let mut base = offset.clone();
+                let mut rest = x;
+                for (e, s) in digits.iter().rev() {
+                    let d = rest % e;
+                    rest /= e;
+                    base.iter_mut().zip(s).for_each(|(b, v)| *b += d * v);
+                }
+                let mut out: Vec<Vec<i64>> = replicas
+                    .iter()
+                    .map(|r| {
+                        let mut p: Vec<i64> = base.iter().zip(r).map(|(a, b)| a + b).collect();
+                        if let Some((i, sw)) = swizzle {
+                            p[*i] = sw.apply(p[*i]).unwrap_or(p[*i]);
+                        }
+                        p
+                    })
+                    .collect();
+                out.sort();
+                out.dedup();
+                out
+            }
+            ForwardKind::Table { sets } => sets[x as usize].clone(),
+        }
+    }
+
+    /// Re-indexes points onto a larger sorted axis list (absent axes are 0).
+    pub fn widen(&self, axes: &[Axis]) -> Forward {
+        let map: Vec<usize> = self
+            .axes
+            .iter()
+            .map(|a| axes.iter().position(|b| b == a).expect("superset"))
+            .collect();
+        let lift = |v: &Vec<i64>| -> Vec<i64> {
+            let mut out = vec![0; axes.len()];
+            for (i, x) in v.iter().enumerate() {
+                out[map[i]] = *x;
+            }
+            out
+        };
+        let kind = match &self.kind {
+            ForwardKind::Strided {
+                digits,
+                replicas,
+                offset,
+                swizzle,
+            } => ForwardKind::Strided {
+                digits: digits.iter().map(|(e, s)| (*e, lift(s))).collect(),
+                replicas: {
+                    let mut r: Vec<Vec<i64>> = replicas.iter().map(lift).collect();
+                    r.sort();
+                    r
+                },
+                offset: lift(offset),
+                swizzle: swizzle.map(|(i, sw)| (map[i], sw)),
+            },
+            ForwardKind::Table { sets } => ForwardKind::Table {
+                sets: sets
+                    .iter()
+                    .map(|s| {
+                        let mut v: Vec<Vec<i64>> = s.iter().map(lift).collect();
+                        v.sort();
+                        v
+                    })
+                    .collect(),
+            },
+        };
+        Forward {
+            shape: self.shape.clone(),
+            axes: axes.to_vec(),
+            kind,
+        }
+    }
+}
+
+/// Largest table a [`ForwardKind::Table`] may hold (in logical indices).
+pub const MAX_TABLE: i64 = 1 << 22;
+
+/// The logical shape a layout is read over by default: Axe `[size]`, CuTe its top-level mode
+/// sizes, TV its tile, linear its out-dim sizes.
+pub fn default_logical_shape(l: &Layout) -> Vec<i64> {
+    match l {
+        Layout::Tv(t) => t.tile().to_vec(),
+        Layout::Linear(f) => f.outs().iter().map(|o| o.size()).collect(),
+        other => other.default_shape(),
+    }
+}
+
+/// Builds the forward form of `l` over `shape` (default: [`default_logical_shape`]).
+pub fn forward(l: &Layout, shape: Option<&[i64]>) -> Result<Forward, LayoutError> {
+    let natural = default_logical_shape(l);
+    let shape = shape
+        .map(<[i64]>::to_vec)
+        .unwrap_or_else(|| natural.clone());
+    if matches!(l, Layout::Tv(_) | Layout::Linear(_)) && shape != natural {
+        return Err(LayoutError::Shape {
+            shape,
+            why: format!(
+                "this layout's logical side is fixed by its tile or out-dims: {natural:?}"
+            ),
+        });
+    }
+    let strided = match l {
+        Layout::Axe(a) => Some((a.clone(), None)),
+        Layout::Cute(_) | Layout::Tv(_) | Layout::Linear(_) => {
+            match convert(l, Target::Axe, Some(&shape)) {
+                Ok(Layout::Axe(a)) => Some((a, None)),
+                _ => None,
+            }
+        }
+        Layout::Swizzled(s) => {
+            let a = convert(&Layout::Cute(s.layout().clone()), Target::Axe, Some(&shape))?;
+            let Layout::Axe(a) = a else {
+                unreachable!("convert to Axe gives Axe")
+            };
+            Some((a, Some(*s.swizzle())))
+        }
+    };
+    match strided {
+        Some((a, sw)) => strided_form(&a, &shape, sw),
+        None => table_form(l, &shape),
+    }
+}
+
+fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<Forward, LayoutError> {
+    a.check_shape(shape)?;
+    let reg = AxisRegistry::builtin();
+    // Each iter and the offset become a point; fuse_point is linear, so fusing strides is exact.
+    let fuse = |axis: &Axis, v: i64| -> Result<BTreeMap<Axis, i64>, LayoutError> {
+        reg.fuse_point("cuda", &[(axis.clone(), v)].into())
+    };
+    let mut axes: BTreeSet<Axis> = BTreeSet::new();
+    let mut digit_maps = Vec::new();
+    for it in a.shard() {
+        let p = fuse(&it.axis, it.stride)?;
+        axes.extend(p.keys().cloned());
+        digit_maps.push((it.extent, p));
+    }
+    let mut rep_maps = Vec::new();
+    for it in a.replica() {
+        let p = fuse(&it.axis, it.stride)?;
+        axes.extend(p.keys().cloned());
+        rep_maps.push((it.extent, p));
+    }
+    let off = reg.fuse_point("cuda", a.offset())?;
+    axes.extend(off.keys().cloned());
+    if sw.is_some() {
+        axes.insert(Axis::m());
+    }
+    let axes: Vec<Axis> = axes.into_iter().collect();
+    let vec_of = |p: &BTreeMap<Axis, i64>| -> Vec<i64> {
+        axes.iter()
+            .map(|ax| p.get(ax).copied().unwrap_or(0))
+            .collect()
+    };
+    let digits = digit_maps.iter().map(|(e, p)| (*e, vec_of(p))).collect();
+    let count: i64 = rep_maps.iter().map(|(e, _)| *e).product();
+    if count > MAX_TABLE {
+        return Err(LayoutError::invalid(
+            "replica",
+            format!("{count} replica vectors exceed {MAX_TABLE}"),
+        ));
+    }
+    let mut replicas = BTreeSet::new();
+    for r in 0..count {
+        let mut v = vec![0i64; axes.len()];
+        let mut rest = r;
+        for (e, p) in rep_maps.iter().rev() {
+            let d = rest % e;
+            rest /= e;
+            v.iter_mut().zip(vec_of(p)).for_each(|(x, s)| *x += d * s);
+        }
+        replicas.insert(v);
+    }
+    let swizzle = sw.map(|s| (axes.iter().position(|x| x.is_m()).expect("m inserted"), s));
+    Ok(Forward {
+        shape: shape.to_vec(),
+        kind: ForwardKind::Strided {
+            digits,
+            replicas: replicas.into_iter().collect(),
+            offset: vec_of(&off),
+            swizzle,
+        },
+        axes,
+    })
+}
+
+fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
+    let n = layout::shape::size_of(shape)?;
+    if n > MAX_TABLE {
+        return Err(LayoutError::invalid(
+            "forward table",
+            format!("{n} logical indices exceed {MAX_TABLE}"),
+        ));
+    }
+    let reg = AxisRegistry::builtin();
+    let pairs = relation(l, Some(shape))?;
+    let axes: Vec<Axis> = pairs
+        .iter()
+        .flat_map(|(_, p)| p.keys().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut sets = vec![Vec::new(); n as usize];
+    for (c, p) in &pairs {
+        let x = layout::shape::flatten_row_major(shape, c)?;
+        let p = normalize_point(&reg, p)?;
+        sets[x as usize].push(
+            axes.iter()
+                .map(|a| p.get(a).copied().unwrap_or(0))
+                .collect(),
+        );
+    }
+    for s in &mut sets {
+        s.sort();
+        s.dedup();
+    }
+    Ok(Forward {
+        shape: shape.to_vec(),
+        axes,
+        kind: ForwardKind::Table { sets },
+    })
+}

@@ -1,0 +1,233 @@
+//! Equivalence decisions: cross-system pairs proved, mutated pairs refuted with counterexamples
+//! confirmed by the semantics, and the deciders checked against each other on random pairs.
+
+use certify::{equivalent, DeciderKind, Outcome, Policy};
+use layout::convert::{convert, Target};
+use layout::Layout;
+use proptest::prelude::*;
+
+fn parse(t: &str, shape: Option<&[i64]>) -> Layout {
+    Layout::parse(t, shape).unwrap()
+}
+
+/// Decides with the default policy, requiring both deciders to answer (they agree, or
+/// `equivalent` errors).
+fn both_decide(a: &Layout, b: &Layout, shape: Option<&[i64]>) -> &'static str {
+    let r = equivalent(a, b, shape, &Policy::default()).unwrap();
+    assert_eq!(
+        r.deciding(),
+        vec![DeciderKind::Exhaustive, DeciderKind::Smt],
+        "{:?}",
+        r.runs
+    );
+    r.verdict()
+}
+
+/// Decides where only enumeration applies (a side has no strided form, so z3 says unknown).
+fn exhaustive_decides(a: &Layout, b: &Layout, shape: Option<&[i64]>) -> &'static str {
+    let r = equivalent(a, b, shape, &Policy::default()).unwrap();
+    assert_eq!(r.deciding(), vec![DeciderKind::Exhaustive], "{:?}", r.runs);
+    r.verdict()
+}
+
+const MMAV2_16X8: &str =
+    "#ttg.linear<{register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [], block = []}>";
+const SM80_C: &str = "((4,8),(2,2)):((32,1),(16,8)) -> (16,8)";
+
+#[test]
+fn triton_mmav2_is_cute_sm80_c() {
+    assert_eq!(
+        both_decide(
+            &parse(MMAV2_16X8, Some(&[16, 8])),
+            &parse(SM80_C, None),
+            None
+        ),
+        "equivalent"
+    );
+}
+
+#[test]
+fn triton_mmav3_is_cute_gmma_c_64x16() {
+    let mma = parse(
+        "#ttg.linear<{register = [[0, 1], [8, 0], [0, 8]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]], block = []}>",
+        Some(&[64, 16]),
+    );
+    let gmma = parse("((4,8,4),(2,2,2)):((128,1,16),(64,8,512)) -> (64,16)", None);
+    assert_eq!(both_decide(&mma, &gmma, None), "equivalent");
+}
+
+#[test]
+fn axe_tensor_core_tile_is_its_cute_tv_form() {
+    let axe = parse(
+        "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:2@warpid]",
+        None,
+    );
+    let tv = convert(&axe, Target::Cute, Some(&[8, 16])).unwrap();
+    assert!(matches!(tv, Layout::Tv(_)), "{tv:?}");
+    assert_eq!(both_decide(&axe, &tv, Some(&[8, 16])), "equivalent");
+}
+
+#[test]
+fn mutated_stride_is_refuted_with_a_confirmed_counterexample() {
+    let bad = parse("((4,8),(2,2)):((32,1),(16,4)) -> (16,8)", None);
+    let r = equivalent(
+        &parse(MMAV2_16X8, Some(&[16, 8])),
+        &bad,
+        None,
+        &Policy::default(),
+    )
+    .unwrap();
+    assert_eq!(r.verdict(), "not equivalent");
+    let c = r.counterexample.unwrap();
+    assert_ne!(c.left, c.right);
+    // The mutant's TV map overlaps itself, so it has no strided form: enumeration decides.
+    assert!(
+        matches!(r.runs[0].outcome, Outcome::Refuted { .. }),
+        "{:?}",
+        r.runs
+    );
+    assert!(
+        matches!(r.runs[1].outcome, Outcome::Unknown { .. }),
+        "{:?}",
+        r.runs
+    );
+    // A mutant that stays a bijection is refuted by both.
+    let swapped = parse("((4,8),(2,2)):((32,1),(8,16)) -> (16,8)", None);
+    assert_eq!(
+        both_decide(&parse(MMAV2_16X8, Some(&[16, 8])), &swapped, None),
+        "not equivalent"
+    );
+}
+
+#[test]
+fn swizzled_layouts_are_decided_by_both() {
+    let a = parse("Sw<3,4,3> o (8,1024):(1024,1)", None);
+    let c = parse("Sw<3,4,2> o (8,1024):(1024,1)", None);
+    assert_eq!(both_decide(&a, &a, None), "equivalent");
+    // The F2 form XORs bases, which has no strided form: enumeration decides it.
+    assert_eq!(
+        exhaustive_decides(&a, &convert(&a, Target::Linear, None).unwrap(), None),
+        "equivalent"
+    );
+    assert_eq!(both_decide(&a, &c, None), "not equivalent");
+}
+
+#[test]
+fn replicas_compare_as_sets() {
+    let a = parse("S[1:1] + R[(8,4):(4@laneid,1@laneid)] + 2@warpid", None);
+    let b = parse("S[1:1] + R[(4,8):(1@laneid,4@laneid)] + 2@warpid", None);
+    let c = parse("S[1:1] + R[(4,8):(1@laneid,4@laneid)] + 3@warpid", None);
+    assert_eq!(both_decide(&a, &b, None), "equivalent");
+    assert_eq!(both_decide(&a, &c, None), "not equivalent");
+    let d = parse("S[1:1] + R[(4,4):(1@laneid,4@laneid)] + 2@warpid", None);
+    assert_eq!(both_decide(&a, &d, None), "not equivalent");
+}
+
+#[test]
+fn laneid_warpid_compare_with_thread_index() {
+    let a = parse("S[(4,32):(1@warpid,1@laneid)]", None);
+    let b = parse("S[128:1@tx]", None);
+    assert_eq!(both_decide(&a, &b, None), "equivalent");
+}
+
+#[test]
+fn smt_query_is_exported() {
+    // CuTe (i,j) -> 8i + j over (4,8) is the Axe S[(4,8):(8,1)]; S[(8,4):(1,8)] reads the
+    // same 32 offsets in another order, so the two differ.
+    let cute = parse("(4,8):(8,1)", None);
+    let r = equivalent(
+        &cute,
+        &parse("S[(4,8):(8,1)]", None),
+        Some(&[4, 8]),
+        &Policy::default(),
+    )
+    .unwrap();
+    assert_eq!(r.verdict(), "equivalent");
+    assert!(r.smt_query.as_deref().unwrap().contains("(check-sat)"));
+    let r = equivalent(
+        &cute,
+        &parse("S[(8,4):(1,8)]", None),
+        Some(&[4, 8]),
+        &Policy::default(),
+    )
+    .unwrap();
+    assert_eq!(r.verdict(), "not equivalent");
+}
+
+fn cute_text() -> impl Strategy<Value = String> {
+    prop::collection::vec((1i64..5, 0i64..12), 1..5).prop_map(|m| {
+        let s: Vec<String> = m.iter().map(|x| x.0.to_string()).collect();
+        let d: Vec<String> = m.iter().map(|x| x.1.to_string()).collect();
+        format!("({},):({},)", s.join(","), d.join(","))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn deciders_agree_and_conversions_are_proved(t in cute_text(), k in 0usize..5, delta in 1i64..3) {
+        let a = parse(&t, None);
+        let axe = convert(&a, Target::Axe, None).unwrap();
+        prop_assert_eq!(both_decide(&a, &axe, None), "equivalent");
+        // Mutate one stride of the Axe form.
+        let Layout::Axe(x) = &axe else { unreachable!() };
+        let mut shard = x.shard().to_vec();
+        if shard.is_empty() { return Ok(()); }
+        let i = k % shard.len();
+        shard[i].stride += delta;
+        let m = Layout::Axe(layout::AxeLayout::from_shard(shard).unwrap());
+        let r = equivalent(&a, &m, None, &Policy::default()).unwrap();
+        prop_assert_eq!(r.deciding().len(), 2);
+        // A stride change on an extent-1 iter changes nothing; otherwise the map changed.
+        let changed = x.shard()[i].extent > 1;
+        prop_assert_eq!(r.verdict(), if changed { "not equivalent" } else { "equivalent" });
+    }
+}
+
+#[test]
+fn certificates_recheck_and_any_tampering_is_caught() {
+    use certify::certificate::{certify_equivalence, check};
+    let a = parse(MMAV2_16X8, Some(&[16, 8]));
+    let b = parse(SM80_C, None);
+    let r = equivalent(&a, &b, None, &Policy::default()).unwrap();
+    let cert = certify_equivalence(&a, &b, &r);
+    let json = serde_json::to_string_pretty(&cert).unwrap();
+    assert_eq!(check(&json).unwrap(), cert);
+    // Flip each field in turn (re-digesting so only the re-check can catch it).
+    let mut edits: Vec<certify::certificate::Certificate> = Vec::new();
+    let mut e = cert.clone();
+    e.claim.right = "((4,8),(2,2)):((32,1),(8,16)) -> (16,8)".into();
+    edits.push(e);
+    let mut e = cert.clone();
+    e.claim.shape = vec![8, 16];
+    edits.push(e);
+    let mut e = cert.clone();
+    e.verdict = "not equivalent".into();
+    edits.push(e);
+    let mut e = cert.clone();
+    e.axes = vec!["m".into(), "tx".into()];
+    edits.push(e);
+    let mut e = cert.clone();
+    e.smt_query = Some("(check-sat)".into());
+    edits.push(e);
+    let mut e = cert.clone();
+    e.evidence.pop();
+    edits.push(e);
+    let mut e = cert.clone();
+    e.evidence[0].outcome = certify::Outcome::Proved {
+        evidence: "trust me".into(),
+    };
+    edits.push(e);
+    for mut e in edits {
+        e.digest = certify::certificate::digest(&e);
+        assert!(
+            check(&serde_json::to_string(&e).unwrap()).is_err(),
+            "accepted {e:?}"
+        );
+    }
+    // An edit without re-digesting is caught by the digest alone.
+    let tampered = json.replacen("32, 1", "32, 2", 1);
+    assert!(check(&tampered).is_err());
+    assert!(check(&json.replace("\"version\": 1", "\"version\": 2")).is_err());
+}
