@@ -109,6 +109,15 @@ const VECTORS: &[Vector] = &[
         spans: &[],
         evals: &[(None, &[1, 9, 0, 0], "{{dim0:2, dim1:3}}")],
     },
+    Vector {
+        name: "linear.md 3, Triton MMAv2 16x16, instrShape [16,8], 1 warp",
+        text: "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], \
+               instrShape = [16, 8]}>",
+        tensor_shape: Some(&[16, 16]),
+        spans: &[],
+        // register 5 = bits 0,2 -> (0,1)^(0,8); lane 6 = bits 1,2 -> (0,4)^(1,0).
+        evals: &[(None, &[5, 6, 0, 0], "{{dim0:1, dim1:13}}")],
+    },
 ];
 
 /// The outcome of one check.
