@@ -79,7 +79,8 @@ impl AxeLayout {
             replica,
             offset,
         };
-        // Every coordinate the layout can produce is bounded by offset + span: check it fits.
+        // Every coordinate the layout can produce is bounded by offset + span: check it fits, and
+        // that the span itself (`1 + reach`) does, so `span` needs no checked arithmetic.
         for axis in layout.axes() {
             let reach = layout
                 .iters()
@@ -92,6 +93,7 @@ impl AxeLayout {
                     )?;
                     arith::add(acc, term, "span")
                 })?;
+            arith::add(reach, 1, "span")?;
             let o = layout.offset.get(&axis).copied().unwrap_or(0);
             arith::add(
                 reach,

@@ -97,3 +97,15 @@ proptest! {
         prop_assert_eq!(Layout::parse(&l.print(), None).unwrap(), l);
     }
 }
+
+/// Regression (found by `laycert show 'S[2:9223372036854775807]'`): the span `1 + reach` must fit
+/// in i64 for every layout `new` accepts, so `span` cannot overflow.
+#[test]
+fn span_of_every_accepted_layout_fits_in_i64() {
+    let max = i64::MAX;
+    assert!(AxeLayout::from_shard(vec![Iter::on_m(2, max)]).is_err());
+    assert!(AxeLayout::from_shard(vec![Iter::on_m(2, -max)]).is_err());
+    let l = AxeLayout::from_shard(vec![Iter::on_m(2, max - 1)]).unwrap();
+    assert_eq!(l.span(&Axis::m()), max);
+    assert!(Layout::parse("S[2:9223372036854775807]", None).is_err());
+}
