@@ -1,6 +1,7 @@
 //! Any notation through `Layout::parse`: never panics, errors render, printing then re-parsing
-//! gives the same value (a round-trip failure crashes the target), and evaluation at the first
-//! and last coordinate of the domain never panics.
+//! gives the same value (a round-trip failure crashes the target), and what `laycert show` and
+//! `eval` compute (spans, evaluation at the first and last coordinate, facts on small domains)
+//! never panics.
 #![no_main]
 
 use layout::{Layout, LayoutError};
@@ -11,6 +12,9 @@ const SHAPE: &[i64] = &[16, 16];
 
 /// Evaluate only where the replica set is small (evaluation enumerates it).
 const MAX_REPLICAS: i64 = 1 << 12;
+
+/// Decide facts only on small domains (they enumerate the relation).
+const MAX_FACTS_DOMAIN: i64 = 1 << 10;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -33,6 +37,9 @@ fuzz_target!(|data: &[u8]| {
             "{text:?} printed as {printed:?} re-parses differently"
         );
         if let Layout::Axe(a) = &l {
+            for axis in a.axes() {
+                let _ = a.span(&axis);
+            }
             if a.replica_count() > MAX_REPLICAS {
                 continue;
             }
@@ -42,5 +49,12 @@ fuzz_target!(|data: &[u8]| {
         let last: Vec<i64> = dims.iter().map(|d| d - 1).collect();
         let _ = l.eval(None, &first);
         let _ = l.eval(None, &last);
+        let replicas = match &l {
+            Layout::Axe(a) => a.replica_count(),
+            _ => 1,
+        };
+        if l.domain_size().saturating_mul(replicas) <= MAX_FACTS_DOMAIN {
+            let _ = layout::facts::facts(&l, None);
+        }
     }
 });
