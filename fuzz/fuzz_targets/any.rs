@@ -14,7 +14,7 @@ const SHAPE: &[i64] = &[16, 16];
 const MAX_REPLICAS: i64 = 1 << 12;
 
 /// Decide facts only on small domains (they enumerate the relation).
-const MAX_FACTS_DOMAIN: i64 = 1 << 10;
+const MAX_FACTS_DOMAIN: i64 = 1 << 8;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
