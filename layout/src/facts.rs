@@ -123,9 +123,11 @@ pub fn facts(l: &Layout, shape: Option<&[i64]>) -> Result<Facts> {
         let (lo, hi) = vals.fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
         range.insert(a.clone(), (lo, hi));
     }
-    let box_size = range
-        .values()
-        .try_fold(1i64, |acc, (lo, hi)| acc.checked_mul(hi - lo + 1));
+    let box_size = range.values().try_fold(1i64, |acc, (lo, hi)| {
+        hi.checked_sub(*lo)?
+            .checked_add(1)
+            .and_then(|w| acc.checked_mul(w))
+    });
     let surjective = match box_size {
         Some(n) if n == by_image.len() as i64 => Fact::Yes,
         Some(n) => Fact::No(format!(
