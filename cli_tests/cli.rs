@@ -232,3 +232,70 @@ fn output_is_deterministic() {
     let b = laycert(&["show", TILE, "--json"]);
     assert_eq!(a.stdout, b.stdout);
 }
+
+#[test]
+fn equiv_proves_cross_system_pairs_and_writes_a_checkable_certificate() {
+    let dir = std::env::temp_dir().join(format!("laycert-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cert = dir.join("mma.json");
+    let cert = cert.to_str().unwrap();
+    let o = laycert(&[
+        "equiv",
+        "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>",
+        "((4,8),(2,2)):((32,1),(16,8)) -> (16,8)",
+        "--shape",
+        "16,8",
+        "--cert",
+        cert,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "equivalent");
+    assert!(stdout(&o).contains("exhaustive proved") && stdout(&o).contains("smt proved"));
+    let c = laycert(&["check", cert]);
+    assert_eq!(
+        (c.status.code(), first_line(&c)),
+        (Some(0), "valid".to_string())
+    );
+    // Tampering with one stride of the claim is caught.
+    let text = std::fs::read_to_string(cert)
+        .unwrap()
+        .replacen("32, 1", "32, 2", 1);
+    std::fs::write(cert, text).unwrap();
+    let c = laycert(&["check", cert]);
+    assert_eq!(c.status.code(), Some(1));
+    assert!(first_line(&c).starts_with("invalid:"), "{}", first_line(&c));
+    let missing = laycert(&["check", "/nonexistent/cert.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn equiv_refutes_with_a_counterexample_and_exit_1() {
+    let o = laycert(&["equiv", "(4,8):(8,1)", "S[(8,4):(1,8)]", "--shape", "4,8"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert_eq!(first_line(&o), "not equivalent");
+    assert!(out.contains("counterexample at logical (0,1):"), "{out}");
+    assert!(
+        out.contains("left:  {{m:1}}") && out.contains("right: {{m:8}}"),
+        "{out}"
+    );
+    let j = json(&laycert(&[
+        "--json",
+        "equiv",
+        "(4,8):(8,1)",
+        "S[(8,4):(1,8)]",
+        "--shape",
+        "4,8",
+    ]));
+    assert_eq!(j["verdict"], "not equivalent");
+    assert_eq!(j["counterexample"]["coord"], serde_json::json!([0, 1]));
+}
+
+#[test]
+fn equiv_bad_input_exits_2() {
+    let o = laycert(&["equiv", "S[(8,0):(1,1)]", "S[8:1]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains('^'));
+    let o = laycert(&["equiv", "S[8:1]", "S[4:1]"]);
+    assert_eq!(o.status.code(), Some(2), "sizes differ: {}", stderr(&o));
+}

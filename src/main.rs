@@ -56,6 +56,26 @@ enum Command {
         #[arg(long)]
         shape: Option<String>,
     },
+    /// Decide whether two layouts (any notations) are equivalent as relations between logical
+    /// coordinates and physical points; prints the evidence or a counterexample.
+    /// Exit 0 equivalent, 1 not equivalent, 3 unknown, 2 bad input.
+    Equiv {
+        /// Left layout.
+        a: String,
+        /// Right layout.
+        b: String,
+        /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
+        #[arg(long)]
+        shape: Option<String>,
+        /// Write the certificate (versioned JSON) here.
+        #[arg(long)]
+        cert: Option<String>,
+    },
+    /// Re-verify a certificate from scratch: `valid` (exit 0) or `invalid: why` (exit 1).
+    Check {
+        /// The certificate file.
+        cert: String,
+    },
     /// The main job. Placeholder until the corpus issue: checks the spec's worked vectors.
     Verify,
 }
@@ -73,6 +93,10 @@ fn main() -> ExitCode {
         Command::Convert { layout, to, shape } => {
             cli::convert::run(layout, to, shape.as_deref(), args.json)
         }
+        Command::Equiv { a, b, shape, cert } => {
+            cli::equiv::run(a, b, shape.as_deref(), cert.as_deref(), args.json)
+        }
+        Command::Check { cert } => cli::check::run(cert, args.json),
         Command::Verify => Ok(cli::verify::run(args.json)),
     };
     match result {

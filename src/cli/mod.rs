@@ -2,7 +2,9 @@
 //! and JSON the command prints. Inputs are read by [`input`], which renders bad input the same
 //! way for every command.
 
+pub mod check;
 pub mod convert;
+pub mod equiv;
 pub mod eval;
 pub mod input;
 pub mod show;

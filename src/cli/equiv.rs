@@ -1,0 +1,122 @@
+//! `laycert equiv A B`: first line `equivalent`, `not equivalent` or `unknown`; then the
+//! evidence (deciders and their times) or the counterexample (the logical coordinate and both
+//! sides' physical points). Exit 0 / 1 / 3 (unknown); 2 on bad input.
+
+use serde_json::json;
+
+use certify::certificate::certify_equivalence;
+use certify::{equivalent, Outcome, Policy, Report as Decision};
+
+use super::{input, BadInput, Report};
+
+/// Exit status when the claim is refuted.
+pub const REFUTED: u8 = 1;
+/// Exit status when no decider reached a verdict.
+pub const UNKNOWN: u8 = 3;
+
+/// Runs `equiv`.
+pub fn run(
+    a: &str,
+    b: &str,
+    shape: Option<&str>,
+    cert: Option<&str>,
+    as_json: bool,
+) -> Result<Report, BadInput> {
+    let shape = input::shape(shape)?;
+    let la = input::layout(a, shape.as_deref())?;
+    let lb = input::layout(b, shape.as_deref())?;
+    // Triton attributes take --shape as their tensor shape; TV/linear fix their logical side.
+    let logical = shape.as_deref().filter(|_| {
+        !matches!(la, layout::Layout::Tv(_) | layout::Layout::Linear(_))
+            || !matches!(lb, layout::Layout::Tv(_) | layout::Layout::Linear(_))
+    });
+    let d = equivalent(&la, &lb, logical, &Policy::default())
+        .map_err(|e| input::render(&e, "the claim", a))?;
+    if let Some(path) = cert {
+        let c = certify_equivalence(&la, &lb, &d);
+        let text = serde_json::to_string_pretty(&c).expect("certificates serialize");
+        std::fs::write(path, text + "\n").map_err(|e| BadInput {
+            message: format!("error: --cert {path:?}: cannot write: {e}"),
+        })?;
+    }
+    let code = match d.verdict() {
+        "equivalent" => 0,
+        "not equivalent" => REFUTED,
+        _ => UNKNOWN,
+    };
+    let mut report = if as_json {
+        json_report(&d)
+    } else {
+        Report::ok(lines(&d))
+    };
+    report.code = code;
+    Ok(report)
+}
+
+fn point(d: &Decision, p: &[i64]) -> String {
+    let parts: Vec<String> = d
+        .axes
+        .iter()
+        .zip(p)
+        .map(|(a, v)| format!("{a}:{v}"))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+fn points(d: &Decision, ps: &[Vec<i64>]) -> String {
+    let parts: Vec<String> = ps.iter().map(|p| point(d, p)).collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+fn run_line(d: &Decision) -> String {
+    let runs: Vec<String> = d
+        .runs
+        .iter()
+        .map(|r| {
+            let why = match &r.outcome {
+                Outcome::Unknown { reason } => format!(": {reason}"),
+                _ => String::new(),
+            };
+            format!(
+                "{} {} in {} us{why}",
+                r.decider.name(),
+                r.outcome.word(),
+                r.micros
+            )
+        })
+        .collect();
+    format!("deciders: {}", runs.join("; "))
+}
+
+fn lines(d: &Decision) -> Vec<String> {
+    let mut out = vec![d.verdict().to_string()];
+    let shape: Vec<String> = d.shape.iter().map(i64::to_string).collect();
+    out.push(format!("logical shape: ({})", shape.join(",")));
+    if let Some(c) = &d.counterexample {
+        let coord: Vec<String> = c.coord.iter().map(i64::to_string).collect();
+        out.push(format!("counterexample at logical ({}):", coord.join(",")));
+        out.push(format!("  left:  {}", points(d, &c.left)));
+        out.push(format!("  right: {}", points(d, &c.right)));
+    }
+    out.push(run_line(d));
+    for r in &d.runs {
+        if let Outcome::Proved { evidence } = &r.outcome {
+            out.push(format!("  {}: {evidence}", r.decider.name()));
+        }
+    }
+    out
+}
+
+fn json_report(d: &Decision) -> Report {
+    Report::json(json!({
+        "verdict": d.verdict(),
+        "shape": d.shape,
+        "axes": d.axes.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        "counterexample": d.counterexample,
+        "deciders": d.runs.iter().map(|r| json!({
+            "decider": r.decider.name(),
+            "outcome": r.outcome,
+            "micros": r.micros,
+        })).collect::<Vec<_>>(),
+    }))
+}
