@@ -20,6 +20,7 @@ use layout::{Axis, AxisRegistry, Layout, LayoutError, Point};
 use crate::decider::{Counterexample, DeciderKind, Outcome};
 use crate::exhaustive;
 use crate::forward::{default_logical_shape, forward, Forward};
+use crate::normal_form;
 use crate::smt;
 
 /// Which deciders run and their limits.
@@ -118,6 +119,13 @@ pub fn equivalent(
     let (fa, fb) = (fa.widen(&axes), fb.widen(&axes));
     let mut runs = Vec::new();
     let mut smt_query = None;
+    let t = Instant::now();
+    let nf = normal_form::decide(a, b, &shape, &fa, &fb);
+    runs.push(Run {
+        decider: DeciderKind::NormalForm,
+        outcome: nf,
+        micros: t.elapsed().as_micros(),
+    });
     let t = Instant::now();
     let ex = exhaustive::decide(&fa, &fb, policy.exhaustive_limit);
     runs.push(Run {

@@ -31,6 +31,7 @@ pub mod claim;
 pub mod decider;
 pub mod exhaustive;
 pub mod forward;
+pub mod normal_form;
 pub mod smt;
 
 pub use claim::{equivalent, Policy, Report};
