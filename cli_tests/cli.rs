@@ -299,3 +299,26 @@ fn equiv_bad_input_exits_2() {
     let o = laycert(&["equiv", "S[8:1]", "S[4:1]"]);
     assert_eq!(o.status.code(), Some(2), "sizes differ: {}", stderr(&o));
 }
+
+#[test]
+fn prove_property_answers_and_exits_by_verdict() {
+    let o = laycert(&["prove-property", "injective", "(4,2):(2,1)"]);
+    assert_eq!(
+        (o.status.code(), first_line(&o)),
+        (Some(0), "proved".to_string())
+    );
+    let o = laycert(&["prove-property", "injective", "(2,2):(1,1)"]);
+    assert_eq!(
+        (o.status.code(), first_line(&o)),
+        (Some(1), "refuted".to_string())
+    );
+    assert!(
+        stdout(&o).contains("reach the same point"),
+        "{}",
+        stdout(&o)
+    );
+    let o = laycert(&["prove-property", "surjective", "4:2"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = laycert(&["prove-property", "lovely", "4:2"]);
+    assert_eq!(o.status.code(), Some(2));
+}

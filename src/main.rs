@@ -71,6 +71,17 @@ enum Command {
         #[arg(long)]
         cert: Option<String>,
     },
+    /// Decide a property of one layout: injective, surjective (onto its image's bounding box)
+    /// or bijective. Exit 0 proved, 1 refuted, 3 unknown, 2 bad input.
+    ProveProperty {
+        /// `injective`, `surjective` or `bijective`.
+        property: String,
+        /// The layout, in any notation.
+        layout: String,
+        /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
+        #[arg(long)]
+        shape: Option<String>,
+    },
     /// Re-verify a certificate from scratch: `valid` (exit 0) or `invalid: why` (exit 1).
     Check {
         /// The certificate file.
@@ -96,6 +107,11 @@ fn main() -> ExitCode {
         Command::Equiv { a, b, shape, cert } => {
             cli::equiv::run(a, b, shape.as_deref(), cert.as_deref(), args.json)
         }
+        Command::ProveProperty {
+            property,
+            layout,
+            shape,
+        } => cli::property::run(property, layout, shape.as_deref(), args.json),
         Command::Check { cert } => cli::check::run(cert, args.json),
         Command::Verify => Ok(cli::verify::run(args.json)),
     };

@@ -32,6 +32,7 @@ pub mod decider;
 pub mod exhaustive;
 pub mod forward;
 pub mod normal_form;
+pub mod property;
 pub mod smt;
 
 pub use claim::{equivalent, Policy, Report};

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod equiv;
 pub mod eval;
 pub mod input;
+pub mod property;
 pub mod show;
 pub mod verify;
 

@@ -1,0 +1,310 @@
+//! Property claims about one layout, and relations between two beyond equality.
+//!
+//! - injective: no physical point is related to two logical coordinates;
+//! - surjective: the image fills its bounding box (every value between the smallest and the
+//!   largest reached, on every axis);
+//! - bijective: both;
+//! - refines(A, B): every pair of A is a pair of B (`A(x) ⊆ B(x)` for every `x`);
+//! - equal on a region: `A(x) == B(x)` for every `x` in a box of logical coordinates.
+//!
+//! Each is decided by enumeration; injectivity of a strided, replica-free form also by z3
+//! (`exists x != y: F(x) == F(y)`), and the two must agree. Witnesses are re-evaluated by the
+//! trusted semantics. Example: `4:2` is injective, not surjective (offset 1 is a hole).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use z3::ast::{Bool, BV};
+
+use layout::{Layout, LayoutError};
+
+use crate::claim::{semantic_points, Policy};
+use crate::forward::{default_logical_shape, forward, Forward, ForwardKind};
+use crate::smt::{check, limited_solver, Verdict};
+
+/// A property of one layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Property {
+    /// No point reached twice.
+    Injective,
+    /// The image fills its bounding box.
+    Surjective,
+    /// Both.
+    Bijective,
+}
+
+impl Property {
+    /// Parses `injective`, `surjective`, `bijective`.
+    pub fn parse(s: &str) -> Result<Property, LayoutError> {
+        match s {
+            "injective" => Ok(Property::Injective),
+            "surjective" => Ok(Property::Surjective),
+            "bijective" => Ok(Property::Bijective),
+            other => Err(LayoutError::invalid(
+                format!("property {other:?}"),
+                "expected injective, surjective or bijective",
+            )),
+        }
+    }
+}
+
+/// The answer to a property claim.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PropertyReport {
+    /// `proved`, `refuted` or `unknown`.
+    pub verdict: &'static str,
+    /// The deciders that ran and what each said.
+    pub deciders: Vec<(String, String)>,
+    /// Why it fails (a witness in words), or why it is unknown.
+    pub detail: Option<String>,
+}
+
+/// Decides a property of `l` over `shape` (default: its logical shape).
+pub fn prove_property(
+    l: &Layout,
+    prop: Property,
+    shape: Option<&[i64]>,
+    policy: &Policy,
+) -> Result<PropertyReport, LayoutError> {
+    let shape = shape
+        .map(<[i64]>::to_vec)
+        .unwrap_or_else(|| default_logical_shape(l));
+    let f = forward(l, Some(&shape))?;
+    if f.size() > policy.exhaustive_limit {
+        return Ok(PropertyReport {
+            verdict: "unknown",
+            deciders: vec![("exhaustive".into(), "unknown".into())],
+            detail: Some(format!(
+                "the domain has {} indices, above the exhaustive limit",
+                f.size()
+            )),
+        });
+    }
+    let (inj, inj_witness) = injective(&f);
+    let (sur, sur_witness) = surjective(&f);
+    let mut deciders = vec![(
+        "exhaustive".to_string(),
+        word(match prop {
+            Property::Injective => inj,
+            Property::Surjective => sur,
+            Property::Bijective => inj && sur,
+        }),
+    )];
+    if let Some((x, y)) = inj_witness {
+        // Confirm by the semantics: both coordinates reach a common point.
+        let cx = layout::shape::unflatten_row_major(&shape, x)?;
+        let cy = layout::shape::unflatten_row_major(&shape, y)?;
+        let (px, py) = (
+            semantic_points(l, &shape, &cx)?,
+            semantic_points(l, &shape, &cy)?,
+        );
+        if px.is_disjoint(&py) {
+            return Err(LayoutError::invalid(
+                "injectivity witness",
+                format!("{cx:?} and {cy:?} share no point by the semantics"),
+            ));
+        }
+    }
+    if matches!(prop, Property::Injective | Property::Bijective) && policy.use_smt {
+        if let Some(z) = smt_injective(&f, policy.rlimit) {
+            if z != inj {
+                return Err(LayoutError::invalid(
+                    "decision",
+                    "the exhaustive and smt deciders disagree on injectivity",
+                ));
+            }
+            deciders.push(("smt".into(), word(z)));
+        }
+    }
+    let holds = match prop {
+        Property::Injective => inj,
+        Property::Surjective => sur,
+        Property::Bijective => inj && sur,
+    };
+    let detail = if holds {
+        None
+    } else if !inj && prop != Property::Surjective {
+        inj_witness.map(|(x, y)| {
+            let c = |i| layout::shape::unflatten_row_major(&shape, i).unwrap_or_default();
+            format!("logical {:?} and {:?} reach the same point", c(x), c(y))
+        })
+    } else {
+        sur_witness
+    };
+    Ok(PropertyReport {
+        verdict: if holds { "proved" } else { "refuted" },
+        deciders,
+        detail,
+    })
+}
+
+fn word(b: bool) -> String {
+    if b {
+        "proved".into()
+    } else {
+        "refuted".into()
+    }
+}
+
+/// Injectivity by enumeration, with two indices sharing a point when it fails.
+fn injective(f: &Forward) -> (bool, Option<(i64, i64)>) {
+    let mut seen: BTreeMap<Vec<i64>, i64> = BTreeMap::new();
+    for x in 0..f.size() {
+        for p in f.points(x) {
+            if let Some(&y) = seen.get(&p) {
+                if y != x {
+                    return (false, Some((y, x)));
+                }
+            }
+            seen.insert(p, x);
+        }
+    }
+    (true, None)
+}
+
+/// Surjectivity onto the image's bounding box by enumeration.
+fn surjective(f: &Forward) -> (bool, Option<String>) {
+    let mut points: Vec<Vec<i64>> = (0..f.size()).flat_map(|x| f.points(x)).collect();
+    points.sort();
+    points.dedup();
+    let dims = f.axes.len();
+    let mut cells: i64 = 1;
+    for d in 0..dims {
+        let lo = points.iter().map(|p| p[d]).min().unwrap_or(0);
+        let hi = points.iter().map(|p| p[d]).max().unwrap_or(0);
+        match hi
+            .checked_sub(lo)
+            .and_then(|w| w.checked_add(1))
+            .and_then(|w| cells.checked_mul(w))
+        {
+            Some(c) => cells = c,
+            None => {
+                return (
+                    false,
+                    Some("the bounding box is too large to be filled".into()),
+                )
+            }
+        }
+    }
+    if cells == points.len() as i64 {
+        (true, None)
+    } else {
+        (
+            false,
+            Some(format!(
+                "{} of the {cells} points of the image's bounding box are reached",
+                points.len()
+            )),
+        )
+    }
+}
+
+/// `exists x != y < n: F(x) == F(y)` for a strided, replica-free form; `None` when not encodable
+/// or z3 gives up.
+fn smt_injective(f: &Forward, rlimit: u32) -> Option<bool> {
+    let ForwardKind::Strided {
+        digits,
+        replicas,
+        offset,
+        swizzle,
+    } = &f.kind
+    else {
+        return None;
+    };
+    if replicas.len() > 1 {
+        return None;
+    }
+    let s = limited_solver(rlimit);
+    let n = BV::from_u64(f.size() as u64, 64);
+    let (x, y) = (BV::new_const("x", 64), BV::new_const("y", 64));
+    s.assert(x.bvult(&n));
+    s.assert(y.bvult(&n));
+    s.assert(x.eq(&y).not());
+    let enc = |v: &BV| -> Vec<BV> {
+        let k = |c: i64| BV::from_i64(c, 64);
+        let mut out: Vec<BV> = offset.iter().map(|&o| k(o)).collect();
+        let mut place = 1i64;
+        for (e, st) in digits.iter().rev() {
+            let d = v.bvudiv(k(place)).bvurem(k(*e));
+            for (o, &sv) in out.iter_mut().zip(st) {
+                *o = o.bvadd(d.bvmul(k(sv)));
+            }
+            place = place.saturating_mul(*e);
+        }
+        if let Some((i, sw)) = swizzle {
+            let moved = out[*i].bvand(k(sw.source_mask()));
+            let sh = if sw.shift() >= 0 {
+                moved.bvlshr(k(sw.shift() as i64))
+            } else {
+                moved.bvshl(k(-(sw.shift() as i64)))
+            };
+            out[*i] = out[*i].bvxor(sh);
+        }
+        out
+    };
+    let (px, py) = (enc(&x), enc(&y));
+    let same: Vec<Bool> = px.iter().zip(&py).map(|(a, b)| a.eq(b)).collect();
+    s.assert(Bool::and(&same));
+    match check(&s) {
+        Verdict::Unsat => Some(true),
+        Verdict::Sat => Some(false),
+        Verdict::Unknown(_) => None,
+    }
+}
+
+/// Whether every pair of `a` is a pair of `b` over `shape`, by enumeration; the first logical
+/// index where `a` has a point `b` lacks, when not.
+pub fn refines(
+    a: &Layout,
+    b: &Layout,
+    shape: Option<&[i64]>,
+) -> Result<Result<(), Vec<i64>>, LayoutError> {
+    let (fa, fb) = crate::claim::forms(
+        a,
+        b,
+        &shape
+            .map(<[i64]>::to_vec)
+            .unwrap_or_else(|| default_logical_shape(a)),
+    )?;
+    for x in 0..fa.size() {
+        let pb = fb.points(x);
+        if fa.points(x).iter().any(|p| pb.binary_search(p).is_err()) {
+            return Ok(Err(layout::shape::unflatten_row_major(&fa.shape, x)?));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Whether `a` and `b` agree on the box `region` (`[lo, hi)` per dim) of `shape`; the first
+/// coordinate where they differ, when not.
+pub fn equal_on_region(
+    a: &Layout,
+    b: &Layout,
+    shape: &[i64],
+    region: &[(i64, i64)],
+) -> Result<Result<(), Vec<i64>>, LayoutError> {
+    if region.len() != shape.len()
+        || region
+            .iter()
+            .zip(shape)
+            .any(|(&(lo, hi), &e)| lo < 0 || hi > e || lo >= hi)
+    {
+        return Err(LayoutError::invalid(
+            format!("region {region:?}"),
+            format!("each [lo, hi) must be a non-empty part of {shape:?}"),
+        ));
+    }
+    let (fa, fb) = crate::claim::forms(a, b, shape)?;
+    for x in 0..fa.size() {
+        let c = layout::shape::unflatten_row_major(shape, x)?;
+        if c.iter()
+            .zip(region)
+            .all(|(&v, &(lo, hi))| lo <= v && v < hi)
+            && fa.points(x) != fb.points(x)
+        {
+            return Ok(Err(c));
+        }
+    }
+    Ok(Ok(()))
+}
