@@ -244,10 +244,18 @@ pub(crate) fn multiset_minus(
 ) -> Result<Vec<Iter>> {
     let mut rest = all.to_vec();
     for it in part {
-        match rest.iter().position(|x| x == it) {
-            Some(i) => {
-                rest.remove(i);
-            }
+        if let Some(i) = rest.iter().position(|x| x == it) {
+            rest.remove(i);
+            continue;
+        }
+        // C2 may have fused `it` with another iter into one run `(E, s)`; split the run back
+        // and take `it` (the check by rebuilding confirms the choice).
+        let split = rest
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| (x.axis == it.axis).then(|| unmerge(x, it).map(|y| (i, y)))?);
+        match split {
+            Some((i, left)) => rest[i] = left,
             None => {
                 return Err(no(format!(
                     "replica: the {name} replica iter {} is not in L's canonical replica {}",
@@ -258,6 +266,28 @@ pub(crate) fn multiset_minus(
         }
     }
     Ok(rest)
+}
+
+/// The iter `y` with `C2(it, y) = run`, if any: `(e, s)` with `(e2, k*s)`, `1 <= k <= e`, fuse
+/// to `(e + k*(e2-1), s)`; `it` may be either of the two.
+fn unmerge(run: &Iter, it: &Iter) -> Option<Iter> {
+    let (big, s, e) = (run.extent, run.stride, it.extent);
+    if big <= e || s <= 0 || it.stride % s != 0 {
+        return None;
+    }
+    let k = it.stride / s;
+    if k == 1 {
+        // `it` is the base: the other is `(e2, k*s)` with `big = e + k*(e2-1)`, largest k first.
+        let k = (1..=e).rev().find(|k| (big - e) % k == 0)?;
+        return Some(Iter::new(
+            (big - e) / k + 1,
+            k.checked_mul(s)?,
+            run.axis.clone(),
+        ));
+    }
+    // `it` is the multiple: the base is `(e1, s)` with `big = e1 + k*(e-1)`, `k <= e1`.
+    let e1 = big.checked_sub(k.checked_mul(e - 1)?)?;
+    (e1 >= k).then(|| Iter::new(e1, s, run.axis.clone()))
 }
 
 /// `-o` axis by axis.
