@@ -5,7 +5,9 @@
 //! domain of [`super::tile`] without the span scaling. Construction: for each dim `k`, A's block
 //! `k` then B's block `k`; `R = R_A ∪ R_B`, `O = O_A + O_B`. Recognition recovers either summand
 //! from the sum and the other one, as [`super::tile_of`] does (normalized parts, multiset
-//! replicas, offsets by subtraction, then a check by rebuilding).
+//! replicas, offsets by subtraction, then a check by rebuilding). Without span scaling the
+//! summands' replicas may fuse beyond what matching canonical iters undoes; that answer is an
+//! "undecided" error, never a "no".
 //!
 //! Worked example (paper F.4, a test checks it): `A = S[(2,2):(8,2)]`, `B = S[(2,2):(4,1)]`,
 //! shapes `[2,2]` and `[2,2]`: blocks `(2:8, 2:4)` and `(2:2, 2:1)` give
@@ -92,6 +94,15 @@ fn not_a_direct_sum(reason: String) -> LayoutError {
     LayoutError::NotADirectSum { reason }
 }
 
+/// Replica sets add without span scaling, so C2 can fuse the two summands' replicas in ways
+/// the canonical iters do not undo; a failed match there is no proof of "not a direct sum".
+fn undecided(reason: String) -> LayoutError {
+    LayoutError::invalid(
+        "direct-sum recognition",
+        format!("undecided: {reason} (replicas are matched by canonical iters only)"),
+    )
+}
+
 fn recover(
     l: &AxeLayout,
     shape: &[i64],
@@ -124,7 +135,7 @@ fn recover(
         )?;
         shard.extend(g.block(2 * k + other_part).iter().cloned());
     }
-    let replica = multiset_minus(cl.layout.replica(), ck.replica(), name, not_a_direct_sum)?;
+    let replica = multiset_minus(cl.layout.replica(), ck.replica(), name, undecided)?;
     let mut offset = cl.layout.offset().clone();
     add_offset(&mut offset, &negate(ck.offset())?)?;
     let other = AxeLayout::new(shard, replica, offset)?;
