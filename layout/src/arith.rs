@@ -7,6 +7,11 @@ pub fn add(a: i64, b: i64, op: &'static str) -> Result<i64> {
     a.checked_add(b).ok_or(LayoutError::Overflow { op })
 }
 
+/// `a - b`, or an overflow error naming `op`.
+pub fn sub(a: i64, b: i64, op: &'static str) -> Result<i64> {
+    a.checked_sub(b).ok_or(LayoutError::Overflow { op })
+}
+
 /// `a * b`, or an overflow error naming `op`.
 pub fn mul(a: i64, b: i64, op: &'static str) -> Result<i64> {
     a.checked_mul(b).ok_or(LayoutError::Overflow { op })

@@ -75,6 +75,33 @@ pub enum LayoutError {
         /// Why this layout has no exact form there.
         reason: String,
     },
+    /// A layout that does not group by a shape (or shapes with no common refinement).
+    #[error("no grouping by {shape:?}: {why}")]
+    NotGroupable {
+        /// The shape asked for.
+        shape: Vec<i64>,
+        /// Which dimension or boundary fails, and why.
+        why: String,
+    },
+    /// A layout that is not a tile of the given inner (or outer) layout.
+    #[error("not a tile: {reason}")]
+    NotATile {
+        /// Which block and iter fail, and why.
+        reason: String,
+    },
+    /// A layout that is not the direct sum of the given summand and any other layout.
+    #[error("not a direct sum: {reason}")]
+    NotADirectSum {
+        /// Which block and iter fail, and why.
+        reason: String,
+    },
+    /// A region whose restriction is not a layout of the sufficient forms (peel, no-wrap,
+    /// one-wrap).
+    #[error("not a layout of this form: {reason}")]
+    NotASlice {
+        /// Which dimension fails, and why.
+        reason: String,
+    },
 }
 
 impl LayoutError {

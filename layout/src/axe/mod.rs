@@ -14,6 +14,24 @@
 //! R[2:4@warpid] + 5@warpid` at logical (2,9) of shape (8,16): flat index 41, digits (2,1,0,1),
 //! image `{ {laneid:8, reg:1, warpid:6}, {laneid:8, reg:1, warpid:10} }`.
 
+pub mod canonicalize;
+pub mod direct_sum;
+pub mod fuse;
+pub mod group;
+pub mod slice;
+pub mod span;
+pub mod tile;
+pub mod tile_of;
+
+pub use canonicalize::{canonicalize, canonicalize_on, Canonical};
+pub use direct_sum::{direct_sum, first_summand, second_summand};
+pub use fuse::{fuse_axes, resolve_aliases};
+pub use group::{common_refinement, group, group_many, Grouped, GroupedMany};
+pub use slice::slice;
+pub use span::{span, span_vector};
+pub use tile::tile;
+pub use tile_of::{tile_of, tile_of_given_outer};
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::arith;
@@ -79,21 +97,19 @@ impl AxeLayout {
             replica,
             offset,
         };
-        // Every coordinate the layout can produce is bounded by offset + span: check it fits, and
-        // that the span itself (`1 + reach`) does, so `span` needs no checked arithmetic.
+        // Every coordinate the layout can produce is bounded by offset + span: check it fits
+        // (the span itself included, so `span` below cannot overflow).
         for axis in layout.axes() {
             let reach = layout
                 .iters()
                 .filter(|it| it.axis == axis)
-                .try_fold(0i64, |acc, it| {
-                    let term = arith::mul(
-                        it.extent - 1,
-                        it.stride.checked_abs().unwrap_or(i64::MAX),
-                        "span",
-                    )?;
-                    arith::add(acc, term, "span")
+                .try_fold(1i64, |acc, it| {
+                    let abs = it
+                        .stride
+                        .checked_abs()
+                        .ok_or(LayoutError::Overflow { op: "stride" })?;
+                    arith::add(acc, arith::mul(it.extent - 1, abs, "span")?, "span")
                 })?;
-            arith::add(reach, 1, "span")?;
             let o = layout.offset.get(&axis).copied().unwrap_or(0);
             arith::add(
                 reach,
