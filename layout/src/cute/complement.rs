@@ -1,11 +1,13 @@
 //! Complement: the layout that fills, in order, what A leaves out of `[0, M)`.
 //!
 //! Definition: take A's flat modes with extent > 1 and stride != 0, sorted by (stride, extent).
-//! Walking them with `current = 1`, each mode `s:d` needs `current | d` (else A's modes overlap
-//! or leave a gap no layout can fill, and there is no complement); it contributes the mode
-//! `d/current : current`, and `current` becomes `s*d`. Finally `ceil(M/current) : current`
-//! covers the rest up to M. The result is coalesced; its strides increase, so it is ordered, and
-//! `(A, complement(A, M))` is injective.
+//! Walking them with `current = 1`, each mode `s:d` needs `d >= current` (else it starts inside
+//! the span of the modes before it: A overlaps itself there and no ordered layout fills the
+//! holes); it contributes `floor(d/current) : current`, and `current` becomes `s*d`. Finally
+//! `ceil(M/current) : current` covers the rest up to M. The result is coalesced; its strides
+//! increase, so it is ordered, and `(A, complement(A, M))` is injective. When every `d` is a
+//! multiple of `current` (A is "exact"), `(A, complement)` is moreover onto an interval; the left
+//! inverse needs that and asks for it.
 //! Example: `complement(4:2, 24) = (2, 3):(1, 8)`; `complement((2,2):(1,6), 24) = (3, 2):(2, 12)`.
 
 use super::coalesce::{coalesce, from_modes};
@@ -15,6 +17,16 @@ use crate::error::{LayoutError, Result};
 
 /// `complement(A, M)` (see the module doc). `complement(4:2, 24) = (2, 3):(1, 8)`.
 pub fn complement(a: &CuteLayout, cotarget: i64) -> Result<CuteLayout> {
+    complement_walk(a, cotarget, false)
+}
+
+/// The complement, additionally requiring every stride to be a multiple of where the modes
+/// before it end, so that `(A, complement(A, M))` has no holes below its cosize.
+pub(crate) fn exact_complement(a: &CuteLayout, cotarget: i64) -> Result<CuteLayout> {
+    complement_walk(a, cotarget, true)
+}
+
+fn complement_walk(a: &CuteLayout, cotarget: i64, exact: bool) -> Result<CuteLayout> {
     if cotarget < 1 {
         return Err(LayoutError::invalid(
             format!("complement of {a} in [0, {cotarget})"),
@@ -37,11 +49,19 @@ pub fn complement(a: &CuteLayout, cotarget: i64) -> Result<CuteLayout> {
                 format!("stride {d} is negative"),
             ));
         }
-        if d % current != 0 {
+        if d < current {
             return Err(LayoutError::invalid(
                 format!("complement of {a}"),
                 format!(
-                    "the mode {s}:{d} does not start at a multiple of {current}, where the modes of smaller stride end (A overlaps itself or leaves a gap no layout fills)"
+                    "the mode {s}:{d} starts below {current}, where the modes of smaller stride end: A overlaps itself there"
+                ),
+            ));
+        }
+        if exact && d % current != 0 {
+            return Err(LayoutError::invalid(
+                format!("exact complement of {a}"),
+                format!(
+                    "the mode {s}:{d} does not start at a multiple of {current}, leaving holes no layout fills"
                 ),
             ));
         }
@@ -87,8 +107,10 @@ mod tests {
     #[test]
     fn complement_rejects_overlapping_modes() {
         let e = comp("(2,2):(1,1)", 4).unwrap_err().to_string();
-        assert!(e.contains("does not start at a multiple"), "{e}");
+        assert!(e.contains("overlaps itself"), "{e}");
         assert!(comp("(2,2):(2,3)", 12).is_err());
+        assert_eq!(comp("(2,2):(2,5)", 20).unwrap(), "(2, 2):(1, 10)");
+        assert!(exact_complement(&parse_layout("(2,2):(2,5)").unwrap(), 20).is_err());
         assert!(comp("4:1", 0).is_err());
     }
 }

@@ -34,7 +34,8 @@ pub fn composition_swizzled(a: &SwizzledLayout, b: &CuteLayout) -> Result<Swizzl
     SwizzledLayout::new(*a.swizzle(), composition(a.layout(), b)?)
 }
 
-/// `A(i)` for any `i >= 0`, the last flat mode unbounded: the function composition extends.
+/// `A(i)` for any `i >= 0`: the function composition extends, CuTe's convention of reading
+/// the COALESCED A with its last mode unbounded (so `1:1` extends to `i -> 0`, as `1:0`).
 /// For `(4,2):(1,10)`, `eval_extended(9) = 1 + 2*10 = 21`.
 pub fn eval_extended(a: &CuteLayout, i: i64) -> Result<i64> {
     if i < 0 {
@@ -43,7 +44,7 @@ pub fn eval_extended(a: &CuteLayout, i: i64) -> Result<i64> {
             "indices are non-negative",
         ));
     }
-    let modes = a.flat_modes();
+    let modes = coalesce(a).flat_modes();
     let mut rest = i;
     let mut out = 0i64;
     for (k, (s, d)) in modes.iter().enumerate() {

@@ -6,12 +6,13 @@
 //! `extent : index-stride` (its stride in the compact column-major index space of L's shape), and
 //! `current` becomes `extent * stride`. Stop when no mode matches; coalesce. Stride-0 modes never
 //! match, so they are skipped rather than ending the walk.
-//! Left inverse: the right inverse of `(L, complement(L))`, which is a bijection when L is
-//! injective.
+//! Left inverse: the right inverse of `(L, complement(L))`, a bijection onto an interval when L
+//! is injective without holes between its modes (the exact complement exists); otherwise there
+//! is no left inverse layout and the error says why.
 //! Example: `right_inverse((4,3):(3,1)) = (3, 4):(4, 1)`; `left_inverse((4,3):(3,1)) = (3, 4):(4, 1)`.
 
 use super::coalesce::{coalesce, from_modes};
-use super::complement::complement;
+use super::complement::exact_complement;
 use super::hierarchy::make_layout;
 use super::CuteLayout;
 use crate::error::{LayoutError, Result};
@@ -51,7 +52,7 @@ pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout> {
             format!("the mode {s}:{d} repeats offsets, so the layout is not injective"),
         ));
     }
-    right_inverse(&make_layout(&[l.clone(), complement(l, 1)?])?)
+    right_inverse(&make_layout(&[l.clone(), exact_complement(l, 1)?])?)
 }
 
 #[cfg(test)]
@@ -86,5 +87,6 @@ mod tests {
     fn left_inverse_refuses_non_injective_layouts() {
         assert!(left_inverse(&l("(2,4):(0,1)")).is_err());
         assert!(left_inverse(&l("(2,2):(1,1)")).is_err());
+        assert!(left_inverse(&l("(2,2):(2,5)")).is_err());
     }
 }
