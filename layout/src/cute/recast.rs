@@ -65,23 +65,22 @@ pub fn recast_swizzled(sl: &SwizzledLayout, from: i64, to: i64) -> Result<Swizzl
         LayoutError::invalid(what(), "a swizzle recasts only by a power-of-two ratio")
     })?;
     let base = if to >= from {
-        sw.base().checked_sub(k).ok_or_else(|| {
-            LayoutError::invalid(
-                what(),
-                format!(
+        sw.base()
+            .checked_sub(k)
+            .or((sw.bits() == 0).then_some(0))
+            .ok_or_else(|| {
+                LayoutError::invalid(
+                    what(),
+                    format!(
                     "the swizzle keeps {} low bits, fewer than the {k} bits inside a new element",
                     sw.base()
                 ),
-            )
-        })?
+                )
+            })?
     } else {
         sw.base() + k
     };
-    let moved = if sw.bits() == 0 {
-        Swizzle::identity()
-    } else {
-        Swizzle::new(sw.bits(), base, sw.shift())?
-    };
+    let moved = Swizzle::new(sw.bits(), base, sw.shift())?;
     SwizzledLayout::new(moved, layout)
 }
 
