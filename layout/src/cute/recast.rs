@@ -28,10 +28,11 @@ pub fn recast(l: &CuteLayout, from: i64, to: i64) -> Result<CuteLayout> {
     if from == to {
         return Ok(l.clone());
     }
+    // Widening needs a unit-stride mode with room to shrink; narrowing may grow a `1:1` mode.
     let units = l
         .flat_modes()
         .iter()
-        .filter(|&&(s, d)| s > 1 && d == 1)
+        .filter(|&&(s, d)| d == 1 && (s > 1 || to < from))
         .count();
     if units != 1 {
         return Err(LayoutError::invalid(
@@ -118,7 +119,7 @@ fn widen(shape: &IntTuple, stride: &IntTuple, n: i64) -> Result<(IntTuple, IntTu
 fn narrow(shape: &IntTuple, stride: &IntTuple, n: i64) -> Option<(IntTuple, IntTuple)> {
     match (shape, stride) {
         (IntTuple::Int(s), IntTuple::Int(d)) => {
-            let (s, d) = if *s > 1 && *d == 1 {
+            let (s, d) = if *d == 1 {
                 (s.checked_mul(n)?, 1)
             } else {
                 (*s, d.checked_mul(n)?)
