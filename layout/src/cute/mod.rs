@@ -10,8 +10,33 @@
 //!
 //! A TV layout is a rank-2 layout `(thread, value) -> flat index` into a tile whose index is
 //! itself column-major (`m + M*n` for an M x N tile).
+//!
+//! The layout algebra (one operation per file, each body mirroring its definition in
+//! `spec/cute.md` section 2): [`coalesce`](coalesce()), [`composition`](composition()),
+//! [`complement`](complement()), the divides and products, the inverses, the hierarchical
+//! helpers of [`hierarchy`], and [`recast`](recast()) between element widths.
 
 use std::fmt;
+
+pub mod cli;
+pub mod coalesce;
+pub mod complement;
+pub mod composition;
+pub mod divide;
+pub mod hierarchy;
+pub mod inverse;
+pub mod product;
+pub mod recast;
+
+pub use cli::cli_op;
+pub use coalesce::{coalesce, coalesce_by_mode};
+pub use complement::complement;
+pub use composition::{composition, composition_swizzled, eval_extended};
+pub use divide::{flat_divide, logical_divide, tiled_divide, zipped_divide};
+pub use hierarchy::{append, flatten, make_layout, pad_rank, select, zip};
+pub use inverse::{left_inverse, right_inverse};
+pub use product::{blocked_product, logical_product, raked_product, tiled_product, zipped_product};
+pub use recast::{recast, recast_swizzled};
 
 use crate::arith;
 use crate::error::{LayoutError, Result};

@@ -1,0 +1,189 @@
+//! The text-in, text-out entry the `laycert cute ...` subcommands call: operands in CuTe
+//! notation (a left operand of `compose` and `recast` may be swizzled, `Sw<B,M,S> o L`), the
+//! result printed exactly as pycute prints it.
+//!
+//! | op | arguments |
+//! |----|-----------|
+//! | `coalesce` | `L [PROFILE]` |
+//! | `compose` | `A B` |
+//! | `complement` | `A M` |
+//! | `divide` | `A B [logical\|zipped\|tiled\|flat]` |
+//! | `product` | `A B [logical\|zipped\|tiled\|blocked\|raked]` |
+//! | `left-inverse`, `right-inverse` | `L` |
+//! | `recast` | `L FROM_BITS TO_BITS` |
+//!
+//! Example: `cli_op("compose", ["(10,2):(16,4)", "4:5"]) = "(2, 2):(80, 4)"`.
+
+use super::{
+    blocked_product, coalesce, coalesce_by_mode, complement, composition, composition_swizzled,
+    flat_divide, left_inverse, logical_divide, logical_product, raked_product, recast,
+    recast_swizzled, right_inverse, tiled_divide, tiled_product, zipped_divide, zipped_product,
+};
+use crate::error::{LayoutError, Result};
+use crate::notation::cute::{parse_int_tuple, parse_layout, parse_swizzled};
+
+/// Runs one algebra operation on text operands and returns the result's text.
+/// `cli_op("coalesce", &["(4,5):(1,4)".into()]) = Ok("20:1")`.
+pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
+    let arg = |i: usize, name: &str| -> Result<&str> {
+        args.get(i).map(String::as_str).ok_or_else(|| {
+            LayoutError::invalid(
+                format!("cute {op}"),
+                format!("missing argument {} ({name})", i + 1),
+            )
+        })
+    };
+    let max_args = match op {
+        "coalesce" | "divide" | "product" => 3,
+        "recast" => 3,
+        "compose" | "complement" => 2,
+        "left-inverse" | "right-inverse" => 1,
+        _ => {
+            return Err(LayoutError::invalid(
+                format!("cute {op}"),
+                "unknown operation; expected coalesce, compose, complement, divide, product, left-inverse, right-inverse or recast",
+            ))
+        }
+    };
+    if args.len() > max_args {
+        return Err(LayoutError::invalid(
+            format!("cute {op}"),
+            format!("at most {max_args} arguments, got {}", args.len()),
+        ));
+    }
+    let out = match op {
+        "coalesce" => {
+            let l = parse_layout(arg(0, "layout")?)?;
+            match args.get(1) {
+                Some(p) => coalesce_by_mode(&l, &parse_int_tuple(p)?)?,
+                None => coalesce(&l),
+            }
+            .to_string()
+        }
+        "compose" => {
+            let (a, b) = (
+                arg(0, "left layout")?,
+                parse_layout(arg(1, "right layout")?)?,
+            );
+            if a.trim_start().starts_with("Sw<") {
+                composition_swizzled(&parse_swizzled(a)?, &b)?.to_string()
+            } else {
+                composition(&parse_layout(a)?, &b)?.to_string()
+            }
+        }
+        "complement" => {
+            let a = parse_layout(arg(0, "layout")?)?;
+            let m = arg(1, "cotarget size")?;
+            let m = m.trim().parse::<i64>().map_err(|_| {
+                LayoutError::invalid(format!("cute complement cotarget '{m}'"), "not an integer")
+            })?;
+            complement(&a, m)?.to_string()
+        }
+        "divide" | "product" => {
+            let (a, b) = (
+                parse_layout(arg(0, "layout")?)?,
+                parse_layout(arg(1, "tiler")?)?,
+            );
+            let kind = args.get(2).map(String::as_str).unwrap_or("logical");
+            match (op, kind) {
+                ("divide", "logical") => logical_divide(&a, &b)?,
+                ("divide", "zipped") => zipped_divide(&a, &b)?,
+                ("divide", "tiled") => tiled_divide(&a, &b)?,
+                ("divide", "flat") => flat_divide(&a, &b)?,
+                ("product", "logical") => logical_product(&a, &b)?,
+                ("product", "zipped") => zipped_product(&a, &b)?,
+                ("product", "tiled") => tiled_product(&a, &b)?,
+                ("product", "blocked") => blocked_product(&a, &b)?,
+                ("product", "raked") => raked_product(&a, &b)?,
+                _ => {
+                    return Err(LayoutError::invalid(
+                        format!("cute {op} kind '{kind}'"),
+                        "unknown kind",
+                    ))
+                }
+            }
+            .to_string()
+        }
+        "left-inverse" => left_inverse(&parse_layout(arg(0, "layout")?)?)?.to_string(),
+        "right-inverse" => right_inverse(&parse_layout(arg(0, "layout")?)?)?.to_string(),
+        _ => {
+            let l = arg(0, "layout")?;
+            let width = |i: usize, name: &str| -> Result<i64> {
+                let t = arg(i, name)?;
+                t.trim().parse::<i64>().map_err(|_| {
+                    LayoutError::invalid(format!("cute recast {name} '{t}'"), "not an integer")
+                })
+            };
+            let (from, to) = (width(1, "from bits")?, width(2, "to bits")?);
+            if l.trim_start().starts_with("Sw<") {
+                recast_swizzled(&parse_swizzled(l)?, from, to)?.to_string()
+            } else {
+                recast(&parse_layout(l)?, from, to)?.to_string()
+            }
+        }
+    };
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(op: &str, args: &[&str]) -> Result<String> {
+        cli_op(op, &args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn cli_op_prints_pycute_text_for_each_operation() {
+        assert_eq!(run("coalesce", &["(4,5):(1,4)"]).unwrap(), "20:1");
+        assert_eq!(
+            run("coalesce", &["((2,2),(3,1)):((1,2),(4,0))", "(1,1)"]).unwrap(),
+            "(4, 3):(1, 4)"
+        );
+        assert_eq!(
+            run("compose", &["(10,2):(16,4)", "4:5"]).unwrap(),
+            "(2, 2):(80, 4)"
+        );
+        assert_eq!(
+            run("compose", &["Sw<3,3,3> o (8,64):(64,1)", "(8,8):(1,8)"]).unwrap(),
+            "Sw<3,3,3> o (8, 8):(64, 1)"
+        );
+        assert_eq!(run("complement", &["4:2", "24"]).unwrap(), "(2, 3):(1, 8)");
+        assert_eq!(
+            run("divide", &["(4,2,3):(2,1,8)", "4:2"]).unwrap(),
+            "((2, 2), (2, 3)):((4, 1), (2, 8))"
+        );
+        assert_eq!(
+            run("product", &["(3,4):(4,1)", "(2,5):(1,2)", "blocked"]).unwrap(),
+            "((3, 2), (4, 5)):((4, 12), (1, 24))"
+        );
+        assert_eq!(
+            run("left-inverse", &["(4,3):(3,1)"]).unwrap(),
+            "(3, 4):(4, 1)"
+        );
+        assert_eq!(
+            run("right-inverse", &["(4,3):(3,1)"]).unwrap(),
+            "(3, 4):(4, 1)"
+        );
+        assert_eq!(
+            run("recast", &["Sw<3,7,3> o (8,1024):(1024,1)", "1", "16"]).unwrap(),
+            "Sw<3,3,3> o (8, 64):(64, 1)"
+        );
+    }
+
+    #[test]
+    fn cli_op_errors_name_the_problem() {
+        assert!(run("compose", &["(5,3):(7,1)", "2:3"])
+            .unwrap_err()
+            .to_string()
+            .contains("stride divisibility"));
+        assert!(run("frobnicate", &[]).is_err());
+        assert!(run("complement", &["4:2"])
+            .unwrap_err()
+            .to_string()
+            .contains("missing argument 2"));
+        assert!(run("complement", &["4:2", "x"]).is_err());
+        assert!(run("divide", &["8:1", "2:1", "sideways"]).is_err());
+        assert!(run("left-inverse", &["8:1", "2:1"]).is_err());
+    }
+}

@@ -1,0 +1,228 @@
+//! Composition `R = A ∘ B`, `R(c) = A(B(c))`, with R congruent to B.
+//!
+//! A is read as a function on all non-negative integers: its coalesced flat modes
+//! `(s_0:d_0)..(s_{n-1}:d_{n-1})`, the last mode unbounded (CuTe's convention). Each leaf `s:d`
+//! of B walks A's modes: `d` steps over whole modes while it is a multiple of their extents, then
+//! takes `min(s_k / d, rest)` steps inside one. Two conditions make the result a layout:
+//!
+//! - **stride divisibility**: at each mode `k < n-1`, the remaining stride divides `s_k` or is a
+//!   multiple of it;
+//! - **shape divisibility**: when B's leaf runs past mode `k`, the steps taken there divide
+//!   what remains of B's extent.
+//!
+//! Either failing is an error naming it. A stride-0 leaf gives `s:0`; negative B strides are
+//! refused (they would index A below 0).
+//! Example: `(6,2):(8,2) ∘ (4,3):(3,1) = ((2, 2), 3):((24, 2), 8)`; `(4,6,8):(2,3,5) ∘ 6:3` is
+//! rejected (stride 3 neither divides nor is a multiple of 4).
+
+use super::coalesce::{coalesce, from_modes};
+use super::{CuteLayout, IntTuple};
+use crate::arith;
+use crate::error::{LayoutError, Result};
+use crate::swizzle::SwizzledLayout;
+
+/// `A ∘ B` (see the module doc). `(10,2):(16,4) ∘ 4:5 = (2, 2):(80, 4)`.
+pub fn composition(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
+    let a_modes = coalesce(a).flat_modes();
+    let (shape, stride) = compose_tree(a, &a_modes, b.shape(), b.stride())?;
+    CuteLayout::new(shape, stride)
+}
+
+/// `(Sw ∘ L) ∘ B = Sw ∘ (L ∘ B)`: the swizzle stays outermost.
+/// `(Sw<3,3,3> o (8,64):(64,1)) ∘ (8,8):(1,8) = Sw<3,3,3> o (8, 8):(64, 1)`.
+pub fn composition_swizzled(a: &SwizzledLayout, b: &CuteLayout) -> Result<SwizzledLayout> {
+    SwizzledLayout::new(*a.swizzle(), composition(a.layout(), b)?)
+}
+
+/// `A(i)` for any `i >= 0`: the function composition extends, CuTe's convention of reading
+/// the COALESCED A with its last mode unbounded (so `1:1` extends to `i -> 0`, as `1:0`).
+/// For `(4,2):(1,10)`, `eval_extended(9) = 1 + 2*10 = 21`.
+pub fn eval_extended(a: &CuteLayout, i: i64) -> Result<i64> {
+    if i < 0 {
+        return Err(LayoutError::invalid(
+            format!("index {i} of {a}"),
+            "indices are non-negative",
+        ));
+    }
+    let modes = coalesce(a).flat_modes();
+    let mut rest = i;
+    let mut out = 0i64;
+    for (k, (s, d)) in modes.iter().enumerate() {
+        let c = if k + 1 == modes.len() { rest } else { rest % s };
+        out = arith::add(
+            out,
+            arith::mul(c, *d, "extended offset")?,
+            "extended offset",
+        )?;
+        rest /= s;
+    }
+    Ok(out)
+}
+
+fn compose_tree(
+    a: &CuteLayout,
+    a_modes: &[(i64, i64)],
+    shape: &IntTuple,
+    stride: &IntTuple,
+) -> Result<(IntTuple, IntTuple)> {
+    match (shape, stride) {
+        (IntTuple::Int(s), IntTuple::Int(d)) => {
+            let leaf = from_modes(&compose_leaf(a, a_modes, *s, *d)?);
+            Ok((leaf.shape, leaf.stride))
+        }
+        (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
+            let mut shapes = Vec::with_capacity(ss.len());
+            let mut strides = Vec::with_capacity(ss.len());
+            for (s, d) in ss.iter().zip(ds) {
+                let (s, d) = compose_tree(a, a_modes, s, d)?;
+                shapes.push(s);
+                strides.push(d);
+            }
+            Ok((IntTuple::Tuple(shapes), IntTuple::Tuple(strides)))
+        }
+        _ => Err(LayoutError::invalid(
+            "composition",
+            "the right operand's shape and stride are not congruent",
+        )),
+    }
+}
+
+/// The modes of `A ∘ (s:d)` for one leaf of B.
+fn compose_leaf(a: &CuteLayout, a_modes: &[(i64, i64)], s: i64, d: i64) -> Result<Vec<(i64, i64)>> {
+    if d == 0 {
+        return Ok(vec![(s, 0)]);
+    }
+    if d < 0 {
+        return Err(LayoutError::invalid(
+            format!("composition {a} ∘ {s}:{d}"),
+            "a negative stride on the right would index the left layout below 0",
+        ));
+    }
+    let Some((&(_, d_last), inner)) = a_modes.split_last() else {
+        return Ok(vec![(s, 0)]);
+    };
+    let (mut rest_s, mut rest_d) = (s, d);
+    let mut out = Vec::new();
+    for &(sk, dk) in inner {
+        if sk % rest_d != 0 && rest_d % sk != 0 {
+            return Err(LayoutError::invalid(
+                format!("composition {a} ∘ {s}:{d}"),
+                format!(
+                    "stride divisibility fails: the remaining stride {rest_d} neither divides nor is a multiple of the mode extent {sk}"
+                ),
+            ));
+        }
+        let take = (sk / rest_d).max(1).min(rest_s);
+        if rest_s % take != 0 {
+            return Err(LayoutError::invalid(
+                format!("composition {a} ∘ {s}:{d}"),
+                format!(
+                    "shape divisibility fails: {take} steps fit in the mode of extent {sk} but they do not divide the remaining extent {rest_s}"
+                ),
+            ));
+        }
+        if take > 1 {
+            out.push((take, arith::mul(rest_d, dk, "composition stride")?));
+        }
+        rest_s /= take;
+        rest_d = rest_d / sk + i64::from(rest_d % sk != 0);
+    }
+    if rest_s > 1 || out.is_empty() {
+        out.push((rest_s, arith::mul(rest_d, d_last, "composition stride")?));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::cute::{parse_layout, parse_swizzled};
+
+    fn l(t: &str) -> CuteLayout {
+        parse_layout(t).unwrap()
+    }
+
+    fn comp(a: &str, b: &str) -> Result<String> {
+        composition(&l(a), &l(b)).map(|r| r.to_string())
+    }
+
+    fn assert_pointwise(a: &str, b: &str) {
+        let (a, b) = (l(a), l(b));
+        let r = composition(&a, &b).unwrap();
+        for i in 0..b.size() {
+            let inner = b.eval_index(i).unwrap();
+            assert_eq!(r.eval_index(i).unwrap(), eval_extended(&a, inner).unwrap());
+        }
+    }
+
+    #[test]
+    fn composition_spec_vectors() {
+        assert_eq!(
+            comp("(6,2):(8,2)", "(4,3):(3,1)").unwrap(),
+            "((2, 2), 3):((24, 2), 8)"
+        );
+        assert_eq!(comp("(10,2):(16,4)", "4:5").unwrap(), "(2, 2):(80, 4)");
+        assert_eq!(comp("(4,8):(1,4)", "(2,4):(1,2)").unwrap(), "(2, 4):(1, 2)");
+        for (a, b) in [
+            ("(6,2):(8,2)", "(4,3):(3,1)"),
+            ("(10,2):(16,4)", "4:5"),
+            ("(4,8):(1,4)", "(2,4):(1,2)"),
+        ] {
+            assert_pointwise(a, b);
+        }
+    }
+
+    #[test]
+    fn composition_rejects_stride_divisibility_violation() {
+        let e = comp("(5,3):(7,1)", "2:3").unwrap_err().to_string();
+        assert!(e.contains("stride divisibility"), "{e}");
+    }
+
+    #[test]
+    fn composition_rejects_shape_divisibility_violation() {
+        let e = comp("(5,3):(7,1)", "7:1").unwrap_err().to_string();
+        assert!(e.contains("shape divisibility"), "{e}");
+    }
+
+    /// CUTLASS issue 3177: `(4,6,8):(2,3,5) ∘ 6:3`. By the definition, A at B's indices
+    /// 0,3,..,15 gives offsets 0,6,7,8,9,15, which no layout of size 6 produces; `(2,3):(6,3)`
+    /// gives 0,6,3,9,6,12. The stride condition fails at the first mode (3 vs extent 4).
+    #[test]
+    fn composition_issue_3177_trap_is_rejected_by_stride_divisibility() {
+        let (a, b) = (l("(4,6,8):(2,3,5)"), l("6:3"));
+        let wanted: Vec<i64> = (0..6)
+            .map(|i| eval_extended(&a, b.eval_index(i).unwrap()).unwrap())
+            .collect();
+        assert_eq!(wanted, [0, 6, 7, 8, 9, 15]);
+        let wrong = l("(2,3):(6,3)");
+        let got: Vec<i64> = (0..6).map(|i| wrong.eval_index(i).unwrap()).collect();
+        assert_ne!(got, wanted);
+        let e = composition(&a, &b).unwrap_err().to_string();
+        assert!(e.contains("stride divisibility"), "{e}");
+    }
+
+    #[test]
+    fn composition_with_stride_zero_leaf_is_constant() {
+        assert_eq!(comp("(4,6):(1,4)", "(3,2):(0,1)").unwrap(), "(3, 2):(0, 1)");
+    }
+
+    #[test]
+    fn composition_swizzled_keeps_the_swizzle_outermost() {
+        let a = parse_swizzled("Sw<3,3,3> o (8,64):(64,1)").unwrap();
+        let b = l("(8,8):(1,8)");
+        let r = composition_swizzled(&a, &b).unwrap();
+        assert_eq!(r.to_string(), "Sw<3,3,3> o (8, 8):(64, 1)");
+        for i in 0..b.size() {
+            assert_eq!(
+                r.eval_index(i).unwrap(),
+                a.eval_index(b.eval_index(i).unwrap()).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn eval_extended_continues_the_last_mode() {
+        assert_eq!(eval_extended(&l("(4,2):(1,10)"), 9).unwrap(), 21);
+        assert_eq!(eval_extended(&l("(4,2):(1,10)"), 5).unwrap(), 11);
+    }
+}
