@@ -322,3 +322,108 @@ fn prove_property_answers_and_exits_by_verdict() {
     let o = laycert(&["prove-property", "lovely", "4:2"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn axe_algebra_commands_print_the_result_first_and_exit_1_on_no() {
+    let run = |args: &[&str]| {
+        let o = laycert(args);
+        (o.status.code(), first_line(&o))
+    };
+    assert_eq!(
+        run(&[
+            "canon",
+            "S[(2,2,8,4):(2@warpid,1@warpid,4@laneid,1@laneid)]",
+            "--target",
+            "cuda"
+        ]),
+        (Some(0), "S[128:1@tx]".to_string())
+    );
+    assert_eq!(
+        run(&["canon", "S[(3,4,5,2):(20,5,1,60)]"]),
+        (Some(0), "S[(60,2):(1,60)]".to_string())
+    );
+    assert_eq!(
+        run(&["group", "S[30:1]", "--shape", "6,5", "--shape", "2,15"]),
+        (Some(0), "S[(2,3,5):(15,5,1)]".to_string())
+    );
+    assert_eq!(
+        run(&["group", "S[12:1]", "--shape", "3,4", "--shape", "2,6"]).0,
+        Some(1)
+    );
+    assert_eq!(
+        run(&[
+            "tile",
+            "S[(2,4):(1,2)]",
+            "S[(8,8):(8,1)]",
+            "--inner-shape",
+            "2,4",
+            "--outer-shape",
+            "8,8"
+        ]),
+        (Some(0), "S[(8,2,32):(64,1,2)]".to_string())
+    );
+    assert_eq!(
+        run(&[
+            "direct-sum",
+            "S[(2,2):(8,2)]",
+            "S[(2,2):(4,1)]",
+            "--shapes",
+            "2,2/2,2"
+        ]),
+        (Some(0), "S[16:1]".to_string())
+    );
+    let (code, line) = run(&[
+        "tile-of",
+        "S[16:1]",
+        "--shape",
+        "4,4",
+        "--inner",
+        "S[(2,2):(4,1)]",
+        "--inner-shape",
+        "2,2",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(line.starts_with("not a tile: "), "{line}");
+    assert_eq!(
+        run(&[
+            "slice",
+            "S[(8,8):(8,1)]",
+            "--shape",
+            "64",
+            "--region",
+            "5:8"
+        ]),
+        (Some(0), "S[3:1] + 5".to_string())
+    );
+    assert_eq!(
+        run(&["slice", "S[8:1]", "--shape", "8", "--region", "5"]).0,
+        Some(2)
+    );
+}
+
+#[test]
+fn cute_algebra_prints_like_pycute() {
+    let run = |args: &[&str]| {
+        let o = laycert(args);
+        (o.status.code(), first_line(&o))
+    };
+    assert_eq!(
+        run(&["cute", "coalesce", "(4,5):(1,4)"]),
+        (Some(0), "20:1".to_string())
+    );
+    assert_eq!(
+        run(&["cute", "compose", "(6,2):(8,2)", "(4,3):(3,1)"]),
+        (Some(0), "((2, 2), 3):((24, 2), 8)".to_string())
+    );
+    assert_eq!(
+        run(&["cute", "complement", "4:2", "24"]),
+        (Some(0), "(2, 3):(1, 8)".to_string())
+    );
+    assert_eq!(
+        run(&["cute", "left-inverse", "(4,3):(3,1)"]),
+        (Some(0), "(3, 4):(4, 1)".to_string())
+    );
+    let o = laycert(&["cute", "compose", "(5,3):(7,1)", "2:3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("stride divisibility"), "{}", stderr(&o));
+}

@@ -87,6 +87,85 @@ enum Command {
         /// The certificate file.
         cert: String,
     },
+    /// Axe: the canonical form (D0/D1, C0-C2, sorted R) and the gap condition per axis.
+    Canon {
+        /// An Axe layout.
+        layout: String,
+        /// Fuse axes by this registry target's relations (e.g. `cuda`: tx = laneid + 32*warpid).
+        #[arg(long)]
+        target: Option<String>,
+    },
+    /// Axe: group by a shape, or by several at once (their common refinement).
+    Group {
+        /// An Axe layout.
+        layout: String,
+        /// A shape, e.g. `6,5`; repeat for several.
+        #[arg(long = "shape", required = true)]
+        shapes: Vec<String>,
+    },
+    /// Axe: the Kronecker tile of an inner layout by an outer one.
+    Tile {
+        /// Inner layout (the atom).
+        inner: String,
+        /// Outer layout.
+        outer: String,
+        /// Inner logical shape.
+        #[arg(long)]
+        inner_shape: String,
+        /// Outer logical shape.
+        #[arg(long)]
+        outer_shape: String,
+    },
+    /// Axe: is L a tile of this inner atom (recover the outer) or of this outer (recover the inner)?
+    TileOf {
+        /// The tiled layout.
+        layout: String,
+        /// Its logical shape.
+        #[arg(long)]
+        shape: String,
+        /// The inner atom.
+        #[arg(long, requires = "inner_shape", conflicts_with = "outer")]
+        inner: Option<String>,
+        /// The inner atom's shape.
+        #[arg(long)]
+        inner_shape: Option<String>,
+        /// The outer layout.
+        #[arg(long, requires = "outer_shape")]
+        outer: Option<String>,
+        /// The outer layout's shape.
+        #[arg(long)]
+        outer_shape: Option<String>,
+    },
+    /// Axe: the layout of a rectangular region, e.g. `--region 2:3,6:10` (half-open).
+    Slice {
+        /// An Axe layout.
+        layout: String,
+        /// Its logical shape.
+        #[arg(long)]
+        shape: String,
+        /// `begin:end` per dimension.
+        #[arg(long)]
+        region: String,
+    },
+    /// Axe: the direct sum of two layouts over interleaved domains (no span scaling).
+    DirectSum {
+        /// First layout.
+        a: String,
+        /// Second layout.
+        b: String,
+        /// Their shapes, `A_SHAPE/B_SHAPE`, e.g. `2,2/2,2`.
+        #[arg(long)]
+        shapes: String,
+    },
+    /// CuTe algebra, printed as pycute prints: coalesce, compose, complement, divide, product,
+    /// left-inverse, right-inverse, recast.
+    Cute {
+        /// The operation.
+        op: String,
+        /// Its operands (layouts in CuTe notation, integers, variant names).
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// The main job. Placeholder until the corpus issue: checks the spec's worked vectors.
     Verify,
 }
@@ -113,6 +192,37 @@ fn main() -> ExitCode {
             shape,
         } => cli::property::run(property, layout, shape.as_deref(), args.json),
         Command::Check { cert } => cli::check::run(cert, args.json),
+        Command::Canon { layout, target } => {
+            cli::algebra::canon(layout, target.as_deref(), args.json)
+        }
+        Command::Group { layout, shapes } => cli::algebra::group(layout, shapes, args.json),
+        Command::Tile {
+            inner,
+            outer,
+            inner_shape,
+            outer_shape,
+        } => cli::algebra::tile(inner, outer, inner_shape, outer_shape, args.json),
+        Command::TileOf {
+            layout,
+            shape,
+            inner,
+            inner_shape,
+            outer,
+            outer_shape,
+        } => cli::algebra::tile_of(
+            layout,
+            shape,
+            inner.as_deref().zip(inner_shape.as_deref()),
+            outer.as_deref().zip(outer_shape.as_deref()),
+            args.json,
+        ),
+        Command::Slice {
+            layout,
+            shape,
+            region,
+        } => cli::algebra::slice(layout, shape, region, args.json),
+        Command::DirectSum { a, b, shapes } => cli::algebra::direct_sum(a, b, shapes, args.json),
+        Command::Cute { op, args: operands } => cli::algebra::cute(op, operands, args.json),
         Command::Verify => Ok(cli::verify::run(args.json)),
     };
     match result {

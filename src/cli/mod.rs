@@ -2,6 +2,7 @@
 //! and JSON the command prints. Inputs are read by [`input`], which renders bad input the same
 //! way for every command.
 
+pub mod algebra;
 pub mod check;
 pub mod convert;
 pub mod equiv;
