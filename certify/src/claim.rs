@@ -107,16 +107,8 @@ pub fn equivalent(
     let shape = shape
         .map(<[i64]>::to_vec)
         .unwrap_or_else(|| default_logical_shape(a));
-    let (fa, fb) = (forward(a, Some(&shape))?, forward(b, Some(&shape))?);
-    let axes: Vec<Axis> = fa
-        .axes
-        .iter()
-        .chain(&fb.axes)
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let (fa, fb) = (fa.widen(&axes), fb.widen(&axes));
+    let (fa, fb) = forms(a, b, &shape)?;
+    let axes = fa.axes.clone();
     let mut runs = Vec::new();
     let mut smt_query = None;
     let t = Instant::now();

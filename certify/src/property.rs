@@ -203,13 +203,7 @@ fn surjective(f: &Forward) -> (bool, Option<String>) {
 /// `exists x != y < n: F(x) == F(y)` for a strided, replica-free form; `None` when not encodable
 /// or z3 gives up.
 fn smt_injective(f: &Forward, rlimit: u32) -> Option<bool> {
-    let ForwardKind::Strided {
-        digits,
-        replicas,
-        offset,
-        swizzle,
-    } = &f.kind
-    else {
+    let ForwardKind::Strided { replicas, .. } = &f.kind else {
         return None;
     };
     if replicas.len() > 1 {
@@ -221,29 +215,8 @@ fn smt_injective(f: &Forward, rlimit: u32) -> Option<bool> {
     s.assert(x.bvult(&n));
     s.assert(y.bvult(&n));
     s.assert(x.eq(&y).not());
-    let enc = |v: &BV| -> Vec<BV> {
-        let k = |c: i64| BV::from_i64(c, 64);
-        let mut out: Vec<BV> = offset.iter().map(|&o| k(o)).collect();
-        let mut place = 1i64;
-        for (e, st) in digits.iter().rev() {
-            let d = v.bvudiv(k(place)).bvurem(k(*e));
-            for (o, &sv) in out.iter_mut().zip(st) {
-                *o = o.bvadd(d.bvmul(k(sv)));
-            }
-            place = place.saturating_mul(*e);
-        }
-        if let Some((i, sw)) = swizzle {
-            let moved = out[*i].bvand(k(sw.source_mask()));
-            let sh = if sw.shift() >= 0 {
-                moved.bvlshr(k(sw.shift() as i64))
-            } else {
-                moved.bvshl(k(-(sw.shift() as i64)))
-            };
-            out[*i] = out[*i].bvxor(sh);
-        }
-        out
-    };
-    let (px, py) = (enc(&x), enc(&y));
+    let enc = crate::smt::Encodable::of(f)?;
+    let (px, py) = (enc.encode(&x), enc.encode(&y));
     let same: Vec<Bool> = px.iter().zip(&py).map(|(a, b)| a.eq(b)).collect();
     s.assert(Bool::and(&same));
     match check(&s) {

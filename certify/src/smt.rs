@@ -163,7 +163,7 @@ fn refuted(a: &Forward, b: &Forward, x: i64) -> Outcome {
 }
 
 /// A strided form ready to encode: digits, base (offset + smallest replica), swizzle.
-struct Encodable<'f> {
+pub(crate) struct Encodable<'f> {
     digits: &'f [(i64, Vec<i64>)],
     base: Vec<i64>,
     swizzle: Option<(usize, layout::Swizzle)>,
@@ -172,7 +172,7 @@ struct Encodable<'f> {
 }
 
 impl<'f> Encodable<'f> {
-    fn of(f: &'f Forward) -> Option<Self> {
+    pub(crate) fn of(f: &'f Forward) -> Option<Self> {
         let ForwardKind::Strided {
             digits,
             replicas,
@@ -196,7 +196,7 @@ impl<'f> Encodable<'f> {
     }
 
     /// One BV term per axis: `sw(base + sum_i ((x / P_i) mod e_i) * s_i)`.
-    fn encode(&self, x: &BV) -> Vec<BV> {
+    pub(crate) fn encode(&self, x: &BV) -> Vec<BV> {
         let k = |v: i64| BV::from_i64(v, WIDTH);
         let mut out: Vec<BV> = self.base.iter().map(|&v| k(v)).collect();
         let mut place = 1i64;

@@ -690,14 +690,7 @@ pub fn tv_to_linear(t: &TvLayout) -> Result<LinearLayout> {
 
 /// The physical axis an in-dim of a linear layout stands for.
 fn in_dim_axis(name: &str) -> Result<Axis> {
-    Axis::new(match name {
-        "offset" => "m",
-        "lane" => "laneid",
-        "warp" => "warpid",
-        "register" => "reg",
-        "block" => "cta",
-        other => other,
-    })
+    Axis::new(crate::relation::in_dim_axis_name(name))
 }
 
 /// Linear layout -> Axe layout (the inverse relation: logical -> set of hardware points).
