@@ -557,7 +557,7 @@ pub fn axe_to_linear(a: &AxeLayout, shape: Option<&[i64]>) -> Result<LinearLayou
                 "it mixes tx with laneid/warpid; fuse them first".into(),
             ));
         }
-        let lanes = tx.len().min(5);
+        let lanes = tx.len().min(LANE_BITS);
         ins.insert("lane".into(), tx[..lanes].to_vec());
         ins.insert("warp".into(), tx[lanes..].to_vec());
         order.retain(|n| n != "tx");
@@ -572,15 +572,7 @@ pub fn axe_to_linear(a: &AxeLayout, shape: Option<&[i64]>) -> Result<LinearLayou
             name: n,
         })
         .collect();
-    let outs = shape
-        .iter()
-        .enumerate()
-        .map(|(d, &e)| OutDim {
-            name: format!("dim{d}"),
-            log2_size: e.trailing_zeros(),
-        })
-        .collect();
-    LinearLayout::new(ins, outs)
+    LinearLayout::new(ins, dim_outs(&shape))
 }
 
 /// `Sw<B,M,S> o L` -> linear layout `offset -> logical`, `L^-1(sw(o))`.
@@ -640,14 +632,10 @@ pub fn tv_to_linear(t: &TvLayout) -> Result<LinearLayout> {
         }
         bit_lists.push(bits);
     }
-    let mut used = 0i64;
-    for &v in bit_lists.iter().flatten() {
-        if used & v != 0 {
-            return Err(refuse(format!(
-                "the step {v} shares bits with another step, so adding them carries (not XOR)"
-            )));
-        }
-        used |= v;
+    if let Some(v) = first_carry(bit_lists.iter().flatten()) {
+        return Err(refuse(format!(
+            "the step {v} shares bits with another step, so adding them carries (not XOR)"
+        )));
     }
     let to_dims = |x: i64| -> Vec<i64> {
         let mut rest = x;
@@ -661,7 +649,7 @@ pub fn tv_to_linear(t: &TvLayout) -> Result<LinearLayout> {
             .collect()
     };
     let thread: Vec<Vec<i64>> = bit_lists[0].iter().map(|&v| to_dims(v)).collect();
-    let lanes = thread.len().min(5);
+    let lanes = thread.len().min(LANE_BITS);
     let ins = vec![
         InDim {
             name: "register".into(),
@@ -676,16 +664,35 @@ pub fn tv_to_linear(t: &TvLayout) -> Result<LinearLayout> {
             bases: thread[lanes..].to_vec(),
         },
     ];
-    let outs = t
-        .tile()
+    LinearLayout::new(ins, dim_outs(t.tile()))
+}
+
+/// Bits of a thread index that are lanes (32 lanes per warp); the rest are warps.
+const LANE_BITS: usize = 5;
+
+/// The first value sharing a bit with an earlier one: adding such values carries, so their sum
+/// is not their XOR.
+fn first_carry<'a>(values: impl IntoIterator<Item = &'a i64>) -> Option<i64> {
+    let mut used = 0i64;
+    for &v in values {
+        if used & v != 0 {
+            return Some(v);
+        }
+        used |= v;
+    }
+    None
+}
+
+/// Out-dims `dim0, dim1, ...` of a power-of-two logical shape.
+fn dim_outs(shape: &[i64]) -> Vec<OutDim> {
+    shape
         .iter()
         .enumerate()
         .map(|(d, &e)| OutDim {
             name: format!("dim{d}"),
             log2_size: e.trailing_zeros(),
         })
-        .collect();
-    LinearLayout::new(ins, outs)
+        .collect()
 }
 
 /// The physical axis an in-dim of a linear layout stands for.
@@ -831,15 +838,11 @@ pub fn linear_to_cute(f: &LinearLayout) -> Result<Layout> {
     };
     let thread: Vec<i64> = bases("lane").into_iter().chain(bases("warp")).collect();
     let value = bases("register");
-    let mut used = 0i64;
-    for &v in thread.iter().chain(&value) {
-        if used & v != 0 {
-            return Err(LayoutError::not_representable(
-                "CuTe TV",
-                format!("tile index {v} shares bits with another basis: CuTe adds where F2 XORs"),
-            ));
-        }
-        used |= v;
+    if let Some(v) = first_carry(thread.iter().chain(&value)) {
+        return Err(LayoutError::not_representable(
+            "CuTe TV",
+            format!("tile index {v} shares bits with another basis: CuTe adds where F2 XORs"),
+        ));
     }
     let mode = |bits: &[i64]| mode_of(bits.iter().map(|&d| (2, d)).collect());
     let (ts, td) = mode(&thread);

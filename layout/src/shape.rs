@@ -89,6 +89,18 @@ pub fn unflatten_col_major(shape: &[i64], x: i64) -> Result<Vec<i64>> {
         .collect())
 }
 
+/// Checks that `shape` is admitted by a layout of `size` points (`prod(shape) == size`).
+pub fn check_admits(shape: &[i64], size: i64) -> Result<()> {
+    let n = size_of(shape)?;
+    if n != size {
+        return Err(LayoutError::Shape {
+            shape: shape.to_vec(),
+            why: format!("its size {n} differs from the layout's size {size}"),
+        });
+    }
+    Ok(())
+}
+
 /// Checks `0 <= x < size`.
 pub fn check_index(x: i64, size: i64) -> Result<()> {
     if x < 0 || x >= size {

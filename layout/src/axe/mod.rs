@@ -244,17 +244,7 @@ impl AxeLayout {
 
     /// Checks that `prod(shape) == size()`.
     pub fn check_shape(&self, logical_shape: &[i64]) -> Result<()> {
-        let n = shape::size_of(logical_shape)?;
-        if n != self.size() {
-            return Err(LayoutError::Shape {
-                shape: logical_shape.to_vec(),
-                why: format!(
-                    "its size {n} differs from the layout's size {}",
-                    self.size()
-                ),
-            });
-        }
-        Ok(())
+        shape::check_admits(logical_shape, self.size())
     }
 
     /// True when every iter of D and R and every offset is on axis `m` (a plain memory layout).

@@ -239,17 +239,7 @@ impl CuteLayout {
 
     /// Checks that `prod(shape) == size()`.
     pub fn check_shape(&self, logical_shape: &[i64]) -> Result<()> {
-        let n = shape::size_of(logical_shape)?;
-        if n != self.size() {
-            return Err(LayoutError::Shape {
-                shape: logical_shape.to_vec(),
-                why: format!(
-                    "its size {n} differs from the layout's size {}",
-                    self.size()
-                ),
-            });
-        }
-        Ok(())
+        shape::check_admits(logical_shape, self.size())
     }
 
     /// `cosize = max L(i) + 1` over the domain (CuTe's `L(size-1)+1` for non-negative strides).
