@@ -5,7 +5,14 @@
 //! same text back, in MLIR's spelling), and [`TritonAttr::to_linear`] builds the linear layout
 //! `(register, lane, warp, block) -> (dim0, dim1, ...)` for a tensor shape.
 //!
-//! Both kinds first build one CTA tile as a product of identity factors, each walking one tensor
+//! Kinds: `blocked`, `nvidia_mma`, `dot_op` and `slice` (distributed, in-dims `register, lane,
+//! warp, block`; see the `distributed` module), `swizzled_shared` and `nvmma_shared` (shared,
+//! in-dims `offset, block`; see `shared`), each optionally spread over a cluster of CTAs
+//! (`CGALayout`, or the older `CTAsPerCGA`/`CTASplitNum`/`CTAOrder`; see `cga`).
+//! Every kind is checked against Triton 3.9's own conversion on generated cases
+//! (`layout/tests/triton_oracle*.rs`).
+//!
+//! Blocked and mma layouts first build one CTA tile as a product of identity factors, each walking one tensor
 //! dim from its next free bit, then fit the tile to the shape.
 //!
 //! - Blocked: per `order` (fastest dim first), registers take `sizePerThread`, then lanes
@@ -26,9 +33,6 @@
 //! `#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape =
 //! [16, 8]}>` on 16x16 gives `register [[0,1],[8,0],[0,8]]`, `lane [[0,2],[0,4],[1,0],[2,0],
 //! [4,0]]`, `warp []`.
-//!
-//! Multi-CTA attributes (`CTAsPerCGA`/`CTASplitNum` other than 1, a non-empty `CGALayout`)
-//! are refused here; the F2 issue adds them.
 
 use std::fmt;
 
@@ -36,6 +40,12 @@ use crate::arith::log2;
 use crate::error::{LayoutError, ParseError, Result};
 use crate::linear::{InDim, LinearLayout, OutDim, MAX_OUT_BITS};
 use crate::notation::cursor::Cursor;
+
+mod cga;
+mod distributed;
+mod shared;
+
+pub(crate) use cga::Cga;
 
 const NOTATION: &str = "Triton attribute";
 
@@ -260,24 +270,28 @@ impl TritonAttr {
     }
 
     fn validate(&self, c: &Cursor) -> Result<()> {
-        const CTA: [&str; 4] = ["CTAsPerCGA", "CTASplitNum", "CTAOrder", "CGALayout"];
-        let known: &[&str] = match self.raw.kind.as_str() {
-            "blocked" => &["sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"],
-            "nvidia_mma" => &["versionMajor", "versionMinor", "warpsPerCTA", "instrShape"],
-            other => {
-                let (s, e) = self.raw.span;
-                return Err(c
-                    .error_at(
-                        s,
-                        e,
-                        format!("a supported attribute kind (blocked, nvidia_mma), not {other:?}"),
-                    )
-                    .into());
-            }
+        let Some(known) = fields_of(&self.raw.kind) else {
+            let (s, e) = self.raw.span;
+            return Err(c
+                .error_at(
+                    s,
+                    e,
+                    format!(
+                        "a supported attribute kind ({}), not {:?}",
+                        KINDS.join(", "),
+                        self.raw.kind
+                    ),
+                )
+                .into());
         };
-        for (k, _) in &self.raw.fields {
-            if !known.contains(&k.as_str()) && !CTA.contains(&k.as_str()) {
-                let all: Vec<&str> = known.iter().chain(&CTA).copied().collect();
+        let cga: &[&str] = if matches!(self.raw.kind.as_str(), "dot_op" | "slice") {
+            &[]
+        } else {
+            &CGA_FIELDS
+        };
+        for (k, v) in &self.raw.fields {
+            if !known.contains(&k.as_str()) && !cga.contains(&k.as_str()) {
+                let all: Vec<&str> = known.iter().chain(cga).copied().collect();
                 return Err(self.err(
                     k,
                     format!(
@@ -287,41 +301,36 @@ impl TritonAttr {
                     ),
                 ));
             }
+            if let AttrValue::Attr(inner) = v {
+                TritonAttr {
+                    raw: (**inner).clone(),
+                }
+                .validate(c)?;
+            }
         }
         Ok(())
     }
 
-    /// Refuses multi-CTA fields (the F2 issue adds them) and checks their shape otherwise.
-    fn check_single_cta(&self, rank: usize) -> Result<()> {
-        const LATER: &str = "multi-CTA layouts are imported by the F2 issue (only one CTA here)";
-        for key in ["CTAsPerCGA", "CTASplitNum", "CTAOrder"] {
-            if self.value(key).is_none() {
-                continue;
-            }
-            let v = self.list(key)?;
-            if v.len() != rank {
-                return Err(self.err(key, format!("has {} entries, not the rank {rank}", v.len())));
-            }
-            if key == "CTAOrder" {
-                check_order(&v).map_err(|why| self.err(key, why))?;
-            } else if let Some(x) = v.iter().find(|&&x| x != 1) {
-                return Err(self.err(key, format!("{x} CTAs: {LATER}")));
-            }
-        }
-        match self.value("CGALayout") {
-            None => Ok(()),
-            Some(AttrValue::List(xs)) if xs.is_empty() => Ok(()),
-            Some(AttrValue::Lists(_)) => {
-                Err(self.err("CGALayout", format!("block bases: {LATER}")))
-            }
+    /// The nested `parent` attribute of `dot_op` and `slice`.
+    fn parent(&self) -> Result<TritonAttr> {
+        match self.value("parent") {
+            Some(AttrValue::Attr(a)) => Ok(TritonAttr { raw: (**a).clone() }),
             Some(_) => Err(self.err(
-                "CGALayout",
-                "expected a list of block bases such as [[0, 1]]",
+                "parent",
+                "expected an attribute such as #ttg.nvidia_mma<{..}>",
             )),
+            None => Err(self.err("parent", "missing")),
         }
     }
 
-    /// The linear layout of this attribute on a tensor of `shape`.
+    /// Whether this attribute describes a shared-memory layout (`offset -> dims`).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.raw.kind.as_str(), "swizzled_shared" | "nvmma_shared")
+    }
+
+    /// The linear layout of this attribute on a tensor of `shape`: `(register, lane, warp,
+    /// block) -> (dim0, ..)` for distributed layouts, `(offset, block) -> (dim0, ..)` for
+    /// shared ones (the element at each offset of a CTA's buffer).
     ///
     /// `#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1],
     /// instrShape = [16, 8]}>` on `[16, 8]` gives `register [[0,1],[8,0]]`,
@@ -331,122 +340,55 @@ impl TritonAttr {
             shape: shape.to_vec(),
             why,
         })?;
-        self.check_single_cta(shape.len())?;
+        if shape.is_empty() {
+            return Err(LayoutError::Shape {
+                shape: vec![],
+                why: "a Triton layout needs a tensor of rank at least 1".into(),
+            });
+        }
         match self.raw.kind.as_str() {
-            "blocked" => self.blocked_to_linear(shape, &shape_log),
+            "blocked" => self.blocked_to_linear(&shape_log),
             "nvidia_mma" => self.mma_to_linear(shape, &shape_log),
+            "dot_op" => self.dot_to_linear(shape, &shape_log),
+            "slice" => self.slice_to_linear(shape),
+            "swizzled_shared" => self.swizzled_to_linear(&shape_log),
+            "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
             other => Err(self.err("kind", format!("{other} is not supported"))),
         }
     }
+}
 
-    fn blocked_to_linear(&self, shape: &[i64], shape_log: &[u32]) -> Result<LinearLayout> {
-        let rank = shape.len();
-        let spt = self.pow2_list("sizePerThread", rank, shape)?;
-        let tpw = self.pow2_list("threadsPerWarp", rank, shape)?;
-        let wpc = self.pow2_list("warpsPerCTA", rank, shape)?;
-        let order = self.list("order")?;
-        if order.len() != rank {
-            return Err(self.err(
-                "order",
-                format!(
-                    "has {} entries but the shape {shape:?} has rank {rank}",
-                    order.len()
-                ),
-            ));
-        }
-        let order = check_order(&order).map_err(|why| self.err("order", why))?;
-        let mut tile = TileBuilder::new(rank);
-        for (name, logs) in [("register", &spt), ("lane", &tpw), ("warp", &wpc)] {
-            for &d in &order {
-                tile.identity(name, d, logs[d])?;
-            }
-        }
-        tile.fit_to_shape(shape_log, &order, Registers::Drop)
-    }
+/// Attribute kinds this module imports.
+const KINDS: [&str; 6] = [
+    "blocked",
+    "nvidia_mma",
+    "dot_op",
+    "slice",
+    "swizzled_shared",
+    "nvmma_shared",
+];
 
-    fn mma_to_linear(&self, shape: &[i64], shape_log: &[u32]) -> Result<LinearLayout> {
-        let rank = shape.len();
-        let major = self.int("versionMajor")?;
-        let minor = self.int("versionMinor")?;
-        if major != 2 && major != 3 {
-            return Err(self.err(
-                "versionMajor",
-                format!("{major} is not supported: 2 (Ampere mma.sync) and 3 (Hopper wgmma) are"),
-            ));
-        }
-        if minor < 0 {
-            return Err(self.err("versionMinor", format!("{minor} is negative")));
-        }
-        let (instr_len, ranks) = match major {
-            2 => (rank, "2, or 3 with a batch dim"),
-            _ => (3, "2"),
-        };
-        if !(rank == 2 || (major == 2 && rank == 3)) {
-            return Err(LayoutError::Shape {
-                shape: shape.to_vec(),
-                why: format!("#ttg.nvidia_mma version {major} tiles tensors of rank {ranks}"),
-            });
-        }
-        let wpc = self.pow2_list("warpsPerCTA", rank, shape)?;
-        let instr = self.list("instrShape")?;
-        let spelled = match major {
-            2 if rank == 3 => "[1, 16, 8]",
-            2 => "[16, 8]",
-            _ => "[16, N, K]",
-        };
-        if instr.len() != instr_len {
-            return Err(self.err(
-                "instrShape",
-                format!(
-                    "has {} entries; version {major} on rank {rank} has {instr_len} ({spelled})",
-                    instr.len()
-                ),
-            ));
-        }
-        // The m and n entries: the last two for v2, the first two for v3 (k last).
-        let mn = if major == 2 { rank - 2 } else { 0 };
-        if major == 2 && rank == 3 && instr[0] != 1 {
-            return Err(self.err(
-                "instrShape",
-                format!("the batch entry is {}, not 1 ({spelled})", instr[0]),
-            ));
-        }
-        let log_of = |i: usize, least: i64, what: &str| -> Result<u32> {
-            match log2(instr[i]) {
-                Some(l) if instr[i] >= least => Ok(l),
-                _ => Err(self.err(
-                    "instrShape",
-                    format!(
-                        "{what} = {} is not a power of two >= {least} ({spelled})",
-                        instr[i]
-                    ),
-                )),
-            }
-        };
-        let m_log = log_of(mn, 16, "m")?;
-        let n_log = log_of(mn + 1, 8, "n")?;
-        if major == 3 {
-            log_of(2, 1, "k")?;
-        }
-        // One warp's m x n accumulator tile; (m, n) are the last two tensor dims.
-        let (m, n) = (rank - 2, rank - 1);
-        let mut tile = TileBuilder::new(rank);
-        tile.identity("register", n, 1)?;
-        tile.identity("lane", n, 2)?;
-        tile.identity("lane", m, 3)?;
-        tile.identity("register", m, m_log - 3)?;
-        tile.identity("register", n, n_log - 3)?;
-        let last_first: Vec<usize> = (0..rank).rev().collect();
-        let warp_order = if major == 2 {
-            last_first.clone()
-        } else {
-            vec![m, n]
-        };
-        for &d in &warp_order {
-            tile.identity("warp", d, wpc[d])?;
-        }
-        tile.fit_to_shape(shape_log, &last_first, Registers::Broadcast)
-    }
+/// The multi-CTA fields: the old spelling (`CTAsPerCGA`, `CTASplitNum`, `CTAOrder`) and
+/// Triton 3.9's block bases (`CGALayout`).
+const CGA_FIELDS: [&str; 4] = ["CTAsPerCGA", "CTASplitNum", "CTAOrder", "CGALayout"];
+
+/// The fields of each kind (besides the multi-CTA ones).
+fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "blocked" => &["sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"],
+        "nvidia_mma" => &["versionMajor", "versionMinor", "warpsPerCTA", "instrShape"],
+        "dot_op" => &["opIdx", "parent", "kWidth"],
+        "slice" => &["dim", "parent"],
+        "swizzled_shared" => &["vec", "perPhase", "maxPhase", "order"],
+        "nvmma_shared" => &[
+            "swizzlingByteWidth",
+            "transposed",
+            "elementBitWidth",
+            "rank",
+            "fp4Padded",
+        ],
+        _ => return None,
+    })
 }
 
 impl fmt::Display for TritonAttr {
@@ -489,6 +431,8 @@ pub(crate) enum Registers {
 /// (a product of one-dimensional identity layouts), then fits the tile to a tensor shape.
 pub(crate) struct TileBuilder {
     rank: usize,
+    /// The in-dim that repeats the tile: `register` (distributed) or `offset` (shared).
+    first_in: String,
     /// In-dims in insertion order with their bases.
     ins: Vec<InDim>,
     /// Bits used so far per out-dim.
@@ -497,8 +441,14 @@ pub(crate) struct TileBuilder {
 
 impl TileBuilder {
     pub(crate) fn new(rank: usize) -> Self {
+        TileBuilder::with_first(rank, "register")
+    }
+
+    /// A builder whose tile repeats along `first_in`.
+    pub(crate) fn with_first(rank: usize, first_in: &str) -> Self {
         TileBuilder {
             rank,
+            first_in: first_in.to_string(),
             ins: Vec::new(),
             out_bits: vec![0; rank],
         }
@@ -543,16 +493,37 @@ impl TileBuilder {
         Ok(())
     }
 
-    /// Fits the tile to `shape` (log2 per dim): lane, warp and block bases beyond the shape
-    /// become zero (broadcast), register bases as `registers` says; a shape larger than the
-    /// tile repeats it along registers, dims taken in `repeat_order`.
-    pub(crate) fn fit_to_shape(
+    /// Appends `log2_size` zero bases to in-dim `name` (a broadcast: those bits select copies).
+    pub(crate) fn zeros(&mut self, name: &str, log2_size: u32) {
+        let rank = self.rank;
+        let d = self.dim_mut(name);
+        for _ in 0..log2_size {
+            d.bases.push(vec![0; rank]);
+        }
+    }
+
+    /// Appends one basis to in-dim `name` and records that out-dim `dim` now uses `bits` bits
+    /// (for bases that are not one-dim identities, e.g. a swizzled row).
+    pub(crate) fn push(&mut self, name: &str, basis: Vec<i64>, dim: usize, bits: u32) {
+        self.dim_mut(name).bases.push(basis);
+        self.out_bits[dim] = self.out_bits[dim].max(bits);
+    }
+
+    /// Fits the CTA tile to the per-CTA shape, adds the CGA's block bases and returns the
+    /// layout on the whole tensor (`shape_log`, log2 per dim).
+    ///
+    /// Fitting: lane, warp and block bases beyond the per-CTA shape become zero (broadcast),
+    /// register bases as `registers` says; a shape larger than the tile repeats it along
+    /// registers, dims taken in `repeat_order`.
+    pub(crate) fn finish(
         mut self,
         shape_log: &[u32],
+        cga: &Cga,
         repeat_order: &[usize],
         registers: Registers,
     ) -> Result<LinearLayout> {
-        for (dim, &want) in shape_log.iter().enumerate() {
+        let cta_log = cga.per_cta(shape_log);
+        for (dim, &want) in cta_log.iter().enumerate() {
             let limit = 1i64 << want;
             for d in &mut self.ins {
                 let drop = registers == Registers::Drop && d.name == "register";
@@ -566,13 +537,19 @@ impl TileBuilder {
             self.out_bits[dim] = self.out_bits[dim].min(want);
         }
         for &dim in repeat_order {
-            let missing = shape_log[dim].saturating_sub(self.out_bits[dim]);
-            self.identity("register", dim, missing)?;
+            let missing = cta_log[dim].saturating_sub(self.out_bits[dim]);
+            self.identity(self.first_in.clone().as_str(), dim, missing)?;
         }
-        for name in ["register", "lane", "warp", "block"] {
+        let block = cga.block_bases(shape_log);
+        self.dim_mut("block").bases.extend(block);
+        let order: &[&str] = if self.first_in == "offset" {
+            &["offset", "block"]
+        } else {
+            &["register", "lane", "warp", "block"]
+        };
+        for name in order {
             self.dim_mut(name);
         }
-        let order = ["register", "lane", "warp", "block"];
         self.ins.sort_by_key(|d| {
             order
                 .iter()
@@ -623,16 +600,83 @@ mod tests {
     }
 
     #[test]
-    fn multi_cta_is_refused_naming_the_f2_issue() {
+    fn multi_cta_fields_give_block_bases() {
         let cga = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], CGALayout = [[0, 1], [1, 0]], instrShape = [16, 64, 16]}>";
         assert_eq!(parse_attr(cga).unwrap().to_string(), cga);
-        assert!(refusal(cga, &[128, 128], "CGALayout").contains("F2 issue"));
-        let split = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0], CTAsPerCGA = [2, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0]}>";
-        assert!(refusal(split, &[64, 64], "CTAsPerCGA").contains("F2 issue"));
-        let order = split
-            .replace("CTAsPerCGA = [2, 1]", "CTAsPerCGA = [1, 1]")
-            .replace("CTAOrder = [1, 0]", "CTAOrder = [1, 1]");
+        let l = import(cga, &[128, 128]).unwrap();
+        assert_eq!(
+            l.in_dim("block").unwrap().bases,
+            vec![vec![0, 64], vec![64, 0]]
+        );
+        // The old spelling of the same cluster: 2x2 CTAs, both dims split, dim1 fastest.
+        let old = cga.replace(
+            "CGALayout = [[0, 1], [1, 0]]",
+            "CTAsPerCGA = [2, 2], CTASplitNum = [2, 2], CTAOrder = [1, 0]",
+        );
+        assert_eq!(import(&old, &[128, 128]).unwrap(), l);
+        // Split one way over two CTAs: the second block bit holds copies.
+        let half = old.replace("CTASplitNum = [2, 2]", "CTASplitNum = [1, 2]");
+        let l = import(&half, &[128, 128]).unwrap();
+        assert_eq!(
+            l.in_dim("block").unwrap().bases,
+            vec![vec![0, 64], vec![0, 0]]
+        );
+    }
+
+    #[test]
+    fn bad_multi_cta_fields_are_refused_by_name() {
+        let split = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0], CTAsPerCGA = [2, 1], CTASplitNum = [4, 1], CTAOrder = [1, 0]}>";
+        assert!(refusal(split, &[64, 64], "CTASplitNum").contains("only 2 CTAs"));
+        let order = split.replace("CTAOrder = [1, 0]", "CTAOrder = [1, 1]");
         refusal(&order, &[64, 64], "CTAOrder");
+        let cga = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0], CGALayout = [[3, 0]]}>";
+        refusal(cga, &[64, 64], "CGALayout");
+        refusal(
+            &cga.replace("[[3, 0]]", "[[1, 0, 0]]"),
+            &[64, 64],
+            "CGALayout",
+        );
+        let both = cga.replace("[[3, 0]]", "[[1, 0]], CTAOrder = [1, 0]");
+        refusal(&both, &[64, 64], "CTAOrder");
+    }
+
+    #[test]
+    fn dot_slice_and_shared_fields_are_refused_by_name() {
+        let dot = format!("#ttg.dot_op<{{opIdx = 0, parent = {MMA2}, kWidth = 2}}>");
+        assert!(import(&dot, &[64, 64]).is_ok());
+        refusal(&dot.replace("opIdx = 0", "opIdx = 2"), &[64, 64], "opIdx");
+        refusal(
+            &dot.replace("kWidth = 2", "kWidth = 3"),
+            &[64, 64],
+            "kWidth",
+        );
+        refusal(
+            &dot.replace("kWidth = 2", "kWidth = 32"),
+            &[64, 64],
+            "kWidth",
+        );
+        let blocked = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>";
+        let fma = format!("#ttg.dot_op<{{opIdx = 0, parent = {blocked}, kWidth = 1}}>");
+        refusal(&fma, &[64, 64], "parent");
+        let v3 = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>";
+        let b3 = format!("#ttg.dot_op<{{opIdx = 1, parent = {v3}, kWidth = 2}}>");
+        assert!(refusal(&b3, &[64, 64], "opIdx").contains("shared memory"));
+        // A nested attribute is validated too, with its own field names.
+        let typo = dot.replace("warpsPerCTA", "warpPerCTA");
+        let e = parse_attr(&typo).unwrap_err().to_string();
+        assert!(e.contains("warpPerCTA"), "{e}");
+        let slice = format!("#ttg.slice<{{dim = 2, parent = {blocked}}}>");
+        refusal(&slice, &[64], "dim");
+        let sw = "#ttg.swizzled_shared<{vec = 3, perPhase = 1, maxPhase = 4, order = [1, 0]}>";
+        refusal(sw, &[8, 8], "vec");
+        let shared_slice = format!("#ttg.slice<{{dim = 0, parent = {}}}>", sw.replace("3", "2"));
+        refusal(&shared_slice, &[8], "parent");
+        let nv = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>";
+        assert!(import(nv, &[8, 64]).is_ok());
+        assert!(refusal(nv, &[8, 32], "8 rows").contains("64 elements"));
+        refusal(&nv.replace("128", "96"), &[8, 64], "swizzlingByteWidth");
+        refusal(&nv.replace("= 16}", "= 12}"), &[8, 64], "elementBitWidth");
+        refusal(nv, &[2, 8, 64], "rank");
     }
 
     #[test]
