@@ -18,8 +18,9 @@ use serde::Deserialize;
 use crate::error::{LayoutError, Result};
 
 /// The name of a physical axis. Valid names are identifiers: `[A-Za-z_][A-Za-z0-9_]*`.
+/// Shared text: cloning an axis copies a pointer, not the name.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct Axis(String);
+pub struct Axis(std::sync::Arc<str>);
 
 /// A physical coordinate: one integer per named axis.
 pub type Point = BTreeMap<Axis, i64>;
@@ -27,13 +28,14 @@ pub type Point = BTreeMap<Axis, i64>;
 impl Axis {
     /// The memory axis `m`, the default of every notation.
     pub fn m() -> Axis {
-        Axis("m".to_string())
+        static M: std::sync::LazyLock<Axis> = std::sync::LazyLock::new(|| Axis("m".into()));
+        M.clone()
     }
 
     /// Checks that `name` is an identifier and wraps it.
     pub fn new(name: &str) -> Result<Axis> {
         if is_identifier(name) {
-            Ok(Axis(name.to_string()))
+            Ok(Axis(name.into()))
         } else {
             Err(LayoutError::invalid(
                 format!("axis name {name:?}"),
@@ -49,7 +51,7 @@ impl Axis {
 
     /// True for the default memory axis `m`.
     pub fn is_m(&self) -> bool {
-        self.0 == "m"
+        &*self.0 == "m"
     }
 }
 
@@ -143,9 +145,13 @@ const BUILTIN: &str = include_str!("../data/axes.toml");
 
 impl AxisRegistry {
     /// The registry shipped in `layout/data/axes.toml`.
-    pub fn builtin() -> AxisRegistry {
-        // The embedded file is tested (`builtin_registry_loads`), so this cannot fail at run time.
-        Self::from_toml(BUILTIN).expect("the built-in axis registry is valid")
+    /// Parsed once per process.
+    pub fn builtin() -> &'static AxisRegistry {
+        static PARSED: std::sync::LazyLock<AxisRegistry> = std::sync::LazyLock::new(|| {
+            // The embedded file is tested (`builtin_registry_loads`), so this cannot fail.
+            AxisRegistry::from_toml(BUILTIN).expect("the built-in axis registry is valid")
+        });
+        &PARSED
     }
 
     /// Reads a registry from TOML text; errors name the entry and field at fault.

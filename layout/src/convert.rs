@@ -416,8 +416,8 @@ pub fn tv_to_axe(t: &TvLayout) -> Result<AxeLayout> {
     AxeLayout::new(d, r, BTreeMap::new())
 }
 
-/// One generator of an F2 map: its value on each axis.
-type Gen = BTreeMap<Axis, i64>;
+/// One generator bit of an F2 map: a step of the value on the axis.
+type Gen = (Axis, i64);
 
 /// The F2 generators of an Axe layout over `shape`: logical bits (dim by dim, low bit first)
 /// and replica bits, after checking power-of-two extents, non-negative strides, no offset, and
@@ -446,7 +446,7 @@ fn axe_bits(a: &AxeLayout, shape: &[i64]) -> Result<(Vec<Vec<Gen>>, Vec<Gen>)> {
             )));
         }
         (0..k)
-            .map(|j| Ok([(it.axis.clone(), arith::mul(it.stride, 1 << j, "bit")?)].into()))
+            .map(|j| Ok((it.axis.clone(), arith::mul(it.stride, 1 << j, "bit")?)))
             .collect()
     };
     let mut dims = Vec::new();
@@ -462,17 +462,21 @@ fn axe_bits(a: &AxeLayout, shape: &[i64]) -> Result<(Vec<Vec<Gen>>, Vec<Gen>)> {
         rep.extend(bits_of(it)?);
     }
     // Carry-free: on each axis, non-zero values have pairwise disjoint bits, so sums are XORs.
-    let mut used: BTreeMap<Axis, i64> = BTreeMap::new();
-    for g in dims.iter().flatten().chain(rep.iter()) {
-        for (ax, &v) in g {
-            let seen = used.entry(ax.clone()).or_insert(0);
-            if *seen & v != 0 {
-                return Err(refuse(format!(
-                    "on axis {ax}, the step {v} shares bits with another step, so adding them carries (not XOR)"
-                )));
+    let mut used: Vec<(&Axis, i64)> = Vec::new();
+    for (ax, v) in dims.iter().flatten().chain(rep.iter()) {
+        let i = match used.iter().position(|(x, _)| *x == ax) {
+            Some(i) => i,
+            None => {
+                used.push((ax, 0));
+                used.len() - 1
             }
-            *seen |= v;
+        };
+        if used[i].1 & v != 0 {
+            return Err(refuse(format!(
+                "on axis {ax}, the step {v} shares bits with another step, so adding them carries (not XOR)"
+            )));
         }
+        used[i].1 |= v;
     }
     Ok((dims, rep))
 }
@@ -495,15 +499,16 @@ pub fn axe_to_linear(a: &AxeLayout, shape: Option<&[i64]>) -> Result<LinearLayou
     let shape = shape.map(<[i64]>::to_vec).unwrap_or_else(|| vec![a.size()]);
     let (dims, rep) = axe_bits(a, &shape)?;
     let reg = AxisRegistry::builtin();
-    // Every physical bit must be produced by exactly one single-bit generator.
-    let mut owner: BTreeMap<(Axis, u32), Option<(usize, u32)>> = BTreeMap::new();
+    // Every physical bit must be produced by exactly one single-bit generator: per axis (in
+    // name order), per bit, the logical (dim, bit) it comes from (None: a replica bit).
+    let axes: Vec<Axis> = a.axes().into_iter().collect();
+    let mut owner: Vec<Vec<Option<Option<(usize, u32)>>>> = vec![Vec::new(); axes.len()];
     let gens = dims.iter().enumerate().flat_map(|(d, bits)| {
         bits.iter()
             .enumerate()
             .map(move |(j, g)| (Some((d, j as u32)), g))
     });
-    for (who, g) in gens.chain(rep.iter().map(|g| (None, g))) {
-        let (ax, v) = g.iter().next().expect("one axis per generator");
+    for (who, (ax, v)) in gens.chain(rep.iter().map(|g| (None, g))) {
         if *v == 0 {
             match who {
                 Some((d, j)) => {
@@ -517,32 +522,32 @@ pub fn axe_to_linear(a: &AxeLayout, shape: Option<&[i64]>) -> Result<LinearLayou
         if !is_pow2(*v) {
             return Err(refuse(format!("the step {v} on axis {ax} sets several bits: some {ax} values in between hold no element")));
         }
-        owner.insert((ax.clone(), v.trailing_zeros()), who);
+        let i = axes.iter().position(|x| x == ax).expect("iter axes are the layout's axes");
+        let bit = v.trailing_zeros() as usize;
+        if owner[i].len() <= bit {
+            owner[i].resize(bit + 1, None);
+        }
+        owner[i][bit] = Some(who);
     }
     let mut ins: BTreeMap<String, Vec<Vec<i64>>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
-    for ax in a.axes() {
-        let bits: Vec<u32> = owner
-            .keys()
-            .filter(|(x, _)| *x == ax)
-            .map(|(_, b)| *b)
-            .collect();
-        if let Some(hole) = (0..bits.len() as u32).find(|b| !bits.contains(b)) {
+    for (ax, bits) in axes.iter().zip(&owner) {
+        if let Some(hole) = bits.iter().position(Option::is_none) {
             return Err(refuse(format!(
                 "{ax} = {} holds no element (a hole in the physical range)",
                 1i64 << hole
             )));
         }
-        let name = in_dim_name(&reg, &ax);
+        let name = in_dim_name(reg, ax);
         if ins.contains_key(&name) {
             return Err(refuse(format!("two axes map to the in-dim {name}")));
         }
         let bases = bits
             .iter()
-            .map(|&b| {
+            .map(|w| {
                 let mut v = vec![0i64; shape.len()];
-                if let Some((d, j)) = owner[&(ax.clone(), b)] {
-                    v[d] = 1 << j;
+                if let Some(Some((d, j))) = w {
+                    v[*d] = 1 << j;
                 }
                 v
             })
