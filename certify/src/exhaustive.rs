@@ -468,7 +468,10 @@ mod tests {
         for (e, k) in [(3 * 8191, 3), (1 << 20, 4)] {
             let a = strided(vec![(e, vec![1, 0])], vec![0, 0]);
             let same = strided(vec![(e / k, vec![k, 0]), (k, vec![1, 0])], vec![0, 0]);
-            assert!(matches!(decide(&a, &same, DEFAULT_LIMIT), Outcome::Proved { .. }));
+            assert!(matches!(
+                decide(&a, &same, DEFAULT_LIMIT),
+                Outcome::Proved { .. }
+            ));
             let inner = strided(vec![(e / k, vec![k, 0]), (k, vec![1, 1])], vec![0, 0]);
             let outer = strided(vec![(e / k, vec![k, 1]), (k, vec![1, 0])], vec![0, 0]);
             for (mutant, first) in [(inner, 1), (outer, k)] {

@@ -522,7 +522,10 @@ pub fn axe_to_linear(a: &AxeLayout, shape: Option<&[i64]>) -> Result<LinearLayou
         if !is_pow2(*v) {
             return Err(refuse(format!("the step {v} on axis {ax} sets several bits: some {ax} values in between hold no element")));
         }
-        let i = axes.iter().position(|x| x == ax).expect("iter axes are the layout's axes");
+        let i = axes
+            .iter()
+            .position(|x| x == ax)
+            .expect("iter axes are the layout's axes");
         let bit = v.trailing_zeros() as usize;
         if owner[i].len() <= bit {
             owner[i].resize(bit + 1, None);
