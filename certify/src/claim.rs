@@ -202,7 +202,7 @@ pub fn semantic_points(
         _ => l
             .eval(Some(shape), coord)?
             .iter()
-            .map(|p| normalize_point(&reg, p))
+            .map(|p| normalize_point(reg, p))
             .collect(),
     }
 }

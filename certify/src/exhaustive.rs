@@ -301,10 +301,10 @@ impl KeyPair {
         // Row-major: earlier digits are more significant.
         let table = |s: &[i64]| -> Vec<i64> {
             let mut t = vec![0i64];
-            for i in split..self.extents.len() {
+            for (&e, &si) in self.extents[split..].iter().zip(&s[split..]) {
                 t = t
                     .iter()
-                    .flat_map(|&x| (0..self.extents[i]).map(move |d| x + d * s[i]))
+                    .flat_map(|&x| (0..e).map(move |d| x + d * si))
                     .collect();
             }
             t

@@ -180,6 +180,11 @@ pub fn forward(l: &Layout, shape: Option<&[i64]>) -> Result<Forward, LayoutError
             let Layout::Axe(a) = a else {
                 unreachable!("convert to Axe gives Axe")
             };
+            let mut offset = a.offset().clone();
+            if s.offset() != 0 {
+                offset.insert(Axis::m(), s.offset());
+            }
+            let a = AxeLayout::new(a.shard().to_vec(), a.replica().to_vec(), offset)?;
             Some((a, Some(*s.swizzle())))
         }
     };
@@ -271,7 +276,7 @@ fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
     let mut sets = vec![Vec::new(); n as usize];
     for (c, p) in &pairs {
         let x = layout::shape::flatten_row_major(shape, c)?;
-        let p = normalize_point(&reg, p)?;
+        let p = normalize_point(reg, p)?;
         sets[x as usize].push(
             axes.iter()
                 .map(|a| p.get(a).copied().unwrap_or(0))

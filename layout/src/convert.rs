@@ -293,7 +293,7 @@ pub fn axe_to_tv(a: &AxeLayout, shape: Option<&[i64]>) -> Result<TvLayout> {
     let mut parts: [Vec<(i64, i64, i64)>; 2] = [Vec::new(), Vec::new()]; // (extent, phys stride, cell stride)
     for b in &blocks {
         for it in b.iter().rev() {
-            let w = thread_weight(&reg, &it.axis)?;
+            let w = thread_weight(reg, &it.axis)?;
             let slot = usize::from(w.is_none());
             let phys = arith::mul(it.stride, w.unwrap_or(1), "thread stride")?;
             parts[slot].push((it.extent, phys, weight));
@@ -301,7 +301,7 @@ pub fn axe_to_tv(a: &AxeLayout, shape: Option<&[i64]>) -> Result<TvLayout> {
         }
     }
     for it in a.replica() {
-        let w = thread_weight(&reg, &it.axis)?;
+        let w = thread_weight(reg, &it.axis)?;
         let slot = usize::from(w.is_none());
         parts[slot].push((
             it.extent,
@@ -416,6 +416,9 @@ pub fn tv_to_axe(t: &TvLayout) -> Result<AxeLayout> {
     AxeLayout::new(d, r, BTreeMap::new())
 }
 
+/// The logical `(dim, bit)` a physical bit comes from; `None` for a replica bit.
+type BitOwner = Option<(usize, u32)>;
+
 /// One generator bit of an F2 map: a step of the value on the axis.
 type Gen = (Axis, i64);
 
@@ -502,7 +505,7 @@ pub fn axe_to_linear(a: &AxeLayout, shape: Option<&[i64]>) -> Result<LinearLayou
     // Every physical bit must be produced by exactly one single-bit generator: per axis (in
     // name order), per bit, the logical (dim, bit) it comes from (None: a replica bit).
     let axes: Vec<Axis> = a.axes().into_iter().collect();
-    let mut owner: Vec<Vec<Option<Option<(usize, u32)>>>> = vec![Vec::new(); axes.len()];
+    let mut owner: Vec<Vec<Option<BitOwner>>> = vec![Vec::new(); axes.len()];
     let gens = dims.iter().enumerate().flat_map(|(d, bits)| {
         bits.iter()
             .enumerate()
@@ -585,6 +588,12 @@ pub fn axe_to_linear(a: &AxeLayout, shape: Option<&[i64]>) -> Result<LinearLayou
 
 /// `Sw<B,M,S> o L` -> linear layout `offset -> logical`, `L^-1(sw(o))`.
 pub fn swizzled_to_linear(s: &SwizzledLayout, shape: Option<&[i64]>) -> Result<LinearLayout> {
+    if s.offset() != 0 {
+        return Err(LayoutError::not_representable(
+            "F2 linear",
+            format!("{s} has an offset, so 0 does not map to 0 (affine, not linear)"),
+        ));
+    }
     let shape = shape_or_top(s.layout(), shape);
     let inner = axe_to_linear(&cute_to_axe(s.layout(), Some(&shape))?, Some(&shape))?;
     let Some(off) = inner.in_dim("offset") else {

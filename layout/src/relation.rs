@@ -65,7 +65,7 @@ pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pa
             for th in 0..t.threads() {
                 for v in 0..t.values() {
                     let p: Point = [(axis("tx"), th), (axis("reg"), v)].into();
-                    out.insert((t.eval(th, v)?, normalize_point(&reg, &p)?));
+                    out.insert((t.eval(th, v)?, normalize_point(reg, &p)?));
                 }
             }
         }
@@ -84,7 +84,7 @@ pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pa
                     .zip(&input)
                     .map(|(d, &v)| (axis(in_dim_axis_name(&d.name)), v))
                     .collect();
-                out.insert((cell, normalize_point(&reg, &p)?));
+                out.insert((cell, normalize_point(reg, &p)?));
             }
         }
         _ => {
@@ -97,7 +97,7 @@ pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pa
             for x in 0..n {
                 let c = shape::unflatten_row_major(s, x)?;
                 for p in l.eval(Some(s), &c)? {
-                    out.insert((c.clone(), normalize_point(&reg, &p)?));
+                    out.insert((c.clone(), normalize_point(reg, &p)?));
                 }
             }
         }

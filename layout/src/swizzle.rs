@@ -241,10 +241,12 @@ impl TritonSwizzle {
     }
 }
 
-/// `Sw<B,M,S> o L`: the offset is `sw(L(c))`.
+/// `Sw<B,M,S> o L`: the offset is `sw(L(c))`; with an offset `o` (CuTe's `Sw o o o L`, a
+/// slice of a swizzled layout) it is `sw(o + L(c))`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SwizzledLayout {
     swizzle: Swizzle,
+    offset: i64,
     layout: CuteLayout,
 }
 
@@ -257,7 +259,33 @@ impl SwizzledLayout {
                 "a swizzled layout needs non-negative strides (a swizzle acts on addresses)",
             ));
         }
-        Ok(SwizzledLayout { swizzle, layout })
+        Ok(SwizzledLayout {
+            swizzle,
+            offset: 0,
+            layout,
+        })
+    }
+
+    /// `Sw o offset o L`; the offset must be non-negative (an address).
+    pub fn with_offset(
+        swizzle: Swizzle,
+        offset: i64,
+        layout: CuteLayout,
+    ) -> Result<SwizzledLayout> {
+        if offset < 0 {
+            return Err(LayoutError::invalid(
+                format!("{swizzle} o {offset} o {layout}"),
+                "a swizzled layout's offset is an address: it must be non-negative",
+            ));
+        }
+        let mut s = SwizzledLayout::new(swizzle, layout)?;
+        s.offset = offset;
+        Ok(s)
+    }
+
+    /// The offset added before the swizzle (0 unless the layout is a slice).
+    pub fn offset(&self) -> i64 {
+        self.offset
     }
 
     /// The swizzle.
@@ -272,17 +300,24 @@ impl SwizzledLayout {
 
     /// `sw(L(i))` for a colexicographic index.
     pub fn eval_index(&self, i: i64) -> Result<i64> {
-        self.swizzle.apply(self.layout.eval_index(i)?)
+        let x = crate::arith::add(self.offset, self.layout.eval_index(i)?, "swizzled offset")?;
+        self.swizzle.apply(x)
     }
 
     /// `sw(L(c))` for a coordinate of a logical shape (column-major flattening).
     pub fn eval(&self, logical_shape: &[i64], coord: &[i64]) -> Result<i64> {
-        self.swizzle.apply(self.layout.eval(logical_shape, coord)?)
+        let x = self.layout.eval(logical_shape, coord)?;
+        self.swizzle
+            .apply(crate::arith::add(self.offset, x, "swizzled offset")?)
     }
 }
 
 impl fmt::Display for SwizzledLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} o {}", self.swizzle, self.layout)
+        if self.offset == 0 {
+            write!(f, "{} o {}", self.swizzle, self.layout)
+        } else {
+            write!(f, "{} o {} o {}", self.swizzle, self.offset, self.layout)
+        }
     }
 }

@@ -349,7 +349,7 @@ proptest! {
     #[test]
     fn axis_fusion_preserves_the_relation(d in prop::collection::vec((1i64..5, 0i64..5, 1usize..3), 1..4)) {
         let l = build(&(d, vec![], vec![]));
-        let f = axe::fuse_axes(&l, &AxisRegistry::builtin(), "cuda").unwrap();
+        let f = axe::fuse_axes(&l, AxisRegistry::builtin(), "cuda").unwrap();
         let (rl, rf) = (relation(&Layout::Axe(l), None).unwrap(), relation(&Layout::Axe(f), None).unwrap());
         prop_assert_eq!(rl, rf);
     }
@@ -358,6 +358,6 @@ proptest! {
 #[test]
 fn axis_fusion_gives_tx_on_cuda() {
     let l = layout::notation::axe::parse("S[(2,2,8,4):(2@warpid,1@warpid,4@lane,1@lane)]").unwrap();
-    let c = axe::canonicalize_on(&l, &AxisRegistry::builtin(), Some("cuda")).unwrap();
+    let c = axe::canonicalize_on(&l, AxisRegistry::builtin(), Some("cuda")).unwrap();
     assert_eq!(layout::notation::axe::print(&c.layout), "S[128:1@tx]");
 }

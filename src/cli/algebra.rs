@@ -56,7 +56,7 @@ fn answer(
 /// `canon L [--target cuda]`: the canonical form, then the gap condition per axis.
 pub fn canon(text: &str, target: Option<&str>, as_json: bool) -> Result<Report, BadInput> {
     let l = axe_arg(text, "the layout")?;
-    let r = axe::canonicalize_on(&l, &AxisRegistry::builtin(), target).map(|c| {
+    let r = axe::canonicalize_on(&l, AxisRegistry::builtin(), target).map(|c| {
         let gc: Vec<String> = c
             .gap_condition
             .iter()
@@ -178,7 +178,7 @@ pub fn tile_of(
 
 /// `slice L --shape .. --region b:e,b:e`: the layout of the region (half-open ranges).
 pub fn slice(text: &str, shape: &str, region: &str, as_json: bool) -> Result<Report, BadInput> {
-    let l = axe_arg(text, "the layout")?;
+    let swizzled = layout::notation::Notation::detect(text) == layout::notation::Notation::Swizzled;
     let shape = list(shape, "--shape")?;
     let mut ranges = Vec::new();
     for part in region.split(',') {
@@ -191,12 +191,15 @@ pub fn slice(text: &str, shape: &str, region: &str, as_json: bool) -> Result<Rep
             e.trim().parse().map_err(|_| bad())?,
         ));
     }
-    answer(
-        axe::slice(&l, &shape, &ranges).map(|x| vec![print(&x)]),
-        "slice",
-        text,
-        as_json,
-    )
+    let r = if swizzled {
+        let s = layout::notation::cute::parse_swizzled(text)
+            .map_err(|e| input::render(&e, "the layout", text))?;
+        axe::slice_swizzled(&s, &shape, &ranges).map(|x| vec![x.to_string()])
+    } else {
+        let l = axe_arg(text, "the layout")?;
+        axe::slice(&l, &shape, &ranges).map(|x| vec![print(&x)])
+    };
+    answer(r, "slice", text, as_json)
 }
 
 /// `direct-sum A B --shapes SA/SB`: the canonical direct sum.

@@ -240,9 +240,9 @@ mod tests {
     #[test]
     fn aliases_and_axis_fusion_give_tx() {
         let l = parse("S[(2,2,8,4):(2@warpid,1@warpid,4@lane,1@laneid)]").unwrap();
-        let c = canonicalize_on(&l, &AxisRegistry::builtin(), Some("cuda")).unwrap();
+        let c = canonicalize_on(&l, AxisRegistry::builtin(), Some("cuda")).unwrap();
         assert_eq!(print(&c.layout), "S[128:1@tx]");
-        let c = canonicalize_on(&l, &AxisRegistry::builtin(), None).unwrap();
+        let c = canonicalize_on(&l, AxisRegistry::builtin(), None).unwrap();
         assert_eq!(
             print(&c.layout),
             "S[(4,32):(1@warpid,1@laneid)]",

@@ -151,22 +151,22 @@ mod tests {
     fn lanes_outside_a_warp_do_not_fuse() {
         let reg = AxisRegistry::builtin();
         let l = parse("S[(2,64):(1@warpid,1@laneid)]").unwrap();
-        assert_eq!(fuse_axes(&l, &reg, "cuda").unwrap(), l);
+        assert_eq!(fuse_axes(&l, reg, "cuda").unwrap(), l);
         let l = parse("S[4:1@laneid] + -1@laneid").unwrap();
-        assert_eq!(fuse_axes(&l, &reg, "cuda").unwrap(), l);
+        assert_eq!(fuse_axes(&l, reg, "cuda").unwrap(), l);
     }
 
     #[test]
     fn offsets_and_replicas_fuse_too() {
         let reg = AxisRegistry::builtin();
         let l = parse("S[8:1@laneid] + R[2:8@laneid] + 1@warpid + 3@laneid").unwrap();
-        let f = fuse_axes(&l, &reg, "cuda").unwrap();
+        let f = fuse_axes(&l, reg, "cuda").unwrap();
         assert_eq!(print(&f), "S[8:1@tx] + R[2:8@tx] + 35@tx");
     }
 
     #[test]
     fn unknown_target_is_an_error_naming_it() {
-        let e = fuse_axes(&parse("S[4:1]").unwrap(), &AxisRegistry::builtin(), "tpu")
+        let e = fuse_axes(&parse("S[4:1]").unwrap(), AxisRegistry::builtin(), "tpu")
             .unwrap_err()
             .to_string();
         assert!(e.contains("\"tpu\"") && e.contains("cuda"), "{e}");

@@ -54,6 +54,37 @@ pub fn slice(l: &AxeLayout, shape: &[i64], region: &[(i64, i64)]) -> Result<AxeL
     AxeLayout::new(shard, l.replica().to_vec(), offset)
 }
 
+/// A slice of a swizzled layout `Sw o L`: `L` is sliced as above (through its Axe form) and the
+/// region's starting address becomes the offset under the swizzle, `Sw o o o L'`, which CuTe
+/// writes for a sliced swizzled tensor. The swizzle is not moved: it acts on the address.
+///
+/// ```
+/// use layout::axe::slice_swizzled;
+/// use layout::notation::cute::parse_swizzled;
+/// let s = parse_swizzled("Sw<3,3,3> o (8,64):(64,1)")?;
+/// let rows = slice_swizzled(&s, &[8, 64], &[(2, 4), (0, 64)])?;
+/// assert_eq!(rows.to_string(), "Sw<3,3,3> o 128 o (2, 64):(64, 1)");
+/// # Ok::<(), layout::LayoutError>(())
+/// ```
+pub fn slice_swizzled(
+    s: &crate::swizzle::SwizzledLayout,
+    shape: &[i64],
+    region: &[(i64, i64)],
+) -> Result<crate::swizzle::SwizzledLayout> {
+    check_region(shape, region)?;
+    let a = crate::convert::cute_to_axe(s.layout(), Some(shape))?;
+    let sliced = slice(&a, shape, region)?;
+    let start = sliced.offset().get(&Axis::m()).copied().unwrap_or(0);
+    let plain = AxeLayout::new(sliced.shard().to_vec(), Vec::new(), BTreeMap::new())?;
+    let sub: Vec<i64> = region.iter().map(|(b, e)| e - b).collect();
+    let inner = crate::convert::axe_to_cute(&plain, Some(&sub))?;
+    crate::swizzle::SwizzledLayout::with_offset(
+        *s.swizzle(),
+        arith::add(s.offset(), start, "slice offset")?,
+        inner,
+    )
+}
+
 fn check_region(shape: &[i64], region: &[(i64, i64)]) -> Result<()> {
     if region.len() != shape.len() {
         return Err(LayoutError::invalid(

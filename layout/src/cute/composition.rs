@@ -31,7 +31,7 @@ pub fn composition(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
 /// `(Sw ∘ L) ∘ B = Sw ∘ (L ∘ B)`: the swizzle stays outermost.
 /// `(Sw<3,3,3> o (8,64):(64,1)) ∘ (8,8):(1,8) = Sw<3,3,3> o (8, 8):(64, 1)`.
 pub fn composition_swizzled(a: &SwizzledLayout, b: &CuteLayout) -> Result<SwizzledLayout> {
-    SwizzledLayout::new(*a.swizzle(), composition(a.layout(), b)?)
+    SwizzledLayout::with_offset(*a.swizzle(), a.offset(), composition(a.layout(), b)?)
 }
 
 /// `A(i)` for any `i >= 0`: the function composition extends, CuTe's convention of reading

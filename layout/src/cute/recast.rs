@@ -58,6 +58,12 @@ pub fn recast(l: &CuteLayout, from: i64, to: i64) -> Result<CuteLayout> {
 /// `Sw<B,M,S> o L` recast: L as by [`recast`], the swizzle's base moved by `log2 N`.
 /// `recast_swizzled(Sw<3,7,3> o (8,1024):(1024,1), 1, 16) = Sw<3,3,3> o (8, 64):(64, 1)`.
 pub fn recast_swizzled(sl: &SwizzledLayout, from: i64, to: i64) -> Result<SwizzledLayout> {
+    if sl.offset() != 0 {
+        return Err(LayoutError::invalid(
+            format!("recast of {sl}"),
+            "recast of a swizzled layout with an offset (a slice) is not supported: recast the whole layout, then slice",
+        ));
+    }
     let layout = recast(sl.layout(), from, to)?;
     let sw = sl.swizzle();
     let what = || format!("recast of {sl} from {from}-bit to {to}-bit elements");

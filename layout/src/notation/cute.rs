@@ -62,9 +62,20 @@ pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
     if !(c.eat("o") || c.eat("∘")) {
         return Err(c.error("'o' (composition) after the swizzle").into());
     }
+    // An optional offset between the swizzle and the layout: `Sw<..> o 32 o L` (`_32` too).
+    let mut probe = c.clone();
+    probe.skip_ws();
+    probe.eat("_");
+    let mut offset = 0;
+    if let Ok(v) = probe.int(false) {
+        if probe.eat("o") || probe.eat("∘") {
+            offset = v;
+            *c = probe;
+        }
+    }
     let lstart = c.pos();
     let l = layout(c)?;
-    SwizzledLayout::new(sw, l).map_err(|e| {
+    SwizzledLayout::with_offset(sw, offset, l).map_err(|e| {
         c.error_at(
             lstart,
             c.pos(),
