@@ -50,6 +50,34 @@ proptest! {
         }
     }
 
+    /// B with several modes: composed mode by mode, refused when the modes carry inside A, so
+    /// every answer is `A(B(i))`; and the refusal is only ever for a real carry.
+    #[test]
+    fn composition_with_a_tuple_b_equals_a_of_b(
+        a in layout(),
+        modes in prop::collection::vec((1i64..6, 0i64..12), 2..4),
+    ) {
+        let (s, d): (Vec<i64>, Vec<i64>) = modes.into_iter().unzip();
+        let b = CuteLayout::from_flat(&s, &d).unwrap();
+        match composition(&a, &b) {
+            Ok(r) => {
+                prop_assert_eq!(r.size(), b.size());
+                for i in 0..b.size() {
+                    let want = eval_extended(&a, b.eval_index(i).unwrap()).unwrap();
+                    prop_assert_eq!(r.eval_index(i).unwrap(), want, "{} o {} = {}", a, b, r);
+                }
+            }
+            Err(e) if e.to_string().contains("no carry") => {
+                // Every leaf alone composes; only their sum carries.
+                for (&sk, &dk) in s.iter().zip(&d) {
+                    let leaf = CuteLayout::from_flat(&[sk], &[dk]).unwrap();
+                    prop_assert!(composition(&a, &leaf).is_ok(), "{}", e);
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
     #[test]
     fn complement_is_disjoint_and_ordered(a in injective(), m in 1i64..200) {
         let c = complement(&a, m).unwrap();
@@ -123,4 +151,18 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn composition_refuses_a_carry_between_b_modes() {
+    let a = layout::notation::cute::parse_layout("(2,28):(1,1536)").unwrap();
+    let b = layout::notation::cute::parse_layout("((2,6),4):((1,1),16)").unwrap();
+    let e = composition(&a, &b).unwrap_err().to_string();
+    assert!(
+        e.contains("no carry between B's modes fails: at index 3"),
+        "{e}"
+    );
+    // The same modes without the overlap compose (each leaf takes its own digits of A).
+    let b = layout::notation::cute::parse_layout("((2,14),4):((1,2),28)").unwrap();
+    assert!(composition(&a, &b).is_ok());
 }

@@ -57,6 +57,12 @@ const KNOWN: &[Known] = &[
         reason: "the steps that fit in a mode of A do not divide B's extent; pycute floors the division and returns a layout of the wrong size (e.g. 5:7 for (5,3):(7,1) ∘ 7:1)",
     },
     Known {
+        op: "logical_product",
+        kind: "inner composition: B's modes carry inside the complement, pycute composes mode by mode",
+        count: 1,
+        reason: "B = ((2,6),4):((1,1),16) has two modes over the same offsets; composing the complement (2,28):(1,1536) mode by mode gives C(1)+C(1) = 2 where C(1+1) = 1536, so the product is not the definition's (A, C ∘ B)",
+    },
+    Known {
         op: "logical_divide",
         kind: "complement overlaps: pycute returns a zero extent",
         count: 74,
@@ -207,24 +213,14 @@ fn satisfies_definition(op: &str, case: &Value, a: &CuteLayout, r: &CuteLayout) 
     }
 }
 
-/// `(A ∘ B)(c) == A(B(c))`. CuTe composes a tuple B mode by mode, `A ∘ (B0, B1) =
-/// (A ∘ B0, A ∘ B1)`, so when the sum of B's leaf offsets carries across a mode of A the whole map
-/// can differ from `A(B(c))` (e.g. `(2,28):(1,1536) ∘ ((2,6),4):((1,1),16)` at index 3); then
-/// every leaf of B must still compose pointwise.
+/// `(A ∘ B)(c) == A(B(c))` on every coordinate (composition refuses a B whose modes carry
+/// inside A, so this holds for tuple B too).
 fn composes_pointwise(a: &CuteLayout, b: &CuteLayout, r: &CuteLayout) {
     let want: Vec<i64> = image(b)
         .iter()
         .map(|&i| eval_extended(a, i).unwrap())
         .collect();
-    if image(r) == want {
-        return;
-    }
-    for (s, d) in b.flat_modes() {
-        let leaf = CuteLayout::from_flat(&[s], &[d]).unwrap();
-        let got = image(&composition(a, &leaf).unwrap());
-        let want: Vec<i64> = (0..s).map(|j| eval_extended(a, j * d).unwrap()).collect();
-        assert_eq!(got, want, "{a} ∘ {leaf} (a leaf of {b}) != A(B(i))");
-    }
+    assert_eq!(image(r), want, "{a} ∘ {b} = {r} is not A(B(i))");
 }
 
 /// Both answer, with different text.
@@ -267,6 +263,9 @@ fn classify_we_refuse(op: &str, case: &Value, a: &CuteLayout, why: &str, theirs:
             if why.contains("shape divisibility") {
                 return Some("composition: shape divisibility fails, pycute floors the extent");
             }
+            if why.contains("no carry") {
+                return Some("composition: B's modes carry inside A, pycute composes mode by mode");
+            }
             assert!(why.contains("stride divisibility"), "{why}");
             Some("composition: stride divisibility fails, pycute answers")
         }
@@ -290,6 +289,9 @@ fn classify_we_refuse(op: &str, case: &Value, a: &CuteLayout, why: &str, theirs:
         }
         _ if why.contains("shape divisibility") => {
             Some("inner composition: shape divisibility fails, pycute floors the extent")
+        }
+        _ if why.contains("no carry") => {
+            Some("inner composition: B's modes carry inside the complement, pycute composes mode by mode")
         }
         _ if why.contains("stride divisibility") => {
             Some("inner composition: stride divisibility fails, pycute answers")

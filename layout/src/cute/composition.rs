@@ -12,6 +12,14 @@
 //!
 //! Either failing is an error naming it. A stride-0 leaf gives `s:0`; negative B strides are
 //! refused (they would index A below 0).
+//!
+//! A B with several leaves is composed leaf by leaf (CuTe's `A ∘ (B0, B1) = (A ∘ B0, A ∘ B1)`),
+//! which is `A(B(c))` only when the leaves' offsets add inside A without carrying across one of
+//! A's modes. That is the third condition, **no carry between B's modes**, checked on every
+//! coordinate of B up to 2^20 of them (above that, on every combination of each leaf at 0, 1,
+//! its middle and its last value, where a carry shows first). pycute answers by mode regardless:
+//! `(2,28):(1,1536) ∘ ((2,6),4):((1,1),16)` gives `A(1) + A(1) = 2` at index 3, where
+//! `A(B(3)) = A(2) = 1536`; here it is refused.
 //! Example: `(6,2):(8,2) ∘ (4,3):(3,1) = ((2, 2), 3):((24, 2), 8)`; `(4,6,8):(2,3,5) ∘ 6:3` is
 //! rejected (stride 3 neither divides nor is a multiple of 4).
 
@@ -25,7 +33,71 @@ use crate::swizzle::SwizzledLayout;
 pub fn composition(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
     let a_modes = coalesce(a).flat_modes();
     let (shape, stride) = compose_tree(a, &a_modes, b.shape(), b.stride())?;
-    CuteLayout::new(shape, stride)
+    let r = CuteLayout::new(shape, stride)?;
+    check_no_carry(a, b, &r)?;
+    Ok(r)
+}
+
+/// Largest B whose every coordinate the no-carry check evaluates.
+const CARRY_CHECK_ALL: i64 = 1 << 20;
+
+/// The third condition: the by-mode result equals `A(B(c))` (see the module doc).
+fn check_no_carry(a: &CuteLayout, b: &CuteLayout, r: &CuteLayout) -> Result<()> {
+    let modes = b.flat_modes();
+    if modes.iter().filter(|(s, _)| *s > 1).count() < 2 {
+        return Ok(());
+    }
+    let probe = |i: i64| -> Result<Option<i64>> {
+        let (got, want) = (r.eval_index(i)?, eval_extended(a, b.eval_index(i)?)?);
+        Ok((got != want).then_some(i))
+    };
+    let bad = if b.size() <= CARRY_CHECK_ALL {
+        (0..b.size()).map(probe).find_map(|x| x.transpose())
+    } else {
+        // Each leaf at 0, 1, its middle and its last value (colexicographic index).
+        let picks: Vec<Vec<i64>> = modes
+            .iter()
+            .map(|&(s, _)| {
+                let mut v = vec![0, 1.min(s - 1), s / 2, s - 1];
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let mut found = None;
+        let mut digits = vec![0usize; modes.len()];
+        'walk: loop {
+            let mut index = 0i64;
+            for k in (0..modes.len()).rev() {
+                index = index * modes[k].0 + picks[k][digits[k]];
+            }
+            if let Some(x) = probe(index).transpose() {
+                found = Some(x);
+                break;
+            }
+            for k in 0..modes.len() {
+                digits[k] += 1;
+                if digits[k] < picks[k].len() {
+                    continue 'walk;
+                }
+                digits[k] = 0;
+            }
+            break;
+        }
+        found
+    };
+    match bad.transpose()? {
+        None => Ok(()),
+        Some(i) => Err(LayoutError::invalid(
+            format!("composition {a} ∘ {b}"),
+            format!(
+                "no carry between B's modes fails: at index {i}, B's leaves add to {} where A's modes carry, so A(B(i)) = {} but composing mode by mode gives {}",
+                b.eval_index(i)?,
+                eval_extended(a, b.eval_index(i)?)?,
+                r.eval_index(i)?
+            ),
+        )),
+    }
 }
 
 /// `(Sw ∘ L) ∘ B = Sw ∘ (L ∘ B)`: the swizzle stays outermost.
