@@ -185,7 +185,11 @@ mod tests {
     #[test]
     fn svg_renders_to_png_with_rsvg_convert() {
         if Command::new("rsvg-convert").arg("--version").output().is_err() {
-            println!("SKIP svg_renders_to_png_with_rsvg_convert: rsvg-convert not installed");
+            // Straight to stderr, past the test harness's capture, so the skip is visible.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"SKIP svg_renders_to_png_with_rsvg_convert: rsvg-convert not installed\n",
+            );
             return;
         }
         let dir = std::env::temp_dir().join(format!("laycert-svg-{}", std::process::id()));
