@@ -219,7 +219,11 @@ fn scratch(name: &str) -> std::path::PathBuf {
 /// A small corpus file: a cross-system claim on an embedded atom, a false claim with its
 /// witness, and one claim whose expectation is wrong when `wrong` is set.
 fn corpus_file(dir: &std::path::Path, wrong: bool) -> String {
-    let expect = if wrong { "not equivalent" } else { "equivalent" };
+    let expect = if wrong {
+        "not equivalent"
+    } else {
+        "equivalent"
+    };
     let text = format!(
         r##"[[claim]]
 name = "c-vs-mmav2"
@@ -260,7 +264,10 @@ fn verify_runs_the_embedded_corpus_and_every_verdict_matches() {
     assert!(passed >= 450, "{first}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[1].starts_with("corpus: embedded ("), "{out}");
-    assert!(lines[2].starts_with("kind ") && lines[2].contains("deciders"), "{out}");
+    assert!(
+        lines[2].starts_with("kind ") && lines[2].contains("deciders"),
+        "{out}"
+    );
     for kind in ["spec-vector", "atom", "claim", "total"] {
         assert!(lines.iter().any(|l| l.starts_with(kind)), "{kind}: {out}");
     }
@@ -275,13 +282,19 @@ fn verify_a_file_checks_its_claims_and_witnesses() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert_eq!(first_line(&o), "verify: 2 passed, 0 failed");
     let out = stdout(&o);
-    assert!(out.contains("ok    claim c-vs-mmav2: equivalent ("), "{out}");
+    assert!(
+        out.contains("ok    claim c-vs-mmav2: equivalent ("),
+        "{out}"
+    );
     assert!(
         out.contains("witness [0, 1] confirmed by the semantics"),
         "{out}"
     );
     let v = json(&laycert(&["verify", &path, "--json"]));
-    assert_eq!((v["passed"].as_u64(), v["failed"].as_u64()), (Some(2), Some(0)));
+    assert_eq!(
+        (v["passed"].as_u64(), v["failed"].as_u64()),
+        (Some(2), Some(0))
+    );
     assert_eq!(v["checks"][1]["got"], "not equivalent");
     assert_eq!(v["summary"][0]["kind"], "spec-vector");
     let _ = std::fs::remove_dir_all(&dir);
@@ -296,7 +309,8 @@ fn verify_exits_1_when_a_verdict_differs_from_its_expectation() {
     assert_eq!(first_line(&o), "verify: 1 passed, 1 failed");
     let out = stdout(&o);
     assert!(
-        out.contains("FAIL  claim c-vs-mmav2: equivalent (") && out.contains("expected not equivalent"),
+        out.contains("FAIL  claim c-vs-mmav2: equivalent (")
+            && out.contains("expected not equivalent"),
         "{out}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -335,7 +349,10 @@ fn verify_report_writes_html_with_pictures_beside_each_claim() {
     let imgs = html.matches("<img src=\"pictures/").count();
     assert_eq!(imgs, 4, "two layouts per claim: {html}");
     let svg = std::fs::read_to_string(out_dir.join("pictures/p0000.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains(">T4</text>"), "{svg}");
+    assert!(
+        svg.starts_with("<svg") && svg.contains(">T4</text>"),
+        "{svg}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -346,7 +363,10 @@ fn draw_writes_a_tv_picture_and_a_bank_map() {
     let a = "((4,8),(2,2,2)):((32,1),(16,8,128)) -> (16,16)";
     let o = laycert(&["draw", a, "-o", svg.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(first_line(&o), format!("wrote {} (16x16 cells)", svg.display()));
+    assert_eq!(
+        first_line(&o),
+        format!("wrote {} (16x16 cells)", svg.display())
+    );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains(">T31</text>") && text.contains(">V7</text>"));
     let banks = dir.join("banks.svg");
@@ -361,8 +381,20 @@ fn draw_writes_a_tv_picture_and_a_bank_map() {
         banks.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stdout(&o).contains("64 of 64 accesses conflict"), "{}", stdout(&o));
-    let o = laycert(&["draw", FIG1, "--shape", "16,16", "-o", svg.to_str().unwrap(), "--json"]);
+    assert!(
+        stdout(&o).contains("64 of 64 accesses conflict"),
+        "{}",
+        stdout(&o)
+    );
+    let o = laycert(&[
+        "draw",
+        FIG1,
+        "--shape",
+        "16,16",
+        "-o",
+        svg.to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(json(&o)["rows"], 16);
     let o = laycert(&["draw", a, "--banks", "2", "-o", banks.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "a TV layout has no bank map");

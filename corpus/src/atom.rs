@@ -55,14 +55,19 @@ impl Atom {
         let (layout, in_bits) = match (e.opt_str("layout")?, e.opt_str("bits")?) {
             (Some(l), None) => (l, false),
             (None, Some(b)) => (b, true),
-            (Some(_), Some(_)) => {
-                return Err(e.error("bits", "give `layout` or `bits`, not both"))
-            }
+            (Some(_), Some(_)) => return Err(e.error("bits", "give `layout` or `bits`, not both")),
             (None, None) => {
-                return Err(e.error("layout", "missing (give `layout`, or `bits` for a bit layout)"))
+                return Err(e.error(
+                    "layout",
+                    "missing (give `layout`, or `bits` for a bit layout)",
+                ))
             }
         };
-        e.check_layout(if in_bits { "bits" } else { "layout" }, &layout, shape.as_deref())?;
+        e.check_layout(
+            if in_bits { "bits" } else { "layout" },
+            &layout,
+            shape.as_deref(),
+        )?;
         let injective = e.opt_bool("injective")?;
         let surjective = e.opt_bool("surjective")?;
         let mut recast = BTreeMap::new();

@@ -188,7 +188,11 @@ impl Claim {
 }
 
 /// Reads an operand field; layout text is checked here, `atom:` references by the loader.
-fn operand(e: &mut Entry, field: &'static str, shape: Option<&[i64]>) -> Result<Operand, CorpusError> {
+fn operand(
+    e: &mut Entry,
+    field: &'static str,
+    shape: Option<&[i64]>,
+) -> Result<Operand, CorpusError> {
     let written = e.str(field)?;
     if let Some(name) = written.strip_prefix("atom:") {
         return Ok(Operand {

@@ -100,7 +100,10 @@ impl<'a> Entry<'a> {
         };
         let bad = |e: &Entry, why: String| e.error(field, why);
         let Value::Array(items) = v else {
-            return Err(bad(self, format!("expected a list of [lo, hi] pairs, found {}", v.type_str())));
+            return Err(bad(
+                self,
+                format!("expected a list of [lo, hi] pairs, found {}", v.type_str()),
+            ));
         };
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
@@ -124,15 +127,15 @@ impl<'a> Entry<'a> {
                         .ok_or_else(|| self.error(field, format!("item {i} is not a table")))
                 })
                 .collect(),
-            Some(v) => Err(self.error(field, format!("expected a list of tables, found {}", v.type_str()))),
+            Some(v) => Err(self.error(
+                field,
+                format!("expected a list of tables, found {}", v.type_str()),
+            )),
         }
     }
 
     /// An optional table of `key = integer`.
-    pub fn opt_int_map(
-        &mut self,
-        field: &'static str,
-    ) -> Result<Vec<(String, i64)>, CorpusError> {
+    pub fn opt_int_map(&mut self, field: &'static str) -> Result<Vec<(String, i64)>, CorpusError> {
         match self.get(field) {
             None => Ok(Vec::new()),
             Some(Value::Table(t)) => t
@@ -190,7 +193,10 @@ impl<'a> Entry<'a> {
 
 fn ints(v: &Value) -> Result<Vec<i64>, String> {
     let Value::Array(items) = v else {
-        return Err(format!("expected a list of integers, found {}", v.type_str()));
+        return Err(format!(
+            "expected a list of integers, found {}",
+            v.type_str()
+        ));
     };
     items
         .iter()

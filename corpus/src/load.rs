@@ -61,7 +61,8 @@ impl Corpus {
             collect_toml(path, path, &mut found).map_err(|e| io(path, e))?;
             let mut files = Vec::new();
             for rel in found {
-                let text = std::fs::read_to_string(path.join(&rel)).map_err(|e| io(&path.join(&rel), e))?;
+                let text = std::fs::read_to_string(path.join(&rel))
+                    .map_err(|e| io(&path.join(&rel), e))?;
                 files.push((rel, text));
             }
             return Corpus::from_texts(&files, &[]);
@@ -77,10 +78,12 @@ impl Corpus {
     }
 
     fn read_file(&mut self, path: &str, text: &str) -> Result<(), CorpusError> {
-        let table: Table = text.parse().map_err(|e: toml::de::Error| CorpusError::Toml {
-            file: path.to_string(),
-            why: e.to_string().trim_end().to_string(),
-        })?;
+        let table: Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| CorpusError::Toml {
+                file: path.to_string(),
+                why: e.to_string().trim_end().to_string(),
+            })?;
         for (key, value) in &table {
             let Value::Array(items) = value else {
                 return Err(CorpusError::File {
@@ -103,7 +106,9 @@ impl Corpus {
                     other => {
                         return Err(CorpusError::File {
                             file: path.to_string(),
-                            why: format!("unknown table [[{other}]] (expected atom, claim or vector)"),
+                            why: format!(
+                                "unknown table [[{other}]] (expected atom, claim or vector)"
+                            ),
                         })
                     }
                 }
@@ -184,7 +189,10 @@ pub fn collect_toml(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::
             collect_toml(root, &p, out)?;
         } else if p.extension().is_some_and(|x| x == "toml") {
             let rel = p.strip_prefix(root).unwrap_or(&p);
-            let parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+            let parts: Vec<String> = rel
+                .iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect();
             out.push(parts.join("/"));
         }
     }

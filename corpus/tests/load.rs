@@ -42,7 +42,10 @@ fn embedded_corpus_loads_with_sources_and_enough_claims() {
     assert!(c.claims.iter().all(|c| !c.source.trim().is_empty()));
     let false_ones = c.claims.iter().filter(|c| !c.holds).count();
     let with_witness = c.claims.iter().filter(|c| c.witness.is_some()).count();
-    assert!(false_ones >= 20 && with_witness >= 15, "{false_ones} / {with_witness}");
+    assert!(
+        false_ones >= 20 && with_witness >= 15,
+        "{false_ones} / {with_witness}"
+    );
     for kind in [
         ClaimKind::Equivalent,
         ClaimKind::Injective,
@@ -67,7 +70,10 @@ fn every_gmma_accumulator_n_is_present() {
 #[test]
 fn directory_on_disk_loads_like_the_embedded_corpus() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
-    assert_eq!(Corpus::from_path(&root).unwrap(), Corpus::embedded().unwrap());
+    assert_eq!(
+        Corpus::from_path(&root).unwrap(),
+        Corpus::embedded().unwrap()
+    );
 }
 
 #[test]
@@ -78,7 +84,10 @@ fn claims_resolve_atom_references() {
         .iter()
         .find(|c| c.name == "sm80-c-equals-triton-mmav2-16x8")
         .unwrap();
-    assert_eq!(claim.left.atom.as_deref(), Some("SM80_16x8x16_F16F16F16F16_TN.C"));
+    assert_eq!(
+        claim.left.atom.as_deref(),
+        Some("SM80_16x8x16_F16F16F16F16_TN.C")
+    );
     assert_eq!(claim.left.text, "((4,8),(2,2)):((32,1),(16,8)) -> (16,8)");
     assert_eq!(claim.expected(), "equivalent");
 }
@@ -87,7 +96,10 @@ fn claims_resolve_atom_references() {
 fn bad_layout_names_file_entry_and_field() {
     let text = ATOM.replace("(4,2):(2,1)", "(4,2):(2,");
     let (file, entry, field) = field_error(&text);
-    assert_eq!((file.as_str(), entry.as_str(), field.as_str()), ("f.toml", "[[atom]] #1 \"a\"", "layout"));
+    assert_eq!(
+        (file.as_str(), entry.as_str(), field.as_str()),
+        ("f.toml", "[[atom]] #1 \"a\"", "layout")
+    );
 }
 
 #[test]
@@ -99,7 +111,10 @@ fn missing_source_is_named() {
 #[test]
 fn misspelt_field_is_unknown() {
     let (_, entry, field) = field_error(&format!("{ATOM}injectve = true\n"));
-    assert_eq!((entry.as_str(), field.as_str()), ("[[atom]] #1 \"a\"", "injectve"));
+    assert_eq!(
+        (entry.as_str(), field.as_str()),
+        ("[[atom]] #1 \"a\"", "injectve")
+    );
 }
 
 #[test]
@@ -107,14 +122,21 @@ fn wrong_type_is_named() {
     let (_, _, field) = field_error(&format!("{ATOM}injective = \"yes\"\n"));
     assert_eq!(field, "injective");
     let e = load(&format!("{ATOM}shape = [4, \"x\"]\n")).unwrap_err();
-    assert!(e.to_string().contains("field `shape`: item 1 is string"), "{e}");
+    assert!(
+        e.to_string().contains("field `shape`: item 1 is string"),
+        "{e}"
+    );
 }
 
 #[test]
 fn second_entry_is_numbered() {
-    let text = format!("{ATOM}\n[[atom]]\nname = \"b\"\nsource = \"s\"\nbits = \"Sw<1,4> o 8:1\"\n");
+    let text =
+        format!("{ATOM}\n[[atom]]\nname = \"b\"\nsource = \"s\"\nbits = \"Sw<1,4> o 8:1\"\n");
     let (_, entry, field) = field_error(&text);
-    assert_eq!((entry.as_str(), field.as_str()), ("[[atom]] #2 \"b\"", "bits"));
+    assert_eq!(
+        (entry.as_str(), field.as_str()),
+        ("[[atom]] #2 \"b\"", "bits")
+    );
 }
 
 #[test]
@@ -143,7 +165,11 @@ fn claim_expectation_must_fit_its_kind() {
 #[test]
 fn duplicate_names_are_rejected() {
     let e = load(&format!("{ATOM}\n{ATOM}")).unwrap_err();
-    assert!(e.to_string().contains("duplicate: already defined in f.toml"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("duplicate: already defined in f.toml"),
+        "{e}"
+    );
 }
 
 #[test]

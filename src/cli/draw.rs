@@ -35,7 +35,8 @@ pub fn run(o: &Options) -> Result<Report, BadInput> {
     let grid = match o.banks {
         None => picture(&l, logical, o.layout),
         Some(bytes) => {
-            let access = Access::parse(o.access).map_err(|e| input::render(&e, "--access", o.access))?;
+            let access =
+                Access::parse(o.access).map_err(|e| input::render(&e, "--access", o.access))?;
             bank_map(&l, logical, bytes, access, o.layout)
         }
     }

@@ -113,9 +113,11 @@ pub fn run(opts: &Options) -> Result<Report, BadInput> {
     let table = summary(&suites, &checks, wall);
     let mut report_line = None;
     if let Some(dir) = opts.report {
-        let index = crate::report::html::write(Path::new(dir), &about, &table, &checks)
-            .map_err(|e| BadInput {
-                message: format!("error: --report {dir:?}: {e}"),
+        let index =
+            crate::report::html::write(Path::new(dir), &about, &table, &checks).map_err(|e| {
+                BadInput {
+                    message: format!("error: --report {dir:?}: {e}"),
+                }
             })?;
         report_line = Some(format!("report: {}", index.display()));
     }
@@ -196,7 +198,10 @@ fn summary(suites: &[Box<dyn Suite>], checks: &[Check], wall: Duration) -> Table
             (of.len() - failed).to_string(),
             failed.to_string(),
             counts(of.iter().map(|c| c.got.as_str())),
-            counts(of.iter().flat_map(|c| c.deciders.iter().map(String::as_str))),
+            counts(
+                of.iter()
+                    .flat_map(|c| c.deciders.iter().map(String::as_str)),
+            ),
             seconds(of.iter().map(|c| c.micros).sum()),
         ]);
     }

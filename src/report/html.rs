@@ -52,9 +52,7 @@ pub fn write(dir: &Path, about: &str, summary: &Table, checks: &[Check]) -> io::
                 ..s.clone()
             };
             let next = drawn.len();
-            let entry = drawn
-                .entry(key)
-                .or_insert_with(|| draw(s, &pictures, next));
+            let entry = drawn.entry(key).or_insert_with(|| draw(s, &pictures, next));
             let caption = format!("{}: <code>{}</code>", escape(&s.role), escape(&s.text));
             let _ = match entry {
                 Ok(file) => write!(
@@ -128,7 +126,9 @@ fn draw(s: &Subject, pictures: &Path, n: usize) -> Result<String, String> {
             .unwrap_or_else(|| other.domain_size()),
     };
     if cells > MAX_REPORT_CELLS {
-        return Err(format!("{cells} cells, the report draws at most {MAX_REPORT_CELLS}"));
+        return Err(format!(
+            "{cells} cells, the report draws at most {MAX_REPORT_CELLS}"
+        ));
     }
     let grid = picture(&l, shape.as_deref(), &s.text).map_err(|e| e.to_string())?;
     let file = format!("p{n:04}.svg");

@@ -127,7 +127,9 @@ pub fn picture(l: &Layout, shape: Option<&[i64]>, title: &str) -> Result<Grid, L
         Layout::Tv(tv) => tv_picture(tv, title),
         Layout::Linear(f) => linear_picture(f, title),
         Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_) => {
-            let shape = shape.map(<[i64]>::to_vec).unwrap_or_else(|| l.default_shape());
+            let shape = shape
+                .map(<[i64]>::to_vec)
+                .unwrap_or_else(|| l.default_shape());
             let mut grid = Grid::new(title.to_string(), &shape)?;
             let mut occupants = Occupants::new();
             for (coord, points) in cells(l, &shape)? {
@@ -164,20 +166,28 @@ fn point_label(p: &Point) -> (Vec<String>, Colour) {
     let thread = axis_value(p, "tx").or_else(|| {
         let lane = axis_value(p, "laneid");
         let warp = axis_value(p, "warpid");
-        (lane.is_some() || warp.is_some())
-            .then(|| lane.unwrap_or(0) + 32 * warp.unwrap_or(0))
+        (lane.is_some() || warp.is_some()).then(|| lane.unwrap_or(0) + 32 * warp.unwrap_or(0))
     });
     if let Some(t) = thread {
-        let v = axis_value(p, "reg").or_else(|| axis_value(p, "m")).unwrap_or(0);
+        let v = axis_value(p, "reg")
+            .or_else(|| axis_value(p, "m"))
+            .unwrap_or(0);
         return tv_label(t, v);
     }
     let values: Vec<i64> = p.values().copied().collect();
     let text: Vec<String> = values.iter().map(i64::to_string).collect();
-    (vec![text.join(",")], Colour::Offset(values.first().copied().unwrap_or(0)))
+    (
+        vec![text.join(",")],
+        Colour::Offset(values.first().copied().unwrap_or(0)),
+    )
 }
 
 fn legend(l: &Layout) -> String {
-    format!("{} layout {}", l.notation().name(), l.print().replace('\n', " "))
+    format!(
+        "{} layout {}",
+        l.notation().name(),
+        l.print().replace('\n', " ")
+    )
 }
 
 fn tv_picture(tv: &TvLayout, title: &str) -> Result<Grid, LayoutError> {
@@ -191,7 +201,9 @@ fn tv_picture(tv: &TvLayout, title: &str) -> Result<Grid, LayoutError> {
         }
     }
     fill(&mut grid, occupants);
-    grid.notes.push(format!("CuTe TV layout {tv}: cell (row, col) holds thread T, value V"));
+    grid.notes.push(format!(
+        "CuTe TV layout {tv}: cell (row, col) holds thread T, value V"
+    ));
     Ok(grid)
 }
 
@@ -201,7 +213,10 @@ fn linear_picture(f: &LinearLayout, title: &str) -> Result<Grid, LayoutError> {
     let sizes: Vec<i64> = f.ins().iter().map(|d| 1i64 << d.bases.len()).collect();
     let total = layout::shape::size_of(&sizes)?;
     if total > MAX_CELLS * 64 {
-        return Err(LayoutError::invalid("picture", "too many inputs to enumerate"));
+        return Err(LayoutError::invalid(
+            "picture",
+            "too many inputs to enumerate",
+        ));
     }
     let names: Vec<&str> = f.ins().iter().map(|d| d.name.as_str()).collect();
     let memory = names.contains(&"offset");
@@ -236,6 +251,9 @@ fn linear_picture(f: &LinearLayout, title: &str) -> Result<Grid, LayoutError> {
     });
     Ok(grid)
 }
+
+/// Conflicting accesses listed one by one under a bank map; the rest are counted.
+const MAX_CONFLICT_NOTES: usize = 8;
 
 /// Which cells one access (a warp's 128-byte transaction) reads together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,7 +302,10 @@ pub fn bank_map(
             Some(Cell {
                 colour: Colour::Offset(o),
                 ..
-            }) if c.as_ref().is_some_and(|c| c.lines.len() == 1 && !c.lines[0].contains(',')) => {
+            }) if c
+                .as_ref()
+                .is_some_and(|c| c.lines.len() == 1 && !c.lines[0].contains(',')) =>
+            {
                 Some(*o)
             }
             None => None,
@@ -299,8 +320,12 @@ pub fn bank_map(
     let per_access = (128 / elem_bytes).max(1) as usize;
     let (rows, cols) = (grid.rows, grid.cols);
     let lines: Vec<Vec<usize>> = match access {
-        Access::Rows => (0..rows).map(|r| (0..cols).map(|c| r * cols + c).collect()).collect(),
-        Access::Cols => (0..cols).map(|c| (0..rows).map(|r| r * cols + c).collect()).collect(),
+        Access::Rows => (0..rows)
+            .map(|r| (0..cols).map(|c| r * cols + c).collect())
+            .collect(),
+        Access::Cols => (0..cols)
+            .map(|c| (0..rows).map(|r| r * cols + c).collect())
+            .collect(),
     };
     let mut conflicted = 0;
     let mut accesses = 0;
@@ -310,9 +335,10 @@ pub fn bank_map(
             let mut words: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
             for &i in group {
                 if let Some(o) = offsets[i] {
-                    let word = o.checked_mul(elem_bytes).ok_or(LayoutError::Overflow {
-                        op: "byte address",
-                    })? / 4;
+                    let word = o
+                        .checked_mul(elem_bytes)
+                        .ok_or(LayoutError::Overflow { op: "byte address" })?
+                        / 4;
                     words.entry(word % 32).or_default().insert(word);
                 }
             }
@@ -320,9 +346,11 @@ pub fn bank_map(
             if wavefronts > 1 {
                 conflicted += 1;
                 let what = if access == Access::Rows { "row" } else { "col" };
-                grid.notes.push(format!(
-                    "{what} {li} access {ci}: {wavefronts} wavefronts ({wavefronts}-way bank conflict)"
-                ));
+                if conflicted <= MAX_CONFLICT_NOTES {
+                    grid.notes.push(format!(
+                        "{what} {li} access {ci}: {wavefronts} wavefronts ({wavefronts}-way bank conflict)"
+                    ));
+                }
             }
             for &i in group {
                 if let (Some(o), Some(cell)) = (offsets[i], grid.cells[i].as_mut()) {
@@ -335,12 +363,22 @@ pub fn bank_map(
             }
         }
     }
+    if conflicted > MAX_CONFLICT_NOTES {
+        grid.notes.push(format!(
+            "... and {} more conflicting accesses",
+            conflicted - MAX_CONFLICT_NOTES
+        ));
+    }
     grid.notes.insert(
         0,
         format!(
             "bank = (offset * {elem_bytes} B / 4) mod 32; one access = 128 bytes along a {}; \
              {conflicted} of {accesses} accesses conflict",
-            if access == Access::Rows { "row" } else { "column" }
+            if access == Access::Rows {
+                "row"
+            } else {
+                "column"
+            }
         ),
     );
     Ok(grid)
@@ -363,7 +401,10 @@ mod tests {
         assert_eq!(cell(&g, 0, 1).lines, ["T0", "V1"]);
         assert_eq!(cell(&g, 1, 0).lines, ["T4", "V0"]);
         assert_eq!(cell(&g, 8, 0).lines, ["T0", "V2"]);
-        assert!(g.cells.iter().all(|c| c.as_ref().is_some_and(|c| !c.marked)));
+        assert!(g
+            .cells
+            .iter()
+            .all(|c| c.as_ref().is_some_and(|c| !c.marked)));
     }
 
     #[test]
@@ -377,10 +418,16 @@ mod tests {
         let axe = Layout::parse("S[(2,8,4,2):(2@reg,4@laneid,1@laneid,1@reg)]", None).unwrap();
         let g = picture(&cute, None, "").unwrap();
         let lines = |g: &Grid| -> Vec<Vec<String>> {
-            g.cells.iter().map(|c| c.as_ref().unwrap().lines.clone()).collect()
+            g.cells
+                .iter()
+                .map(|c| c.as_ref().unwrap().lines.clone())
+                .collect()
         };
         assert_eq!(lines(&picture(&mma, None, "").unwrap()), lines(&g));
-        assert_eq!(lines(&picture(&axe, Some(&[16, 8]), "").unwrap()), lines(&g));
+        assert_eq!(
+            lines(&picture(&axe, Some(&[16, 8]), "").unwrap()),
+            lines(&g)
+        );
     }
 
     #[test]
@@ -406,12 +453,20 @@ mod tests {
         // 8 rows of 64 halves (128 B): a column access hits one bank 8 times.
         let plain = Layout::parse("(8,64):(64,1)", None).unwrap();
         let g = bank_map(&plain, None, 2, Access::Cols, "").unwrap();
-        assert!(g.notes[0].ends_with("64 of 64 accesses conflict"), "{:?}", g.notes);
+        assert!(
+            g.notes[0].ends_with("64 of 64 accesses conflict"),
+            "{:?}",
+            g.notes
+        );
         assert!(cell(&g, 0, 0).marked);
         let swizzled = Layout::parse("Sw<3,3,3> o (8,64):(64,1)", None).unwrap();
         let g = bank_map(&swizzled, None, 2, Access::Cols, "").unwrap();
         // Columns 0 and 1 share a 4-byte word per row: 8 words over 8 distinct banks.
-        assert!(g.notes[0].ends_with("0 of 64 accesses conflict"), "{:?}", g.notes);
+        assert!(
+            g.notes[0].ends_with("0 of 64 accesses conflict"),
+            "{:?}",
+            g.notes
+        );
         assert_eq!(cell(&g, 1, 0).lines, ["72", "b4"]);
     }
 

@@ -70,7 +70,13 @@ pub fn render(g: &Grid) -> String {
         .flat_map(|c| c.lines.iter().map(|l| l.chars().count()))
         .max()
         .unwrap_or(1);
-    let tallest = g.cells.iter().flatten().map(|c| c.lines.len()).max().unwrap_or(1);
+    let tallest = g
+        .cells
+        .iter()
+        .flatten()
+        .map(|c| c.lines.len())
+        .max()
+        .unwrap_or(1);
     let cw = (widest * CHAR_WIDTH + 8).max(28);
     let ch = tallest * LINE_HEIGHT + 8;
     let top = MARGIN + 16;
@@ -90,7 +96,10 @@ pub fn render(g: &Grid) -> String {
         s,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, monospace" font-size="10">"##
     );
-    let _ = writeln!(s, r##"<rect width="{width}" height="{height}" fill="white"/>"##);
+    let _ = writeln!(
+        s,
+        r##"<rect width="{width}" height="{height}" fill="white"/>"##
+    );
     let _ = writeln!(
         s,
         r##"<text x="{MARGIN}" y="18" font-size="13">{}</text>"##,
@@ -121,7 +130,11 @@ pub fn render(g: &Grid) -> String {
             );
             continue;
         };
-        let (stroke, sw) = if cell.marked { ("#d00000", 2.5) } else { ("black", 0.5) };
+        let (stroke, sw) = if cell.marked {
+            ("#d00000", 2.5)
+        } else {
+            ("black", 0.5)
+        };
         let _ = writeln!(
             s,
             r##"<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{}" stroke="{stroke}" stroke-width="{sw}"/>"##,
@@ -184,7 +197,11 @@ mod tests {
     /// Renders real SVGs to PNG with `rsvg-convert` (Debian: librsvg2-bin) when installed.
     #[test]
     fn svg_renders_to_png_with_rsvg_convert() {
-        if Command::new("rsvg-convert").arg("--version").output().is_err() {
+        if Command::new("rsvg-convert")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
             // Straight to stderr, past the test harness's capture, so the skip is visible.
             let _ = std::io::Write::write_all(
                 &mut std::io::stderr(),
@@ -197,7 +214,10 @@ mod tests {
         let smem = Layout::parse("(8,64):(64,1)", None).unwrap();
         let banks = render(&bank_map(&smem, None, 2, Access::Cols, "banks").unwrap());
         for (name, svg) in [("a", sm80_a()), ("banks", banks)] {
-            let (svg_path, png_path) = (dir.join(format!("{name}.svg")), dir.join(format!("{name}.png")));
+            let (svg_path, png_path) = (
+                dir.join(format!("{name}.svg")),
+                dir.join(format!("{name}.png")),
+            );
             std::fs::write(&svg_path, svg).unwrap();
             let out = Command::new("rsvg-convert")
                 .arg(&svg_path)
@@ -205,7 +225,11 @@ mod tests {
                 .arg(&png_path)
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let png = std::fs::read(&png_path).unwrap();
             assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
             // IHDR width and height are the SVG's.

@@ -84,7 +84,11 @@ impl Suite for Atoms {
             ),
             Step::Recast(n) => {
                 subjects.push(subject(&format!("elements{n}"), &a.recast[n], None));
-                (format!("recast to {n}-bit"), "equivalent".to_string(), recast_view(a, *n))
+                (
+                    format!("recast to {n}-bit"),
+                    "equivalent".to_string(),
+                    recast_view(a, *n),
+                )
             }
             Step::Cutlass => (
                 "cutlass spelling".to_string(),

@@ -92,9 +92,10 @@ fn fixes_shape(l: &Layout) -> bool {
 fn decide(c: &Claim, policy: &Policy) -> Result<Decision, LayoutError> {
     let left = parse(&c.left)?;
     let right = c.right.as_ref().map(parse).transpose()?;
-    let logical = c.shape.as_deref().filter(|_| {
-        !fixes_shape(&left) || right.as_ref().is_some_and(|r| !fixes_shape(r))
-    });
+    let logical = c
+        .shape
+        .as_deref()
+        .filter(|_| !fixes_shape(&left) || right.as_ref().is_some_and(|r| !fixes_shape(r)));
     let (yes, no) = c.kind.words();
     let word = |holds: bool| if holds { yes } else { no }.to_string();
     let property = |p| -> Result<Decision, LayoutError> {
@@ -136,9 +137,10 @@ fn decide(c: &Claim, policy: &Policy) -> Result<Decision, LayoutError> {
         }
         _ => {
             let r = equivalent(&left, &right, logical, policy)?;
-            let detail = r.counterexample.as_ref().map(|x| {
-                format!("counterexample at logical {:?}", x.coord)
-            });
+            let detail = r
+                .counterexample
+                .as_ref()
+                .map(|x| format!("counterexample at logical {:?}", x.coord));
             Decision {
                 verdict: r.verdict().to_string(),
                 deciders: r.deciding().iter().map(|k| k.name().to_string()).collect(),
