@@ -145,8 +145,11 @@ pub fn picture(l: &Layout, shape: Option<&[i64]>, title: &str) -> Result<Grid, L
     }
 }
 
+/// Logical coordinates with their points.
+type CoordPoints = Vec<(Vec<i64>, BTreeSet<Point>)>;
+
 /// Every logical coordinate of `shape` with the points `l` relates it to.
-fn cells(l: &Layout, shape: &[i64]) -> Result<Vec<(Vec<i64>, BTreeSet<Point>)>, LayoutError> {
+fn cells(l: &Layout, shape: &[i64]) -> Result<CoordPoints, LayoutError> {
     let size = layout::shape::size_of(shape)?;
     (0..size)
         .map(|x| {
@@ -295,28 +298,23 @@ pub fn bank_map(
         ));
     }
     let mut grid = picture(l, shape, title)?;
-    // Offsets per cell, from the memory picture's labels.
-    let mut offsets: Vec<Option<i64>> = Vec::with_capacity(grid.cells.len());
-    for c in &grid.cells {
-        offsets.push(match c {
+    // Offsets per cell, from the memory picture: one offset, on one axis, per element.
+    let offsets: Vec<Option<i64>> = grid
+        .cells
+        .iter()
+        .map(|c| match c {
+            None => Ok(None),
             Some(Cell {
                 colour: Colour::Offset(o),
+                lines,
                 ..
-            }) if c
-                .as_ref()
-                .is_some_and(|c| c.lines.len() == 1 && !c.lines[0].contains(',')) =>
-            {
-                Some(*o)
-            }
-            None => None,
-            _ => {
-                return Err(LayoutError::invalid(
-                    "bank map",
-                    "needs a memory layout (one offset per element, on one axis)",
-                ))
-            }
-        });
-    }
+            }) if *lines == [o.to_string()] => Ok(Some(*o)),
+            Some(_) => Err(LayoutError::invalid(
+                "bank map",
+                "needs a memory layout (one offset per element, on one axis)",
+            )),
+        })
+        .collect::<Result<_, _>>()?;
     let per_access = (128 / elem_bytes).max(1) as usize;
     let (rows, cols) = (grid.rows, grid.cols);
     let lines: Vec<Vec<usize>> = match access {
