@@ -384,6 +384,8 @@ pub fn bank_map(
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn cell(g: &Grid, r: usize, c: usize) -> &Cell {
@@ -472,5 +474,81 @@ mod tests {
     fn bank_map_refuses_thread_layouts() {
         let l = Layout::parse("((4,8),(2,2)):((32,1),(16,8)) -> (16,8)", None).unwrap();
         assert!(bank_map(&l, None, 2, Access::Rows, "").is_err());
+    }
+
+    /// Every TV atom of the corpus small enough to draw: each (thread, value) is in the cell
+    /// the semantics put it in (first occupant, or counted in its `+k`).
+    #[test]
+    fn corpus_tv_pictures_agree_with_the_semantics() {
+        let corpus = corpus::Corpus::embedded().unwrap();
+        let mut drawn = 0;
+        for a in &corpus.atoms {
+            let Ok(Layout::Tv(tv)) = Layout::parse(&a.layout, None) else {
+                continue;
+            };
+            let Ok(g) = picture(&Layout::Tv(tv.clone()), None, "") else {
+                continue;
+            };
+            drawn += 1;
+            let mut count = vec![0usize; g.cells.len()];
+            for t in 0..tv.threads() {
+                for v in 0..tv.values() {
+                    let at = g.place(tv.tile(), &tv.eval(t, v).unwrap()).unwrap();
+                    count[at] += 1;
+                }
+            }
+            for (i, c) in g.cells.iter().enumerate() {
+                let lines = c.as_ref().map(|c| c.lines.len()).unwrap_or(0);
+                let expected = match count[i] {
+                    0 => 0,
+                    1 => 2,
+                    _ => 3,
+                };
+                assert_eq!(lines, expected, "{} cell {i}", a.name);
+            }
+        }
+        assert!(drawn >= 50, "{drawn} TV atoms drawn");
+    }
+
+    fn cute_layout() -> impl Strategy<Value = (i64, i64, i64, i64)> {
+        (1i64..=8, 1i64..=40, 0i64..=40, 0i64..=40)
+    }
+
+    proptest! {
+        /// A memory picture holds, at row i and column j, the offset the layout gives (i, j).
+        #[test]
+        fn memory_picture_is_the_evaluation((r, c, dr, dc) in cute_layout()) {
+            let l = Layout::parse(&format!("({r},{c}):({dr},{dc})"), None).unwrap();
+            let g = picture(&l, None, "").unwrap();
+            prop_assert_eq!((g.rows, g.cols), (r as usize, c as usize));
+            for i in 0..r {
+                for j in 0..c {
+                    let want = (i * dr + j * dc).to_string();
+                    prop_assert_eq!(&cell(&g, i as usize, j as usize).lines, &vec![want]);
+                }
+            }
+        }
+
+        /// Banks are (byte address / 4) mod 32, and a cell is marked exactly when its
+        /// 128-byte row access has another cell on its bank at a different 4-byte word.
+        #[test]
+        fn bank_map_matches_a_brute_force_count(
+            (r, c, dr, dc) in cute_layout(),
+            bytes in prop::sample::select(vec![1i64, 2, 4, 8]),
+        ) {
+            let l = Layout::parse(&format!("({r},{c}):({dr},{dc})"), None).unwrap();
+            let g = bank_map(&l, None, bytes, Access::Rows, "").unwrap();
+            let per = (128 / bytes) as i64;
+            for i in 0..r {
+                for j in 0..c {
+                    let word = |j: i64| (i * dr + j * dc) * bytes / 4;
+                    let group = (j / per * per)..((j / per + 1) * per).min(c);
+                    let conflict = group.clone().any(|k| word(k) % 32 == word(j) % 32 && word(k) != word(j));
+                    let cl = cell(&g, i as usize, j as usize);
+                    prop_assert_eq!(&cl.lines[1], &format!("b{}", word(j) % 32));
+                    prop_assert_eq!(cl.marked, conflict, "cell ({}, {})", i, j);
+                }
+            }
+        }
     }
 }
