@@ -538,7 +538,7 @@ mod tests {
         ) {
             let l = Layout::parse(&format!("({r},{c}):({dr},{dc})"), None).unwrap();
             let g = bank_map(&l, None, bytes, Access::Rows, "").unwrap();
-            let per = (128 / bytes) as i64;
+            let per = 128 / bytes;
             for i in 0..r {
                 for j in 0..c {
                     let word = |j: i64| (i * dr + j * dc) * bytes / 4;
