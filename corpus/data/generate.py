@@ -296,8 +296,117 @@ def triton_files():
           claims)
 
 
+# --- Triton operand, slice and shared layouts (Gluon) against CuTe and Axe ----------------
+
+def shared_text(ll):
+    f = lambda bs: "[" + ", ".join("[" + ", ".join(map(str, x)) + "]" for x in bs) + "]"
+    return f"#ttg.linear<{{offset = {f(ll.offset_bases)}, block = []}}>"
+
+
+def triton_operand_files():
+    """Gluon's linear layouts of #ttg.dot_op, #ttg.slice and #ttg.swizzled_shared, claimed
+    equal to the CUTLASS fragments and swizzles they implement (CuTe B operands are (N, K);
+    Triton's B tensor is K x N, so the CuTe side is written transposed: (K, N) column-major)."""
+    from triton._C.libtriton import ir, gluon_ir
+    import triton.experimental.gluon.language as ttgl
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    b = gluon_ir.GluonOpBuilder(ctx)
+    mma = ttgl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1, 1], instr_shape=[16, 8])
+    mma_text = mma_attr(2, [1, 1], [16, 8])
+    claims = []
+    dot = [
+        (0, 2, [16, 16], "atom:SM80_16x8x16_F16F16F16F16_TN.A",
+         "CUTLASS SM80_16x8x16_F16F16F16F16_TN ALayout (16-bit A)"),
+        (1, 2, [16, 8], "((4,8),(2,2)):((2,16),(1,8)) -> (16,8)",
+         "CUTLASS SM80_16x8x16_F16F16F16F16_TN BLayout ((4,8),(2,2)):((16,1),(8,64)) on (N,K), "
+         "written on (K,N)"),
+        (0, 4, [16, 32], "atom:SM89_16x8x32_F32E4M3E4M3F32_TN.A",
+         "CUTLASS SM89_16x8x32_F32E4M3E4M3F32_TN ALayout (8-bit A)"),
+        (1, 4, [32, 8], "((4,8),(4,2)):((4,32),(1,16)) -> (32,8)",
+         "CUTLASS SM89_16x8x32_F32E4M3E4M3F32_TN BLayout ((4,8),(4,2)):((32,1),(8,128)) on (N,K), "
+         "written on (K,N)"),
+    ]
+    for op, kw, shape, cute, what in dot:
+        lay = ttgl.DotOperandLayout(operand_index=op, parent=mma, k_width=kw)
+        ll = b.to_linear_layout(lay._to_ir(b), shape)
+        claims.append(entry("claim", [
+            ("name", f"triton-dot-op{op}-kwidth{kw}-equals-cutlass-fragment"),
+            ("kind", "equivalent"),
+            ("left", linear_text(ll)),
+            ("right", cute),
+            ("shape", shape),
+            ("expect", "equivalent"),
+            ("source", f"#ttg.dot_op<{{opIdx = {op}, parent = {mma_text}, kWidth = {kw}}}> on "
+                       f"{shape} via {GLUON}; {what}"),
+        ]))
+    # Deliberately false: the A operand with 16-bit packing is not the 8-bit one's prefix.
+    lay = ttgl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
+    ll = b.to_linear_layout(lay._to_ir(b), [16, 32])
+    claims.append(entry("claim", [
+        ("name", "triton-dot-op0-kwidth2-is-not-the-8-bit-fragment"),
+        ("kind", "equivalent"),
+        ("left", linear_text(ll)),
+        ("right", "atom:SM89_16x8x32_F32E4M3E4M3F32_TN.A"),
+        ("shape", [16, 32]),
+        ("expect", "not equivalent"),
+        ("witness", [0, 2]),
+        ("source", f"#ttg.dot_op kWidth = 2 on 16x32 via {GLUON} vs the SM89 e4m3 A fragment: "
+                   "element (0,2) is register 0 of lane 1 with kWidth 2, value 2 of thread 0 "
+                   "with 8-bit packing"),
+    ]))
+    sl = ttgl.SliceLayout(dim=0, parent=mma)
+    ll = b.to_linear_layout(sl._to_ir(b), [8])
+    claims.append(entry("claim", [
+        ("name", "triton-slice-of-mmav2-equals-axe-replicas"),
+        ("kind", "equivalent"),
+        ("left", linear_text(ll)),
+        ("right", "S[(4,2):(1@laneid,1@reg)] + R[8:4@laneid]"),
+        ("shape", [8]),
+        ("expect", "equivalent"),
+        ("source", f"#ttg.slice<{{dim = 0, parent = {mma_text}}}> on [8] via {GLUON}: column n "
+                   "is register n%2 of lane n/2 in every row group: an Axe replica over lane bits 2-4"),
+    ]))
+    for vec, per, mx, shape, cute in (
+        (8, 1, 8, [8, 64], "Sw<3,3,3> o (8,64):(64,1)"),
+        (4, 2, 4, [16, 32], "Sw<2,2,4> o (16,32):(32,1)"),
+        (8, 1, 4, [8, 32], "Sw<2,3,2> o (8,32):(32,1)"),
+    ):
+        lay = ttgl.SwizzledSharedLayout(vec=vec, per_phase=per, max_phase=mx, order=[1, 0])
+        ll = b.to_linear_layout(lay._to_ir(b), shape)
+        claims.append(entry("claim", [
+            ("name", f"triton-swizzled-shared-v{vec}-p{per}-m{mx}-equals-cute-swizzle"),
+            ("kind", "equivalent"),
+            ("left", shared_text(ll)),
+            ("right", cute),
+            ("shape", shape),
+            ("expect", "equivalent"),
+            ("source", f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, maxPhase = {mx}, "
+                       f"order = [1, 0]}}> on {shape} via {GLUON} (spec linear.md 3, definition "
+                       "4.11) and the CuTe swizzle with the same XOR pattern"),
+        ]))
+    lay = ttgl.SwizzledSharedLayout(vec=4, per_phase=2, max_phase=4, order=[1, 0])
+    ll = b.to_linear_layout(lay._to_ir(b), [16, 32])
+    claims.append(entry("claim", [
+        ("name", "triton-swizzled-shared-per-phase-2-is-not-per-phase-1"),
+        ("kind", "equivalent"),
+        ("left", shared_text(ll)),
+        ("right", "Sw<2,2,3> o (16,32):(32,1)"),
+        ("shape", [16, 32]),
+        ("expect", "not equivalent"),
+        ("witness", [1, 0]),
+        ("source", f"#ttg.swizzled_shared perPhase = 2 via {GLUON}: row 1 keeps phase 0, while a "
+                   "swizzle reading row bit 0 moves it"),
+    ]))
+    write("claims/triton_operands.toml",
+          ["Triton dot operands, slices and swizzled shared layouts (linear layouts computed by",
+           "Gluon) against the CUTLASS fragments and CuTe swizzles they implement."],
+          claims)
+
+
 if __name__ == "__main__":
     gmma_files()
     triton_files()
+    triton_operand_files()
     sys.stdout.flush()
     os._exit(0)  # skips nanobind's leak report at interpreter exit

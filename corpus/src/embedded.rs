@@ -34,6 +34,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../data/claims/triton_gluon.toml"),
     ),
     (
+        "claims/triton_operands.toml",
+        include_str!("../data/claims/triton_operands.toml"),
+    ),
+    (
         "spec/vectors.toml",
         include_str!("../data/spec/vectors.toml"),
     ),
