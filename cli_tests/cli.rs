@@ -209,21 +209,196 @@ fn bad_arguments_exit_2() {
     }
 }
 
+/// A temporary directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("laycert-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A small corpus file: a cross-system claim on an embedded atom, a false claim with its
+/// witness, and one claim whose expectation is wrong when `wrong` is set.
+fn corpus_file(dir: &std::path::Path, wrong: bool) -> String {
+    let expect = if wrong {
+        "not equivalent"
+    } else {
+        "equivalent"
+    };
+    let text = format!(
+        r##"[[claim]]
+name = "c-vs-mmav2"
+kind = "equivalent"
+left = "atom:SM80_16x8x16_F16F16F16F16_TN.C"
+right = "#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}}>"
+shape = [16, 8]
+expect = "{expect}"
+source = "spec linear.md 3"
+
+[[claim]]
+name = "row-vs-column-major"
+kind = "equivalent"
+left = "(8,8):(1,8)"
+right = "S[(8,8):(8,1)]"
+shape = [8, 8]
+expect = "not equivalent"
+witness = [0, 1]
+source = "spec axe.md 2"
+"##
+    );
+    let path = dir.join(if wrong { "wrong.toml" } else { "claims.toml" });
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
 #[test]
-fn verify_placeholder_says_so_and_passes() {
+fn verify_runs_the_embedded_corpus_and_every_verdict_matches() {
     let o = laycert(&["verify"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let first = first_line(&o);
+    let passed: usize = first
+        .strip_prefix("verify: ")
+        .and_then(|r| r.strip_suffix(" passed, 0 failed"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("first line: {first}"));
+    assert!(passed >= 450, "{first}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[1].starts_with("corpus: embedded ("), "{out}");
     assert!(
-        first_line(&o).contains("PLACEHOLDER until the corpus issue"),
+        lines[2].starts_with("kind ") && lines[2].contains("deciders"),
         "{out}"
     );
-    let summary = out.lines().last().expect("summary");
-    assert!(summary.ends_with(" passed, 0 failed"), "{summary}");
+    for kind in ["spec-vector", "atom", "claim", "total"] {
+        assert!(lines.iter().any(|l| l.starts_with(kind)), "{kind}: {out}");
+    }
     assert!(!out.contains("FAIL"), "{out}");
-    let v = json(&laycert(&["verify", "--json"]));
-    assert_eq!(v["failed"], 0);
-    assert!(v["passed"].as_u64().expect("count") >= 20);
+}
+
+#[test]
+fn verify_a_file_checks_its_claims_and_witnesses() {
+    let dir = scratch("verify-file");
+    let path = corpus_file(&dir, false);
+    let o = laycert(&["verify", &path, "--verbose"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(first_line(&o), "verify: 2 passed, 0 failed");
+    let out = stdout(&o);
+    assert!(
+        out.contains("ok    claim c-vs-mmav2: equivalent ("),
+        "{out}"
+    );
+    assert!(
+        out.contains("witness [0, 1] confirmed by the semantics"),
+        "{out}"
+    );
+    let v = json(&laycert(&["verify", &path, "--json"]));
+    assert_eq!(
+        (v["passed"].as_u64(), v["failed"].as_u64()),
+        (Some(2), Some(0))
+    );
+    assert_eq!(v["checks"][1]["got"], "not equivalent");
+    assert_eq!(v["summary"][0]["kind"], "spec-vector");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn verify_exits_1_when_a_verdict_differs_from_its_expectation() {
+    let dir = scratch("verify-wrong");
+    let path = corpus_file(&dir, true);
+    let o = laycert(&["verify", &path]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(first_line(&o), "verify: 1 passed, 1 failed");
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAIL  claim c-vs-mmav2: equivalent (")
+            && out.contains("expected not equivalent"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn verify_names_file_entry_and_field_of_a_malformed_corpus() {
+    let dir = scratch("verify-bad");
+    let path = dir.join("bad.toml");
+    std::fs::write(
+        &path,
+        "[[claim]]\nname = \"x\"\nkind = \"equals\"\nleft = \"4:1\"\nright = \"4:1\"\n\
+         expect = \"equivalent\"\nsource = \"s\"\n",
+    )
+    .unwrap();
+    let o = laycert(&["verify", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("bad.toml: [[claim]] #1 \"x\": field `kind`: \"equals\" is not one of"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn verify_report_writes_html_with_pictures_beside_each_claim() {
+    let dir = scratch("verify-report");
+    let path = corpus_file(&dir, false);
+    let out_dir = dir.join("out");
+    let o = laycert(&["verify", &path, "--report", out_dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("report: "), "{}", stdout(&o));
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(html.contains("<b>c-vs-mmav2</b>"), "{html}");
+    let imgs = html.matches("<img src=\"pictures/").count();
+    assert_eq!(imgs, 4, "two layouts per claim: {html}");
+    let svg = std::fs::read_to_string(out_dir.join("pictures/p0000.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains(">T4</text>"),
+        "{svg}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn draw_writes_a_tv_picture_and_a_bank_map() {
+    let dir = scratch("draw");
+    let svg = dir.join("a.svg");
+    let a = "((4,8),(2,2,2)):((32,1),(16,8,128)) -> (16,16)";
+    let o = laycert(&["draw", a, "-o", svg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        format!("wrote {} (16x16 cells)", svg.display())
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains(">T31</text>") && text.contains(">V7</text>"));
+    let banks = dir.join("banks.svg");
+    let o = laycert(&[
+        "draw",
+        "(8,64):(64,1)",
+        "--banks",
+        "2",
+        "--access",
+        "col",
+        "-o",
+        banks.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("64 of 64 accesses conflict"),
+        "{}",
+        stdout(&o)
+    );
+    let o = laycert(&[
+        "draw",
+        FIG1,
+        "--shape",
+        "16,16",
+        "-o",
+        svg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(json(&o)["rows"], 16);
+    let o = laycert(&["draw", a, "--banks", "2", "-o", banks.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "a TV layout has no bank map");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

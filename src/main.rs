@@ -6,6 +6,7 @@
 //! errors with a caret under the offending text), 101 on an internal error (never a backtrace).
 
 mod cli;
+mod report;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -166,8 +167,39 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// The main job. Placeholder until the corpus issue: checks the spec's worked vectors.
-    Verify,
+    /// The main job: run every check of the corpus (embedded, or the directory / file PATH) and
+    /// compare each verdict with the expected one; a summary table at the end. Exit 1 when any
+    /// verdict differs.
+    Verify {
+        /// A corpus directory (every `*.toml` below it) or one corpus file instead of the
+        /// embedded corpus (a file's `atom:` references may name embedded atoms).
+        path: Option<String>,
+        /// Also write an HTML report with pictures into this directory.
+        #[arg(long)]
+        report: Option<String>,
+        /// List every check, not only the failing ones.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Draw a layout as SVG: TV / Triton / Axe thread layouts as a grid of `T V` cells coloured
+    /// by thread (like CuTe's print_latex), memory layouts as offset grids, and with `--banks` a
+    /// shared-memory bank map with conflicts marked.
+    Draw {
+        /// The layout, in any notation.
+        layout: String,
+        /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
+        #[arg(long)]
+        shape: Option<String>,
+        /// Element size in bytes: colour cells by 4-byte bank and mark bank conflicts.
+        #[arg(long)]
+        banks: Option<i64>,
+        /// Which cells one 128-byte access reads together: `row` or `col`.
+        #[arg(long, default_value = "row")]
+        access: String,
+        /// The SVG file to write.
+        #[arg(short, long)]
+        output: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -223,7 +255,30 @@ fn main() -> ExitCode {
         } => cli::algebra::slice(layout, shape, region, args.json),
         Command::DirectSum { a, b, shapes } => cli::algebra::direct_sum(a, b, shapes, args.json),
         Command::Cute { op, args: operands } => cli::algebra::cute(op, operands, args.json),
-        Command::Verify => Ok(cli::verify::run(args.json)),
+        Command::Verify {
+            path,
+            report,
+            verbose,
+        } => cli::verify::run(&cli::verify::Options {
+            path: path.as_deref(),
+            report: report.as_deref(),
+            verbose: *verbose,
+            json: args.json,
+        }),
+        Command::Draw {
+            layout,
+            shape,
+            banks,
+            access,
+            output,
+        } => cli::draw::run(&cli::draw::Options {
+            layout,
+            shape: shape.as_deref(),
+            banks: *banks,
+            access,
+            output,
+            json: args.json,
+        }),
     };
     match result {
         Ok(report) => {

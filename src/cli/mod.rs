@@ -5,6 +5,7 @@
 pub mod algebra;
 pub mod check;
 pub mod convert;
+pub mod draw;
 pub mod equiv;
 pub mod eval;
 pub mod input;

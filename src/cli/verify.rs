@@ -1,219 +1,219 @@
-//! `laycert verify`, the main job. PLACEHOLDER until the corpus issue lands: it checks the
-//! worked vectors of the specs (spec/axe.md, cute.md, linear.md) embedded below, by parsing,
-//! printing, re-parsing and evaluating them, one line per check and a summary. The corpus issue
-//! replaces this with the embedded corpus and the certified deciders.
+//! `laycert verify [PATH]`, the main job: runs every check of the corpus (embedded in the
+//! binary, or the directory / file at PATH) and compares each verdict with the expected one.
+//!
+//! Output: stdout's first line is the verdict summary (`verify: 412 passed, 0 failed`,
+//! deterministic), then the summary table (counts by kind, verdict and decider, and times),
+//! then every failing check (`--verbose`: every check). `--json`: one JSON object. `--report
+//! DIR` writes an HTML report with a picture of each layout. Exit 1 when any verdict differs
+//! from its expectation. A progress bar goes to stderr when the run takes over a second and
+//! stderr is a terminal.
+//!
+//! Kinds of checks are [`check::Suite`]s listed by [`suites`]: the specs' worked vectors, the
+//! atoms' self-checks, the corpus claims. A new kind (rule files, synthesis, codegen) is one
+//! more `Suite` added there.
 
+pub mod atoms;
+pub mod check;
+pub mod claims;
+pub mod vectors;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 use serde_json::json;
 
-use layout::axis::format_point;
-use layout::Layout;
+use corpus::Corpus;
 
-use super::Report;
+use self::check::{Check, Suite};
+use super::{BadInput, Report};
+use crate::report::table::Table;
 
-/// One evaluation: logical shape (None: the layout's own), coordinate, expected point set.
-type Eval = (Option<&'static [i64]>, &'static [i64], &'static str);
+/// Exit status when a verdict differs from its expectation.
+pub const FAILED: u8 = 1;
 
-/// A worked vector of a spec.
-struct Vector {
-    /// Where it comes from.
-    name: &'static str,
-    /// The layout text as the spec writes it.
-    text: &'static str,
-    /// The tensor shape the text needs (Triton attributes), if any.
-    tensor_shape: Option<&'static [i64]>,
-    /// Expected spans `(axis, span)` (Axe layouts).
-    spans: &'static [(&'static str, i64)],
-    /// Expected evaluations.
-    evals: &'static [Eval],
+/// What `verify` was asked to do.
+pub struct Options<'a> {
+    /// A corpus directory or file instead of the embedded corpus.
+    pub path: Option<&'a str>,
+    /// Write the HTML report into this directory.
+    pub report: Option<&'a str>,
+    /// List every check, not only the failing ones.
+    pub verbose: bool,
+    /// One JSON object instead of text.
+    pub json: bool,
 }
 
-const VECTORS: &[Vector] = &[
-    Vector {
-        name: "axe.md 2, tensor-core tile",
-        text: "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid",
-        tensor_shape: None,
-        spans: &[("laneid", 32), ("reg", 2), ("warpid", 6)],
-        evals: &[(Some(&[8, 16]), &[2, 9], "{{laneid:8, reg:1, warpid:6}, {laneid:8, reg:1, warpid:10}}")],
-    },
-    Vector {
-        name: "axe.md 2, tensor-core tile, register on m",
-        text: "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1)] + R[2:4@warpid] + 5@warpid",
-        tensor_shape: None,
-        spans: &[],
-        evals: &[
-            (Some(&[8, 16]), &[7, 15], "{{laneid:31, m:1, warpid:6}, {laneid:31, m:1, warpid:10}}"),
-            (Some(&[8, 16]), &[0, 8], "{{laneid:0, m:0, warpid:6}, {laneid:0, m:0, warpid:10}}"),
-        ],
-    },
-    Vector {
-        name: "axe.md 2, Blackwell TMEM",
-        text: "S[(2,128,112):(112@TCol,1@TLane,1@TCol)]",
-        tensor_shape: None,
-        spans: &[],
-        evals: &[(Some(&[2, 128, 112]), &[1, 127, 111], "{{TCol:223, TLane:127}}")],
-    },
-    Vector {
-        name: "axe.md 2, 2x2 mesh, fully sharded",
-        text: "S[(2,32,2,64):(1@gpuid,128@m,2@gpuid,1@m)]",
-        tensor_shape: None,
-        spans: &[],
-        evals: &[(Some(&[64, 128]), &[40, 100], "{{gpuid:3, m:1060}}")],
-    },
-    Vector {
-        name: "axe.md 2, 2x2 mesh, row-sharded and replicated",
-        text: "S[(2,32,128):(1@gpuid,128@m,1@m)] + R[2:2@gpuid]",
-        tensor_shape: None,
-        spans: &[],
-        evals: &[(Some(&[64, 128]), &[40, 100], "{{gpuid:1, m:1124}, {gpuid:3, m:1124}}")],
-    },
-    Vector {
-        name: "axe.md 2, Trainium SBUF",
-        text: "S[(2,128,512):(512@F,1@P,1@F)]",
-        tensor_shape: None,
-        spans: &[("F", 1024), ("P", 128)],
-        evals: &[(Some(&[2, 128, 512]), &[1, 5, 7], "{{F:519, P:5}}")],
-    },
-    Vector {
-        name: "axe.md 4, span",
-        text: "S[(8,8,8):(64@F,1@P,1@F)]",
-        tensor_shape: None,
-        spans: &[("F", 456), ("P", 8)],
-        evals: &[],
-    },
-    Vector {
-        name: "cute.md 1, hierarchical layout",
-        text: "(4,(2,4)):(2,(1,8))",
-        tensor_shape: None,
-        spans: &[],
-        evals: &[(None, &[3, 5], "{{m:23}}"), (Some(&[32]), &[9], "{{m:10}}")],
-    },
-    Vector {
-        name: "cute.md 3, swizzled layout",
-        text: "Sw<3,4,3> o (8,64):(64,1)",
-        tensor_shape: None,
-        spans: &[],
-        evals: &[(None, &[1, 0], "{{m:64}}"), (None, &[2, 0], "{{m:144}}")],
-    },
-    Vector {
-        name: "linear.md 1, figure 1 layout A",
-        text: "#ttg.linear<{register=[[0,1],[1,0]], lane=[[0,2],[0,4],[0,8],[2,0],[4,0]], \
-               warp=[[8,0]], block=[]}>",
-        tensor_shape: Some(&[16, 16]),
-        spans: &[],
-        evals: &[(None, &[1, 9, 0, 0], "{{dim0:2, dim1:3}}")],
-    },
-    Vector {
-        name: "linear.md 1, figure 1 as #ttg.blocked",
-        text: "#ttg.blocked<{sizePerThread=[2,2], threadsPerWarp=[4,8], warpsPerCTA=[2,1], order=[1,0]}>",
-        tensor_shape: Some(&[16, 16]),
-        spans: &[],
-        evals: &[(None, &[1, 9, 0, 0], "{{dim0:2, dim1:3}}")],
-    },
-    Vector {
-        name: "linear.md 3, Triton MMAv2 16x16, instrShape [16,8], 1 warp",
-        text: "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], \
-               instrShape = [16, 8]}>",
-        tensor_shape: Some(&[16, 16]),
-        spans: &[],
-        // register 5 = bits 0,2 -> (0,1)^(0,8); lane 6 = bits 1,2 -> (0,4)^(1,0).
-        evals: &[(None, &[5, 6, 0, 0], "{{dim0:1, dim1:13}}")],
-    },
-];
-
-/// The outcome of one check.
-struct Check {
-    name: String,
-    failure: Option<String>,
+/// Every kind of check over `corpus`, in the order they run and print.
+pub fn suites(corpus: &Corpus) -> Vec<Box<dyn Suite>> {
+    vec![
+        Box::new(vectors::Vectors::new(&corpus.vectors)),
+        Box::new(atoms::Atoms::new(&corpus.atoms)),
+        Box::new(claims::Claims::new(&corpus.claims)),
+    ]
 }
 
-/// Runs every check of one vector.
-fn check_vector(v: &Vector) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let mut push = |what: String, r: Result<(), String>| {
-        checks.push(Check {
-            name: format!("{}: {what}", v.name),
-            failure: r.err(),
+/// Runs every check of every suite (in parallel; results in suite order), with a progress bar
+/// on stderr once the run has taken a second.
+pub fn run_all(suites: &[Box<dyn Suite>]) -> Vec<Check> {
+    let jobs: Vec<(usize, usize)> = suites
+        .iter()
+        .enumerate()
+        .flat_map(|(s, suite)| (0..suite.len()).map(move |i| (s, i)))
+        .collect();
+    let bar = ProgressBar::with_draw_target(Some(jobs.len() as u64), ProgressDrawTarget::hidden());
+    if let Ok(style) = ProgressStyle::with_template("verify {bar:40} {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    let start = Instant::now();
+    let shown = std::sync::atomic::AtomicBool::new(false);
+    let results = jobs
+        .par_iter()
+        .map(|&(s, i)| {
+            let c = suites[s].run(i);
+            if start.elapsed() > Duration::from_secs(1)
+                && !shown.swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            bar.set_message(suites[s].kind());
+            bar.inc(1);
+            c
         })
-    };
-    let l = match Layout::parse(v.text, v.tensor_shape) {
-        Ok(l) => l,
-        Err(e) => {
-            push(format!("parse {}", v.text), Err(e.to_string()));
-            return checks;
-        }
-    };
-    let printed = l.print();
-    let round_trip = match Layout::parse(&printed, v.tensor_shape) {
-        Ok(back) if back == l => Ok(()),
-        Ok(back) => Err(format!("re-parsing {printed:?} gave {:?}", back.print())),
-        Err(e) => Err(format!("re-parsing {printed:?} failed: {e}")),
-    };
-    let shown = if printed.contains('\n') {
-        String::new()
-    } else {
-        format!(" {printed}")
-    };
-    push(format!("parse, print{shown}, re-parse"), round_trip);
-    for &(axis, want) in v.spans {
-        let got = match &l {
-            Layout::Axe(a) => layout::Axis::new(axis)
-                .map(|ax| a.span(&ax))
-                .map_err(|e| e.to_string()),
-            _ => Err("span is defined for Axe layouts".to_string()),
-        };
-        let r = match got {
-            Ok(s) if s == want => Ok(()),
-            Ok(s) => Err(format!("got {s}")),
-            Err(e) => Err(e),
-        };
-        push(format!("span {axis} = {want}"), r);
-    }
-    for &(shape, coord, want) in v.evals {
-        let got = l.eval(shape, coord).map(|ps| {
-            let body: Vec<String> = ps.iter().map(format_point).collect();
-            format!("{{{}}}", body.join(", "))
-        });
-        let r = match got {
-            Ok(s) if s == want => Ok(()),
-            Ok(s) => Err(format!("got {s}")),
-            Err(e) => Err(e.to_string()),
-        };
-        push(format!("{coord:?} -> {want}"), r);
-    }
-    checks
+        .collect();
+    bar.finish_and_clear();
+    results
 }
 
-/// Runs `verify` (the placeholder): exit 0 when every check passes, 1 otherwise.
-pub fn run(as_json: bool) -> Report {
-    let checks: Vec<Check> = VECTORS.iter().flat_map(check_vector).collect();
-    let failed = checks.iter().filter(|c| c.failure.is_some()).count();
+/// Runs `verify`.
+pub fn run(opts: &Options) -> Result<Report, BadInput> {
+    let (corpus, origin) = match opts.path {
+        None => (Corpus::embedded(), "embedded".to_string()),
+        Some(p) => (Corpus::from_path(Path::new(p)), p.to_string()),
+    };
+    let corpus = corpus.map_err(|e| BadInput {
+        message: format!("error: {e}"),
+    })?;
+    let start = Instant::now();
+    let suites = suites(&corpus);
+    let checks = run_all(&suites);
+    let wall = start.elapsed();
+    let failed = checks.iter().filter(|c| !c.passed()).count();
     let passed = checks.len() - failed;
-    let code = u8::from(failed > 0);
-    if as_json {
-        let list: Vec<serde_json::Value> = checks
-            .iter()
-            .map(|c| json!({ "check": c.name, "ok": c.failure.is_none(), "why": c.failure }))
-            .collect();
-        let value = json!({
-            "placeholder": "laycert verify is a placeholder until the corpus issue: it checks the specs' worked vectors",
-            "checks": list,
+    let code = if failed > 0 { FAILED } else { 0 };
+    let about = format!(
+        "corpus: {origin} ({} files, {} atoms, {} claims, {} spec vectors)",
+        corpus.files.len(),
+        corpus.atoms.len(),
+        corpus.claims.len(),
+        corpus.vectors.len()
+    );
+    let table = summary(&suites, &checks, wall);
+    let mut report_line = None;
+    if let Some(dir) = opts.report {
+        let index =
+            crate::report::html::write(Path::new(dir), &about, &table, &checks).map_err(|e| {
+                BadInput {
+                    message: format!("error: --report {dir:?}: {e}"),
+                }
+            })?;
+        report_line = Some(format!("report: {}", index.display()));
+    }
+    if opts.json {
+        let mut r = Report::json(json!({
             "passed": passed,
             "failed": failed,
-        });
-        return Report {
-            stdout: format!("{value}\n"),
-            code,
-        };
+            "corpus": {
+                "origin": origin,
+                "files": corpus.files,
+                "atoms": corpus.atoms.len(),
+                "claims": corpus.claims.len(),
+                "vectors": corpus.vectors.len(),
+            },
+            "summary": table.to_json(),
+            "wall_micros": wall.as_micros(),
+            "report": report_line,
+            "checks": checks.iter().map(Check::to_json).collect::<Vec<_>>(),
+        }));
+        r.code = code;
+        return Ok(r);
     }
-    let mut out = String::from(
-        "laycert verify: PLACEHOLDER until the corpus issue lands; checking the specs' worked vectors\n",
-    );
+    let mut lines = vec![format!("verify: {passed} passed, {failed} failed"), about];
+    lines.extend(table.render());
     for c in &checks {
-        match &c.failure {
-            None => out += &format!("ok    {}\n", c.name),
-            Some(why) => out += &format!("FAIL  {}: {why}\n", c.name),
+        if !c.passed() || opts.verbose {
+            lines.push(line(c));
         }
     }
-    out += &format!("{passed} passed, {failed} failed\n");
-    Report { stdout: out, code }
+    lines.extend(report_line);
+    let mut r = Report::ok(lines);
+    r.code = code;
+    Ok(r)
+}
+
+/// One check on one line: `ok    claim NAME: equivalent (normal-form, exhaustive)`.
+fn line(c: &Check) -> String {
+    let status = if c.passed() { "ok  " } else { "FAIL" };
+    let deciders = if c.deciders.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", c.deciders.join(", "))
+    };
+    let mut s = format!("{status}  {} {}: {}{deciders}", c.kind, c.name, c.got);
+    if !c.passed() {
+        s += &format!("; expected {}", c.expected);
+    }
+    if let Some(d) = &c.detail {
+        s += &format!("; {d}");
+    }
+    s
+}
+
+fn counts<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let mut m: BTreeMap<&str, usize> = BTreeMap::new();
+    for i in items {
+        *m.entry(i).or_default() += 1;
+    }
+    let parts: Vec<String> = m.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    parts.join(", ")
+}
+
+fn seconds(micros: u128) -> String {
+    format!("{:.2}s", micros as f64 / 1e6)
+}
+
+/// The summary table: one row per kind, then the total.
+fn summary(suites: &[Box<dyn Suite>], checks: &[Check], wall: Duration) -> Table {
+    let mut t = Table::new(&[
+        "kind", "checks", "passed", "failed", "verdicts", "deciders", "time",
+    ]);
+    for s in suites {
+        let of: Vec<&Check> = checks.iter().filter(|c| c.kind == s.kind()).collect();
+        let failed = of.iter().filter(|c| !c.passed()).count();
+        t.row(vec![
+            s.kind().to_string(),
+            of.len().to_string(),
+            (of.len() - failed).to_string(),
+            failed.to_string(),
+            counts(of.iter().map(|c| c.got.as_str())),
+            counts(
+                of.iter()
+                    .flat_map(|c| c.deciders.iter().map(String::as_str)),
+            ),
+            seconds(of.iter().map(|c| c.micros).sum()),
+        ]);
+    }
+    let failed = checks.iter().filter(|c| !c.passed()).count();
+    t.row(vec![
+        "total".into(),
+        checks.len().to_string(),
+        (checks.len() - failed).to_string(),
+        failed.to_string(),
+        String::new(),
+        String::new(),
+        format!("{} wall", seconds(wall.as_micros())),
+    ]);
+    t
 }

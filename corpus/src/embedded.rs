@@ -1,0 +1,44 @@
+//! The corpus files compiled into the binary, so `laycert verify` needs no arguments. Kept by
+//! hand; a test checks that this list names exactly the `*.toml` files under `corpus/data`.
+
+/// `(path relative to corpus/data, text)`, sorted by path.
+pub const FILES: &[(&str, &str)] = &[
+    ("atoms/axe.toml", include_str!("../data/atoms/axe.toml")),
+    ("atoms/copy.toml", include_str!("../data/atoms/copy.toml")),
+    (
+        "atoms/sm80_mma.toml",
+        include_str!("../data/atoms/sm80_mma.toml"),
+    ),
+    (
+        "atoms/sm90_gmma.toml",
+        include_str!("../data/atoms/sm90_gmma.toml"),
+    ),
+    (
+        "atoms/sm90_smem.toml",
+        include_str!("../data/atoms/sm90_smem.toml"),
+    ),
+    (
+        "atoms/triton.toml",
+        include_str!("../data/atoms/triton.toml"),
+    ),
+    ("claims/axe.toml", include_str!("../data/claims/axe.toml")),
+    ("claims/copy.toml", include_str!("../data/claims/copy.toml")),
+    ("claims/sm80.toml", include_str!("../data/claims/sm80.toml")),
+    (
+        "claims/sm90_gmma.toml",
+        include_str!("../data/claims/sm90_gmma.toml"),
+    ),
+    ("claims/smem.toml", include_str!("../data/claims/smem.toml")),
+    (
+        "claims/triton_gluon.toml",
+        include_str!("../data/claims/triton_gluon.toml"),
+    ),
+    (
+        "claims/triton_operands.toml",
+        include_str!("../data/claims/triton_operands.toml"),
+    ),
+    (
+        "spec/vectors.toml",
+        include_str!("../data/spec/vectors.toml"),
+    ),
+];
