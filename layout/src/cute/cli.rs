@@ -7,13 +7,20 @@
 //! | `coalesce` | `L [PROFILE]` |
 //! | `compose` | `A B` |
 //! | `complement` | `A M` |
-//! | `divide` | `A B [logical\|zipped\|tiled\|flat]` |
-//! | `product` | `A B [logical\|zipped\|tiled\|blocked\|raked]` |
+//! | `divide` | `A TILER [logical\|zipped\|tiled\|flat]` |
+//! | `product` | `A TILER [logical\|zipped\|tiled\|blocked\|raked]` |
+//!
+//! A TILER is a layout or a tuple of tilers applied mode by mode (`(2:1, 3:2)`, `(4, _)`; see
+//! [`super::tiler`]).
 //! | `left-inverse`, `right-inverse` | `L` |
 //! | `recast` | `L FROM_BITS TO_BITS` |
 //!
 //! Example: `cli_op("compose", ["(10,2):(16,4)", "4:5"]) = "(2, 2):(80, 4)"`.
 
+use super::tiler::{
+    flat_divide_by, logical_divide_by, logical_product_by, parse_tiler, tiled_divide_by,
+    tiled_product_by, zipped_divide_by, zipped_product_by, Tiler,
+};
 use super::{
     blocked_product, coalesce, coalesce_by_mode, complement, composition, composition_swizzled,
     flat_divide, left_inverse, logical_divide, logical_product, raked_product, recast,
@@ -80,11 +87,29 @@ pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
             complement(&a, m)?.to_string()
         }
         "divide" | "product" => {
-            let (a, b) = (
-                parse_layout(arg(0, "layout")?)?,
-                parse_layout(arg(1, "tiler")?)?,
-            );
+            let a = parse_layout(arg(0, "layout")?)?;
             let kind = args.get(2).map(String::as_str).unwrap_or("logical");
+            let b = match parse_tiler(arg(1, "tiler")?)? {
+                Tiler::Layout(b) => b,
+                t => {
+                    return Ok(match (op, kind) {
+                        ("divide", "logical") => logical_divide_by(&a, &t)?,
+                        ("divide", "zipped") => zipped_divide_by(&a, &t)?,
+                        ("divide", "tiled") => tiled_divide_by(&a, &t)?,
+                        ("divide", "flat") => flat_divide_by(&a, &t)?,
+                        ("product", "logical") => logical_product_by(&a, &t)?,
+                        ("product", "zipped") => zipped_product_by(&a, &t)?,
+                        ("product", "tiled") => tiled_product_by(&a, &t)?,
+                        _ => {
+                            return Err(LayoutError::invalid(
+                                format!("cute {op} kind '{kind}' with the tiler {t}"),
+                                "blocked and raked products take a layout, not a tuple tiler",
+                            ))
+                        }
+                    }
+                    .to_string());
+                }
+            };
             match (op, kind) {
                 ("divide", "logical") => logical_divide(&a, &b)?,
                 ("divide", "zipped") => zipped_divide(&a, &b)?,

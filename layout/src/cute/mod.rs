@@ -27,6 +27,7 @@ pub mod hierarchy;
 pub mod inverse;
 pub mod product;
 pub mod recast;
+pub mod tiler;
 
 pub use cli::cli_op;
 pub use coalesce::{coalesce, coalesce_by_mode};
@@ -37,6 +38,10 @@ pub use hierarchy::{append, flatten, make_layout, pad_rank, select, zip};
 pub use inverse::{left_inverse, right_inverse};
 pub use product::{blocked_product, logical_product, raked_product, tiled_product, zipped_product};
 pub use recast::{recast, recast_swizzled};
+pub use tiler::{
+    flat_divide_by, logical_divide_by, logical_product_by, parse_tiler, tiled_divide_by,
+    tiled_product_by, zipped_divide_by, zipped_product_by, Tiler,
+};
 
 use crate::arith;
 use crate::error::{LayoutError, Result};
