@@ -102,3 +102,32 @@ fn sm90_atoms_bit_swizzle_equals_cutlass_byte_address_swizzle() {
         }
     }
 }
+
+/// pycute's evaluation (`bench/peers/gen_smem_atom_vectors.py`: its Layout and Swizzle on the
+/// CUTLASS byte-address form) gives the same 16-bit element offsets as our recast, everywhere.
+#[test]
+fn sm90_atoms_recast_matches_pycute() {
+    let data: serde_json::Value =
+        serde_json::from_str(include_str!("../../tests/data/pycute/sm90_smem_atoms.json")).unwrap();
+    for atom in atoms() {
+        let name = atom["name"].as_str().unwrap();
+        let want = &data[name];
+        let halves = recast_swizzled(&field(&atom, "bits"), 1, 16).unwrap();
+        let shape: Vec<i64> = want["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect();
+        assert_eq!(halves.layout().top_shape(), shape, "{name}");
+        let offsets = want["offsets"].as_array().unwrap();
+        assert_eq!(offsets.len() as i64, halves.layout().size(), "{name}");
+        for (i, o) in offsets.iter().enumerate() {
+            assert_eq!(
+                halves.eval_index(i as i64).unwrap(),
+                o.as_i64().unwrap(),
+                "{name} at {i}"
+            );
+        }
+    }
+}
