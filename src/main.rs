@@ -158,8 +158,8 @@ enum Command {
         #[arg(long)]
         shapes: String,
     },
-    /// CuTe algebra, printed as pycute prints: coalesce, compose, complement, divide, product,
-    /// left-inverse, right-inverse, recast.
+    /// CuTe algebra, printed as pycute prints: coalesce, compose, complement, divide, product
+    /// (the tiler may be a tuple, `(2:1, 3:2)`), left-inverse, right-inverse, nullspace, recast.
     Cute {
         /// The operation.
         op: String,

@@ -12,7 +12,7 @@
 //!
 //! A TILER is a layout or a tuple of tilers applied mode by mode (`(2:1, 3:2)`, `(4, _)`; see
 //! [`super::tiler`]).
-//! | `left-inverse`, `right-inverse` | `L` |
+//! | `left-inverse`, `right-inverse`, `nullspace` | `L` |
 //! | `recast` | `L FROM_BITS TO_BITS` |
 //!
 //! Example: `cli_op("compose", ["(10,2):(16,4)", "4:5"]) = "(2, 2):(80, 4)"`.
@@ -23,7 +23,7 @@ use super::tiler::{
 };
 use super::{
     blocked_product, coalesce, coalesce_by_mode, complement, composition, composition_swizzled,
-    flat_divide, left_inverse, logical_divide, logical_product, raked_product, recast,
+    flat_divide, left_inverse, logical_divide, logical_product, nullspace, raked_product, recast,
     recast_swizzled, right_inverse, tiled_divide, tiled_product, zipped_divide, zipped_product,
 };
 use crate::error::{LayoutError, Result};
@@ -44,11 +44,11 @@ pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
         "coalesce" | "divide" | "product" => 3,
         "recast" => 3,
         "compose" | "complement" => 2,
-        "left-inverse" | "right-inverse" => 1,
+        "left-inverse" | "right-inverse" | "nullspace" => 1,
         _ => {
             return Err(LayoutError::invalid(
                 format!("cute {op}"),
-                "unknown operation; expected coalesce, compose, complement, divide, product, left-inverse, right-inverse or recast",
+                "unknown operation; expected coalesce, compose, complement, divide, product, left-inverse, right-inverse, nullspace or recast",
             ))
         }
     };
@@ -131,6 +131,7 @@ pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
         }
         "left-inverse" => left_inverse(&parse_layout(arg(0, "layout")?)?)?.to_string(),
         "right-inverse" => right_inverse(&parse_layout(arg(0, "layout")?)?)?.to_string(),
+        "nullspace" => nullspace(&parse_layout(arg(0, "layout")?)?)?.to_string(),
         _ => {
             let l = arg(0, "layout")?;
             let width = |i: usize, name: &str| -> Result<i64> {

@@ -90,3 +90,60 @@ mod tests {
         assert!(left_inverse(&l("(2,2):(2,5)")).is_err());
     }
 }
+
+/// The kernel of `L`: a layout `K` over L's index space whose every value is an index `L` sends
+/// to 0, built from L's stride-0 flat modes with their compact column-major index strides
+/// (CuTe's `nullspace`). `size(K) * size(filter(L)) == size(L)`, where `filter` keeps the modes
+/// of extent > 1 and non-zero stride; no stride-0 mode gives `1:0`.
+/// `nullspace((2,4,3):(0,1,0)) = (2, 3):(1, 8)`.
+pub fn nullspace(l: &CuteLayout) -> Result<CuteLayout> {
+    let modes = l.flat_modes();
+    let mut index_stride = 1i64;
+    let (mut shape, mut stride) = (Vec::new(), Vec::new());
+    for &(s, d) in &modes {
+        if d == 0 {
+            shape.push(s);
+            stride.push(index_stride);
+        }
+        index_stride = crate::arith::mul(index_stride, s, "nullspace index stride")?;
+    }
+    if shape.is_empty() {
+        return CuteLayout::from_flat(&[1], &[0]);
+    }
+    CuteLayout::from_flat(&shape, &stride)
+}
+
+#[cfg(test)]
+mod nullspace_tests {
+    use super::*;
+    use crate::notation::cute::parse_layout;
+    use proptest::prelude::*;
+
+    #[test]
+    fn nullspace_vectors() {
+        let k = |t: &str| nullspace(&parse_layout(t).unwrap()).unwrap().to_string();
+        assert_eq!(k("(2,4,3):(0,1,0)"), "(2, 3):(1, 8)");
+        assert_eq!(k("(4,8):(1,4)"), "1:0");
+        // A TV layout's value broadcast: 4 threads hold the same 8 values.
+        assert_eq!(k("((4,8),8):((0,1),8)"), "4:1");
+    }
+
+    proptest! {
+        #[test]
+        fn nullspace_is_the_kernel(modes in prop::collection::vec((1i64..5, 0i64..4), 1..5)) {
+            let (s, d): (Vec<i64>, Vec<i64>) = modes.into_iter().unzip();
+            let l = CuteLayout::from_flat(&s, &d).unwrap();
+            let k = nullspace(&l).unwrap();
+            for i in 0..k.size() {
+                prop_assert_eq!(l.eval_index(k.eval_index(i).unwrap()).unwrap(), 0);
+            }
+            let kept: i64 = s.iter().zip(&d).filter(|(e, st)| **e > 1 && **st != 0).map(|(e, _)| e).product();
+            prop_assert_eq!(k.size() * kept, l.size());
+            // Distinct kernel indices (K is injective into L's index space).
+            let mut img: Vec<i64> = (0..k.size()).map(|i| k.eval_index(i).unwrap()).collect();
+            img.sort_unstable();
+            img.dedup();
+            prop_assert_eq!(img.len() as i64, k.size());
+        }
+    }
+}
