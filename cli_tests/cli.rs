@@ -638,3 +638,30 @@ fn slice_of_a_swizzled_layout_keeps_the_swizzle_over_an_offset() {
         first_line(&o)
     );
 }
+
+#[test]
+fn equiv_axes_maps_a_users_axis_names_onto_the_registry() {
+    let (a, b) = ("S[(4,8):(8@lane_id,1@lane_id)]", "S[32:1@laneid]");
+    let o = laycert(&["equiv", a, b]);
+    assert_eq!(first_line(&o), "not equivalent");
+    let o = laycert(&["equiv", a, b, "--axes", "lane_id=laneid"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "equivalent");
+    // A CuTe layout's implicit axis m renamed: a CuTe 32:1 is the lane layout.
+    let o = laycert(&["equiv", "32:1", b, "--axes", "m=laneid"]);
+    assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+    for bad in ["lane_id", "lane_id=laneid,lane_id=tx", "lane id=laneid"] {
+        let o = laycert(&["equiv", a, b, "--axes", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains("--axes"), "{bad}: {}", stderr(&o));
+    }
+    // Renaming onto an axis the layout already has would add coordinates: refused.
+    let o = laycert(&[
+        "equiv",
+        "S[(4,8):(8@lane_id,1@laneid)]",
+        b,
+        "--axes",
+        "lane_id=laneid",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -71,6 +71,10 @@ enum Command {
         /// Write the certificate (versioned JSON) here.
         #[arg(long)]
         cert: Option<String>,
+        /// Axis correspondence applied to both layouts before deciding, `from=to,...` (e.g.
+        /// `lane_id=laneid,tid=tx`); the registry's aliases apply as well.
+        #[arg(long)]
+        axes: Option<String>,
     },
     /// Decide a property of one layout: injective, surjective (onto its image's bounding box)
     /// or bijective. Exit 0 proved, 1 refuted, 3 unknown, 2 bad input.
@@ -215,9 +219,20 @@ fn main() -> ExitCode {
         Command::Convert { layout, to, shape } => {
             cli::convert::run(layout, to, shape.as_deref(), args.json)
         }
-        Command::Equiv { a, b, shape, cert } => {
-            cli::equiv::run(a, b, shape.as_deref(), cert.as_deref(), args.json)
-        }
+        Command::Equiv {
+            a,
+            b,
+            shape,
+            cert,
+            axes,
+        } => cli::equiv::run(
+            a,
+            b,
+            shape.as_deref(),
+            cert.as_deref(),
+            axes.as_deref(),
+            args.json,
+        ),
         Command::ProveProperty {
             property,
             layout,

@@ -220,3 +220,87 @@ pub fn forms(a: &Layout, b: &Layout, shape: &[i64]) -> Result<(Forward, Forward)
         .collect();
     Ok((fa.widen(&axes), fb.widen(&axes)))
 }
+
+/// Applies an axis correspondence to a layout: each `(from, to)` renames physical axis `from`
+/// to `to` (a user's names onto the registry's, e.g. `lane_id -> laneid`), so two layouts
+/// written with different axis names can be compared. CuTe, TV and power-of-two linear layouts
+/// are first converted exactly to Axe (their implicit axes are `m`, `tx`/`reg`, and the
+/// registry's in-dim axes). Refused: a target axis the layout already has, two sources onto
+/// one target (that would add coordinates, not rename them), and renaming the address of a
+/// swizzled layout (its swizzle acts on that one axis).
+///
+/// ```
+/// use certify::claim::rename_axes;
+/// use layout::{Axis, Layout};
+/// let l = Layout::parse("S[(4,8):(1@lane_id,4@lane_id)]", None)?;
+/// let r = rename_axes(&l, &[(Axis::new("lane_id")?, Axis::new("laneid")?)])?;
+/// assert_eq!(r.print(), "S[(4,8):(1@laneid,4@laneid)]");
+/// # Ok::<(), layout::LayoutError>(())
+/// ```
+pub fn rename_axes(l: &Layout, map: &[(Axis, Axis)]) -> Result<Layout, LayoutError> {
+    use layout::convert::{convert, Target};
+    if map.is_empty() {
+        return Ok(l.clone());
+    }
+    let bad = |why: String| LayoutError::invalid("--axes", why);
+    for (i, (from, to)) in map.iter().enumerate() {
+        if map[..i].iter().any(|(f, t)| f == from || t == to) {
+            return Err(bad(format!(
+                "{from} or {to} appears twice: a correspondence renames each axis once"
+            )));
+        }
+    }
+    let axe = match l {
+        Layout::Axe(a) => a.clone(),
+        Layout::Swizzled(s) => {
+            return Err(bad(format!(
+                "{s} is a swizzled layout; its swizzle acts on the address axis m, which cannot be renamed"
+            )))
+        }
+        other => match convert(other, Target::Axe, None) {
+            Ok(Layout::Axe(a)) => a,
+            Ok(_) => unreachable!("convert to Axe gives Axe"),
+            Err(e) => return Err(bad(format!("the layout has no Axe form to rename: {e}"))),
+        },
+    };
+    let axes = axe.axes();
+    let rename = |x: &Axis| -> Axis {
+        map.iter()
+            .find(|(f, _)| f == x)
+            .map_or_else(|| x.clone(), |(_, t)| t.clone())
+    };
+    for (from, to) in map {
+        if axes.contains(from) && axes.contains(to) && !map.iter().any(|(f, _)| f == to) {
+            return Err(bad(format!(
+                "renaming {from} to {to}, which the layout already has, would add their coordinates"
+            )));
+        }
+    }
+    let iters = |its: &[layout::Iter]| -> Vec<layout::Iter> {
+        its.iter()
+            .map(|it| layout::Iter::new(it.extent, it.stride, rename(&it.axis)))
+            .collect()
+    };
+    let offset = axe.offset().iter().map(|(a, v)| (rename(a), *v)).collect();
+    Ok(Layout::Axe(layout::AxeLayout::new(
+        iters(axe.shard()),
+        iters(axe.replica()),
+        offset,
+    )?))
+}
+
+/// Parses `--axes from=to,from=to`.
+pub fn parse_axes(text: &str) -> Result<Vec<(Axis, Axis)>, LayoutError> {
+    text.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let (f, t) = p.split_once('=').ok_or_else(|| {
+                LayoutError::invalid(
+                    format!("--axes {text:?}"),
+                    format!("{p:?} is not from=to (e.g. lane_id=laneid)"),
+                )
+            })?;
+            Ok((Axis::new(f.trim())?, Axis::new(t.trim())?))
+        })
+        .collect()
+}
