@@ -30,6 +30,10 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("claims/smem.toml", include_str!("../data/claims/smem.toml")),
     (
+        "claims/triton_attrs.toml",
+        include_str!("../data/claims/triton_attrs.toml"),
+    ),
+    (
         "claims/triton_gluon.toml",
         include_str!("../data/claims/triton_gluon.toml"),
     ),
