@@ -7,6 +7,8 @@ pub mod check;
 pub mod convert;
 pub mod equiv;
 pub mod eval;
+pub mod gen;
+pub mod gpu;
 pub mod input;
 pub mod property;
 pub mod show;
