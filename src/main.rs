@@ -198,6 +198,12 @@ struct CopySpec {
     /// Force the unswizzled shared-memory layout (the bank-conflict baseline).
     #[arg(long)]
     no_swizzle: bool,
+    /// Bytes of the CTA tile along each axis.
+    #[arg(long, default_value_t = 256)]
+    tile_bytes: i64,
+    /// Threads per CTA (a power of two, 32..=1024).
+    #[arg(long, default_value_t = 256)]
+    threads: i64,
 }
 
 impl CopySpec {
@@ -208,6 +214,8 @@ impl CopySpec {
             shape: &self.shape,
             dtype: &self.dtype,
             no_swizzle: self.no_swizzle,
+            tile_bytes: self.tile_bytes,
+            threads: self.threads,
         }
     }
 }

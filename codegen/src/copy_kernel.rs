@@ -139,6 +139,23 @@ fn word_type(bytes: i64) -> &'static str {
     }
 }
 
+/// The global vector store. 8- and 16-byte stores are written as `st.global.v2/v4.u32` so the
+/// compiler cannot split them (it splits a union member's aggregate store into 32-bit stores).
+fn global_store(bytes: i64, offset: &str) -> String {
+    let at = format!("dst + ({offset})");
+    match bytes {
+        16 => format!(
+            "asm volatile(\"st.global.v4.u32 [%0], {{%1, %2, %3, %4}};\" :: \"l\"({at}), \
+             \"r\"(w.v.x), \"r\"(w.v.y), \"r\"(w.v.z), \"r\"(w.v.w) : \"memory\");"
+        ),
+        8 => format!(
+            "asm volatile(\"st.global.v2.u32 [%0], {{%1, %2}};\" :: \"l\"({at}), \"r\"(w.v.x), \
+             \"r\"(w.v.y) : \"memory\");"
+        ),
+        _ => format!("*reinterpret_cast<{}*>({at}) = w.v;", word_type(bytes)),
+    }
+}
+
 fn header(plan: &CopyPlan) -> String {
     let mut h = vec![
         "// laycert copy kernel (generated; every index below was translation-validated)".into(),
@@ -245,7 +262,7 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
          const int f = {};\n            const int s = {};\n            const int o = {};\n            \
          *reinterpret_cast<{}*>(&w.e[e]) = *reinterpret_cast<const {}*>(smem + ({}));\n        }}\n        \
          {{\n            const int e = 0;\n            const int f = {};\n            const int s = {};\n{}            \
-         *reinterpret_cast<{}*>(dst + ({})) = w.v;\n        }}\n    }}\n}}\n",
+         {}\n        }}\n    }}\n}}\n",
         plan.store.iters,
         store.f,
         store.s,
@@ -256,8 +273,7 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
         store.f,
         store.s,
         coord_lines(&store, "            "),
-        word_type(sv * b),
-        store.global,
+        global_store(sv * b, &store.global),
     );
     let to_u32 = |v: i64| u32::try_from(v).map_err(|_| CodegenError::Overflow("launch size"));
     Ok(CopyKernel {

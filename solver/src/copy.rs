@@ -25,7 +25,9 @@ use crate::smem::{choose_smem, SmemChoice};
 pub struct CopyOptions {
     /// Search swizzles (false: the unswizzled baseline).
     pub swizzle: bool,
-    /// Bytes along each tile axis (the tile is at most this many bytes wide both ways).
+    /// Bytes along each tile axis: the tile is at most this wide both ways, narrowed until its
+    /// shared copy fits [`MAX_SMEM_BYTES`]. The default, 256, measured best on the H100
+    /// (bench/gpu/README.md).
     pub tile_bytes: i64,
     /// Threads per CTA (a power of two).
     pub threads: i64,
@@ -35,7 +37,7 @@ impl Default for CopyOptions {
     fn default() -> Self {
         CopyOptions {
             swizzle: true,
-            tile_bytes: 128,
+            tile_bytes: 256,
             threads: 256,
         }
     }
@@ -106,6 +108,9 @@ impl CopyPlan {
     }
 }
 
+/// Static shared memory a kernel may declare (48 KiB).
+pub const MAX_SMEM_BYTES: i64 = 48 * 1024;
+
 /// Largest power of two at most `cap` dividing `extent`.
 fn pow2_tile(extent: i64, cap: i64) -> i64 {
     let mut t = 1;
@@ -123,7 +128,7 @@ fn pow2_tile(extent: i64, cap: i64) -> i64 {
 /// let src = Layout::parse("(64,64):(64,1)", None)?;
 /// let dst = Layout::parse("(64,64):(1,64)", None)?;
 /// let plan = plan_copy(&src, &dst, &[64, 64], Dtype::F32, &CopyOptions::default())?;
-/// assert_eq!((plan.tile, plan.load.vec, plan.store.vec), ([32, 32], 4, 4));
+/// assert_eq!((plan.tile, plan.load.vec, plan.store.vec), ([64, 64], 4, 4));
 /// assert_eq!(plan.smem.stores.conflicts() + plan.smem.loads.conflicts(), 0);
 /// # Ok::<(), solver::PlanError>(())
 /// ```
@@ -175,8 +180,13 @@ pub fn plan_copy(
         _ => dst.fastest_dim(Some(first)).ok_or_else(no_dim)?,
     };
     let z_dim = (0..shape.len()).find(|&d| d != first && d != second);
-    let cap = opts.tile_bytes / dtype.bytes();
-    let tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+    // The widest tile of at most `tile_bytes` per axis whose shared copy fits the static limit.
+    let mut cap = opts.tile_bytes / dtype.bytes();
+    let mut tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+    while tile[0] * tile[1] * dtype.bytes() > MAX_SMEM_BYTES {
+        cap /= 2;
+        tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+    }
     let z = z_dim.map_or(1, |d| shape[d]);
     let grid = [shape[first] / tile[0], shape[second] / tile[1], z];
     if grid[1] > 65535 || grid[2] > 65535 || grid[0] > i64::from(i32::MAX) {

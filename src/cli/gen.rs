@@ -22,6 +22,10 @@ pub struct CopyArgs<'a> {
     pub dtype: &'a str,
     /// Force the unswizzled plan.
     pub no_swizzle: bool,
+    /// Bytes of the tile along each axis.
+    pub tile_bytes: i64,
+    /// Threads per CTA.
+    pub threads: i64,
 }
 
 fn bad(what: &str, e: impl std::fmt::Display) -> BadInput {
@@ -40,7 +44,11 @@ pub fn build(a: &CopyArgs) -> Result<(CopyPlan, CopyKernel), BadInput> {
         message: format!("{}\n  (in --dst)", e.message),
     })?;
     let dtype = Dtype::parse(a.dtype).map_err(|e| bad("--dtype", e))?;
-    let mut opts = CopyOptions::default();
+    let mut opts = CopyOptions {
+        tile_bytes: a.tile_bytes,
+        threads: a.threads,
+        ..CopyOptions::default()
+    };
     if a.no_swizzle {
         opts = opts.without_swizzle();
     }
