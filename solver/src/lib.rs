@@ -18,10 +18,11 @@
 //! assert_eq!(plan.tile_dims, [1, 0]); // the tile's first axis is the source's unit stride
 //! assert_eq!(plan.grid, [4, 4, 1]); // 64x64 tiles
 //! assert!(plan.certificate.claims.iter().all(|c| c.verdict == "proved" || c.verdict == "checked"));
-//! // Without a swizzle the column-wise shared-memory accesses conflict 32 ways.
-//! let flat = plan_copy(&src, &dst, &[256, 256], Dtype::F32, &CopyOptions::default().without_swizzle())?;
-//! assert!(flat.smem.loads.conflicts() + flat.smem.stores.conflicts() > 0);
-//! assert_eq!(plan.smem.loads.conflicts() + plan.smem.stores.conflicts(), 0);
+//! // Without a swizzle the column-wise shared loads conflict 16 ways; the swizzle leaves 2.
+//! let opts = CopyOptions::default().without_swizzle();
+//! let flat = plan_copy(&src, &dst, &[256, 256], Dtype::F32, &opts)?;
+//! assert_eq!(flat.smem.loads.per_instruction(), 16.0);
+//! assert_eq!(plan.smem.loads.per_instruction(), 2.0);
 //! # Ok::<(), solver::PlanError>(())
 //! ```
 #![warn(missing_docs)]
