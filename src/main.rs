@@ -305,12 +305,7 @@ fn main() -> ExitCode {
             what: GenCommand::Copy { spec, out },
         } => cli::gen::copy(&spec.args(), out.as_deref(), args.json),
         Command::Gpu {
-            what:
-                GpuCommand::Bench {
-                    spec,
-                    warmup,
-                    reps,
-                },
+            what: GpuCommand::Bench { spec, warmup, reps },
         } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),
     };
     match result {

@@ -158,7 +158,11 @@ impl Parser<'_> {
         let word = &rest[..len];
         let out = if word.as_bytes()[0].is_ascii_digit() {
             let digits = word.strip_suffix("LL").unwrap_or(word);
-            CExpr::Int(digits.parse().map_err(|_| self.error("bad integer literal"))?)
+            CExpr::Int(
+                digits
+                    .parse()
+                    .map_err(|_| self.error("bad integer literal"))?,
+            )
         } else {
             CExpr::Var(word.to_string())
         };

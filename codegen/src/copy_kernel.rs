@@ -63,11 +63,7 @@ fn term_text(modes: &[(i64, i64)], var: &str) -> String {
             if i + 1 < modes.len() {
                 x = format!("({x}) % {e}");
             }
-            parts.push(if s == 1 {
-                x
-            } else {
-                format!("({x}) * {s}LL")
-            });
+            parts.push(if s == 1 { x } else { format!("({x}) * {s}LL") });
         }
         below = below.saturating_mul(e);
     }
@@ -279,7 +275,11 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
     Ok(CopyKernel {
         source: k,
         name: "laycert_copy".into(),
-        grid: [to_u32(plan.grid[0])?, to_u32(plan.grid[1])?, to_u32(plan.grid[2])?],
+        grid: [
+            to_u32(plan.grid[0])?,
+            to_u32(plan.grid[1])?,
+            to_u32(plan.grid[2])?,
+        ],
         threads: to_u32(plan.threads)?,
         load,
         store,

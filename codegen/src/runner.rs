@@ -39,7 +39,7 @@ impl Default for BenchOptions {
         BenchOptions {
             warmup: 10,
             reps: 50,
-            seed: 0x1a7c_e27,
+            seed: 0x01a7_ce27,
         }
     }
 }
@@ -83,13 +83,19 @@ pub fn probe_nvrtc() -> Result<(), CodegenError> {
 pub fn probe_device() -> Result<(), CodegenError> {
     // SAFETY: only tries to dlopen the library by its candidate names.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err(CodegenError::NoCudaDevice("libcuda.so.1 could not be loaded".into()));
+        return Err(CodegenError::NoCudaDevice(
+            "libcuda.so.1 could not be loaded".into(),
+        ));
     }
     probe_nvrtc().map_err(|e| CodegenError::NoCudaDevice(e.to_string()))?;
     match CudaContext::device_count() {
         Ok(n) if n > 0 => Ok(()),
-        Ok(_) => Err(CodegenError::NoCudaDevice("the driver reports 0 devices".into())),
-        Err(e) => Err(CodegenError::NoCudaDevice(format!("cuInit/cuDeviceGetCount: {e}"))),
+        Ok(_) => Err(CodegenError::NoCudaDevice(
+            "the driver reports 0 devices".into(),
+        )),
+        Err(e) => Err(CodegenError::NoCudaDevice(format!(
+            "cuInit/cuDeviceGetCount: {e}"
+        ))),
     }
 }
 
@@ -142,7 +148,11 @@ pub fn reference(plan: &CopyPlan, src: &[u8]) -> Result<Vec<u8>, CodegenError> {
             .collect()
     };
     let (ts, td) = (tables(&plan.src)?, tables(&plan.dst)?);
-    let z = if shape.len() == 3 { shape[2] as usize } else { 1 };
+    let z = if shape.len() == 3 {
+        shape[2] as usize
+    } else {
+        1
+    };
     for i in 0..shape[0] as usize {
         for j in 0..shape[1] as usize {
             for l in 0..z {
@@ -183,7 +193,11 @@ fn median_ms(
 }
 
 /// Compiles, runs once and checks every destination byte, then times kernel and D2D copy.
-pub fn bench(plan: &CopyPlan, kernel: &CopyKernel, opts: &BenchOptions) -> Result<BenchReport, CodegenError> {
+pub fn bench(
+    plan: &CopyPlan,
+    kernel: &CopyKernel,
+    opts: &BenchOptions,
+) -> Result<BenchReport, CodegenError> {
     probe_device()?;
     let ptx = compile(kernel)?;
     let ctx = driver("context", CudaContext::new(0))?;

@@ -47,7 +47,11 @@ impl Parsed {
         Ok(Parsed {
             f: CExpr::parse(&t.f)?,
             s: CExpr::parse(&t.s)?,
-            coords: t.coords.iter().map(|c| CExpr::parse(c)).collect::<Result<_, _>>()?,
+            coords: t
+                .coords
+                .iter()
+                .map(|c| CExpr::parse(c))
+                .collect::<Result<_, _>>()?,
             global: CExpr::parse(&t.global)?,
             smem_linear: CExpr::parse(&t.smem_linear)?,
             smem: CExpr::parse(&t.smem)?,
@@ -68,7 +72,14 @@ fn set(env: &mut Env, name: &str, v: i64) {
 
 fn access(p: &Parsed, block: [i64; 3], t: i64, k: i64, e: i64) -> Result<Access, CodegenError> {
     let mut env = Env::new();
-    for (n, v) in [("t", t), ("k", k), ("e", e), ("bx", block[0]), ("by", block[1]), ("bz", block[2])] {
+    for (n, v) in [
+        ("t", t),
+        ("k", k),
+        ("e", e),
+        ("bx", block[0]),
+        ("by", block[1]),
+        ("bz", block[2]),
+    ] {
         set(&mut env, n, v);
     }
     let cell = (p.f.eval(&env)?, p.s.eval(&env)?);
@@ -116,7 +127,10 @@ fn check_phase(
                     )));
                 }
                 if a.coord != plan.logical(block, a.cell) {
-                    return Err(fail(format!("CTA {block:?} cell {:?}: coordinate {:?}", a.cell, a.coord)));
+                    return Err(fail(format!(
+                        "CTA {block:?} cell {:?}: coordinate {:?}",
+                        a.cell, a.coord
+                    )));
                 }
                 let semantic = global.eval(Some(&plan.shape), &a.coord)?;
                 let m = semantic
@@ -135,14 +149,22 @@ fn check_phase(
                 if e == 0 {
                     first_global = a.global;
                     if a.global % phase.vec != 0 {
-                        return Err(fail(format!("vector at offset {} is not aligned to {}", a.global, phase.vec)));
+                        return Err(fail(format!(
+                            "vector at offset {} is not aligned to {}",
+                            a.global, phase.vec
+                        )));
                     }
                 } else if a.global != first_global + e {
-                    return Err(fail(format!("vector at {first_global} is not contiguous at element {e}")));
+                    return Err(fail(format!(
+                        "vector at {first_global} is not contiguous at element {e}"
+                    )));
                 }
                 let sm = plan.smem.layout.eval(&plan.tile, &[a.cell.0, a.cell.1])?;
                 if a.smem != sm {
-                    return Err(fail(format!("cell {:?}: emitted shared offset {} but {} says {sm}", a.cell, a.smem, plan.smem.layout)));
+                    return Err(fail(format!(
+                        "cell {:?}: emitted shared offset {} but {} says {sm}",
+                        a.cell, a.smem, plan.smem.layout
+                    )));
                 }
                 if e % phase.smem_vec == 0 {
                     first_smem = a.smem;
@@ -150,7 +172,9 @@ fn check_phase(
                         return Err(fail(format!("shared vector at {} is not aligned", a.smem)));
                     }
                 } else if a.smem != first_smem + e % phase.smem_vec {
-                    return Err(fail(format!("shared vector at {first_smem} is not contiguous")));
+                    return Err(fail(format!(
+                        "shared vector at {first_smem} is not contiguous"
+                    )));
                 }
                 n += 1;
             }
@@ -168,9 +192,13 @@ fn simulate(plan: &CopyPlan, load: &Parsed, store: &Parsed) -> Result<u64, Codeg
         for k in 0..plan.load.iters {
             for e in 0..plan.load.vec {
                 let a = access(load, [0, 0, 0], t, k, e)?;
-                let i = slot(a.smem).ok_or_else(|| fail(format!("shared offset {} outside the tile", a.smem)))?;
+                let i = slot(a.smem)
+                    .ok_or_else(|| fail(format!("shared offset {} outside the tile", a.smem)))?;
                 if let Some(prev) = slots[i] {
-                    return Err(fail(format!("cells {prev:?} and {:?} share shared slot {i}", a.cell)));
+                    return Err(fail(format!(
+                        "cells {prev:?} and {:?} share shared slot {i}",
+                        a.cell
+                    )));
                 }
                 slots[i] = Some(a.cell);
             }
@@ -181,11 +209,15 @@ fn simulate(plan: &CopyPlan, load: &Parsed, store: &Parsed) -> Result<u64, Codeg
         for k in 0..plan.store.iters {
             for e in 0..plan.store.vec {
                 let a = access(store, [0, 0, 0], t, k, e)?;
-                let i = slot(a.smem).ok_or_else(|| fail(format!("shared offset {} outside the tile", a.smem)))?;
+                let i = slot(a.smem)
+                    .ok_or_else(|| fail(format!("shared offset {} outside the tile", a.smem)))?;
                 match slots[i] {
                     Some(c) if c == a.cell => {}
                     other => {
-                        return Err(fail(format!("cell {:?} reads slot {i} holding {other:?}", a.cell)))
+                        return Err(fail(format!(
+                            "cell {:?} reads slot {i} holding {other:?}",
+                            a.cell
+                        )))
                     }
                 }
                 if !delivered.insert(a.cell) {
@@ -195,18 +227,29 @@ fn simulate(plan: &CopyPlan, load: &Parsed, store: &Parsed) -> Result<u64, Codeg
         }
     }
     if delivered.len() != cells {
-        return Err(fail(format!("{} of {cells} cells are stored", delivered.len())));
+        return Err(fail(format!(
+            "{} of {cells} cells are stored",
+            delivered.len()
+        )));
     }
     Ok(cells as u64)
 }
 
 /// Validates both phases' expressions of `plan` (see the module comment).
-pub fn validate(plan: &CopyPlan, load: &PhaseText, store: &PhaseText) -> Result<Validation, CodegenError> {
+pub fn validate(
+    plan: &CopyPlan,
+    load: &PhaseText,
+    store: &PhaseText,
+) -> Result<Validation, CodegenError> {
     let (pl, ps) = (Parsed::new(load)?, Parsed::new(store)?);
     let g = plan.grid;
-    let blocks: BTreeSet<[i64; 3]> = [[0, 0, 0], [g[0] - 1, g[1] - 1, g[2] - 1], [g[0] / 2, g[1] / 3, g[2] / 2]]
-        .into_iter()
-        .collect();
+    let blocks: BTreeSet<[i64; 3]> = [
+        [0, 0, 0],
+        [g[0] - 1, g[1] - 1, g[2] - 1],
+        [g[0] / 2, g[1] / 3, g[2] / 2],
+    ]
+    .into_iter()
+    .collect();
     let mut out = Validation {
         ctas: blocks.len(),
         ..Validation::default()

@@ -51,19 +51,34 @@ fn policy() -> Policy {
     }
 }
 
-fn form_claim(which: &str, given: &Layout, plan: &CopyPlan, form: Layout) -> Result<CheckedClaim, PlanError> {
+fn form_claim(
+    which: &str,
+    given: &Layout,
+    plan: &CopyPlan,
+    form: Layout,
+) -> Result<CheckedClaim, PlanError> {
     let report = equivalent(given, &form, Some(&plan.shape), &policy())?;
     let name = format!("{which} form");
     if report.verdict() != "equivalent" {
         return Err(PlanError::Certify {
             claim: name,
-            why: format!("{} vs {}: {}", given.print(), form.print(), report.verdict()),
+            why: format!(
+                "{} vs {}: {}",
+                given.print(),
+                form.print(),
+                report.verdict()
+            ),
         });
     }
     let cert = certify_equivalence(given, &form, &report);
     Ok(CheckedClaim {
         name,
-        statement: format!("{} == {} over {:?}", given.print(), form.print(), plan.shape),
+        statement: format!(
+            "{} == {} over {:?}",
+            given.print(),
+            form.print(),
+            plan.shape
+        ),
         verdict: "proved".into(),
         evidence: format!("certificate sha256:{}", cert.digest),
     })
@@ -103,8 +118,18 @@ fn property_claim(
 /// Checks every claim of `plan`; the first that fails is the error.
 pub fn certify_plan(plan: &CopyPlan) -> Result<PlanCertificate, PlanError> {
     let mut claims = vec![
-        form_claim("source", &plan.src_layout, plan, Layout::Cute(plan.src.to_cute()?))?,
-        form_claim("destination", &plan.dst_layout, plan, Layout::Cute(plan.dst.to_cute()?))?,
+        form_claim(
+            "source",
+            &plan.src_layout,
+            plan,
+            Layout::Cute(plan.src.to_cute()?),
+        )?,
+        form_claim(
+            "destination",
+            &plan.dst_layout,
+            plan,
+            Layout::Cute(plan.dst.to_cute()?),
+        )?,
     ];
     if let Some((a, b)) = plan.dst.overlapping_modes() {
         return Err(PlanError::Certify {
@@ -114,7 +139,11 @@ pub fn certify_plan(plan: &CopyPlan) -> Result<PlanCertificate, PlanError> {
     }
     claims.push(CheckedClaim {
         name: "destination injective".into(),
-        statement: format!("{} is injective over {:?}", plan.dst_layout.print(), plan.shape),
+        statement: format!(
+            "{} is injective over {:?}",
+            plan.dst_layout.print(),
+            plan.shape
+        ),
         verdict: "checked".into(),
         evidence: "sorted by stride, each mode's stride is at least the span below it".into(),
     });
@@ -141,7 +170,10 @@ pub fn certify_plan(plan: &CopyPlan) -> Result<PlanCertificate, PlanError> {
         if plan.shape[d] != plan.grid[axis] * plan.tile[axis] {
             return Err(PlanError::Certify {
                 claim: "grid covers".into(),
-                why: format!("{} tiles of {} != extent {}", plan.grid[axis], plan.tile[axis], plan.shape[d]),
+                why: format!(
+                    "{} tiles of {} != extent {}",
+                    plan.grid[axis], plan.tile[axis], plan.shape[d]
+                ),
             });
         }
     }

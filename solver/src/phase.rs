@@ -54,11 +54,15 @@ impl Phase {
             why,
         };
         if vec < 1 || len % vec != 0 {
-            return Err(bad(format!("vector {vec} does not divide the tile extent {len}")));
+            return Err(bad(format!(
+                "vector {vec} does not divide the tile extent {len}"
+            )));
         }
         let lanes = len / vec;
         if threads % lanes != 0 {
-            return Err(bad(format!("{threads} threads are not a multiple of {lanes} lanes")));
+            return Err(bad(format!(
+                "{threads} threads are not a multiple of {lanes} lanes"
+            )));
         }
         let rows = threads / lanes;
         if rows > other || other % rows != 0 {
@@ -100,11 +104,11 @@ impl Phase {
             Along::Second => (ss, sf),
         };
         let shape = nested(&[&[self.lanes, self.rows], &[self.vec, self.iters]]);
-        let stride = nested(&[
-            &[self.vec * along, across],
-            &[along, self.rows * across],
-        ]);
-        Ok(TvLayout::new(CuteLayout::new(shape, stride)?, tile.to_vec())?)
+        let stride = nested(&[&[self.vec * along, across], &[along, self.rows * across]]);
+        Ok(TvLayout::new(
+            CuteLayout::new(shape, stride)?,
+            tile.to_vec(),
+        )?)
     }
 }
 

@@ -49,21 +49,20 @@ impl Separable {
                 why: "every extent must be at least 1".into(),
             });
         }
-        let cute = match l {
-            Layout::Cute(c) => c.clone(),
-            Layout::Axe(_) => match convert(l, Target::Cute, Some(shape)) {
-                Ok(Layout::Cute(c)) => c,
-                Ok(other) => return Err(unsupported(format!("converts to {}", other.print()))),
-                Err(e) => return Err(unsupported(format!("no CuTe form over one axis: {e}"))),
-            },
-            _ => {
-                return Err(unsupported(
+        let cute =
+            match l {
+                Layout::Cute(c) => c.clone(),
+                Layout::Axe(_) => match convert(l, Target::Cute, Some(shape)) {
+                    Ok(Layout::Cute(c)) => c,
+                    Ok(other) => return Err(unsupported(format!("converts to {}", other.print()))),
+                    Err(e) => return Err(unsupported(format!("no CuTe form over one axis: {e}"))),
+                },
+                _ => return Err(unsupported(
                     "a global layout must be CuTe shape:stride or Axe over m (a swizzled, TV or \
                      linear layout does not give one address per logical element)"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         cute.check_shape(shape)?;
         let mut dims: Vec<Vec<(i64, i64)>> = vec![Vec::new(); shape.len()];
         let mut d = 0usize;
@@ -86,7 +85,9 @@ impl Separable {
                     e = 1;
                 } else if e % left == 0 {
                     dims[d].push((left, s));
-                    s = s.checked_mul(left).ok_or(PlanError::Overflow("mode split"))?;
+                    s = s
+                        .checked_mul(left)
+                        .ok_or(PlanError::Overflow("mode split"))?;
                     e /= left;
                     left = 1;
                 } else {

@@ -143,27 +143,36 @@ pub fn smem_vec(
     while w * elem_bytes > 16 {
         w /= 2;
     }
-    'shrink: while w > 1 {
-        for t in 0..threads {
-            for k in 0..p.iters {
-                for e0 in (0..p.vec).step_by(w as usize) {
-                    let o = offset(l, tile, p.coord(t, k, e0))?;
-                    if o % w != 0 {
-                        w /= 2;
-                        continue 'shrink;
-                    }
-                    for e in 1..w {
-                        if offset(l, tile, p.coord(t, k, e0 + e))? != o + e {
-                            w /= 2;
-                            continue 'shrink;
-                        }
+    while w > 1 && !vector_fits(l, tile, threads, p, w)? {
+        w /= 2;
+    }
+    Ok(w)
+}
+
+/// True when every access of `w` elements of phase `p` is consecutive and aligned in `l`.
+fn vector_fits(
+    l: &SwizzledLayout,
+    tile: [i64; 2],
+    threads: i64,
+    p: &Phase,
+    w: i64,
+) -> Result<bool, PlanError> {
+    for t in 0..threads {
+        for k in 0..p.iters {
+            for e0 in (0..p.vec).step_by(w as usize) {
+                let o = offset(l, tile, p.coord(t, k, e0))?;
+                if o % w != 0 {
+                    return Ok(false);
+                }
+                for e in 1..w {
+                    if offset(l, tile, p.coord(t, k, e0 + e))? != o + e {
+                        return Ok(false);
                     }
                 }
             }
         }
-        break;
     }
-    Ok(w)
+    Ok(true)
 }
 
 /// Wavefronts of every warp-wide shared-memory instruction of one CTA in phase `p`, each

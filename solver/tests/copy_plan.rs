@@ -56,7 +56,16 @@ fn overlapping_destination_is_refused() {
         &CopyOptions::default(),
     )
     .unwrap_err();
-    assert!(matches!(e, PlanError::Unsupported { which: "destination", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            PlanError::Unsupported {
+                which: "destination",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -73,7 +82,10 @@ fn phase_worked_vector_from_the_docs() {
     assert_eq!((p.lanes, p.rows, p.iters), (8, 32, 1));
     assert_eq!(p.coord(9, 0, 2), (6, 1));
     let tv = p.tv([32, 32]).unwrap();
-    assert_eq!(tv.to_string(), "((8, 32), (4, 1)):((4, 32), (1, 1024)) -> (32, 32)");
+    assert_eq!(
+        tv.to_string(),
+        "((8, 32), (4, 1)):((4, 32), (1, 1024)) -> (32, 32)"
+    );
     assert_eq!(tv.eval(9, 2).unwrap(), vec![6, 1]);
 }
 
@@ -85,13 +97,24 @@ fn transpose_plan_is_conflict_free_and_the_baseline_conflicts() {
         ..CopyOptions::default()
     };
     let plan = plan_copy(&src, &dst, &[256, 256], Dtype::F32, &opts).unwrap();
-    assert_eq!((plan.tile, plan.tile_dims, plan.grid), ([32, 32], [1, 0], [8, 8, 1]));
-    assert_eq!(plan.smem.stores.conflicts() + plan.smem.loads.conflicts(), 0);
+    assert_eq!(
+        (plan.tile, plan.tile_dims, plan.grid),
+        ([32, 32], [1, 0], [8, 8, 1])
+    );
+    assert_eq!(
+        plan.smem.stores.conflicts() + plan.smem.loads.conflicts(),
+        0
+    );
     let flat = plan_copy(&src, &dst, &[256, 256], Dtype::F32, &opts.without_swizzle()).unwrap();
     assert_eq!(flat.smem.layout.swizzle().bits(), 0);
     // Scalar loads down a column of the 32x32 tile: 8 lanes share each bank.
     assert_eq!(flat.smem.loads.per_instruction(), 8.0);
-    let names: Vec<&str> = plan.certificate.claims.iter().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = plan
+        .certificate
+        .claims
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
     assert_eq!(
         names,
         [

@@ -51,7 +51,10 @@ pub fn bench(a: &CopyArgs, warmup: usize, reps: usize, as_json: bool) -> Result<
                 r.elements
             )
         } else {
-            format!("MISMATCH: {} destination bytes differ from the CPU reference", r.mismatches)
+            format!(
+                "MISMATCH: {} destination bytes differ from the CPU reference",
+                r.mismatches
+            )
         };
         let mut lines = vec![
             first,
