@@ -72,6 +72,29 @@ impl CExpr {
     }
 }
 
+impl CExpr {
+    /// The variables the expression reads.
+    pub fn vars(&self) -> std::collections::BTreeSet<&str> {
+        match self {
+            CExpr::Int(_) => Default::default(),
+            CExpr::Var(v) => [v.as_str()].into(),
+            CExpr::Bin(_, a, b) => a.vars().union(&b.vars()).copied().collect(),
+        }
+    }
+
+    /// The operands of the top-level chain of `+` (the expression itself when it is no sum).
+    pub fn summands(&self) -> Vec<&CExpr> {
+        match self {
+            CExpr::Bin('+', a, b) => {
+                let mut out = a.summands();
+                out.extend(b.summands());
+                out
+            }
+            other => vec![other],
+        }
+    }
+}
+
 struct Parser<'a> {
     text: &'a str,
     pos: usize,

@@ -9,6 +9,13 @@
 //! - the shared-memory offset equals the swizzled tile layout, and each shared vector is
 //!   contiguous and aligned.
 //!
+//! The checks extend to the WHOLE tensor: tile-local expressions may not read the block index;
+//! each coordinate expression is checked for every block index along its axis; and each global
+//! offset expression must be a sum of terms that each read one coordinate, checked along every
+//! logical axis in full. Since the layout is certified to be a sum of per-dimension terms
+//! (solver's `source form` / `destination form` claims), agreement along each axis with the
+//! other coordinates zero implies agreement everywhere.
+//!
 //! Then the data movement of one tile is simulated through the emitted shared-memory indices:
 //! every slot is written at most once in phase 1, every read in phase 2 finds the element of
 //! the cell it stores, and every cell is delivered exactly once (the identity on the tile).
@@ -29,6 +36,8 @@ pub struct Validation {
     pub ctas: usize,
     /// Element accesses compared with the layouts (both phases).
     pub accesses: u64,
+    /// Points along the logical axes where the global offset expressions were compared.
+    pub axis_points: u64,
     /// Tile cells delivered in the simulation.
     pub cells: u64,
 }
@@ -235,6 +244,76 @@ fn simulate(plan: &CopyPlan, load: &Parsed, store: &Parsed) -> Result<u64, Codeg
     Ok(cells as u64)
 }
 
+fn check_everywhere(
+    plan: &CopyPlan,
+    p: &Parsed,
+    global: &layout::Layout,
+) -> Result<u64, CodegenError> {
+    let fail = |what: String| CodegenError::Validation(what);
+    for e in [&p.f, &p.s, &p.smem_linear, &p.smem] {
+        if let Some(v) = e
+            .vars()
+            .into_iter()
+            .find(|v| v.starts_with('b') || v.starts_with('c'))
+        {
+            return Err(fail(format!("a tile-local expression reads {v}")));
+        }
+    }
+    let mut n = 0u64;
+    let axes = [("bx", "f", 0usize), ("by", "s", 1)];
+    for (d, c) in p.coords.iter().enumerate() {
+        let Some(&(bvar, lvar, axis)) = axes.iter().find(|a| plan.tile_dims[a.2] == d) else {
+            // The z dimension: the coordinate is the grid's z index itself.
+            for z in 0..plan.grid[2] {
+                let env: Env = [("bz".to_string(), z)].into();
+                if c.eval(&env)? != z {
+                    return Err(fail(format!("coordinate c{d} at bz = {z}")));
+                }
+            }
+            continue;
+        };
+        for b in 0..plan.grid[axis] {
+            for l in 0..plan.tile[axis] {
+                let env: Env = [(bvar.to_string(), b), (lvar.to_string(), l)].into();
+                if c.eval(&env)? != b * plan.tile[axis] + l {
+                    return Err(fail(format!(
+                        "coordinate c{d} at {bvar} = {b}, {lvar} = {l}"
+                    )));
+                }
+            }
+        }
+    }
+    for term in p.global.summands() {
+        if term.vars().len() > 1 {
+            return Err(fail(format!(
+                "global offset term {term:?} reads several coordinates"
+            )));
+        }
+    }
+    let rank = plan.shape.len();
+    for d in 0..rank {
+        for x in 0..plan.shape[d] {
+            let mut coord = vec![0; rank];
+            coord[d] = x;
+            let env: Env = (0..rank).map(|i| (format!("c{i}"), coord[i])).collect();
+            let got = p.global.eval(&env)?;
+            let want = global.eval(Some(&plan.shape), &coord)?;
+            let m = want
+                .iter()
+                .next()
+                .and_then(|pt| pt.values().next().copied());
+            if want.len() != 1 || Some(got) != m {
+                return Err(fail(format!(
+                    "coordinate {coord:?}: emitted offset {got} but {} maps it to {m:?}",
+                    global.print()
+                )));
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// Validates both phases' expressions of `plan` (see the module comment).
 pub fn validate(
     plan: &CopyPlan,
@@ -258,6 +337,8 @@ pub fn validate(
         out.accesses += check_phase(plan, &plan.load, &plan.load_tv, &pl, &plan.src_layout, b)?;
         out.accesses += check_phase(plan, &plan.store, &plan.store_tv, &ps, &plan.dst_layout, b)?;
     }
+    out.axis_points = check_everywhere(plan, &pl, &plan.src_layout)?;
+    out.axis_points += check_everywhere(plan, &ps, &plan.dst_layout)?;
     out.cells = simulate(plan, &pl, &ps)?;
     Ok(out)
 }

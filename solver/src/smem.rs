@@ -126,8 +126,15 @@ pub fn choose_smem(
     Ok(best)
 }
 
+/// `l(f, s)`. The candidates are rank-2 `(F,S):(a,b)` layouts, evaluated directly as
+/// `sw(f*a + s*b)` (the search runs this millions of times); others go through `eval`.
 fn offset(l: &SwizzledLayout, tile: [i64; 2], (f, s): (i64, i64)) -> Result<i64, PlanError> {
-    Ok(l.eval(&tile, &[f, s])?)
+    match l.layout().flat_modes()[..] {
+        [(ef, a), (es, b)] if [ef, es] == tile && (0..ef).contains(&f) && (0..es).contains(&s) => {
+            Ok(l.swizzle().apply(f * a + s * b)?)
+        }
+        _ => Ok(l.eval(&tile, &[f, s])?),
+    }
 }
 
 /// Widest power of two dividing the phase's vector (at most 16 bytes) for which every access's

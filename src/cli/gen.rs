@@ -93,8 +93,12 @@ pub fn summary(plan: &CopyPlan, kernel: &CopyKernel) -> Vec<String> {
         traffic_line("stores", &plan.smem.stores, ctas),
         traffic_line("loads", &plan.smem.loads, ctas),
         format!(
-            "validated: {} accesses in {} CTAs against the layouts; {} tile cells delivered",
-            kernel.validation.accesses, kernel.validation.ctas, kernel.validation.cells
+            "validated: {} accesses in {} CTAs and {} points along the logical axes against the \
+             layouts; {} tile cells delivered",
+            kernel.validation.accesses,
+            kernel.validation.ctas,
+            kernel.validation.axis_points,
+            kernel.validation.cells
         ),
         format!("certificate sha256:{}", plan.certificate.digest),
     ]
