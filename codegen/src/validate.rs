@@ -112,6 +112,27 @@ fn access(p: &Parsed, block: [i64; 3], t: i64, k: i64, e: i64) -> Result<Access,
     })
 }
 
+/// The emitted offset `got` at logical `coord` must be the layout's single offset there.
+fn check_offset(
+    plan: &CopyPlan,
+    global: &layout::Layout,
+    coord: &[i64],
+    got: i64,
+) -> Result<(), CodegenError> {
+    let want = global.eval(Some(&plan.shape), coord)?;
+    let m = want
+        .iter()
+        .next()
+        .and_then(|pt| pt.values().next().copied());
+    if want.len() != 1 || Some(got) != m {
+        return Err(CodegenError::Validation(format!(
+            "coordinate {coord:?}: emitted offset {got} but {} maps it to {m:?}",
+            global.print()
+        )));
+    }
+    Ok(())
+}
+
 fn check_phase(
     plan: &CopyPlan,
     phase: &Phase,
@@ -141,20 +162,7 @@ fn check_phase(
                         a.cell, a.coord
                     )));
                 }
-                let semantic = global.eval(Some(&plan.shape), &a.coord)?;
-                let m = semantic
-                    .iter()
-                    .next()
-                    .and_then(|pt| pt.values().next().copied())
-                    .ok_or_else(|| fail(format!("layout gives no offset at {:?}", a.coord)))?;
-                if semantic.len() != 1 || a.global != m {
-                    return Err(fail(format!(
-                        "coordinate {:?}: emitted offset {} but {} maps it to {m}",
-                        a.coord,
-                        a.global,
-                        global.print()
-                    )));
-                }
+                check_offset(plan, global, &a.coord, a.global)?;
                 if e == 0 {
                     first_global = a.global;
                     if a.global % phase.vec != 0 {
@@ -296,18 +304,7 @@ fn check_everywhere(
             let mut coord = vec![0; rank];
             coord[d] = x;
             let env: Env = (0..rank).map(|i| (format!("c{i}"), coord[i])).collect();
-            let got = p.global.eval(&env)?;
-            let want = global.eval(Some(&plan.shape), &coord)?;
-            let m = want
-                .iter()
-                .next()
-                .and_then(|pt| pt.values().next().copied());
-            if want.len() != 1 || Some(got) != m {
-                return Err(fail(format!(
-                    "coordinate {coord:?}: emitted offset {got} but {} maps it to {m:?}",
-                    global.print()
-                )));
-            }
+            check_offset(plan, global, &coord, p.global.eval(&env)?)?;
             n += 1;
         }
     }
