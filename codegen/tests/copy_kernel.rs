@@ -135,13 +135,32 @@ fn reference_moves_every_element_where_the_layouts_say() {
 }
 
 #[test]
-fn nvrtc_compiles_the_kernel_or_skips_visibly() {
-    let p = plan("(64,64):(64,1)", "(64,64):(1,64)", &[64, 64], Dtype::Bf16);
-    let k = emit_copy(&p).unwrap();
-    match compile(&k) {
-        Ok(ptx) => assert!(ptx.to_src().contains("laycert_copy")),
-        Err(CodegenError::NoNvrtc(why)) => skip(&format!("SKIP (no NVRTC): {why}")),
-        Err(e) => panic!("compile failed: {e}"),
+fn nvrtc_compiles_the_kernels_or_skips_visibly() {
+    // Every dtype width, a non-transposing copy and a 3-D permutation.
+    let cases = [
+        ("(64,64):(64,1)", "(64,64):(1,64)", vec![64, 64], Dtype::F32),
+        (
+            "(64,64):(64,1)",
+            "(64,64):(1,64)",
+            vec![64, 64],
+            Dtype::Bf16,
+        ),
+        ("(64,64):(64,1)", "(64,64):(1,72)", vec![64, 64], Dtype::I8),
+        ("(64,64):(64,1)", "(64,64):(64,1)", vec![64, 64], Dtype::F16),
+        (
+            "(4,32,64):(2048,64,1)",
+            "(4,32,64):(1,4,128)",
+            vec![4, 32, 64],
+            Dtype::F8,
+        ),
+    ];
+    for (src, dst, shape, dtype) in cases {
+        let k = emit_copy(&plan(src, dst, &shape, dtype)).unwrap();
+        match compile(&k) {
+            Ok(ptx) => assert!(ptx.to_src().contains("laycert_copy")),
+            Err(CodegenError::NoNvrtc(why)) => return skip(&format!("SKIP (no NVRTC): {why}")),
+            Err(e) => panic!("{src} -> {dst} {dtype}: compile failed: {e}"),
+        }
     }
 }
 
