@@ -665,3 +665,144 @@ fn equiv_axes_maps_a_users_axis_names_onto_the_registry() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn gen_copy_prints_a_validated_kernel_with_its_certificate() {
+    let o = laycert(&[
+        "gen",
+        "copy",
+        "--src",
+        "(128,128):(128,1)",
+        "--dst",
+        "(128,128):(1,128)",
+        "--shape",
+        "128,128",
+        "--dtype",
+        "f16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(first_line(&o).starts_with("// laycert copy kernel"));
+    assert!(out.contains("extern \"C\" __global__"));
+    assert!(out.contains("// proved shared tile injective"));
+    assert!(out.contains("// certificate sha256:"));
+}
+
+#[test]
+fn gen_copy_writes_the_kernel_file_and_summarizes() {
+    let path = std::env::temp_dir().join(format!("laycert-gen-{}.cu", std::process::id()));
+    let p = path.to_str().unwrap();
+    let o = laycert(&[
+        "gen",
+        "copy",
+        "--src",
+        "(64,64):(64,1)",
+        "--dst",
+        "(64,64):(1,64)",
+        "--shape",
+        "64,64",
+        "--dtype",
+        "f32",
+        "-o",
+        p,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).starts_with(&format!("wrote {p}: laycert_copy")));
+    assert!(stdout(&o).contains("predicted shared loads:"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("laycert_copy"));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn gen_copy_json_and_no_swizzle_baseline() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "gen",
+            "copy",
+            "--json",
+            "--src",
+            "(64,64):(64,1)",
+            "--dst",
+            "(64,64):(1,64)",
+            "--shape",
+            "64,64",
+            "--dtype",
+            "f32",
+            "--tile-bytes",
+            "128",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let v = json(&laycert(&args(&[])));
+    assert_eq!(v["predicted_per_launch"]["shared_loads"]["conflicts"], 0);
+    let flat = json(&laycert(&args(&["--no-swizzle"])));
+    assert_eq!(flat["smem"], "Sw<0,0,0> o (32, 32):(1, 32)");
+    assert!(
+        flat["predicted_per_launch"]["shared_loads"]["conflicts"]
+            .as_i64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn gen_copy_rejects_bad_input_with_exit_2() {
+    let o = laycert(&[
+        "gen",
+        "copy",
+        "--src",
+        "(64,64):(64,1)",
+        "--dst",
+        "(64,64):(1,32)",
+        "--shape",
+        "64,64",
+        "--dtype",
+        "f32",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("destination layout"), "{}", stderr(&o));
+    let o = laycert(&[
+        "gen",
+        "copy",
+        "--src",
+        "(64,64):(64,1)",
+        "--dst",
+        "(64,64):(1,64)",
+        "--shape",
+        "64,64",
+        "--dtype",
+        "f64",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("dtype \"f64\""), "{}", stderr(&o));
+}
+
+#[test]
+fn gpu_bench_checks_on_a_gpu_or_skips_visibly() {
+    let o = laycert(&[
+        "gpu",
+        "bench",
+        "--src",
+        "(256,256):(256,1)",
+        "--dst",
+        "(256,256):(1,256)",
+        "--shape",
+        "256,256",
+        "--dtype",
+        "bf16",
+        "--warmup",
+        "1",
+        "--reps",
+        "3",
+    ]);
+    match o.status.code() {
+        Some(3) => {
+            assert!(first_line(&o).starts_with("SKIP (no CUDA device)"));
+            eprintln!("{}", first_line(&o));
+        }
+        Some(0) => assert!(first_line(&o).starts_with("correct: all 65536 elements")),
+        other => panic!("exit {other:?}: {}{}", stdout(&o), stderr(&o)),
+    }
+}

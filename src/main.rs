@@ -204,6 +204,83 @@ enum Command {
         #[arg(short, long)]
         output: String,
     },
+    /// Generate kernels: `gen copy` plans, certifies and emits a layout-to-layout copy.
+    Gen {
+        #[command(subcommand)]
+        what: GenCommand,
+    },
+    /// Run generated kernels on the GPU: `gpu bench` checks and times a copy kernel.
+    Gpu {
+        #[command(subcommand)]
+        what: GpuCommand,
+    },
+}
+
+/// The copy kernel's inputs.
+#[derive(clap::Args)]
+struct CopySpec {
+    /// Source global layout (CuTe `shape:stride`, tiled CuTe, or Axe over `m`).
+    #[arg(long)]
+    src: String,
+    /// Destination global layout of the same logical tensor.
+    #[arg(long)]
+    dst: String,
+    /// Logical tensor shape (2-D or 3-D), e.g. `8192,8192`.
+    #[arg(long)]
+    shape: String,
+    /// Element type: f32, f16, bf16, f8 or i8.
+    #[arg(long)]
+    dtype: String,
+    /// Force the unswizzled shared-memory layout (the bank-conflict baseline).
+    #[arg(long)]
+    no_swizzle: bool,
+    /// Bytes of the CTA tile along each axis.
+    #[arg(long, default_value_t = 256)]
+    tile_bytes: i64,
+    /// Threads per CTA (a power of two, 32..=1024).
+    #[arg(long, default_value_t = 256)]
+    threads: i64,
+}
+
+impl CopySpec {
+    fn args(&self) -> cli::gen::CopyArgs<'_> {
+        cli::gen::CopyArgs {
+            src: &self.src,
+            dst: &self.dst,
+            shape: &self.shape,
+            dtype: &self.dtype,
+            no_swizzle: self.no_swizzle,
+            tile_bytes: self.tile_bytes,
+            threads: self.threads,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum GenCommand {
+    /// A layout-to-layout copy through a swizzled shared-memory tile (CUDA C++ to stdout or -o).
+    Copy {
+        #[command(flatten)]
+        spec: CopySpec,
+        /// Write the kernel here instead of stdout.
+        #[arg(short = 'o', long = "out")]
+        out: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum GpuCommand {
+    /// Compile, run, check every element and time a copy kernel against a D2D copy.
+    Bench {
+        #[command(flatten)]
+        spec: CopySpec,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 10)]
+        warmup: usize,
+        /// Timed runs (the median is reported).
+        #[arg(long, default_value_t = 50)]
+        reps: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -294,6 +371,12 @@ fn main() -> ExitCode {
             output,
             json: args.json,
         }),
+        Command::Gen {
+            what: GenCommand::Copy { spec, out },
+        } => cli::gen::copy(&spec.args(), out.as_deref(), args.json),
+        Command::Gpu {
+            what: GpuCommand::Bench { spec, warmup, reps },
+        } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),
     };
     match result {
         Ok(report) => {

@@ -1,7 +1,34 @@
 //! # codegen — thin, translation-validated kernels
 //!
-//! Will hold the CUDA C++ emitter with its NVRTC/`cudarc` runner and the Trainium NKI emitter
-//! with a reference interpreter. Emitters only print layouts and loops that `solver` planned and
-//! `certify` proved; every emitted index expression is checked against the layout semantics
-//! before the text is returned. Nothing lives here yet: the GPU-kernel issue builds it.
+//! Emitters only print what `solver` planned and `certify` proved, and every index expression
+//! they print is parsed back and checked against the layout semantics before the text is
+//! returned ([`validate`]). Today: the CUDA C++ layout-to-layout copy kernel ([`emit_copy`])
+//! and its NVRTC/`cudarc` runner ([`runner`]), which reports "no CUDA device" as a value when the
+//! driver or a GPU is missing.
+//!
+//! ```
+//! use codegen::emit_copy;
+//! use layout::Layout;
+//! use solver::{plan_copy, CopyOptions, Dtype};
+//!
+//! let src = Layout::parse("(64,64):(64,1)", None)?;
+//! let dst = Layout::parse("(64,64):(1,64)", None)?;
+//! let plan = plan_copy(&src, &dst, &[64, 64], Dtype::F16, &CopyOptions::default())?;
+//! let kernel = emit_copy(&plan)?;
+//! assert!(kernel.source.contains("laycert_copy"));
+//! assert!(kernel.source.contains(&plan.certificate.digest));
+//! assert_eq!(kernel.validation.cells, 64 * 64);
+//! # Ok::<(), codegen::CodegenError>(())
+//! ```
 #![warn(missing_docs)]
+
+pub mod c_expr;
+pub mod copy_kernel;
+pub mod error;
+pub mod runner;
+pub mod validate;
+
+pub use copy_kernel::{emit_copy, CopyKernel, PhaseText};
+pub use error::CodegenError;
+pub use runner::{bench, compile, probe_device, probe_nvrtc, BenchOptions, BenchReport};
+pub use validate::Validation;

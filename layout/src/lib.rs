@@ -10,6 +10,7 @@
 //! - [`cute`]: CuTe hierarchical layouts (colexicographic) and thread-value layouts.
 //! - [`swizzle`]: CuTe `Sw<B,M,S>`, TIRx and Triton swizzle parameters, swizzled layouts.
 //! - [`linear`]: F2 linear layouts with named in/out dims; [`triton`]: Triton attributes.
+//! - [`bank`]: shared-memory bank conflicts (wavefronts per warp instruction).
 //! - [`notation`]: parse and print for all of them; [`Layout`]: any of them, one `eval`.
 //! - [`convert`]: exact conversions between formalisms, refusing with a reason.
 //!
@@ -32,6 +33,7 @@
 pub mod arith;
 pub mod axe;
 pub mod axis;
+pub mod bank;
 pub mod convert;
 
 pub mod cute;

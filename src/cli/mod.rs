@@ -8,6 +8,8 @@ pub mod convert;
 pub mod draw;
 pub mod equiv;
 pub mod eval;
+pub mod gen;
+pub mod gpu;
 pub mod input;
 pub mod property;
 pub mod show;

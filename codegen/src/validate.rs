@@ -1,0 +1,341 @@
+//! Translation validation of an emitted copy kernel: the exact index strings of the kernel are
+//! parsed ([`crate::c_expr`]) and evaluated on every `(thread, iteration, element)` of both
+//! phases, in the first, last and a middle CTA of the grid, and compared with the layouts'
+//! semantics:
+//!
+//! - the tile coordinate equals the phase's TV layout at `(t, e + vec * k)`;
+//! - the global offset equals the source (destination) layout, evaluated by `layout`, at the
+//!   logical coordinate, and each vector access is contiguous and aligned;
+//! - the shared-memory offset equals the swizzled tile layout, and each shared vector is
+//!   contiguous and aligned.
+//!
+//! The checks extend to the WHOLE tensor: tile-local expressions may not read the block index;
+//! each coordinate expression is checked for every block index along its axis; and each global
+//! offset expression must be a sum of terms that each read one coordinate, checked along every
+//! logical axis in full. Since the layout is certified to be a sum of per-dimension terms
+//! (solver's `source form` / `destination form` claims), agreement along each axis with the
+//! other coordinates zero implies agreement everywhere.
+//!
+//! Then the data movement of one tile is simulated through the emitted shared-memory indices:
+//! every slot is written at most once in phase 1, every read in phase 2 finds the element of
+//! the cell it stores, and every cell is delivered exactly once (the identity on the tile).
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use solver::{CopyPlan, Phase};
+
+use crate::c_expr::{CExpr, Env};
+use crate::copy_kernel::PhaseText;
+use crate::error::CodegenError;
+
+/// What validation covered.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Validation {
+    /// CTAs whose addresses were checked.
+    pub ctas: usize,
+    /// Element accesses compared with the layouts (both phases).
+    pub accesses: u64,
+    /// Points along the logical axes where the global offset expressions were compared.
+    pub axis_points: u64,
+    /// Tile cells delivered in the simulation.
+    pub cells: u64,
+}
+
+struct Parsed {
+    f: CExpr,
+    s: CExpr,
+    coords: Vec<CExpr>,
+    global: CExpr,
+    smem_linear: CExpr,
+    smem: CExpr,
+}
+
+impl Parsed {
+    fn new(t: &PhaseText) -> Result<Parsed, CodegenError> {
+        Ok(Parsed {
+            f: CExpr::parse(&t.f)?,
+            s: CExpr::parse(&t.s)?,
+            coords: t
+                .coords
+                .iter()
+                .map(|c| CExpr::parse(c))
+                .collect::<Result<_, _>>()?,
+            global: CExpr::parse(&t.global)?,
+            smem_linear: CExpr::parse(&t.smem_linear)?,
+            smem: CExpr::parse(&t.smem)?,
+        })
+    }
+}
+
+struct Access {
+    cell: (i64, i64),
+    coord: Vec<i64>,
+    global: i64,
+    smem: i64,
+}
+
+fn set(env: &mut Env, name: &str, v: i64) {
+    env.insert(name.to_string(), v);
+}
+
+fn access(p: &Parsed, block: [i64; 3], t: i64, k: i64, e: i64) -> Result<Access, CodegenError> {
+    let mut env = Env::new();
+    for (n, v) in [
+        ("t", t),
+        ("k", k),
+        ("e", e),
+        ("bx", block[0]),
+        ("by", block[1]),
+        ("bz", block[2]),
+    ] {
+        set(&mut env, n, v);
+    }
+    let cell = (p.f.eval(&env)?, p.s.eval(&env)?);
+    set(&mut env, "f", cell.0);
+    set(&mut env, "s", cell.1);
+    let mut coord = Vec::new();
+    for (d, c) in p.coords.iter().enumerate() {
+        let v = c.eval(&env)?;
+        set(&mut env, &format!("c{d}"), v);
+        coord.push(v);
+    }
+    let global = p.global.eval(&env)?;
+    let o = p.smem_linear.eval(&env)?;
+    set(&mut env, "o", o);
+    let smem = p.smem.eval(&env)?;
+    Ok(Access {
+        cell,
+        coord,
+        global,
+        smem,
+    })
+}
+
+/// The emitted offset `got` at logical `coord` must be the layout's single offset there.
+fn check_offset(
+    plan: &CopyPlan,
+    global: &layout::Layout,
+    coord: &[i64],
+    got: i64,
+) -> Result<(), CodegenError> {
+    let want = global.eval(Some(&plan.shape), coord)?;
+    let m = want
+        .iter()
+        .next()
+        .and_then(|pt| pt.values().next().copied());
+    if want.len() != 1 || Some(got) != m {
+        return Err(CodegenError::Validation(format!(
+            "coordinate {coord:?}: emitted offset {got} but {} maps it to {m:?}",
+            global.print()
+        )));
+    }
+    Ok(())
+}
+
+fn check_phase(
+    plan: &CopyPlan,
+    phase: &Phase,
+    tv: &layout::TvLayout,
+    p: &Parsed,
+    global: &layout::Layout,
+    block: [i64; 3],
+) -> Result<u64, CodegenError> {
+    let fail = |what: String| CodegenError::Validation(what);
+    let mut n = 0u64;
+    for t in 0..plan.threads {
+        for k in 0..phase.iters {
+            let mut first_global = 0;
+            let mut first_smem = 0;
+            for e in 0..phase.vec {
+                let a = access(p, block, t, k, e)?;
+                let want = tv.eval(t, e + phase.vec * k)?;
+                if [a.cell.0, a.cell.1] != want[..] {
+                    return Err(fail(format!(
+                        "thread {t} k {k} e {e}: tile cell {:?}, TV layout says {want:?}",
+                        a.cell
+                    )));
+                }
+                if a.coord != plan.logical(block, a.cell) {
+                    return Err(fail(format!(
+                        "CTA {block:?} cell {:?}: coordinate {:?}",
+                        a.cell, a.coord
+                    )));
+                }
+                check_offset(plan, global, &a.coord, a.global)?;
+                if e == 0 {
+                    first_global = a.global;
+                    if a.global % phase.vec != 0 {
+                        return Err(fail(format!(
+                            "vector at offset {} is not aligned to {}",
+                            a.global, phase.vec
+                        )));
+                    }
+                } else if a.global != first_global + e {
+                    return Err(fail(format!(
+                        "vector at {first_global} is not contiguous at element {e}"
+                    )));
+                }
+                let sm = plan.smem.layout.eval(&plan.tile, &[a.cell.0, a.cell.1])?;
+                if a.smem != sm {
+                    return Err(fail(format!(
+                        "cell {:?}: emitted shared offset {} but {} says {sm}",
+                        a.cell, a.smem, plan.smem.layout
+                    )));
+                }
+                if e % phase.smem_vec == 0 {
+                    first_smem = a.smem;
+                    if a.smem % phase.smem_vec != 0 {
+                        return Err(fail(format!("shared vector at {} is not aligned", a.smem)));
+                    }
+                } else if a.smem != first_smem + e % phase.smem_vec {
+                    return Err(fail(format!(
+                        "shared vector at {first_smem} is not contiguous"
+                    )));
+                }
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+fn simulate(plan: &CopyPlan, load: &Parsed, store: &Parsed) -> Result<u64, CodegenError> {
+    let fail = |what: String| CodegenError::Validation(what);
+    let cells = (plan.tile[0] * plan.tile[1]) as usize;
+    let mut slots: Vec<Option<(i64, i64)>> = vec![None; cells];
+    let slot = |i: i64| usize::try_from(i).ok().filter(|&i| i < cells);
+    for t in 0..plan.threads {
+        for k in 0..plan.load.iters {
+            for e in 0..plan.load.vec {
+                let a = access(load, [0, 0, 0], t, k, e)?;
+                let i = slot(a.smem)
+                    .ok_or_else(|| fail(format!("shared offset {} outside the tile", a.smem)))?;
+                if let Some(prev) = slots[i] {
+                    return Err(fail(format!(
+                        "cells {prev:?} and {:?} share shared slot {i}",
+                        a.cell
+                    )));
+                }
+                slots[i] = Some(a.cell);
+            }
+        }
+    }
+    let mut delivered = BTreeSet::new();
+    for t in 0..plan.threads {
+        for k in 0..plan.store.iters {
+            for e in 0..plan.store.vec {
+                let a = access(store, [0, 0, 0], t, k, e)?;
+                let i = slot(a.smem)
+                    .ok_or_else(|| fail(format!("shared offset {} outside the tile", a.smem)))?;
+                match slots[i] {
+                    Some(c) if c == a.cell => {}
+                    other => {
+                        return Err(fail(format!(
+                            "cell {:?} reads slot {i} holding {other:?}",
+                            a.cell
+                        )))
+                    }
+                }
+                if !delivered.insert(a.cell) {
+                    return Err(fail(format!("cell {:?} is stored twice", a.cell)));
+                }
+            }
+        }
+    }
+    if delivered.len() != cells {
+        return Err(fail(format!(
+            "{} of {cells} cells are stored",
+            delivered.len()
+        )));
+    }
+    Ok(cells as u64)
+}
+
+fn check_everywhere(
+    plan: &CopyPlan,
+    p: &Parsed,
+    global: &layout::Layout,
+) -> Result<u64, CodegenError> {
+    let fail = |what: String| CodegenError::Validation(what);
+    for e in [&p.f, &p.s, &p.smem_linear, &p.smem] {
+        if let Some(v) = e
+            .vars()
+            .into_iter()
+            .find(|v| v.starts_with('b') || v.starts_with('c'))
+        {
+            return Err(fail(format!("a tile-local expression reads {v}")));
+        }
+    }
+    let mut n = 0u64;
+    let axes = [("bx", "f", 0usize), ("by", "s", 1)];
+    for (d, c) in p.coords.iter().enumerate() {
+        let Some(&(bvar, lvar, axis)) = axes.iter().find(|a| plan.tile_dims[a.2] == d) else {
+            // The z dimension: the coordinate is the grid's z index itself.
+            for z in 0..plan.grid[2] {
+                let env: Env = [("bz".to_string(), z)].into();
+                if c.eval(&env)? != z {
+                    return Err(fail(format!("coordinate c{d} at bz = {z}")));
+                }
+            }
+            continue;
+        };
+        for b in 0..plan.grid[axis] {
+            for l in 0..plan.tile[axis] {
+                let env: Env = [(bvar.to_string(), b), (lvar.to_string(), l)].into();
+                if c.eval(&env)? != b * plan.tile[axis] + l {
+                    return Err(fail(format!(
+                        "coordinate c{d} at {bvar} = {b}, {lvar} = {l}"
+                    )));
+                }
+            }
+        }
+    }
+    for term in p.global.summands() {
+        if term.vars().len() > 1 {
+            return Err(fail(format!(
+                "global offset term {term:?} reads several coordinates"
+            )));
+        }
+    }
+    let rank = plan.shape.len();
+    for d in 0..rank {
+        for x in 0..plan.shape[d] {
+            let mut coord = vec![0; rank];
+            coord[d] = x;
+            let env: Env = (0..rank).map(|i| (format!("c{i}"), coord[i])).collect();
+            check_offset(plan, global, &coord, p.global.eval(&env)?)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Validates both phases' expressions of `plan` (see the module comment).
+pub fn validate(
+    plan: &CopyPlan,
+    load: &PhaseText,
+    store: &PhaseText,
+) -> Result<Validation, CodegenError> {
+    let (pl, ps) = (Parsed::new(load)?, Parsed::new(store)?);
+    let g = plan.grid;
+    let blocks: BTreeSet<[i64; 3]> = [
+        [0, 0, 0],
+        [g[0] - 1, g[1] - 1, g[2] - 1],
+        [g[0] / 2, g[1] / 3, g[2] / 2],
+    ]
+    .into_iter()
+    .collect();
+    let mut out = Validation {
+        ctas: blocks.len(),
+        ..Validation::default()
+    };
+    for &b in &blocks {
+        out.accesses += check_phase(plan, &plan.load, &plan.load_tv, &pl, &plan.src_layout, b)?;
+        out.accesses += check_phase(plan, &plan.store, &plan.store_tv, &ps, &plan.dst_layout, b)?;
+    }
+    out.axis_points = check_everywhere(plan, &pl, &plan.src_layout)?;
+    out.axis_points += check_everywhere(plan, &ps, &plan.dst_layout)?;
+    out.cells = simulate(plan, &pl, &ps)?;
+    Ok(out)
+}

@@ -1,0 +1,240 @@
+//! [`plan_copy`]: a layout-to-layout copy kernel through a shared-memory tile.
+//!
+//! The source's fastest logical dimension becomes the tile's FIRST axis; the destination's
+//! fastest dimension the SECOND (when both are the same, the destination's next fastest is). A
+//! CTA loads its tile with vectors along first (as wide as the source's contiguity allows),
+//! writes it to shared memory, synchronizes, reads it back along second and stores with vectors
+//! as wide as the destination's contiguity allows. A third logical dimension is walked by the
+//! grid's z index. The shared-memory layout and swizzle come from [`crate::smem::choose_smem`].
+//!
+//! Example: row-major to column-major 8192x8192 f32 is a transpose: first = dimension 1,
+//! second = dimension 0, a 32x32 tile, 256 threads, float4 loads and stores.
+
+use layout::cute::TvLayout;
+use layout::Layout;
+
+use crate::certificate::{certify_plan, PlanCertificate};
+use crate::dtype::Dtype;
+use crate::error::PlanError;
+use crate::phase::{Along, Phase};
+use crate::separable::Separable;
+use crate::smem::{choose_smem, SmemChoice};
+
+/// Planner options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyOptions {
+    /// Search swizzles (false: the unswizzled baseline).
+    pub swizzle: bool,
+    /// Bytes along each tile axis: the tile is at most this wide both ways, narrowed until its
+    /// shared copy fits [`MAX_SMEM_BYTES`]. The default, 256, measured best on the H100
+    /// (bench/gpu/README.md).
+    pub tile_bytes: i64,
+    /// Threads per CTA (a power of two).
+    pub threads: i64,
+}
+
+impl Default for CopyOptions {
+    fn default() -> Self {
+        CopyOptions {
+            swizzle: true,
+            tile_bytes: 256,
+            threads: 256,
+        }
+    }
+}
+
+impl CopyOptions {
+    /// The unswizzled baseline.
+    pub fn without_swizzle(mut self) -> Self {
+        self.swizzle = false;
+        self
+    }
+}
+
+/// A planned, certified copy kernel.
+#[derive(Clone, Debug)]
+pub struct CopyPlan {
+    /// Logical tensor shape.
+    pub shape: Vec<i64>,
+    /// Element type.
+    pub dtype: Dtype,
+    /// The source layout as given.
+    pub src_layout: Layout,
+    /// The destination layout as given.
+    pub dst_layout: Layout,
+    /// The source, per dimension.
+    pub src: Separable,
+    /// The destination, per dimension.
+    pub dst: Separable,
+    /// Logical dimensions of the tile's first and second axes.
+    pub tile_dims: [usize; 2],
+    /// The dimension walked by the grid's z index (3-D tensors).
+    pub z_dim: Option<usize>,
+    /// Tile extents along first and second.
+    pub tile: [i64; 2],
+    /// Grid: tiles along first, along second, and the z extent.
+    pub grid: [i64; 3],
+    /// Threads per CTA.
+    pub threads: i64,
+    /// The global load (along first).
+    pub load: Phase,
+    /// The global store.
+    pub store: Phase,
+    /// The shared-memory layout and its predicted traffic.
+    pub smem: SmemChoice,
+    /// `load` as a TV layout.
+    pub load_tv: TvLayout,
+    /// `store` as a TV layout.
+    pub store_tv: TvLayout,
+    /// The checked claims and their digest.
+    pub certificate: PlanCertificate,
+}
+
+impl CopyPlan {
+    /// Number of CTAs in the grid.
+    pub fn ctas(&self) -> i64 {
+        self.grid.iter().product()
+    }
+
+    /// Logical coordinate of tile-local `(f, s)` in CTA `(bx, by, bz)`.
+    pub fn logical(&self, block: [i64; 3], (f, s): (i64, i64)) -> Vec<i64> {
+        let mut c = vec![0; self.shape.len()];
+        c[self.tile_dims[0]] = block[0] * self.tile[0] + f;
+        c[self.tile_dims[1]] = block[1] * self.tile[1] + s;
+        if let Some(z) = self.z_dim {
+            c[z] = block[2];
+        }
+        c
+    }
+}
+
+/// Static shared memory a kernel may declare (48 KiB).
+pub const MAX_SMEM_BYTES: i64 = 48 * 1024;
+
+/// Largest power of two at most `cap` dividing `extent`.
+fn pow2_tile(extent: i64, cap: i64) -> i64 {
+    let mut t = 1;
+    while t * 2 <= cap && extent % (t * 2) == 0 {
+        t *= 2;
+    }
+    t
+}
+
+/// Plans and certifies a copy from `src` to `dst` over the logical `shape` (rank 2 or 3).
+///
+/// ```
+/// use layout::Layout;
+/// use solver::{plan_copy, CopyOptions, Dtype};
+/// let src = Layout::parse("(64,64):(64,1)", None)?;
+/// let dst = Layout::parse("(64,64):(1,64)", None)?;
+/// let plan = plan_copy(&src, &dst, &[64, 64], Dtype::F32, &CopyOptions::default())?;
+/// assert_eq!((plan.tile, plan.load.vec, plan.store.vec), ([64, 64], 4, 4));
+/// // Scalar shared loads down the columns of the 64x64 tile: the best swizzle leaves two
+/// // wavefronts per instruction (Nsight Compute measured the same on the H100).
+/// assert_eq!(plan.smem.loads.per_instruction(), 2.0);
+/// # Ok::<(), solver::PlanError>(())
+/// ```
+pub fn plan_copy(
+    src_layout: &Layout,
+    dst_layout: &Layout,
+    shape: &[i64],
+    dtype: Dtype,
+    opts: &CopyOptions,
+) -> Result<CopyPlan, PlanError> {
+    if !(2..=3).contains(&shape.len()) {
+        return Err(PlanError::Shape {
+            shape: shape.to_vec(),
+            why: "a copy plan takes a 2-D or 3-D tensor".into(),
+        });
+    }
+    if opts.threads < 32 || opts.threads > 1024 || opts.threads & (opts.threads - 1) != 0 {
+        return Err(PlanError::Option {
+            what: "threads",
+            why: format!("{} is not a power of two in 32..=1024", opts.threads),
+        });
+    }
+    if opts.tile_bytes < dtype.bytes() || opts.tile_bytes > 512 {
+        return Err(PlanError::Option {
+            what: "tile bytes",
+            why: format!("{} is outside {}..=512", opts.tile_bytes, dtype.bytes()),
+        });
+    }
+    let src = Separable::from_layout("source", src_layout, shape)?;
+    let dst = Separable::from_layout("destination", dst_layout, shape)?;
+    if let Some((a, b)) = dst.overlapping_modes() {
+        return Err(PlanError::Unsupported {
+            which: "destination",
+            layout: dst_layout.print(),
+            why: format!(
+                "modes {}:{} and {}:{} may overlap, so two elements could be written to one \
+                 address",
+                a.0, a.1, b.0, b.1
+            ),
+        });
+    }
+    let no_dim = || PlanError::Shape {
+        shape: shape.to_vec(),
+        why: "the copy needs two dimensions of extent > 1 to tile".into(),
+    };
+    let first = src.fastest_dim(None).ok_or_else(no_dim)?;
+    let second = match dst.fastest_dim(None) {
+        Some(d) if d != first => d,
+        _ => dst.fastest_dim(Some(first)).ok_or_else(no_dim)?,
+    };
+    let z_dim = (0..shape.len()).find(|&d| d != first && d != second);
+    // The widest tile of at most `tile_bytes` per axis whose shared copy fits the static limit.
+    let mut cap = opts.tile_bytes / dtype.bytes();
+    let mut tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+    while tile[0] * tile[1] * dtype.bytes() > MAX_SMEM_BYTES {
+        cap /= 2;
+        tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+    }
+    let z = z_dim.map_or(1, |d| shape[d]);
+    let grid = [shape[first] / tile[0], shape[second] / tile[1], z];
+    if grid[1] > 65535 || grid[2] > 65535 || grid[0] > i64::from(i32::MAX) {
+        return Err(PlanError::Shape {
+            shape: shape.to_vec(),
+            why: format!("the grid {grid:?} exceeds CUDA's limits (x < 2^31, y and z <= 65535)"),
+        });
+    }
+    let vl = src.vector_width(first, dtype.bytes(), tile[0]);
+    let store_along = if dst.fastest_dim(None) == Some(first) {
+        Along::First
+    } else {
+        Along::Second
+    };
+    let vs = match store_along {
+        Along::First => dst.vector_width(first, dtype.bytes(), tile[0]),
+        Along::Second => dst.vector_width(second, dtype.bytes(), tile[1]),
+    };
+    let cells = tile[0] * tile[1];
+    let threads = opts.threads.min(cells / vl).min(cells / vs);
+    let mut load = Phase::new(Along::First, vl, tile, threads)?;
+    let mut store = Phase::new(store_along, vs, tile, threads)?;
+    let smem = choose_smem(tile, dtype.bytes(), threads, &load, &store, opts.swizzle)?;
+    load.smem_vec = smem.store_vec;
+    store.smem_vec = smem.load_vec;
+    let load_tv = load.tv(tile)?;
+    let store_tv = store.tv(tile)?;
+    let mut plan = CopyPlan {
+        shape: shape.to_vec(),
+        dtype,
+        src_layout: src_layout.clone(),
+        dst_layout: dst_layout.clone(),
+        src,
+        dst,
+        tile_dims: [first, second],
+        z_dim,
+        tile,
+        grid,
+        threads,
+        load,
+        store,
+        smem,
+        load_tv,
+        store_tv,
+        certificate: PlanCertificate::default(),
+    };
+    plan.certificate = certify_plan(&plan)?;
+    Ok(plan)
+}

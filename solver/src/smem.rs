@@ -1,0 +1,216 @@
+//! Shared-memory tile layout and swizzle choice by bank-conflict evaluation.
+//!
+//! Candidates are the two row orders of the tile, `(F,S):(1,F)` (first axis contiguous) and
+//! `(F,S):(S,1)` (second axis contiguous), each under every CuTe swizzle `Sw<B,M,S>` that stays
+//! inside the tile. For each candidate the widest legal shared-memory vector of each phase is
+//! found (the phase's elements must be consecutive and aligned after the swizzle), then every
+//! warp-wide store and load instruction of one CTA is scored with
+//! [`layout::bank::wavefronts`]. The candidate with the fewest wavefronts in total wins; ties
+//! keep the earlier (unswizzled, then smaller) candidate.
+//!
+//! Example (a test checks it): a 32x32 f32 transpose tile without a swizzle needs 32 wavefronts
+//! for each warp-wide 4-byte access that walks down a column (a 32-way conflict); the chosen
+//! swizzle brings every access to its ideal count.
+
+use layout::bank::{wavefronts, WARP_LANES};
+use layout::cute::CuteLayout;
+use layout::swizzle::{Swizzle, SwizzledLayout};
+
+use crate::error::PlanError;
+use crate::phase::Phase;
+
+/// Predicted shared-memory traffic of one CTA (a whole launch is this times the CTA count).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Traffic {
+    /// Warp-wide instructions.
+    pub instructions: i64,
+    /// Wavefronts they need.
+    pub wavefronts: i64,
+    /// Wavefronts they would need without conflicts.
+    pub ideal: i64,
+}
+
+impl Traffic {
+    /// Excess wavefronts (what Nsight Compute counts as bank conflicts).
+    pub fn conflicts(&self) -> i64 {
+        self.wavefronts - self.ideal
+    }
+
+    /// Wavefronts per instruction.
+    pub fn per_instruction(&self) -> f64 {
+        if self.instructions == 0 {
+            0.0
+        } else {
+            self.wavefronts as f64 / self.instructions as f64
+        }
+    }
+}
+
+/// The chosen shared-memory layout with its vectors and predicted traffic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SmemChoice {
+    /// `(f, s) -> element offset` over the column-major tile.
+    pub layout: SwizzledLayout,
+    /// Elements per shared-memory store (load phase's side).
+    pub store_vec: i64,
+    /// Elements per shared-memory load (store phase's side).
+    pub load_vec: i64,
+    /// Shared-memory stores of one CTA.
+    pub stores: Traffic,
+    /// Shared-memory loads of one CTA.
+    pub loads: Traffic,
+    /// Candidates scored.
+    pub candidates: usize,
+}
+
+/// Scores every candidate and returns the best. `swizzle = false` keeps only the unswizzled
+/// row orders (the conflict experiment's baseline).
+pub fn choose_smem(
+    tile: [i64; 2],
+    elem_bytes: i64,
+    threads: i64,
+    load: &Phase,
+    store: &Phase,
+    swizzle: bool,
+) -> Result<SmemChoice, PlanError> {
+    let bases = [
+        CuteLayout::from_flat(&tile, &[1, tile[0]])?,
+        CuteLayout::from_flat(&tile, &[tile[1], 1])?,
+    ];
+    let cells = tile[0] * tile[1];
+    let bits = if cells & (cells - 1) == 0 {
+        cells.trailing_zeros()
+    } else {
+        0
+    };
+    let mut swizzles = vec![Swizzle::identity()];
+    if swizzle {
+        for b in 1..=5u32 {
+            for m in 0..=4u32 {
+                for s in 1..=7u32 {
+                    if b + m + s <= bits && b <= s {
+                        swizzles.push(Swizzle::new(b, m, s as i32)?);
+                    }
+                }
+            }
+        }
+    }
+    let mut best: Option<SmemChoice> = None;
+    let mut count = 0usize;
+    for base in &bases {
+        for sw in &swizzles {
+            let l = SwizzledLayout::new(*sw, base.clone())?;
+            count += 1;
+            let store_vec = smem_vec(&l, tile, threads, load, elem_bytes)?;
+            let load_vec = smem_vec(&l, tile, threads, store, elem_bytes)?;
+            let stores = traffic(&l, tile, threads, load, store_vec, elem_bytes)?;
+            let loads = traffic(&l, tile, threads, store, load_vec, elem_bytes)?;
+            let cost = stores.wavefronts + loads.wavefronts;
+            if best
+                .as_ref()
+                .is_none_or(|b| cost < b.stores.wavefronts + b.loads.wavefronts)
+            {
+                best = Some(SmemChoice {
+                    layout: l,
+                    store_vec,
+                    load_vec,
+                    stores,
+                    loads,
+                    candidates: 0,
+                });
+            }
+        }
+    }
+    let mut best = best.expect("at least the identity candidate");
+    best.candidates = count;
+    Ok(best)
+}
+
+/// `l(f, s)`. The candidates are rank-2 `(F,S):(a,b)` layouts, evaluated directly as
+/// `sw(f*a + s*b)` (the search runs this millions of times); others go through `eval`.
+fn offset(l: &SwizzledLayout, tile: [i64; 2], (f, s): (i64, i64)) -> Result<i64, PlanError> {
+    match l.layout().flat_modes()[..] {
+        [(ef, a), (es, b)] if [ef, es] == tile && (0..ef).contains(&f) && (0..es).contains(&s) => {
+            Ok(l.swizzle().apply(f * a + s * b)?)
+        }
+        _ => Ok(l.eval(&tile, &[f, s])?),
+    }
+}
+
+/// Widest power of two dividing the phase's vector (at most 16 bytes) for which every access's
+/// elements are consecutive in shared memory and start aligned.
+pub fn smem_vec(
+    l: &SwizzledLayout,
+    tile: [i64; 2],
+    threads: i64,
+    p: &Phase,
+    elem_bytes: i64,
+) -> Result<i64, PlanError> {
+    let mut w = p.vec;
+    while w * elem_bytes > 16 {
+        w /= 2;
+    }
+    while w > 1 && !vector_fits(l, tile, threads, p, w)? {
+        w /= 2;
+    }
+    Ok(w)
+}
+
+/// True when every access of `w` elements of phase `p` is consecutive and aligned in `l`.
+fn vector_fits(
+    l: &SwizzledLayout,
+    tile: [i64; 2],
+    threads: i64,
+    p: &Phase,
+    w: i64,
+) -> Result<bool, PlanError> {
+    for t in 0..threads {
+        for k in 0..p.iters {
+            for e0 in (0..p.vec).step_by(w as usize) {
+                let o = offset(l, tile, p.coord(t, k, e0))?;
+                if o % w != 0 {
+                    return Ok(false);
+                }
+                for e in 1..w {
+                    if offset(l, tile, p.coord(t, k, e0 + e))? != o + e {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Wavefronts of every warp-wide shared-memory instruction of one CTA in phase `p`, each
+/// accessing `w` elements per lane.
+pub fn traffic(
+    l: &SwizzledLayout,
+    tile: [i64; 2],
+    threads: i64,
+    p: &Phase,
+    w: i64,
+    elem_bytes: i64,
+) -> Result<Traffic, PlanError> {
+    let access = u32::try_from(w * elem_bytes).map_err(|_| PlanError::Overflow("access width"))?;
+    let mut out = Traffic::default();
+    let warps = (threads + WARP_LANES as i64 - 1) / WARP_LANES as i64;
+    for warp in 0..warps {
+        let lanes: Vec<i64> = (0..WARP_LANES as i64)
+            .map(|i| warp * WARP_LANES as i64 + i)
+            .filter(|&t| t < threads)
+            .collect();
+        for k in 0..p.iters {
+            for e0 in (0..p.vec).step_by(w as usize) {
+                let addrs = lanes
+                    .iter()
+                    .map(|&t| Ok(Some(offset(l, tile, p.coord(t, k, e0))? * elem_bytes)))
+                    .collect::<Result<Vec<_>, PlanError>>()?;
+                out.instructions += 1;
+                out.wavefronts += i64::from(wavefronts(&addrs, access)?);
+                out.ideal += ((lanes.len() as i64 * i64::from(access) + 127) / 128).max(1);
+            }
+        }
+    }
+    Ok(out)
+}
