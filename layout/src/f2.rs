@@ -25,7 +25,9 @@ impl Echelon {
         e
     }
 
-    fn insert(&mut self, mut v: u128, mut combo: u128) {
+    /// Adds one more column (with the input combination it stands for); returns whether it was
+    /// independent of the columns before it.
+    pub fn insert(&mut self, mut v: u128, mut combo: u128) -> bool {
         for &(p, rv, rc) in &self.rows {
             if v >> p & 1 == 1 {
                 v ^= rv;
@@ -34,7 +36,7 @@ impl Echelon {
         }
         if v == 0 {
             self.kernel.push(combo);
-            return;
+            return false;
         }
         let p = v.trailing_zeros();
         for row in &mut self.rows {
@@ -44,6 +46,7 @@ impl Echelon {
             }
         }
         self.rows.push((p, v, combo));
+        true
     }
 
     /// Rank of the matrix.
@@ -67,6 +70,59 @@ impl Echelon {
         }
         (y == 0).then_some(x)
     }
+}
+
+impl Echelon {
+    /// True when `y` lies in the column space.
+    pub fn contains(&self, y: u128) -> bool {
+        self.solve(y).is_some()
+    }
+}
+
+/// Dimension of the span of `vectors`.
+pub fn rank(vectors: &[u128]) -> usize {
+    Echelon::of_columns(vectors).rank()
+}
+
+/// `dim(span(u) ∩ span(w))`, by `dim U + dim W - dim(U + W)`.
+pub fn intersection_dim(u: &[u128], w: &[u128]) -> usize {
+    let both: Vec<u128> = u.iter().chain(w).copied().collect();
+    rank(u) + rank(w) - rank(&both)
+}
+
+/// A basis of `span(u) ∩ span(w)`: the `u`-parts of the kernel of `[u | w]`.
+/// Example: `u = [0b01, 0b10]`, `w = [0b11]` gives `[0b11]`.
+pub fn intersection(u: &[u128], w: &[u128]) -> Vec<u128> {
+    let cols: Vec<u128> = u.iter().chain(w).copied().collect();
+    let ech = Echelon::of_columns(&cols);
+    let umask = if u.len() >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << u.len()) - 1
+    };
+    let mut out = Echelon::default();
+    let mut basis = Vec::new();
+    for &k in ech.kernel() {
+        let v = apply(u, k & umask);
+        if out.insert(v, 0) {
+            basis.push(v);
+        }
+    }
+    basis
+}
+
+/// Vectors from `candidates`, in order, that extend `basis` independently (greedy completion).
+pub fn extend(basis: &[u128], candidates: impl IntoIterator<Item = u128>) -> Vec<u128> {
+    let mut ech = Echelon::of_columns(basis);
+    candidates
+        .into_iter()
+        .filter(|&c| ech.insert(c, 0))
+        .collect()
+}
+
+/// Unit vectors `1 << i` (`i < d`), in order, completing `span(basis)` to all of `F2^d`.
+pub fn complete(basis: &[u128], d: u32) -> Vec<u128> {
+    extend(basis, (0..d).map(|i| 1u128 << i))
 }
 
 /// The image of input `x` under the matrix with these columns.
