@@ -177,7 +177,7 @@ fn reshape_transpose_and_sublayout() {
     let t = l.transpose_outs(&["dim1", "dim0"]).unwrap();
     assert_eq!(t.apply(&[1, 9, 0]).unwrap(), vec![3, 2]);
     let r = l.reshape_ins(&[("thread", 256)]).unwrap();
-    assert_eq!(r.apply(&[1 + 2 * 9]).unwrap(), vec![2, 3]);
+    assert_eq!(r.apply(&[1 + 4 * 9]).unwrap(), vec![2, 3]);
     let s = l.sublayout(&["lane"], &["dim1"]).unwrap();
     assert_eq!(s.apply(&[9]).unwrap(), vec![2]);
     assert!(l.reshape_outs(&[("flat", 128)]).is_err());
