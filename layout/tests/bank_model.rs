@@ -1,0 +1,235 @@
+//! The bank-conflict model two ways: the brute-force simulator (any memory layout, pointwise)
+//! and lemma 9.4's formula (F2 memory layouts). They must agree on every F2 case.
+
+use layout::bank::{lemma_9_4, linear_offsets, max_vector, simulate};
+use layout::linear::{InDim, LinearLayout, OutDim};
+use layout::notation::cute::{parse_layout, parse_swizzled};
+use proptest::prelude::*;
+
+fn ll(ins: &[(&str, Vec<Vec<i64>>)], outs: &[(&str, u32)]) -> LinearLayout {
+    LinearLayout::new(
+        ins.iter()
+            .map(|(n, b)| InDim {
+                name: n.to_string(),
+                bases: b.clone(),
+            })
+            .collect(),
+        outs.iter()
+            .map(|(n, s)| OutDim {
+                name: n.to_string(),
+                log2_size: *s,
+            })
+            .collect(),
+    )
+    .unwrap()
+}
+
+fn units(pairs: &[(usize, u32)]) -> Vec<Vec<i64>> {
+    pairs
+        .iter()
+        .map(|&(d, k)| {
+            let mut v = vec![0, 0];
+            v[d] = 1 << k;
+            v
+        })
+        .collect()
+}
+
+/// Row-major memory for an `2^r x 2^c` tile: offset bits are dim1's, then dim0's.
+fn row_major(r: u32, c: u32) -> LinearLayout {
+    let mut b: Vec<(usize, u32)> = (0..c).map(|k| (1, k)).collect();
+    b.extend((0..r).map(|k| (0, k)));
+    ll(&[("offset", units(&b))], &[("dim0", r), ("dim1", c)])
+}
+
+/// 32 lanes down a column of a 32x32 f32 tile, one element each.
+fn column_reader() -> LinearLayout {
+    ll(
+        &[
+            (
+                "register",
+                units(&(0..5).map(|k| (1, k)).collect::<Vec<_>>()),
+            ),
+            ("lane", units(&(0..5).map(|k| (0, k)).collect::<Vec<_>>())),
+        ],
+        &[("dim0", 5), ("dim1", 5)],
+    )
+}
+
+#[test]
+fn column_reads_of_a_row_major_tile_conflict_32_ways() {
+    let dist = column_reader();
+    let mem = row_major(5, 5);
+    let offs = linear_offsets(&mem, dist.outs()).unwrap();
+    let rep = simulate(&dist, &*offs, 4, &[]).unwrap();
+    assert_eq!(
+        rep.histogram.into_iter().collect::<Vec<_>>(),
+        vec![(32, 32)]
+    );
+    assert_eq!(lemma_9_4(&dist, &mem, 4, &[]).unwrap(), 32);
+}
+
+#[test]
+fn padding_removes_the_conflicts_pointwise() {
+    // (32,32):(33,1): row stride 33 words, not an F2 layout; the simulator evaluates it.
+    let pad = parse_layout("(32,32):(33,1)").unwrap();
+    let dist = column_reader();
+    let offs = |c: &[i64]| pad.eval(&[32, 32], c);
+    let rep = simulate(&dist, &offs, 4, &[]).unwrap();
+    assert_eq!(rep.total_wavefronts, 32);
+    assert_eq!(rep.max_wavefronts(), 1);
+}
+
+#[test]
+fn xor_swizzle_removes_the_conflicts_both_ways() {
+    // Sw<5,0,5> o (32,32):(32,1): column j of row i is stored at j ^ i.
+    let sw = parse_swizzled("Sw<5,0,5> o (32,32):(32,1)").unwrap();
+    let dist = column_reader();
+    let offs = |c: &[i64]| sw.eval(&[32, 32], c);
+    assert_eq!(simulate(&dist, &offs, 4, &[]).unwrap().max_wavefronts(), 1);
+    // The same swizzle as an F2 layout: offset bit k (k < 5) -> dim1 bit k, bit 5+k -> dim0 bit
+    // k and dim1 bit k.
+    let mut bases = units(&(0..5).map(|k| (1, k)).collect::<Vec<_>>());
+    bases.extend((0..5).map(|k| vec![1 << k, 1 << k]));
+    let mem = ll(&[("offset", bases)], &[("dim0", 5), ("dim1", 5)]);
+    let lin = linear_offsets(&mem, dist.outs()).unwrap();
+    for i in 0..32 {
+        for j in 0..32 {
+            assert_eq!(lin(&[i, j]).unwrap(), offs(&[i, j]).unwrap());
+        }
+    }
+    assert_eq!(lemma_9_4(&dist, &mem, 4, &[]).unwrap(), 1);
+}
+
+#[test]
+fn vectorized_f16_rows_take_one_wavefront_per_phase() {
+    // 8 f16 per lane along a row, 4 lanes per 64-element row, 8 rows per warp: 16-byte
+    // accesses, 4 phases, no conflicts.
+    let mut reg = units(&(0..3).map(|k| (1, k)).collect::<Vec<_>>());
+    reg.push(vec![0, 0]);
+    let lane = units(&[(1, 3), (1, 4), (0, 0), (0, 1), (0, 2)]);
+    let dist = ll(
+        &[("register", reg), ("lane", lane)],
+        &[("dim0", 3), ("dim1", 5)],
+    );
+    let mem = row_major(3, 5);
+    let offs = linear_offsets(&mem, dist.outs()).unwrap();
+    assert_eq!(max_vector(&dist, &*offs, 2).unwrap(), vec![0, 1, 2]);
+    let rep = simulate(&dist, &*offs, 2, &[0, 1, 2]).unwrap();
+    assert_eq!(rep.access_bytes, 16);
+    assert_eq!(rep.instructions_per_warp, 2);
+    assert_eq!(rep.histogram.into_iter().collect::<Vec<_>>(), vec![(4, 2)]);
+    assert_eq!(lemma_9_4(&dist, &mem, 2, &[0, 1, 2]).unwrap(), 4);
+}
+
+#[test]
+fn bad_vectors_are_errors() {
+    let dist = column_reader();
+    let mem = row_major(5, 5);
+    let offs = linear_offsets(&mem, dist.outs()).unwrap();
+    let e = simulate(&dist, &*offs, 4, &[0, 0]).unwrap_err().to_string();
+    assert!(e.contains("distinct"), "{e}");
+    let e = simulate(&dist, &*offs, 4, &[0, 1, 2])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("16 bytes"), "{e}");
+    // Register bit 0 steps along dim1 = +1 element: contiguous. Along a column it is not.
+    let col = ll(
+        &[
+            (
+                "register",
+                units(&(0..5).map(|k| (0, k)).collect::<Vec<_>>()),
+            ),
+            ("lane", units(&(0..5).map(|k| (1, k)).collect::<Vec<_>>())),
+        ],
+        &[("dim0", 5), ("dim1", 5)],
+    );
+    let offs2 = linear_offsets(&mem, col.outs()).unwrap();
+    let e = simulate(&col, &*offs2, 4, &[0]).unwrap_err().to_string();
+    assert!(e.contains("not contiguous"), "{e}");
+    assert!(lemma_9_4(&col, &mem, 4, &[0]).is_err());
+}
+
+/// A random distributed layout over `d` logical bits (split into two dims) and a random
+/// bijective memory layout whose first `v` offset bits are register bases of it.
+fn arb_pair() -> impl Strategy<Value = (LinearLayout, LinearLayout, u32, Vec<usize>)> {
+    (
+        2u32..=5,
+        2u32..=5,
+        0usize..=5,
+        prop::sample::select(vec![1u32, 2, 4, 8]),
+        any::<u64>(),
+        0usize..=3,
+    )
+        .prop_map(|(d0, d1, lanes, elem, seed, zeros)| {
+            let mut s = seed | 1;
+            let mut rnd = |n: u64| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s % n.max(1)
+            };
+            let d = d0 + d1;
+            let mut bits: Vec<u32> = (0..d).collect();
+            for i in (1..bits.len()).rev() {
+                bits.swap(i, rnd(i as u64 + 1) as usize);
+            }
+            let col = |b: u32| -> Vec<i64> {
+                if b < d0 {
+                    vec![1 << b, 0]
+                } else {
+                    vec![0, 1 << (b - d0)]
+                }
+            };
+            let lanes = lanes.min(d as usize);
+            let mut lane: Vec<Vec<i64>> = bits[..lanes].iter().map(|&b| col(b)).collect();
+            let mut reg: Vec<Vec<i64>> = bits[lanes..].iter().map(|&b| col(b)).collect();
+            for _ in 0..zeros {
+                let z = vec![0, 0];
+                if rnd(2) == 0 && lane.len() < 5 {
+                    let at = rnd(lane.len() as u64 + 1) as usize;
+                    lane.insert(at, z);
+                } else {
+                    let at = rnd(reg.len() as u64 + 1) as usize;
+                    reg.insert(at, z);
+                }
+            }
+            let dist = ll(
+                &[("register", reg.clone()), ("lane", lane)],
+                &[("dim0", d0), ("dim1", d1)],
+            );
+            // Vector: up to 16 bytes of nonzero registers.
+            let max_v = (16 / elem).trailing_zeros() as usize;
+            let cand: Vec<usize> = (0..reg.len()).filter(|&i| reg[i] != vec![0, 0]).collect();
+            let v = (rnd(max_v as u64 + 1) as usize).min(cand.len());
+            let vector: Vec<usize> = cand.iter().copied().take(v).collect();
+            let flat = |c: &Vec<i64>| (c[0] as u128) | (c[1] as u128) << d0;
+            let mut cols: Vec<u128> = vector.iter().map(|&i| flat(&reg[i])).collect();
+            // The other offset bits span the other logical bits, so vectors stay aligned.
+            let rest: u128 = ((1u128 << d) - 1) & !cols.iter().fold(0, |a, c| a | c);
+            let mut ech = layout::f2::Echelon::of_columns(&cols);
+            while cols.len() < d as usize {
+                let c = u128::from(rnd(1 << d)) & rest;
+                if ech.insert(c, 0) {
+                    cols.push(c);
+                }
+            }
+            let bases = cols
+                .iter()
+                .map(|&c| vec![(c & ((1 << d0) - 1)) as i64, (c >> d0) as i64])
+                .collect();
+            let mem = ll(&[("offset", bases)], &[("dim0", d0), ("dim1", d1)]);
+            (dist, mem, elem, vector)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn simulator_and_lemma_9_4_agree_on_every_instruction((dist, mem, elem, vector) in arb_pair()) {
+        let offs = linear_offsets(&mem, dist.outs()).unwrap();
+        let rep = simulate(&dist, &*offs, elem, &vector).unwrap();
+        let f = lemma_9_4(&dist, &mem, elem, &vector).unwrap();
+        prop_assert_eq!(rep.histogram.keys().copied().collect::<Vec<_>>(), vec![f]);
+    }
+}
