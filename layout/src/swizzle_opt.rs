@@ -40,12 +40,19 @@ pub struct SidePrediction {
     pub ideal_per_instruction: u32,
     /// Instructions per warp.
     pub instructions_per_warp: u64,
+    /// Warps (all assignments of the in-dims other than register and lane).
+    pub warps: u64,
 }
 
 impl SidePrediction {
     /// Wavefronts per warp.
     pub fn per_warp(&self) -> u64 {
         self.instructions_per_warp * u64::from(self.wavefronts_per_instruction)
+    }
+
+    /// Wavefronts of all warps together.
+    pub fn total(&self) -> u64 {
+        self.per_warp() * self.warps
     }
 }
 
@@ -173,11 +180,14 @@ pub fn optimal_swizzle(
         options.push(Extend::Read(e));
     }
     let mut best: Option<SwizzlePlan> = None;
-    for ext in options {
-        let Some(plan) = build(write, read, &a, &b, &common, ext, elem_bytes, d)? else {
+    for (ext, order) in options
+        .into_iter()
+        .flat_map(|e| FALLBACKS.iter().map(move |&o| (e, o)))
+    {
+        let Some(plan) = build(write, read, &a, &b, &common, ext, order, elem_bytes, d)? else {
             continue;
         };
-        let cost = |p: &SwizzlePlan| p.write.per_warp() + p.read.per_warp();
+        let cost = |p: &SwizzlePlan| p.write.total() + p.read.total();
         if best.as_ref().is_none_or(|q| cost(&plan) < cost(q)) {
             best = Some(plan);
         }
@@ -189,6 +199,25 @@ pub fn optimal_swizzle(
     Ok(plan)
 }
 
+/// Where `Idx` vectors come from, in order, after the complement `C`: the pairs `G` (no
+/// conflicts), then, when short, `A`-only (`E`) or `B`-only (`F`) thread vectors first, which
+/// puts the unavoidable conflicts on one side (the paper's fallback is `A_Thr`).
+#[derive(Clone, Copy)]
+enum Pool {
+    G,
+    E,
+    F,
+    LanesA,
+    LanesB,
+}
+
+const FALLBACKS: [&[Pool]; 4] = [
+    &[Pool::G, Pool::E, Pool::F, Pool::LanesA, Pool::LanesB],
+    &[Pool::G, Pool::F, Pool::E, Pool::LanesB, Pool::LanesA],
+    &[Pool::E, Pool::F, Pool::LanesA, Pool::LanesB],
+    &[Pool::F, Pool::E, Pool::LanesB, Pool::LanesA],
+];
+
 /// One variant of the construction; `None` when the extending side has too few registers.
 #[allow(clippy::too_many_arguments)]
 fn build(
@@ -198,6 +227,7 @@ fn build(
     b: &Side,
     common: &[(usize, usize)],
     ext: Extend,
+    order: &[Pool],
     elem_bytes: u32,
     d: u32,
 ) -> Result<Option<SwizzlePlan>> {
@@ -244,11 +274,22 @@ fn build(
     let uw: Vec<u128> = u.iter().chain(&w).copied().collect();
     let c = f2::complete(&uw, d);
     let bound = d as usize - f2::rank(&u).max(f2::rank(&w));
-    let pool = c
-        .into_iter()
-        .chain(g)
-        .chain(pa.iter().copied())
-        .chain(pb.iter().copied());
+    // Unpaired thread vectors first: after G, a paired e_i would bring f_i into span(Idx) too.
+    let unpaired_first = |v: &[u128]| -> Vec<u128> {
+        let k = g.len().min(v.len());
+        v[k..].iter().chain(&v[..k]).copied().collect()
+    };
+    let (e, f) = (unpaired_first(&e), unpaired_first(&f));
+    let mut pool = c;
+    for p in order {
+        pool.extend_from_slice(match p {
+            Pool::G => &g,
+            Pool::E => &e,
+            Pool::F => &f,
+            Pool::LanesA => &pa,
+            Pool::LanesB => &pb,
+        });
+    }
     let idx: Vec<u128> = f2::extend(&low, pool).into_iter().take(idx_bits).collect();
     let fixed: Vec<u128> = low.iter().chain(&idx).copied().collect();
     let bank = f2::complete(&fixed, d);
@@ -267,6 +308,8 @@ fn build(
             wavefronts_per_instruction: n,
             ideal_per_instruction: lanes.div_ceil(128 / bytes.max(4)).max(1),
             instructions_per_warp: 1u64 << (l.in_size_log2("register") - v.len()),
+            warps: 1u64
+                << (l.total_in_bits() - l.in_size_log2("register") - l.in_size_log2("lane")),
             vector: v,
         })
     };
