@@ -3,11 +3,13 @@
 //! way for every command.
 
 pub mod algebra;
+pub mod bank;
 pub mod check;
 pub mod convert;
 pub mod equiv;
 pub mod eval;
 pub mod input;
+pub mod linear;
 pub mod property;
 pub mod show;
 pub mod verify;
