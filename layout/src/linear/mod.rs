@@ -344,12 +344,11 @@ impl LinearLayout {
     /// Equality of the maps up to the order of dims (matched by name); size-1 dims, which carry
     /// no bits, are ignored.
     pub fn same_map(&self, other: &LinearLayout) -> bool {
-        fn key(
-            l: &LinearLayout,
-        ) -> (
-            std::collections::BTreeMap<&str, Vec<Vec<i64>>>,
-            std::collections::BTreeMap<&str, u32>,
-        ) {
+        type Key<'a> = (
+            std::collections::BTreeMap<&'a str, Vec<Vec<i64>>>,
+            std::collections::BTreeMap<&'a str, u32>,
+        );
+        fn key(l: &LinearLayout) -> Key<'_> {
             let outs: std::collections::BTreeMap<&str, u32> = l
                 .outs
                 .iter()
