@@ -114,64 +114,35 @@ impl BankReport {
 /// Element offset of a logical coordinate (one value per out-dim of the distributed layout).
 pub type OffsetMap<'a> = dyn Fn(&[i64]) -> Result<i64> + 'a;
 
-/// A distributed layout's shape for the simulator: register bits, lane bits, context in-dims.
-struct Warp<'a> {
-    dist: &'a LinearLayout,
-    reg: usize,
-    lane: usize,
+/// A distributed layout's register and lane bit counts, checking it fits a warp (at most 32
+/// lanes).
+pub struct Warp {
+    /// Register bits.
+    pub reg: usize,
+    /// Lane bits (at most 5).
+    pub lane: usize,
 }
 
-impl<'a> Warp<'a> {
-    fn of(dist: &'a LinearLayout) -> Result<Warp<'a>> {
+impl Warp {
+    /// Reads and checks `dist`'s register and lane dims.
+    pub fn of(dist: &LinearLayout) -> Result<Warp> {
         let lane = dist.in_size_log2("lane");
         if lane > 5 {
             return Err(LayoutError::invalid(
-                format!("distributed layout with {} lanes", 1 << lane),
+                format!("distributed layout with 2^{lane} lanes"),
                 "a warp has at most 32 lanes",
             ));
         }
         Ok(Warp {
-            dist,
             reg: dist.in_size_log2("register"),
             lane,
         })
     }
-
-    /// Every assignment of the context in-dims (all but register and lane), as inputs.
-    fn contexts(&self) -> Vec<Vec<i64>> {
-        let mut all = vec![vec![0i64; self.dist.ins().len()]];
-        for (i, d) in self.dist.ins().iter().enumerate() {
-            if d.name == "register" || d.name == "lane" {
-                continue;
-            }
-            all = all
-                .into_iter()
-                .flat_map(|p| {
-                    (0..1i64 << d.bases.len()).map(move |x| {
-                        let mut q = p.clone();
-                        q[i] = x;
-                        q
-                    })
-                })
-                .collect();
-        }
-        all
-    }
-
-    fn input(&self, ctx: &[i64], reg: i64, lane: i64) -> Vec<i64> {
-        let mut x = ctx.to_vec();
-        for (i, d) in self.dist.ins().iter().enumerate() {
-            if d.name == "register" {
-                x[i] = reg;
-            } else if d.name == "lane" {
-                x[i] = lane;
-            }
-        }
-        x
-    }
 }
 
-fn vector_register(vector: &[usize], t: i64) -> i64 {
+/// The register offset of element `t` of a vector made of these register bits (element order).
+/// Example: bits `[4, 0]`, element 3 is register `0b10001`.
+pub fn vector_register(vector: &[usize], t: i64) -> i64 {
     vector
         .iter()
         .enumerate()
@@ -223,14 +194,14 @@ pub fn simulate(
     let vmask = vector_register(vector, (1 << vector.len()) - 1);
     let mut histogram = BTreeMap::new();
     let mut total = 0u64;
-    for ctx in warp.contexts() {
+    for ctx in dist.context_inputs() {
         for r in (0..1i64 << warp.reg).filter(|r| r & vmask == 0) {
             let mut addrs = Vec::with_capacity(1 << warp.lane);
             for lane in 0..1i64 << warp.lane {
-                let base = offset_of(&dist.apply(&warp.input(&ctx, r, lane))?)?;
+                let base = offset_of(&dist.apply(&dist.at_register_lane(&ctx, r, lane))?)?;
                 for t in 1..1i64 << vector.len() {
                     let reg = r | vector_register(vector, t);
-                    let at = offset_of(&dist.apply(&warp.input(&ctx, reg, lane))?)?;
+                    let at = offset_of(&dist.apply(&dist.at_register_lane(&ctx, reg, lane))?)?;
                     if Some(at) != base.checked_add(t) {
                         return Err(LayoutError::invalid(
                             format!("vector register bits {vector:?}"),

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bank::vector_register;
 use crate::error::{LayoutError, Result};
 use crate::f2::{self, Echelon};
 use crate::linear::LinearLayout;
@@ -62,14 +63,6 @@ fn context_columns(l: &LinearLayout) -> Result<Vec<(String, Vec<u128>)>> {
         .collect()
 }
 
-fn vector_register(vector: &[usize], t: i64) -> i64 {
-    vector
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| t >> k & 1 == 1)
-        .fold(0, |r, (_, &b)| r | 1 << b)
-}
-
 /// The shuffle plan converting `a` into `b`, or an error saying why shuffles cannot do it
 /// (e.g. the layouts differ in warp bits: the conversion needs shared memory).
 pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Result<ShufflePlan> {
@@ -86,12 +79,7 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
         ));
     }
     for l in [a, b] {
-        if l.in_size_log2("lane") > 5 {
-            return Err(LayoutError::invalid(
-                "distributed layout",
-                "a warp has at most 32 lanes",
-            ));
-        }
+        crate::bank::Warp::of(l)?;
     }
     if context_columns(a)? != context_columns(b)? {
         return Err(LayoutError::not_representable(
@@ -211,9 +199,8 @@ pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result
     let bad = |why: String| LayoutError::invalid("shuffle plan", why);
     let (a_regs, b_regs) = (a.in_size("register"), b.in_size("register"));
     let (a_lanes, b_lanes) = (a.in_size("lane"), b.in_size("lane"));
-    let contexts = context_inputs(a);
-    for ctx in &contexts {
-        let a_at = |r: i64, l: i64| a.apply(&with(a, ctx, r, l));
+    for ctx in &a.context_inputs() {
+        let a_at = |r: i64, l: i64| a.apply(&a.at_register_lane(ctx, r, l));
         let mut dst: BTreeMap<(i64, i64), Vec<i64>> = BTreeMap::new();
         for (k, s) in plan.shuffles.iter().enumerate() {
             for (dl, src) in s.src_lane.iter().enumerate() {
@@ -244,7 +231,7 @@ pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result
         }
         for l in 0..b_lanes {
             for r in 0..b_regs {
-                let want = b.apply(&with(b, ctx, r, l))?;
+                let want = b.apply(&b.at_register_lane(ctx, r, l))?;
                 match dst.get(&(l, r)) {
                     Some(got) if *got == want => {}
                     got => {
@@ -257,35 +244,4 @@ pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result
         }
     }
     Ok(plan.shuffles.len())
-}
-
-fn context_inputs(l: &LinearLayout) -> Vec<Vec<(String, i64)>> {
-    let mut all: Vec<Vec<(String, i64)>> = vec![vec![]];
-    for d in l.ins() {
-        if d.name == "register" || d.name == "lane" {
-            continue;
-        }
-        all = all
-            .into_iter()
-            .flat_map(|p| {
-                (0..1i64 << d.bases.len()).map(move |x| {
-                    let mut q = p.clone();
-                    q.push((d.name.clone(), x));
-                    q
-                })
-            })
-            .collect();
-    }
-    all
-}
-
-fn with(l: &LinearLayout, ctx: &[(String, i64)], r: i64, lane: i64) -> Vec<i64> {
-    l.ins()
-        .iter()
-        .map(|d| match d.name.as_str() {
-            "register" => r,
-            "lane" => lane,
-            n => ctx.iter().find(|(c, _)| c == n).map_or(0, |(_, v)| *v),
-        })
-        .collect()
 }

@@ -94,12 +94,7 @@ struct Side {
 
 impl Side {
     fn of(l: &LinearLayout) -> Result<Side> {
-        if l.in_size_log2("lane") > 5 {
-            return Err(LayoutError::invalid(
-                "distributed layout",
-                "a warp has at most 32 lanes",
-            ));
-        }
+        crate::bank::Warp::of(l)?;
         Ok(Side {
             reg: l.in_columns("register")?,
             lane: l.in_columns("lane")?,
@@ -359,21 +354,11 @@ fn compact_layouts(shape: &[i64]) -> Result<Vec<CuteLayout>> {
 }
 
 /// Every logical coordinate of a shape, row-major.
-fn coords(shape: &[i64]) -> Vec<Vec<i64>> {
-    let mut all = vec![vec![]];
-    for &s in shape {
-        all = all
-            .into_iter()
-            .flat_map(|p: Vec<i64>| {
-                (0..s).map(move |x| {
-                    let mut q = p.clone();
-                    q.push(x);
-                    q
-                })
-            })
-            .collect();
-    }
-    all
+fn coords(shape: &[i64]) -> Result<Vec<Vec<i64>>> {
+    let n = crate::shape::size_of(shape)?;
+    (0..n)
+        .map(|x| crate::shape::unflatten_row_major(shape, x))
+        .collect()
 }
 
 /// `Sw<B,M,S> o L` (L compact) equal to `mem`'s inverse at every coordinate, if any.
@@ -393,7 +378,7 @@ pub fn as_cute(mem: &LinearLayout) -> Result<Option<(Swizzle, CuteLayout)>> {
         };
         let sl = SwizzledLayout::new(sw, base.clone())?;
         let mut ok = true;
-        for c in coords(&shape) {
+        for c in coords(&shape)? {
             if sl.eval(&shape, &c)? != offsets(&c)? {
                 ok = false;
                 break;
@@ -473,7 +458,7 @@ pub fn as_triton(mem: &LinearLayout) -> Result<Option<String>> {
         return Ok(None);
     }
     let ts = TritonSwizzle::new(vec, 1i64 << per_phase_log, max_phase, order.clone())?;
-    for p in coords(&shape) {
+    for p in coords(&shape)? {
         let (i, j) = if row_major {
             (p[0], p[1])
         } else {
@@ -504,7 +489,7 @@ pub fn memory_from_offsets(
         ));
     }
     let mut by_offset = vec![None; 1usize << d];
-    for c in coords(&shape) {
+    for c in coords(&shape)? {
         let o = offset_of(&c)?;
         let slot = usize::try_from(o)
             .ok()

@@ -380,6 +380,43 @@ impl LinearLayout {
     }
 }
 
+impl LinearLayout {
+    /// Every assignment of the in-dims other than `register` and `lane` (`warp`, `block`: the
+    /// contexts an instruction runs in), as full inputs with register and lane 0.
+    pub fn context_inputs(&self) -> Vec<Vec<i64>> {
+        let mut all = vec![vec![0i64; self.ins.len()]];
+        for (i, d) in self.ins.iter().enumerate() {
+            if d.name == "register" || d.name == "lane" {
+                continue;
+            }
+            all = all
+                .into_iter()
+                .flat_map(|p| {
+                    (0..1i64 << d.bases.len()).map(move |x| {
+                        let mut q = p.clone();
+                        q[i] = x;
+                        q
+                    })
+                })
+                .collect();
+        }
+        all
+    }
+
+    /// A context input (see [`LinearLayout::context_inputs`]) with register and lane set.
+    pub fn at_register_lane(&self, ctx: &[i64], reg: i64, lane: i64) -> Vec<i64> {
+        let mut x = ctx.to_vec();
+        for (i, d) in self.ins.iter().enumerate() {
+            match d.name.as_str() {
+                "register" => x[i] = reg,
+                "lane" => x[i] = lane,
+                _ => {}
+            }
+        }
+        x
+    }
+}
+
 fn split_flat(mut v: u128, sizes: impl Iterator<Item = u32>) -> Vec<i64> {
     sizes
         .map(|n| {
