@@ -2,6 +2,7 @@
 //! and lemma 9.4's formula (F2 memory layouts). They must agree on every F2 case.
 
 use layout::bank::{lemma_9_4, linear_offsets, max_vector, simulate};
+use layout::cute::CuteLayout;
 use layout::linear::{InDim, LinearLayout, OutDim};
 use layout::notation::cute::{parse_layout, parse_swizzled};
 use proptest::prelude::*;
@@ -232,4 +233,65 @@ proptest! {
         let f = lemma_9_4(&dist, &mem, elem, &vector).unwrap();
         prop_assert_eq!(rep.histogram.keys().copied().collect::<Vec<_>>(), vec![f]);
     }
+}
+
+/// Real distributed layouts (Triton blocked and MMA accumulators, imported from their
+/// attributes) against the memory layouts kernels use (row- and column-major, and every CuTe
+/// `Sw<B,M,S>` over them, read back as F2 layouts): simulator and lemma 9.4 agree on every
+/// instruction, for every vector the pair admits.
+#[test]
+fn simulator_and_lemma_9_4_agree_on_real_layouts() {
+    use layout::swizzle::{Swizzle, SwizzledLayout};
+    use layout::swizzle_opt::memory_from_offsets;
+    let dists = [
+        "#ttg.blocked<{sizePerThread=[1,8], threadsPerWarp=[4,8], warpsPerCTA=[2,1], order=[1,0]}>",
+        "#ttg.blocked<{sizePerThread=[4,1], threadsPerWarp=[8,4], warpsPerCTA=[1,2], order=[0,1]}>",
+        "#ttg.blocked<{sizePerThread=[2,2], threadsPerWarp=[4,8], warpsPerCTA=[2,1], order=[1,0]}>",
+        "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 1], instrShape = [16, 8]}>",
+    ];
+    let mut checked = 0;
+    for text in dists {
+        let layout::Layout::Linear(dist) = layout::Layout::parse(text, Some(&[32, 64])).unwrap()
+        else {
+            panic!("{text} imports to a linear layout")
+        };
+        let mut bases = vec![
+            CuteLayout::from_flat(&[32, 64], &[64, 1]).unwrap(),
+            CuteLayout::from_flat(&[32, 64], &[1, 32]).unwrap(),
+        ];
+        bases.dedup();
+        for base in bases {
+            let mut sws = vec![Swizzle::identity()];
+            for (b, m, s) in [
+                (1, 0, 5),
+                (2, 1, 4),
+                (3, 3, 3),
+                (3, 2, 3),
+                (2, 4, 3),
+                (3, 1, 6),
+            ] {
+                sws.push(Swizzle::new(b, m, s).unwrap());
+            }
+            for sw in sws {
+                let sl = SwizzledLayout::new(sw, base.clone()).unwrap();
+                let offs = |c: &[i64]| sl.eval(&[32, 64], c);
+                let mem = memory_from_offsets(dist.outs(), &offs).unwrap();
+                for elem in [1u32, 2, 4, 8] {
+                    let widest = max_vector(&dist, &offs, elem).unwrap();
+                    for v in 0..=widest.len() {
+                        let rep = simulate(&dist, &offs, elem, &widest[..v]).unwrap();
+                        let f = lemma_9_4(&dist, &mem, elem, &widest[..v]).unwrap();
+                        assert_eq!(
+                            rep.histogram.keys().copied().collect::<Vec<_>>(),
+                            vec![f],
+                            "{text} on {sl}, {elem}-byte elements, vector {:?}",
+                            &widest[..v]
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "{checked}");
 }

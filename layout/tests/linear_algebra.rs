@@ -370,6 +370,15 @@ proptest! {
     }
 
     #[test]
+    fn sublayout_matches_evaluation(l in arb_layout(&["register", "lane", "warp"], 3, OUTS)) {
+        let s = l.sublayout(&["register", "warp"], &["dim1"]).unwrap();
+        for x in inputs(&s) {
+            let full = l.apply(&[x[0], 0, x[1]]).unwrap();
+            prop_assert_eq!(s.apply(&x).unwrap(), vec![full[1]]);
+        }
+    }
+
+    #[test]
     fn free_variables_count_the_kernel(l in arb_layout(&["register", "lane", "warp"], 3, OUTS)) {
         let masks = l.free_variable_masks().unwrap();
         let free: u32 = masks.values().map(|m| m.count_ones()).sum();
