@@ -179,6 +179,23 @@ fn access_bytes_of(vector: &[usize], reg_bits: usize, elem_bytes: u32) -> Result
     Ok(bytes as u32)
 }
 
+/// Most input bits a layout may have for the pointwise simulators (they enumerate every input).
+pub const MAX_SIMULATED_BITS: usize = 24;
+
+/// Errors when `l` has more inputs than the simulators enumerate.
+pub fn check_simulable(l: &LinearLayout) -> Result<()> {
+    if l.total_in_bits() > MAX_SIMULATED_BITS {
+        return Err(LayoutError::invalid(
+            "layout to simulate",
+            format!(
+                "it has 2^{} inputs; the simulators enumerate at most 2^{MAX_SIMULATED_BITS}",
+                l.total_in_bits()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Brute-force simulator: the wavefronts of every instruction of every warp, by computing each
 /// lane's byte address and calling [`wavefronts`]. `offset_of` may be any memory layout (F2 or
 /// not: CuTe, swizzled, padded), evaluated pointwise. Errors when a lane's vector is not
@@ -189,6 +206,7 @@ pub fn simulate(
     elem_bytes: u32,
     vector: &[usize],
 ) -> Result<BankReport> {
+    check_simulable(dist)?;
     let warp = Warp::of(dist)?;
     let access = access_bytes_of(vector, warp.reg, elem_bytes)?;
     let vmask = vector_register(vector, (1 << vector.len()) - 1);

@@ -16,11 +16,12 @@ pub struct Echelon {
 }
 
 impl Echelon {
-    /// Eliminates all columns of a matrix (column `i` is input bit `i`).
+    /// Eliminates all columns of a matrix (column `i` is input bit `i`). Combinations are
+    /// tracked for the first 128 columns; the rank counts all of them.
     pub fn of_columns(cols: &[u128]) -> Echelon {
         let mut e = Echelon::default();
         for (i, &c) in cols.iter().enumerate() {
-            e.insert(c, 1u128 << i);
+            e.insert(c, 1u128.checked_shl(i as u32).unwrap_or(0));
         }
         e
     }
@@ -59,6 +60,16 @@ impl Echelon {
         &self.kernel
     }
 
+    /// `y` with the column space's pivots eliminated: 0 exactly when `y` is in the span.
+    pub fn reduce(&self, mut y: u128) -> u128 {
+        for &(p, v, _) in &self.rows {
+            if y >> p & 1 == 1 {
+                y ^= v;
+            }
+        }
+        y
+    }
+
     /// Some `x` with `A x = y` (free variables 0), or `None` when `y` is outside the image.
     pub fn solve(&self, mut y: u128) -> Option<u128> {
         let mut x = 0u128;
@@ -90,21 +101,17 @@ pub fn intersection_dim(u: &[u128], w: &[u128]) -> usize {
     rank(u) + rank(w) - rank(&both)
 }
 
-/// A basis of `span(u) ∩ span(w)`: the `u`-parts of the kernel of `[u | w]`.
+/// A basis of `span(u) ∩ span(w)`: the kernel of `u`'s basis reduced modulo `span(w)`.
 /// Example: `u = [0b01, 0b10]`, `w = [0b11]` gives `[0b11]`.
 pub fn intersection(u: &[u128], w: &[u128]) -> Vec<u128> {
-    let cols: Vec<u128> = u.iter().chain(w).copied().collect();
-    let ech = Echelon::of_columns(&cols);
-    let umask = if u.len() >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << u.len()) - 1
-    };
-    let mut out = Echelon::default();
+    let u = extend(&[], u.iter().copied());
+    let w = Echelon::of_columns(w);
+    let residues: Vec<u128> = u.iter().map(|&x| w.reduce(x)).collect();
     let mut basis = Vec::new();
-    for &k in ech.kernel() {
-        let v = apply(u, k & umask);
-        if out.insert(v, 0) {
+    let mut seen = Echelon::default();
+    for &k in Echelon::of_columns(&residues).kernel() {
+        let v = apply(&u, k);
+        if seen.insert(v, 0) {
             basis.push(v);
         }
     }

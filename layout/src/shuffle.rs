@@ -24,6 +24,12 @@ use crate::error::{LayoutError, Result};
 use crate::f2::{self, Echelon};
 use crate::linear::LinearLayout;
 
+/// One round's transfers: (dst lane, dst register) -> (src lane, src register).
+type Transfers = BTreeMap<(i64, i64), (i64, i64)>;
+
+/// Most register + lane bits a layout may have here (elements per warp).
+pub const MAX_WARP_BITS: usize = 16;
+
 /// One warp shuffle (`shfl.sync.idx`), per lane.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shuffle {
@@ -81,6 +87,15 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
     for l in [a, b] {
         crate::bank::Warp::of(l)?;
     }
+    for (name, l) in [("A", a), ("B", b)] {
+        let bits = l.in_size_log2("register") + l.in_size_log2("lane");
+        if bits > MAX_WARP_BITS {
+            return Err(LayoutError::invalid(
+                format!("layout {name}"),
+                format!("a warp holds 2^{bits} elements; at most 2^{MAX_WARP_BITS} are supported"),
+            ));
+        }
+    }
     if context_columns(a)? != context_columns(b)? {
         return Err(LayoutError::not_representable(
             "warp shuffles",
@@ -123,32 +138,33 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
     let g: Vec<u128> = e.iter().zip(&f).map(|(x, y)| x ^ y).collect();
     let s0: Vec<u128> = f2::extend(&[], v.iter().chain(&i_set).chain(&g).copied());
     let r = f2::extend(&s0, ta.iter().chain(&tb).copied());
-    let s0_ech = Echelon::of_columns(&s0);
     let a_inv = Echelon::of_columns(&ta);
     let (a_reg_bits, b_reg_bits) = (ar.len(), br.len());
     let b_vmask = vector_register(&dst_vector, (1 << dst_vector.len()) - 1);
     let b_lanes = 1i64 << bl.len();
     let a_lanes = 1usize << al.len();
     let mut shuffles = Vec::new();
-    for round in 0..1u64 << r.len() {
-        let rep = f2::apply(&r, u128::from(round));
-        // Needs of this round: (dst lane, dst register) -> (src lane, src register).
-        let mut needs: BTreeMap<(i64, i64), (i64, i64)> = BTreeMap::new();
-        for lane in 0..b_lanes {
-            for reg in (0..1i64 << b_reg_bits).filter(|x| x & b_vmask == 0) {
-                let x = f2::apply(&tb, (reg as u128) | (lane as u128) << b_reg_bits);
-                if !s0_ech.contains(x ^ rep) {
-                    continue;
-                }
-                let src = a_inv.solve(x).ok_or_else(|| {
-                    LayoutError::invalid("shuffle pair", "an element of B is not held by A")
-                })?;
-                let src_reg = (src & ((1u128 << a_reg_bits) - 1)) as i64;
-                let src_lane = (src >> a_reg_bits) as i64;
-                needs.insert((lane, reg), (src_lane, src_reg));
-            }
+    // Each element's round: the R-coordinates of it in the basis s0 ∪ R.
+    let rounds_ech = Echelon::of_columns(&s0.iter().chain(&r).copied().collect::<Vec<_>>());
+    // Per round, (dst lane, dst register) -> (src lane, src register).
+    let mut needs: BTreeMap<u128, Transfers> = BTreeMap::new();
+    for lane in 0..b_lanes {
+        for reg in (0..1i64 << b_reg_bits).filter(|x| x & b_vmask == 0) {
+            let x = f2::apply(&tb, (reg as u128) | (lane as u128) << b_reg_bits);
+            let missing =
+                || LayoutError::invalid("shuffle pair", "an element of B is not held by A");
+            let round = rounds_ech.solve(x).ok_or_else(missing)? >> s0.len();
+            let src = a_inv.solve(x).ok_or_else(missing)?;
+            let src_reg = (src & ((1u128 << a_reg_bits) - 1)) as i64;
+            let src_lane = (src >> a_reg_bits) as i64;
+            needs
+                .entry(round)
+                .or_default()
+                .insert((lane, reg), (src_lane, src_reg));
         }
-        pack(&needs, a_lanes, b_lanes as usize, &mut shuffles);
+    }
+    for round_needs in needs.values() {
+        pack(round_needs, a_lanes, b_lanes as usize, &mut shuffles);
     }
     Ok(ShufflePlan {
         elem_bytes,
@@ -161,12 +177,7 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
 
 /// Packs one round's transfers into as few shuffles as possible: in one shuffle each lane sends
 /// one register and receives one.
-fn pack(
-    needs: &BTreeMap<(i64, i64), (i64, i64)>,
-    a_lanes: usize,
-    b_lanes: usize,
-    out: &mut Vec<Shuffle>,
-) {
+fn pack(needs: &Transfers, a_lanes: usize, b_lanes: usize, out: &mut Vec<Shuffle>) {
     let lanes = a_lanes.max(b_lanes);
     let mut round: Vec<Shuffle> = Vec::new();
     for (&(dl, dr), &(sl, sr)) in needs {
@@ -196,6 +207,9 @@ fn pack(
 /// carries; after all shuffles every `B` register must hold `B`'s coordinate. Returns the
 /// number of shuffles executed per warp, or an error naming the first wrong register.
 pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result<usize> {
+    for l in [a, b] {
+        crate::bank::check_simulable(l)?;
+    }
     let bad = |why: String| LayoutError::invalid("shuffle plan", why);
     let (a_regs, b_regs) = (a.in_size("register"), b.in_size("register"));
     let (a_lanes, b_lanes) = (a.in_size("lane"), b.in_size("lane"));
