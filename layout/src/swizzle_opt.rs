@@ -147,6 +147,7 @@ pub fn optimal_swizzle(
         ));
     }
     for (name, l) in [("write", write), ("read", read)] {
+        crate::bank::check_simulable(l)?;
         if !l.is_surjective()? {
             return Err(LayoutError::invalid(
                 format!("{name} layout"),
