@@ -3,49 +3,23 @@
 
 use layout::bank::{lemma_9_4, linear_offsets, max_vector, simulate};
 use layout::cute::CuteLayout;
-use layout::linear::{InDim, LinearLayout, OutDim};
+use layout::linear::LinearLayout;
 use layout::notation::cute::{parse_layout, parse_swizzled};
 use proptest::prelude::*;
 
-fn ll(ins: &[(&str, Vec<Vec<i64>>)], outs: &[(&str, u32)]) -> LinearLayout {
-    LinearLayout::new(
-        ins.iter()
-            .map(|(n, b)| InDim {
-                name: n.to_string(),
-                bases: b.clone(),
-            })
-            .collect(),
-        outs.iter()
-            .map(|(n, s)| OutDim {
-                name: n.to_string(),
-                log2_size: *s,
-            })
-            .collect(),
-    )
-    .unwrap()
-}
-
-fn units(pairs: &[(usize, u32)]) -> Vec<Vec<i64>> {
-    pairs
-        .iter()
-        .map(|&(d, k)| {
-            let mut v = vec![0, 0];
-            v[d] = 1 << k;
-            v
-        })
-        .collect()
-}
+mod linear_support;
+use linear_support::{ll2, unit, units, Rng};
 
 /// Row-major memory for an `2^r x 2^c` tile: offset bits are dim1's, then dim0's.
 fn row_major(r: u32, c: u32) -> LinearLayout {
     let mut b: Vec<(usize, u32)> = (0..c).map(|k| (1, k)).collect();
     b.extend((0..r).map(|k| (0, k)));
-    ll(&[("offset", units(&b))], &[("dim0", r), ("dim1", c)])
+    ll2(&[("offset", units(&b))], r, c)
 }
 
 /// 32 lanes down a column of a 32x32 f32 tile, one element each.
 fn column_reader() -> LinearLayout {
-    ll(
+    ll2(
         &[
             (
                 "register",
@@ -53,7 +27,8 @@ fn column_reader() -> LinearLayout {
             ),
             ("lane", units(&(0..5).map(|k| (0, k)).collect::<Vec<_>>())),
         ],
-        &[("dim0", 5), ("dim1", 5)],
+        5,
+        5,
     )
 }
 
@@ -92,7 +67,7 @@ fn xor_swizzle_removes_the_conflicts_both_ways() {
     // k and dim1 bit k.
     let mut bases = units(&(0..5).map(|k| (1, k)).collect::<Vec<_>>());
     bases.extend((0..5).map(|k| vec![1 << k, 1 << k]));
-    let mem = ll(&[("offset", bases)], &[("dim0", 5), ("dim1", 5)]);
+    let mem = ll2(&[("offset", bases)], 5, 5);
     let lin = linear_offsets(&mem, dist.outs()).unwrap();
     for i in 0..32 {
         for j in 0..32 {
@@ -109,10 +84,7 @@ fn vectorized_f16_rows_take_one_wavefront_per_phase() {
     let mut reg = units(&(0..3).map(|k| (1, k)).collect::<Vec<_>>());
     reg.push(vec![0, 0]);
     let lane = units(&[(1, 3), (1, 4), (0, 0), (0, 1), (0, 2)]);
-    let dist = ll(
-        &[("register", reg), ("lane", lane)],
-        &[("dim0", 3), ("dim1", 5)],
-    );
+    let dist = ll2(&[("register", reg), ("lane", lane)], 3, 5);
     let mem = row_major(3, 5);
     let offs = linear_offsets(&mem, dist.outs()).unwrap();
     assert_eq!(max_vector(&dist, &*offs, 2).unwrap(), vec![0, 1, 2]);
@@ -135,7 +107,7 @@ fn bad_vectors_are_errors() {
         .to_string();
     assert!(e.contains("16 bytes"), "{e}");
     // Register bit 0 steps along dim1 = +1 element: contiguous. Along a column it is not.
-    let col = ll(
+    let col = ll2(
         &[
             (
                 "register",
@@ -143,7 +115,8 @@ fn bad_vectors_are_errors() {
             ),
             ("lane", units(&(0..5).map(|k| (1, k)).collect::<Vec<_>>())),
         ],
-        &[("dim0", 5), ("dim1", 5)],
+        5,
+        5,
     );
     let offs2 = linear_offsets(&mem, col.outs()).unwrap();
     let e = simulate(&col, &*offs2, 4, &[0]).unwrap_err().to_string();
@@ -163,42 +136,22 @@ fn arb_pair() -> impl Strategy<Value = (LinearLayout, LinearLayout, u32, Vec<usi
         0usize..=3,
     )
         .prop_map(|(d0, d1, lanes, elem, seed, zeros)| {
-            let mut s = seed | 1;
-            let mut rnd = |n: u64| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s % n.max(1)
-            };
+            let mut rng = Rng(seed | 1);
+            let mut rnd = |n: u64| rng.below(n);
             let d = d0 + d1;
-            let mut bits: Vec<u32> = (0..d).collect();
-            for i in (1..bits.len()).rev() {
-                bits.swap(i, rnd(i as u64 + 1) as usize);
-            }
-            let col = |b: u32| -> Vec<i64> {
-                if b < d0 {
-                    vec![1 << b, 0]
-                } else {
-                    vec![0, 1 << (b - d0)]
-                }
-            };
+            let bits = Rng(seed | 1).permutation(d);
             let lanes = lanes.min(d as usize);
-            let mut lane: Vec<Vec<i64>> = bits[..lanes].iter().map(|&b| col(b)).collect();
-            let mut reg: Vec<Vec<i64>> = bits[lanes..].iter().map(|&b| col(b)).collect();
+            let mut lane: Vec<Vec<i64>> = bits[..lanes].iter().map(|&b| unit(b, d0)).collect();
+            let mut reg: Vec<Vec<i64>> = bits[lanes..].iter().map(|&b| unit(b, d0)).collect();
+            let mut z = Rng(seed ^ 0x9e37_79b9);
             for _ in 0..zeros {
-                let z = vec![0, 0];
-                if rnd(2) == 0 && lane.len() < 5 {
-                    let at = rnd(lane.len() as u64 + 1) as usize;
-                    lane.insert(at, z);
+                if z.below(2) == 0 {
+                    z.maybe_broadcast(&mut lane, 1, 5);
                 } else {
-                    let at = rnd(reg.len() as u64 + 1) as usize;
-                    reg.insert(at, z);
+                    z.maybe_broadcast(&mut reg, 1, usize::MAX);
                 }
             }
-            let dist = ll(
-                &[("register", reg.clone()), ("lane", lane)],
-                &[("dim0", d0), ("dim1", d1)],
-            );
+            let dist = ll2(&[("register", reg.clone()), ("lane", lane)], d0, d1);
             // Vector: up to 16 bytes of nonzero registers.
             let max_v = (16 / elem).trailing_zeros() as usize;
             let cand: Vec<usize> = (0..reg.len()).filter(|&i| reg[i] != vec![0, 0]).collect();
@@ -219,7 +172,7 @@ fn arb_pair() -> impl Strategy<Value = (LinearLayout, LinearLayout, u32, Vec<usi
                 .iter()
                 .map(|&c| vec![(c & ((1 << d0) - 1)) as i64, (c >> d0) as i64])
                 .collect();
-            let mem = ll(&[("offset", bases)], &[("dim0", d0), ("dim1", d1)]);
+            let mem = ll2(&[("offset", bases)], d0, d1);
             (dist, mem, elem, vector)
         })
 }
@@ -298,16 +251,18 @@ fn simulator_and_lemma_9_4_agree_on_real_layouts() {
 
 #[test]
 fn oversized_layouts_are_refused_not_enumerated() {
-    let huge = ll(
+    let huge = ll2(
         &[
             ("register", vec![vec![0, 0]; 30]),
             ("lane", units(&(0..5).map(|k| (0, k)).collect::<Vec<_>>())),
         ],
-        &[("dim0", 5), ("dim1", 0)],
+        5,
+        0,
     );
-    let mem = ll(
+    let mem = ll2(
         &[("offset", units(&(0..5).map(|k| (0, k)).collect::<Vec<_>>()))],
-        &[("dim0", 5), ("dim1", 0)],
+        5,
+        0,
     );
     let offs = linear_offsets(&mem, huge.outs()).unwrap();
     let e = simulate(&huge, &*offs, 4, &[]).unwrap_err().to_string();

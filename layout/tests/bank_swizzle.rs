@@ -4,31 +4,12 @@
 
 use layout::bank::{linear_offsets, max_vector, simulate, OffsetMap};
 use layout::cute::CuteLayout;
-use layout::linear::{InDim, LinearLayout, OutDim};
+use layout::linear::{LinearLayout, OutDim};
 use layout::swizzle::{Swizzle, SwizzledLayout};
 use layout::swizzle_opt::{as_cute, memory_from_offsets, optimal_swizzle, SwizzlePlan};
 
-fn ll(ins: &[(&str, Vec<Vec<i64>>)], d0: u32, d1: u32) -> LinearLayout {
-    LinearLayout::new(
-        ins.iter()
-            .map(|(n, b)| InDim {
-                name: n.to_string(),
-                bases: b.clone(),
-            })
-            .collect(),
-        vec![
-            OutDim {
-                name: "dim0".into(),
-                log2_size: d0,
-            },
-            OutDim {
-                name: "dim1".into(),
-                log2_size: d1,
-            },
-        ],
-    )
-    .unwrap()
-}
+mod linear_support;
+use linear_support::{ll2 as ll, unit, Rng};
 
 fn swap(b: &[Vec<i64>]) -> Vec<Vec<i64>> {
     b.iter().map(|v| vec![v[1], v[0]]).collect()
@@ -150,47 +131,20 @@ fn mismatched_pairs_are_errors() {
     assert!(optimal_swizzle(&a, &a, 3).is_err());
 }
 
-/// A deterministic random generator (tests must be reproducible).
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
-}
-
 /// A random distributed layout: the `d0 + d1` logical bits shuffled over lanes (up to 5),
 /// warps and registers, with a few broadcast (zero) bases.
 fn random_distributed(rng: &mut Rng, d0: u32, d1: u32) -> LinearLayout {
     let d = d0 + d1;
-    let mut bits: Vec<u32> = (0..d).collect();
-    for i in (1..bits.len()).rev() {
-        bits.swap(i, rng.below(i as u64 + 1) as usize);
-    }
-    let col = |b: u32| -> Vec<i64> {
-        if b < d0 {
-            vec![1 << b, 0]
-        } else {
-            vec![0, 1 << (b - d0)]
-        }
-    };
+    let bits = rng.permutation(d);
+    let col = |b: u32| unit(b, d0);
     let lanes = (5.min(d) as u64 - rng.below(2)) as usize;
     let warps = rng.below(3).min((d as usize - lanes) as u64) as usize;
     let mut lane: Vec<Vec<i64>> = bits[..lanes].iter().map(|&b| col(b)).collect();
     let mut warp: Vec<Vec<i64>> = bits[lanes..lanes + warps].iter().map(|&b| col(b)).collect();
     let mut reg: Vec<Vec<i64>> = bits[lanes + warps..].iter().map(|&b| col(b)).collect();
-    if rng.below(4) == 0 && lane.len() < 5 {
-        lane.push(vec![0, 0]);
-    }
-    if rng.below(4) == 0 {
-        warp.push(vec![0, 0]);
-    }
-    if rng.below(4) == 0 {
-        let at = rng.below(reg.len() as u64 + 1) as usize;
-        reg.insert(at, vec![0, 0]);
-    }
+    rng.maybe_broadcast(&mut lane, 4, 5);
+    rng.maybe_broadcast(&mut warp, 4, usize::MAX);
+    rng.maybe_broadcast(&mut reg, 4, usize::MAX);
     ll(&[("register", reg), ("lane", lane), ("warp", warp)], d0, d1)
 }
 

@@ -1,31 +1,12 @@
 //! Warp-shuffle conversion plans: worked example, the warp-bits error, and the property that a
 //! plan executes to B on random pairs.
 
-use layout::linear::{InDim, LinearLayout, OutDim};
+use layout::linear::LinearLayout;
 use layout::shuffle::{execute, shuffle_plan, ShufflePlan};
 use proptest::prelude::*;
 
-fn ll(ins: &[(&str, Vec<Vec<i64>>)], d0: u32, d1: u32) -> LinearLayout {
-    LinearLayout::new(
-        ins.iter()
-            .map(|(n, b)| InDim {
-                name: n.to_string(),
-                bases: b.clone(),
-            })
-            .collect(),
-        vec![
-            OutDim {
-                name: "dim0".into(),
-                log2_size: d0,
-            },
-            OutDim {
-                name: "dim1".into(),
-                log2_size: d1,
-            },
-        ],
-    )
-    .unwrap()
-}
+mod linear_support;
+use linear_support::{ll2 as ll, unit, Rng};
 
 #[test]
 fn two_lanes_swap_their_second_elements() {
@@ -110,43 +91,23 @@ fn arb_pair() -> impl Strategy<Value = (LinearLayout, LinearLayout, u32)> {
         prop::sample::select(vec![1u32, 2, 4, 8]),
     )
         .prop_map(|(d0, d1, warps, seed, elem)| {
-            let mut s = seed | 1;
-            let mut rnd = |n: u64| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s % n.max(1)
-            };
+            let mut rng = Rng(seed | 1);
             let d = d0 + d1;
-            let col = |b: u32| -> Vec<i64> {
-                if b < d0 {
-                    vec![1 << b, 0]
-                } else {
-                    vec![0, 1 << (b - d0)]
-                }
-            };
-            let mut bits: Vec<u32> = (0..d).collect();
-            for i in (1..bits.len()).rev() {
-                bits.swap(i, rnd(i as u64 + 1) as usize);
-            }
+            let col = |b: u32| unit(b, d0);
+            let bits = rng.permutation(d);
             let warps = warps.min(d as usize - 1);
             let warp: Vec<Vec<i64>> = bits[..warps].iter().map(|&b| col(b)).collect();
             let mut side = |rest: &[u32]| {
-                let mut rest = rest.to_vec();
-                for i in (1..rest.len()).rev() {
-                    rest.swap(i, rnd(i as u64 + 1) as usize);
-                }
-                let lanes = (rnd(rest.len().min(5) as u64 + 1) as usize).min(rest.len());
+                let rest: Vec<u32> = rng
+                    .permutation(rest.len() as u32)
+                    .iter()
+                    .map(|&i| rest[i as usize])
+                    .collect();
+                let lanes = (rng.below(rest.len().min(5) as u64 + 1) as usize).min(rest.len());
                 let mut lane: Vec<Vec<i64>> = rest[..lanes].iter().map(|&b| col(b)).collect();
                 let mut reg: Vec<Vec<i64>> = rest[lanes..].iter().map(|&b| col(b)).collect();
-                if rnd(4) == 0 && lane.len() < 5 {
-                    let at = rnd(lane.len() as u64 + 1) as usize;
-                    lane.insert(at, vec![0, 0]);
-                }
-                if rnd(4) == 0 {
-                    let at = rnd(reg.len() as u64 + 1) as usize;
-                    reg.insert(at, vec![0, 0]);
-                }
+                rng.maybe_broadcast(&mut lane, 4, 5);
+                rng.maybe_broadcast(&mut reg, 4, usize::MAX);
                 ll(
                     &[("register", reg), ("lane", lane), ("warp", warp.clone())],
                     d0,
