@@ -475,8 +475,9 @@ pub fn as_triton(mem: &LinearLayout) -> Result<Option<String>> {
     )))
 }
 
-/// A memory layout `offset -> logical` from a CuTe swizzled layout over a power-of-two shape
-/// (each offset bit's coordinate, checked to be linear at every point).
+/// The F2 memory layout `offset -> logical` of any pointwise offset map (CuTe, swizzled) over
+/// the power-of-two shape of `outs`: each offset bit's coordinate, checked at every point, or
+/// an error saying why the map is not an F2 bijection (padding, a stride of 3, a carry).
 pub fn memory_from_offsets(
     outs: &[OutDim],
     offset_of: &crate::bank::OffsetMap<'_>,
