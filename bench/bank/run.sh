@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo test --release -p layout --test bank_swizzle -- --ignored --nocapture 2>&1 \
-  | grep -E '^pairs=|test result'
+  | grep -E '^seed=|test result'

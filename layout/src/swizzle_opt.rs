@@ -113,11 +113,12 @@ impl Side {
     }
 }
 
-/// Which side widens its vector beyond the common one, and by how many register bits.
+/// Which side widens its vector beyond the common one, by how many register bits, and whether
+/// registers that are lanes of the other side come first (those cost the other side nothing).
 #[derive(Clone, Copy)]
 enum Extend {
-    Write(usize),
-    Read(usize),
+    Write(usize, bool),
+    Read(usize, bool),
 }
 
 /// The optimal swizzled layout for writing with `write` and reading with `read` (both
@@ -170,10 +171,12 @@ pub fn optimal_swizzle(
         }
     }
     let room = max_v - common.len();
-    let mut options = vec![Extend::Write(0)];
+    let mut options = vec![Extend::Write(0, false)];
     for e in 1..=room {
-        options.push(Extend::Write(e));
-        options.push(Extend::Read(e));
+        for lanes_first in [true, false] {
+            options.push(Extend::Write(e, lanes_first));
+            options.push(Extend::Read(e, lanes_first));
+        }
     }
     let mut best: Option<SwizzlePlan> = None;
     for (ext, order) in options
@@ -230,12 +233,16 @@ fn build(
     let mut low: Vec<u128> = common.iter().map(|&(i, _)| a.reg[i]).collect();
     let mut vec_a: Vec<usize> = common.iter().map(|&(i, _)| i).collect();
     let mut vec_b: Vec<usize> = common.iter().map(|&(_, j)| j).collect();
-    let (count, side, vec) = match ext {
-        Extend::Write(e) => (e, &a.reg, &mut vec_a),
-        Extend::Read(e) => (e, &b.reg, &mut vec_b),
+    let (count, lanes_first, side, other, vec) = match ext {
+        Extend::Write(e, f) => (e, f, &a.reg, &b.lane, &mut vec_a),
+        Extend::Read(e, f) => (e, f, &b.reg, &a.lane, &mut vec_b),
     };
+    let mut pick: Vec<usize> = (0..side.len()).collect();
+    pick.sort_by_key(|&i| (lanes_first && !other.contains(&side[i]), i));
     for _ in 0..count {
-        let next = (0..side.len())
+        let next = pick
+            .iter()
+            .copied()
             .find(|&i| !vec.contains(&i) && side[i] != 0 && f2::extend(&low, [side[i]]).len() == 1);
         let Some(i) = next else { return Ok(None) };
         vec.push(i);
