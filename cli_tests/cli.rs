@@ -483,6 +483,14 @@ fn bank_conflicts_counts_by_simulator_and_lemma() {
         "--json",
     ]));
     assert_eq!(v["lemma_9_4"], 16);
+    // Reads along columns of a row-major tile: registers 4 and 5 hold 4 contiguous f16, so
+    // 32- and 64-bit accesses after a register permutation, not 128-bit.
+    assert_eq!(
+        v["instructions"][0],
+        serde_json::json!(["ld/st.shared 32-bit", true])
+    );
+    assert_eq!(v["instructions"][1], serde_json::json!(["64-bit", true]));
+    assert_eq!(v["instructions"][2], serde_json::json!(["128-bit", false]));
     assert_eq!(v["simulator"]["total_wavefronts"], 2048);
     let o = laycert(&[
         "bank-conflicts",

@@ -166,6 +166,31 @@ fn instruction_tests_on_a_row_major_store() {
         .is_none());
     assert!(l.lowers_with(Instruction::Stmatrix, 2).unwrap().is_some());
     assert_eq!(mma.contiguous_elements(&["dim1", "dim0"]).unwrap(), 2);
+    // Registers swapped: only a register permutation (generalized vectorization) lowers it.
+    let swapped = l.transpose_ins(&["lane", "register"]).unwrap();
+    let swapped = swapped
+        .reshape_ins(&[("lane", 32), ("register", 4)])
+        .unwrap();
+    let regs = swapped.in_dim("register").unwrap().bases.clone();
+    let flipped = LinearLayout::new(
+        vec![
+            InDim {
+                name: "register".into(),
+                bases: vec![regs[1].clone(), regs[0].clone()],
+            },
+            swapped.in_dim("lane").unwrap().clone(),
+        ],
+        swapped.outs().to_vec(),
+    )
+    .unwrap();
+    let v32 = Instruction::Vector { bits: 32 };
+    assert!(flipped.lowers_with(v32, 2).unwrap().is_none());
+    let (order, q) = flipped
+        .lowers_with_permuted_registers(v32, 2)
+        .unwrap()
+        .unwrap();
+    assert_eq!(order, vec![1, 0]);
+    assert!(q.same_map(&l.lowers_with(v32, 2).unwrap().unwrap()));
     assert_eq!(mma.contiguous_elements(&["dim0", "dim1"]).unwrap(), 1);
 }
 

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use layout::bank::{lemma_9_4, linear_offsets, max_vector, simulate, OffsetMap};
-use layout::linear::LinearLayout;
+use layout::linear::{instruction_tile, Instruction, LinearLayout};
 use layout::swizzle_opt::optimal_swizzle;
 use layout::Layout;
 
@@ -63,6 +63,10 @@ pub fn bank_conflicts(
         Layout::Linear(m) => Some(lemma_9_4(&dist, m, bytes, &vector).map_err(render)?),
         _ => None,
     };
+    let lowering = match &mem {
+        Layout::Linear(m) => Some(instructions(&dist, m, bytes).map_err(render)?),
+        _ => None,
+    };
     let head = format!(
         "{} wavefronts per instruction (max), {} instructions per warp, {}-byte vectors",
         rep.max_wavefronts(),
@@ -74,6 +78,7 @@ pub fn bank_conflicts(
             "summary": head,
             "simulator": rep,
             "lemma_9_4": formula,
+            "instructions": lowering,
         })));
     }
     let hist: Vec<String> = rep
@@ -94,7 +99,41 @@ pub fn bank_conflicts(
             if agree { "agrees" } else { "DISAGREES" }
         ));
     }
+    if let Some(l) = lowering {
+        let parts: Vec<String> = l
+            .iter()
+            .map(|(name, ok)| format!("{name} {}", if *ok { "yes" } else { "no" }))
+            .collect();
+        lines.push(format!("P_Reg L /_l T exists for: {}", parts.join(", ")));
+    }
     Ok(Report::ok(lines))
+}
+
+/// Which shared-memory instructions lower `mem^-1 ∘ dist` (theorem 5.1: `L /_l T` exists, after
+/// a register permutation).
+fn instructions(
+    dist: &LinearLayout,
+    mem: &LinearLayout,
+    bytes: u32,
+) -> Result<Vec<(String, bool)>, layout::LayoutError> {
+    let l = dist.invert_and_compose(mem)?;
+    let mut out = Vec::new();
+    for (name, instr) in [
+        ("ld/st.shared 32-bit", Instruction::Vector { bits: 32 }),
+        ("64-bit", Instruction::Vector { bits: 64 }),
+        ("128-bit", Instruction::Vector { bits: 128 }),
+        ("ldmatrix/stmatrix", Instruction::Ldmatrix),
+    ] {
+        // An instruction narrower than the element, or ldmatrix of 8-byte elements, does not apply.
+        let fits = match instruction_tile(instr, i64::from(bytes)) {
+            Ok(_) => l
+                .lowers_with_permuted_registers(instr, i64::from(bytes))?
+                .is_some(),
+            Err(_) => false,
+        };
+        out.push((name.to_string(), fits));
+    }
+    Ok(out)
 }
 
 /// The first `log2(n)` bits of the widest vector, or an error when `n` is not reachable.

@@ -99,6 +99,54 @@ impl LinearLayout {
         }
     }
 
+    /// Generalized vectorization (section 5.3): `L' = P_Reg L /_l T`, where the register
+    /// permutation `P_Reg` moves the registers matching the tile's register bases to the front
+    /// (the others keep their order). `Some((order, quotient))`, `order[i]` being the register
+    /// bit that becomes bit `i`, or `None` when no permutation makes the division exist.
+    pub fn lowers_with_permuted_registers(
+        &self,
+        instr: Instruction,
+        elem_bytes: i64,
+    ) -> Result<Option<(Vec<usize>, LinearLayout)>> {
+        let tile = instruction_tile(instr, elem_bytes)?;
+        let Some(regs) = self.in_dim("register") else {
+            return Ok(None);
+        };
+        let Some(offset) = self.outs().iter().position(|o| o.name == "offset") else {
+            return Ok(None);
+        };
+        let mut order = Vec::new();
+        for want in tile.in_dim("register").map_or(&[][..], |d| &d.bases[..]) {
+            let found = regs.bases.iter().enumerate().position(|(i, b)| {
+                !order.contains(&i)
+                    && b[offset] == want[0]
+                    && b.iter().enumerate().all(|(j, v)| j == offset || *v == 0)
+            });
+            match found {
+                Some(i) => order.push(i),
+                None => return Ok(None),
+            }
+        }
+        let rest: Vec<usize> = (0..regs.bases.len())
+            .filter(|i| !order.contains(i))
+            .collect();
+        order.extend(rest);
+        let ins = self
+            .ins()
+            .iter()
+            .map(|d| InDim {
+                name: d.name.clone(),
+                bases: if d.name == "register" {
+                    order.iter().map(|&i| d.bases[i].clone()).collect()
+                } else {
+                    d.bases.clone()
+                },
+            })
+            .collect();
+        let permuted = LinearLayout::new(ins, self.outs().to_vec())?;
+        Ok(permuted.lowers_with(instr, elem_bytes)?.map(|q| (order, q)))
+    }
+
     /// Number of consecutive logical elements each thread holds in consecutive registers: `2^k`
     /// for the largest `k` with register bases `0..k` equal to the unit vectors `1, 2, 4, ...`
     /// of the logical tensor flattened with `fastest` first (the register part of the inverse
