@@ -302,20 +302,7 @@ fn build(
         write.outs().to_vec(),
         &cols,
     )?;
-    let side = |l: &LinearLayout, v: Vec<usize>| -> Result<SidePrediction> {
-        let n = lemma_9_4(l, &memory, elem_bytes, &v)?;
-        let bytes = elem_bytes << v.len();
-        let lanes = 1u32 << l.in_size_log2("lane");
-        Ok(SidePrediction {
-            access_bytes: bytes,
-            wavefronts_per_instruction: n,
-            ideal_per_instruction: lanes.div_ceil(128 / bytes.max(4)).max(1),
-            instructions_per_warp: 1u64 << (l.in_size_log2("register") - v.len()),
-            warps: 1u64
-                << (l.total_in_bits() - l.in_size_log2("register") - l.in_size_log2("lane")),
-            vector: v,
-        })
-    };
+    let side = |l: &LinearLayout, v: Vec<usize>| predict(l, &memory, elem_bytes, v);
     Ok(Some(SwizzlePlan {
         write: side(write, vec_a)?,
         read: side(read, vec_b)?,
@@ -326,6 +313,154 @@ fn build(
         cute: None,
         triton: None,
     }))
+}
+
+/// Lemma 9.4's prediction for one side with this vector.
+fn predict(
+    l: &LinearLayout,
+    memory: &LinearLayout,
+    elem_bytes: u32,
+    v: Vec<usize>,
+) -> Result<SidePrediction> {
+    let n = lemma_9_4(l, memory, elem_bytes, &v)?;
+    let bytes = elem_bytes << v.len();
+    let lanes = 1u32 << l.in_size_log2("lane");
+    Ok(SidePrediction {
+        access_bytes: bytes,
+        wavefronts_per_instruction: n,
+        ideal_per_instruction: lanes.div_ceil(128 / bytes.max(4)).max(1),
+        instructions_per_warp: 1u64 << (l.in_size_log2("register") - v.len()),
+        warps: 1u64 << (l.total_in_bits() - l.in_size_log2("register") - l.in_size_log2("lane")),
+        vector: v,
+    })
+}
+
+/// The cheapest CuTe `Sw<B,M,S> o L` (L row- or column-major, `B <= 3`, `M <= 4`) for a pair,
+/// by lemma 9.4, each side with its widest aligned vector: what a CuTe author can write down.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CuteChoice {
+    /// `Sw<B,M,S> o shape:stride`, checked pointwise against its F2 form.
+    pub layout: String,
+    /// Writes.
+    pub write: SidePrediction,
+    /// Reads.
+    pub read: SidePrediction,
+}
+
+impl CuteChoice {
+    /// Wavefronts of both sides over all warps.
+    pub fn total(&self) -> u64 {
+        self.write.total() + self.read.total()
+    }
+}
+
+/// Searches the CuTe swizzles for the pair (see [`CuteChoice`]).
+pub fn best_cute_swizzle(
+    write: &LinearLayout,
+    read: &LinearLayout,
+    elem_bytes: u32,
+) -> Result<Option<CuteChoice>> {
+    let outs = write.outs();
+    let shape = logical_sizes(write);
+    let d = write.total_out_bits();
+    let names: Vec<(String, usize)> = outs
+        .iter()
+        .map(|o| (o.name.clone(), o.log2_size as usize))
+        .collect();
+    let mut best: Option<(u64, Swizzle, CuteLayout, SidePrediction, SidePrediction)> = None;
+    for base in compact_layouts(&shape)? {
+        let mut sws = vec![Swizzle::identity()];
+        for bits in 1..=3u32 {
+            for m in 0..=4u32 {
+                for sh in 1..=d {
+                    if bits + m + sh <= d {
+                        sws.push(Swizzle::new(bits, m, sh as i32)?);
+                    }
+                }
+            }
+        }
+        for sw in sws {
+            // logical -> offset is linear: one column per logical bit.
+            let mut cols = Vec::new();
+            for (j, o) in outs.iter().enumerate() {
+                for k in 0..o.log2_size {
+                    let mut c = vec![0i64; outs.len()];
+                    c[j] = 1 << k;
+                    cols.push(sw.apply(base.eval(&shape, &c)?)? as u128);
+                }
+            }
+            let to_offset = LinearLayout::from_columns(
+                &names,
+                vec![OutDim {
+                    name: "offset".into(),
+                    log2_size: d,
+                }],
+                &cols,
+            )?;
+            let Ok(memory) = to_offset.right_inverse() else {
+                continue;
+            };
+            let (Some(w), Some(r)) = (
+                widest(write, &memory, elem_bytes)?,
+                widest(read, &memory, elem_bytes)?,
+            ) else {
+                continue;
+            };
+            let cost = w.total() + r.total();
+            if best.as_ref().is_none_or(|b| cost < b.0) {
+                best = Some((cost, sw, base.clone(), w, r));
+            }
+        }
+    }
+    let Some((_, sw, base, write, read)) = best else {
+        return Ok(None);
+    };
+    // Claim only what evaluates equal at every point.
+    let sl = SwizzledLayout::new(sw, base)?;
+    let memory = memory_from_offsets(outs, &|c: &[i64]| sl.eval(&shape, c))?;
+    if as_cute(&memory)?.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(CuteChoice {
+        layout: sl.to_string(),
+        write,
+        read,
+    }))
+}
+
+/// The side's widest vector under `memory` (register `i` at offset `2^t` for `t = 0, 1, ..`,
+/// at most 16 bytes, shortened until aligned), with its prediction.
+fn widest(
+    l: &LinearLayout,
+    memory: &LinearLayout,
+    elem_bytes: u32,
+) -> Result<Option<SidePrediction>> {
+    let regs = l.in_columns("register")?;
+    let offsets = crate::bank::linear_offsets(memory, l.outs())?;
+    let max_v = (16 / elem_bytes).trailing_zeros() as usize;
+    let mut v: Vec<usize> = Vec::new();
+    while v.len() < max_v {
+        let want = 1i64 << v.len();
+        let mut next = None;
+        for (i, &c) in regs.iter().enumerate() {
+            if !v.contains(&i) && offsets(&l.unflatten_out(c))? == want {
+                next = Some(i);
+                break;
+            }
+        }
+        match next {
+            Some(i) => v.push(i),
+            None => break,
+        }
+    }
+    loop {
+        if let Ok(p) = predict(l, memory, elem_bytes, v.clone()) {
+            return Ok(Some(p));
+        }
+        if v.pop().is_none() {
+            return Ok(None);
+        }
+    }
 }
 
 impl SidePrediction {

@@ -6,7 +6,9 @@ use layout::bank::{linear_offsets, max_vector, simulate, OffsetMap};
 use layout::cute::CuteLayout;
 use layout::linear::{LinearLayout, OutDim};
 use layout::swizzle::{Swizzle, SwizzledLayout};
-use layout::swizzle_opt::{as_cute, memory_from_offsets, optimal_swizzle, SwizzlePlan};
+use layout::swizzle_opt::{
+    as_cute, best_cute_swizzle, memory_from_offsets, optimal_swizzle, SwizzlePlan,
+};
 
 mod linear_support;
 use linear_support::{ll2 as ll, unit, Rng};
@@ -89,8 +91,11 @@ fn transpose_128x128_f16_is_conflict_free_both_ways() {
         rep.histogram.into_iter().collect::<Vec<_>>(),
         vec![(16, 128)]
     );
-    // The common 8-vector mixes both dims, so no Sw<B,M,S> over a compact layout equals it.
+    // The common 8-vector mixes both dims, so no Sw<B,M,S> over a compact layout equals it;
+    // the best CuTe swizzle costs more.
     assert_eq!(plan.cute, None);
+    let c = best_cute_swizzle(&a, &b, 2).unwrap().unwrap();
+    assert!(c.total() > plan.write.total() + plan.read.total(), "{c:?}");
 }
 
 #[test]
@@ -199,6 +204,16 @@ fn random_pairs(n: usize, seed: u64, max_bits: u32) -> (usize, usize, usize) {
         let plan = optimal_swizzle(&a, &b, elem).unwrap();
         let ours = confirm(&a, &b, &plan, elem);
         let (theirs, which) = best_cute(&a, &b, elem, d0, d1);
+        if let Some(c) = best_cute_swizzle(&a, &b, elem).unwrap() {
+            // Its prediction is the simulator's count on the CuTe layout itself.
+            let sl = layout::notation::cute::parse_swizzled(&c.layout).unwrap();
+            let shape = [1i64 << d0, 1i64 << d1];
+            let offs = |x: &[i64]| sl.eval(&shape, x);
+            let w = simulate(&a, &offs, elem, &c.write.vector).unwrap();
+            let r = simulate(&b, &offs, elem, &c.read.vector).unwrap();
+            assert!(c.write.confirmed_by(&w) && c.read.confirmed_by(&r), "{c:?}");
+            assert!(ours <= c.total());
+        }
         assert!(
             ours <= theirs,
             "case {case}: plan {ours} wavefronts, {which} {theirs}\nA = {a}\nB = {b}\n{plan:?}"

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use layout::bank::{lemma_9_4, linear_offsets, max_vector, simulate, OffsetMap};
 use layout::linear::{instruction_tile, Instruction, LinearLayout};
-use layout::swizzle_opt::optimal_swizzle;
+use layout::swizzle_opt::{best_cute_swizzle, optimal_swizzle};
 use layout::Layout;
 
 use super::linear::{dtype_bytes, linear_arg};
@@ -190,8 +190,11 @@ pub fn swizzle(
         .clone()
         .or_else(|| layout::notation::linear::print_attr(&plan.memory).ok())
         .unwrap_or_else(|| layout::notation::linear::print_to_string(&plan.memory));
+    let cute = best_cute_swizzle(&a, &b, bytes).map_err(|e| input::render(&e, "swizzle", write))?;
     if as_json {
-        return Ok(Report::json(json!({ "layout": first, "plan": plan })));
+        return Ok(Report::json(
+            json!({ "layout": first, "plan": plan, "best_cute": cute }),
+        ));
     }
     let side = |name: &str, s: &layout::swizzle_opt::SidePrediction| {
         format!(
@@ -226,6 +229,19 @@ pub fn swizzle(
         ),
         format!("Triton: {}", plan.triton.as_deref().unwrap_or("none")),
     ];
+    if let Some(c) = &cute {
+        lines.push(format!(
+            "best CuTe swizzle: {}, {} wavefronts in all (this plan: {}; write vector {} B, read \
+             vector {} B, {} / {} per instruction)",
+            c.layout,
+            c.total(),
+            plan.write.total() + plan.read.total(),
+            c.write.access_bytes,
+            c.read.access_bytes,
+            c.write.wavefronts_per_instruction,
+            c.read.wavefronts_per_instruction
+        ));
+    }
     lines.extend(
         layout::notation::linear::print_to_string(&plan.memory)
             .lines()
