@@ -806,3 +806,121 @@ fn gpu_bench_checks_on_a_gpu_or_skips_visibly() {
         other => panic!("exit {other:?}: {}{}", stdout(&o), stderr(&o)),
     }
 }
+
+#[test]
+fn linear_compose_and_invert_and_compose_reproduce_tritons_vectors() {
+    let l1 = " - in1=1 -> (1, 1)\n   in1=2 -> (0, 1)\n - in2=1 -> (1, 0)\n   in2=2 -> (1, 2)\nwhere out dims are: [out1 (size 4), out2 (size 4)]";
+    let l2 = " - out1=1 -> (2, 2)\n   out1=2 -> (1, 0)\n - out2=1 -> (1, 1)\n   out2=2 -> (2, 1)\nwhere out dims are: [out3 (size 4), out4 (size 4)]";
+    let o = laycert(&["linear", "compose", l2, l1]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        " - in1=1 -> (3, 3)\n   in1=2 -> (1, 1)\n - in2=1 -> (2, 2)\n   in2=2 -> (0, 3)\nwhere out dims are: [out3 (size 4), out4 (size 4)]\n"
+    );
+    let a = " - in1=1 -> (2)\n   in1=2 -> (1)\n   in1=4 -> (4)\nwhere out dims are: [out (size 8)]";
+    let b = " - in2=1 -> (4)\n   in2=2 -> (1)\n   in2=4 -> (2)\nwhere out dims are: [out (size 8)]";
+    let v = json(&laycert(&["linear", "invert-and-compose", a, b, "--json"]));
+    assert_eq!(
+        v["text"],
+        " - in1=1 -> (4)\n   in1=2 -> (2)\n   in1=4 -> (1)\nwhere out dims are: [in2 (size 8)]"
+    );
+    // Mismatched dims: exit 2 with the reason.
+    let o = laycert(&["linear", "compose", l1, l1]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("out-dim out1"), "{}", stderr(&o));
+}
+
+#[test]
+fn bank_conflicts_counts_by_simulator_and_lemma() {
+    let o = laycert(&[
+        "bank-conflicts",
+        "--regs",
+        F2_READ,
+        "--smem",
+        "(128,128):(128,1)",
+        "--dtype",
+        "f16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        "16 wavefronts per instruction (max), 16 instructions per warp, 8-byte vectors"
+    );
+    // The same tile as an F2 memory layout: the lemma agrees.
+    let smem = "#ttg.linear<{offset=[[0,1],[0,2],[0,4],[0,8],[0,16],[0,32],[0,64],[1,0],[2,0],[4,0],[8,0],[16,0],[32,0],[64,0]]}>";
+    let v = json(&laycert(&[
+        "bank-conflicts",
+        "--regs",
+        F2_READ,
+        "--smem",
+        smem,
+        "--dtype",
+        "f16",
+        "--json",
+    ]));
+    assert_eq!(v["lemma_9_4"], 16);
+    // Reads along columns of a row-major tile: registers 4 and 5 hold 4 contiguous f16, so
+    // 32- and 64-bit accesses after a register permutation, not 128-bit.
+    assert_eq!(
+        v["instructions"][0],
+        serde_json::json!(["ld/st.shared 32-bit", true])
+    );
+    assert_eq!(v["instructions"][1], serde_json::json!(["64-bit", true]));
+    assert_eq!(v["instructions"][2], serde_json::json!(["128-bit", false]));
+    assert_eq!(v["simulator"]["total_wavefronts"], 2048);
+    let o = laycert(&[
+        "bank-conflicts",
+        "--regs",
+        F2_READ,
+        "--smem",
+        smem,
+        "--dtype",
+        "f17",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--dtype"));
+}
+
+#[test]
+fn swizzle_finds_the_conflict_free_transpose_layout() {
+    let o = laycert(&[
+        "swizzle", "--write", F2_WRITE, "--read", F2_READ, "--dtype", "f16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        first_line(&o).starts_with("#ttg.linear<{offset = "),
+        "{out}"
+    );
+    assert!(out.contains("write: 16-byte vectors"), "{out}");
+    assert!(
+        out.contains("4 wavefronts per instruction (ideal 4)"),
+        "{out}"
+    );
+    let v = json(&laycert(&[
+        "swizzle", "--write", F2_WRITE, "--read", F2_READ, "--dtype", "f16", "--json",
+    ]));
+    assert_eq!(v["plan"]["common_vector"], 8);
+    assert_eq!(v["plan"]["read"]["wavefronts_per_instruction"], 4);
+}
+
+#[test]
+fn shuffle_prints_a_simulated_plan_or_says_shared_memory() {
+    let a = "#ttg.linear<{register=[[1,0]], lane=[[2,0]]}>";
+    let b = "#ttg.linear<{register=[[2,0]], lane=[[1,0]]}>";
+    let o = laycert(&["shuffle", a, b]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        first_line(&o).starts_with("2 shuffles in 2 rounds"),
+        "{}",
+        stdout(&o)
+    );
+    let v = json(&laycert(&["shuffle", a, b, "--json"]));
+    assert_eq!(v["plan"]["rounds"], 2);
+    let o = laycert(&["shuffle", F2_WRITE, F2_READ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("needs shared memory"), "{}", stderr(&o));
+}
+
+const F2_WRITE: &str = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,8],[1,0],[2,0]], lane=[[0,16],[0,32],[0,64],[4,0],[8,0]], warp=[[16,0],[32,0],[64,0]]}>";
+const F2_READ: &str = "#ttg.linear<{register=[[1,0],[2,0],[4,0],[8,0],[0,1],[0,2]], lane=[[16,0],[32,0],[64,0],[0,4],[0,8]], warp=[[0,16],[0,32],[0,64]]}>";

@@ -204,6 +204,63 @@ enum Command {
         #[arg(short, long)]
         output: String,
     },
+    /// F2 linear-layout algebra: `compose A B` (A ∘ B), `invert-and-compose A B` (B^-1 ∘ A).
+    Linear {
+        /// The operation.
+        #[command(subcommand)]
+        op: cli::linear::LinearCommand,
+    },
+    /// Shared-memory bank conflicts of a distributed layout against a memory layout: the
+    /// simulator over every instruction of a warp, and lemma 9.4 for F2 memory layouts.
+    BankConflicts {
+        /// The distributed layout (register/lane/warp -> logical), any linear spelling.
+        #[arg(long)]
+        regs: String,
+        /// The memory layout: linear (offset -> logical), CuTe or `Sw<B,M,S> o` CuTe
+        /// (logical -> offset, evaluated pointwise).
+        #[arg(long)]
+        smem: String,
+        /// Element type: f16, bf16, f32, i8, f8, f64, ...
+        #[arg(long)]
+        dtype: String,
+        /// Elements per vector (default: the widest contiguous one, at most 16 bytes).
+        #[arg(long)]
+        vec: Option<u32>,
+        /// Tensor shape for Triton attributes, e.g. `128,128`.
+        #[arg(long)]
+        shape: Option<String>,
+    },
+    /// The optimal swizzled shared-memory layout for writing with one distributed layout and
+    /// reading with another (Linear Layouts section 5.4), its predicted wavefronts (checked by
+    /// the simulator), and its CuTe / Triton form when it has one.
+    Swizzle {
+        /// The layout that writes shared memory.
+        #[arg(long)]
+        write: String,
+        /// The layout that reads it.
+        #[arg(long)]
+        read: String,
+        /// Element type: f16, bf16, f32, i8, f8, f64, ...
+        #[arg(long)]
+        dtype: String,
+        /// Tensor shape for Triton attributes, e.g. `128,128`.
+        #[arg(long)]
+        shape: Option<String>,
+    },
+    /// The warp-shuffle plan converting distributed layout A into B, executed on symbolic data
+    /// before it is printed; an error when the conversion needs shared memory.
+    Shuffle {
+        /// The source layout.
+        a: String,
+        /// The target layout.
+        b: String,
+        /// Element type (sets how many elements one 32-bit shuffle moves).
+        #[arg(long, default_value = "f32")]
+        dtype: String,
+        /// Tensor shape for Triton attributes, e.g. `128,128`.
+        #[arg(long)]
+        shape: Option<String>,
+    },
     /// Generate kernels: `gen copy` plans, certifies and emits a layout-to-layout copy.
     Gen {
         #[command(subcommand)]
@@ -371,6 +428,23 @@ fn main() -> ExitCode {
             output,
             json: args.json,
         }),
+        Command::Linear { op } => cli::linear::run(op, args.json),
+        Command::BankConflicts {
+            regs,
+            smem,
+            dtype,
+            vec,
+            shape,
+        } => cli::bank::bank_conflicts(regs, smem, dtype, *vec, shape.as_deref(), args.json),
+        Command::Swizzle {
+            write,
+            read,
+            dtype,
+            shape,
+        } => cli::bank::swizzle(write, read, dtype, shape.as_deref(), args.json),
+        Command::Shuffle { a, b, dtype, shape } => {
+            cli::linear::shuffle(a, b, dtype, shape.as_deref(), args.json)
+        }
         Command::Gen {
             what: GenCommand::Copy { spec, out },
         } => cli::gen::copy(&spec.args(), out.as_deref(), args.json),

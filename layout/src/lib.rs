@@ -11,6 +11,8 @@
 //! - [`swizzle`]: CuTe `Sw<B,M,S>`, TIRx and Triton swizzle parameters, swizzled layouts.
 //! - [`linear`]: F2 linear layouts with named in/out dims; [`triton`]: Triton attributes.
 //! - [`bank`]: shared-memory bank conflicts (wavefronts per warp instruction).
+//! - [`swizzle_opt`]: optimal swizzled shared-memory layouts for a (write, read) pair.
+//! - [`shuffle`]: warp-shuffle conversion plans between distributed layouts, and their simulator.
 //! - [`notation`]: parse and print for all of them; [`Layout`]: any of them, one `eval`.
 //! - [`convert`]: exact conversions between formalisms, refusing with a reason.
 //!
@@ -47,7 +49,9 @@ pub mod linear;
 pub mod notation;
 pub mod relation;
 pub mod shape;
+pub mod shuffle;
 pub mod swizzle;
+pub mod swizzle_opt;
 pub mod triton;
 
 pub use axe::{AxeLayout, Iter};

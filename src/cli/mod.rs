@@ -3,6 +3,7 @@
 //! way for every command.
 
 pub mod algebra;
+pub mod bank;
 pub mod check;
 pub mod convert;
 pub mod draw;
@@ -11,6 +12,7 @@ pub mod eval;
 pub mod gen;
 pub mod gpu;
 pub mod input;
+pub mod linear;
 pub mod property;
 pub mod show;
 pub mod verify;

@@ -17,6 +17,14 @@ use std::fmt;
 use crate::arith::{is_pow2, log2};
 use crate::error::{LayoutError, Result};
 
+mod compose;
+mod inverse;
+mod product;
+mod reshape;
+mod tile;
+
+pub use tile::{instruction_tile, Instruction};
+
 /// Largest out-dim size exponent (out values stay in i64).
 pub const MAX_OUT_BITS: u32 = 62;
 
@@ -215,6 +223,208 @@ impl LinearLayout {
         }
         self.apply(&values)
     }
+}
+
+/// Most bits a flattened in- or out-space may have for the matrix algebra (columns are `u128`).
+pub const MAX_FLAT_BITS: u32 = 128;
+
+impl LinearLayout {
+    /// The matrix of the layout over F2: one column per input bit (in-dims in order, bit 0
+    /// first), each the concatenation of the out-dim values (first out-dim in the low bits).
+    ///
+    /// Example: `register: [[0,1],[1,0]]` into `(dim0: 2, dim1: 2)` has columns `[0b10, 0b01]`.
+    pub fn columns(&self) -> Result<Vec<u128>> {
+        self.check_flat("the F2 matrix")?;
+        let mut cols = Vec::with_capacity(self.total_in_bits());
+        for d in &self.ins {
+            for b in &d.bases {
+                cols.push(self.flatten_out(b));
+            }
+        }
+        Ok(cols)
+    }
+
+    /// One out-coordinate (one value per out-dim) as a flat bit-vector, first out-dim lowest.
+    pub fn flatten_out(&self, coord: &[i64]) -> u128 {
+        let mut v = 0u128;
+        let mut shift = 0u32;
+        for (x, o) in coord.iter().zip(&self.outs) {
+            v |= (*x as u128) << shift;
+            shift += o.log2_size;
+        }
+        v
+    }
+
+    /// Splits a flat out bit-vector into one value per out-dim (inverse of `flatten_out`).
+    pub fn unflatten_out(&self, v: u128) -> Vec<i64> {
+        split_flat(v, self.outs.iter().map(|o| o.log2_size))
+    }
+
+    /// Splits a flat input bit-vector into one value per in-dim.
+    pub fn unflatten_in(&self, x: u128) -> Vec<i64> {
+        split_flat(x, self.ins.iter().map(|d| d.bases.len() as u32))
+    }
+
+    /// Builds a layout from its matrix: `ins` names the input bits (name, bit count), in order.
+    pub fn from_columns(
+        ins: &[(String, usize)],
+        outs: Vec<OutDim>,
+        cols: &[u128],
+    ) -> Result<LinearLayout> {
+        let sizes = outs.iter().map(|o| o.log2_size).collect::<Vec<_>>();
+        let mut it = cols.iter();
+        let mut dims = Vec::new();
+        for (name, n) in ins {
+            let bases = (0..*n)
+                .map(|_| {
+                    it.next()
+                        .map(|&c| split_flat(c, sizes.iter().copied()))
+                        .ok_or_else(|| {
+                            LayoutError::invalid(format!("in-dim {name}"), "too few columns")
+                        })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            dims.push(InDim {
+                name: name.clone(),
+                bases,
+            });
+        }
+        LinearLayout::new(dims, outs)
+    }
+
+    /// `(name, number of bases)` of every in-dim, in order.
+    pub fn in_shape(&self) -> Vec<(String, usize)> {
+        self.ins
+            .iter()
+            .map(|d| (d.name.clone(), d.bases.len()))
+            .collect()
+    }
+
+    /// Index of the first bit of in-dim `name` in the flat input (see [`LinearLayout::columns`]).
+    pub fn in_offset(&self, name: &str) -> Option<usize> {
+        let i = self.ins.iter().position(|d| d.name == name)?;
+        Some(self.ins[..i].iter().map(|d| d.bases.len()).sum())
+    }
+
+    /// The flat columns of one in-dim (empty when absent).
+    pub fn in_columns(&self, name: &str) -> Result<Vec<u128>> {
+        let cols = self.columns()?;
+        Ok(match self.in_offset(name) {
+            Some(at) => cols[at..at + self.in_size_log2(name)].to_vec(),
+            None => Vec::new(),
+        })
+    }
+
+    /// Number of bases of an in-dim (0 when absent).
+    pub fn in_size_log2(&self, name: &str) -> usize {
+        self.in_dim(name).map_or(0, |d| d.bases.len())
+    }
+
+    /// Size of an out-dim, 1 when absent.
+    pub fn out_size(&self, name: &str) -> i64 {
+        self.outs
+            .iter()
+            .find(|o| o.name == name)
+            .map_or(1, OutDim::size)
+    }
+
+    fn check_flat(&self, what: &str) -> Result<()> {
+        let (i, o) = (self.total_in_bits(), self.total_out_bits());
+        if i > MAX_FLAT_BITS as usize || o > MAX_FLAT_BITS {
+            return Err(LayoutError::invalid(
+                what.to_string(),
+                format!(
+                    "the layout has {i} input and {o} output bits; at most {MAX_FLAT_BITS} each"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Equality of the maps up to the order of dims (matched by name); size-1 dims, which carry
+    /// no bits, are ignored.
+    pub fn same_map(&self, other: &LinearLayout) -> bool {
+        type Key<'a> = (
+            std::collections::BTreeMap<&'a str, Vec<Vec<i64>>>,
+            std::collections::BTreeMap<&'a str, u32>,
+        );
+        fn key(l: &LinearLayout) -> Key<'_> {
+            let outs: std::collections::BTreeMap<&str, u32> = l
+                .outs
+                .iter()
+                .filter(|o| o.log2_size > 0)
+                .map(|o| (o.name.as_str(), o.log2_size))
+                .collect();
+            let order: Vec<usize> = {
+                let mut idx: Vec<usize> = (0..l.outs.len()).collect();
+                idx.retain(|&j| l.outs[j].log2_size > 0);
+                idx.sort_by(|&a, &b| l.outs[a].name.cmp(&l.outs[b].name));
+                idx
+            };
+            let ins: std::collections::BTreeMap<&str, Vec<Vec<i64>>> = l
+                .ins
+                .iter()
+                .filter(|d| !d.bases.is_empty())
+                .map(|d| {
+                    let bases = d
+                        .bases
+                        .iter()
+                        .map(|b| order.iter().map(|&j| b[j]).collect())
+                        .collect();
+                    (d.name.as_str(), bases)
+                })
+                .collect();
+            (ins, outs)
+        }
+        key(self) == key(other)
+    }
+}
+
+impl LinearLayout {
+    /// Every assignment of the in-dims other than `register` and `lane` (`warp`, `block`: the
+    /// contexts an instruction runs in), as full inputs with register and lane 0.
+    pub fn context_inputs(&self) -> Vec<Vec<i64>> {
+        let mut all = vec![vec![0i64; self.ins.len()]];
+        for (i, d) in self.ins.iter().enumerate() {
+            if d.name == "register" || d.name == "lane" {
+                continue;
+            }
+            all = all
+                .into_iter()
+                .flat_map(|p| {
+                    (0..1i64 << d.bases.len()).map(move |x| {
+                        let mut q = p.clone();
+                        q[i] = x;
+                        q
+                    })
+                })
+                .collect();
+        }
+        all
+    }
+
+    /// A context input (see [`LinearLayout::context_inputs`]) with register and lane set.
+    pub fn at_register_lane(&self, ctx: &[i64], reg: i64, lane: i64) -> Vec<i64> {
+        let mut x = ctx.to_vec();
+        for (i, d) in self.ins.iter().enumerate() {
+            match d.name.as_str() {
+                "register" => x[i] = reg,
+                "lane" => x[i] = lane,
+                _ => {}
+            }
+        }
+        x
+    }
+}
+
+fn split_flat(mut v: u128, sizes: impl Iterator<Item = u32>) -> Vec<i64> {
+    sizes
+        .map(|n| {
+            let x = (v & ((1u128 << n) - 1)) as i64;
+            v >>= n;
+            x
+        })
+        .collect()
 }
 
 fn check_distinct<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {

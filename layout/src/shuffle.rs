@@ -1,0 +1,261 @@
+//! Warp-shuffle plans for converting between two distributed layouts (Linear Layouts paper,
+//! section 5.4), and a simulator that executes a plan on symbolic data.
+//!
+//! When `A` and `B` keep every element in the same warp (equal warp bases), the conversion is a
+//! sequence of shuffle ROUNDS. With `V` the registers common to both (moved together, at most
+//! 32 bits), `I = A_Thr ∩ B_Thr`, `E = A_Thr \ I`, `F = B_Thr \ I` and `G = {e_i ⊕ f_i}`, the
+//! round `i` moves the elements of the coset `R(i) ⊕ span(V ∪ I ∪ G)`, `R` completing that span
+//! to the warp's elements: each lane sends one vector and receives one. With broadcasting a
+//! round may need several shuffles; the plan lists each one.
+//!
+//! A shuffle is data: what every lane sends (an `A` register), which lane every lane reads, and
+//! the `B` register it stores to. The simulator runs it with each register holding the logical
+//! coordinate it carries and checks the result is `B` everywhere.
+//!
+//! Example (a test checks it): `A = {register: [[1]], lane: [[2]]}`, `B = {register: [[2]],
+//! lane: [[1]]}` on 4 elements (2 lanes): two rounds of one shuffle each.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bank::vector_register;
+use crate::error::{LayoutError, Result};
+use crate::f2::{self, Echelon};
+use crate::linear::LinearLayout;
+
+/// One round's transfers: (dst lane, dst register) -> (src lane, src register).
+type Transfers = BTreeMap<(i64, i64), (i64, i64)>;
+
+/// Most register + lane bits a layout may have here (elements per warp).
+pub const MAX_WARP_BITS: usize = 16;
+
+/// One warp shuffle (`shfl.sync.idx`), per lane.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shuffle {
+    /// The `A` register (vector start) each lane offers; `None` when no lane reads it.
+    pub send: Vec<Option<i64>>,
+    /// The lane each lane reads from; `None` when it keeps nothing from this shuffle.
+    pub src_lane: Vec<Option<i64>>,
+    /// The `B` register (vector start) each lane stores what it read into.
+    pub recv: Vec<Option<i64>>,
+}
+
+/// A conversion plan from `A` to `B` by warp shuffles, the same for every warp.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShufflePlan {
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// Register bits of `A` that form the vector moved by one shuffle, in element order.
+    pub src_vector: Vec<usize>,
+    /// The matching register bits of `B`.
+    pub dst_vector: Vec<usize>,
+    /// Number of rounds, `2^|R|`.
+    pub rounds: usize,
+    /// The shuffles, round after round.
+    pub shuffles: Vec<Shuffle>,
+}
+
+fn nonzero(v: &[u128]) -> Vec<u128> {
+    v.iter().copied().filter(|&c| c != 0).collect()
+}
+
+/// Columns of every in-dim other than register and lane (warp, block), in order.
+fn context_columns(l: &LinearLayout) -> Result<Vec<(String, Vec<u128>)>> {
+    l.ins()
+        .iter()
+        .filter(|d| d.name != "register" && d.name != "lane")
+        .map(|d| Ok((d.name.clone(), l.in_columns(&d.name)?)))
+        .collect()
+}
+
+/// The shuffle plan converting `a` into `b`, or an error saying why shuffles cannot do it
+/// (e.g. the layouts differ in warp bits: the conversion needs shared memory).
+pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Result<ShufflePlan> {
+    if a.outs() != b.outs() {
+        return Err(LayoutError::invalid(
+            "shuffle pair",
+            "the layouts must have the same out-dims (names, sizes, order)",
+        ));
+    }
+    if !matches!(elem_bytes, 1 | 2 | 4 | 8) {
+        return Err(LayoutError::invalid(
+            format!("element width {elem_bytes} bytes"),
+            "elements are 1, 2, 4 or 8 bytes",
+        ));
+    }
+    for l in [a, b] {
+        crate::bank::Warp::of(l)?;
+    }
+    for (name, l) in [("A", a), ("B", b)] {
+        let bits = l.in_size_log2("register") + l.in_size_log2("lane");
+        if bits > MAX_WARP_BITS {
+            return Err(LayoutError::invalid(
+                format!("layout {name}"),
+                format!("a warp holds 2^{bits} elements; at most 2^{MAX_WARP_BITS} are supported"),
+            ));
+        }
+    }
+    if context_columns(a)? != context_columns(b)? {
+        return Err(LayoutError::not_representable(
+            "warp shuffles",
+            "the layouts differ in warp (or block) bits: elements move between warps, which \
+             needs shared memory",
+        ));
+    }
+    let (ar, al) = (a.in_columns("register")?, a.in_columns("lane")?);
+    let (br, bl) = (b.in_columns("register")?, b.in_columns("lane")?);
+    let ta: Vec<u128> = ar.iter().chain(&al).copied().collect();
+    let tb: Vec<u128> = br.iter().chain(&bl).copied().collect();
+    let t = f2::intersection(&ta, &tb);
+    if t.len() != f2::rank(&ta) || t.len() != f2::rank(&tb) {
+        return Err(LayoutError::not_representable(
+            "warp shuffles",
+            "a warp of A and the same warp of B hold different elements: the conversion needs \
+             shared memory",
+        ));
+    }
+    // V: common registers, at most 32 bits per shuffle.
+    let max_v = (4 / elem_bytes.min(4)).trailing_zeros() as usize;
+    let mut src_vector = Vec::new();
+    let mut dst_vector = Vec::new();
+    for (i, &c) in ar.iter().enumerate() {
+        if src_vector.len() == max_v || c == 0 {
+            continue;
+        }
+        if let Some(j) = br.iter().position(|&x| x == c) {
+            if !dst_vector.contains(&j) {
+                src_vector.push(i);
+                dst_vector.push(j);
+            }
+        }
+    }
+    let v: Vec<u128> = src_vector.iter().map(|&i| ar[i]).collect();
+    let (la, lb) = (nonzero(&al), nonzero(&bl));
+    let i_set: Vec<u128> = f2::intersection(&la, &lb);
+    let e = f2::extend(&i_set, la.iter().copied());
+    let f = f2::extend(&i_set, lb.iter().copied());
+    let g: Vec<u128> = e.iter().zip(&f).map(|(x, y)| x ^ y).collect();
+    let s0: Vec<u128> = f2::extend(&[], v.iter().chain(&i_set).chain(&g).copied());
+    let r = f2::extend(&s0, ta.iter().chain(&tb).copied());
+    let a_inv = Echelon::of_columns(&ta);
+    let (a_reg_bits, b_reg_bits) = (ar.len(), br.len());
+    let b_vmask = vector_register(&dst_vector, (1 << dst_vector.len()) - 1);
+    let b_lanes = 1i64 << bl.len();
+    let a_lanes = 1usize << al.len();
+    let mut shuffles = Vec::new();
+    // Each element's round: the R-coordinates of it in the basis s0 ∪ R.
+    let rounds_ech = Echelon::of_columns(&s0.iter().chain(&r).copied().collect::<Vec<_>>());
+    // Per round, (dst lane, dst register) -> (src lane, src register).
+    let mut needs: BTreeMap<u128, Transfers> = BTreeMap::new();
+    for lane in 0..b_lanes {
+        for reg in (0..1i64 << b_reg_bits).filter(|x| x & b_vmask == 0) {
+            let x = f2::apply(&tb, (reg as u128) | (lane as u128) << b_reg_bits);
+            let missing =
+                || LayoutError::invalid("shuffle pair", "an element of B is not held by A");
+            let round = rounds_ech.solve(x).ok_or_else(missing)? >> s0.len();
+            let src = a_inv.solve(x).ok_or_else(missing)?;
+            let src_reg = (src & ((1u128 << a_reg_bits) - 1)) as i64;
+            let src_lane = (src >> a_reg_bits) as i64;
+            needs
+                .entry(round)
+                .or_default()
+                .insert((lane, reg), (src_lane, src_reg));
+        }
+    }
+    for round_needs in needs.values() {
+        pack(round_needs, a_lanes, b_lanes as usize, &mut shuffles);
+    }
+    Ok(ShufflePlan {
+        elem_bytes,
+        src_vector,
+        dst_vector,
+        rounds: 1 << r.len(),
+        shuffles,
+    })
+}
+
+/// Packs one round's transfers into as few shuffles as possible: in one shuffle each lane sends
+/// one register and receives one.
+fn pack(needs: &Transfers, a_lanes: usize, b_lanes: usize, out: &mut Vec<Shuffle>) {
+    let lanes = a_lanes.max(b_lanes);
+    let mut round: Vec<Shuffle> = Vec::new();
+    for (&(dl, dr), &(sl, sr)) in needs {
+        let (dl, sl) = (dl as usize, sl as usize);
+        let slot = round
+            .iter()
+            .position(|s| s.src_lane[dl].is_none() && s.send[sl].is_none_or(|x| x == sr));
+        let s = match slot {
+            Some(k) => &mut round[k],
+            None => {
+                round.push(Shuffle {
+                    send: vec![None; lanes],
+                    src_lane: vec![None; lanes],
+                    recv: vec![None; lanes],
+                });
+                round.last_mut().expect("pushed")
+            }
+        };
+        s.send[sl] = Some(sr);
+        s.src_lane[dl] = Some(sl as i64);
+        s.recv[dl] = Some(dr);
+    }
+    out.extend(round);
+}
+
+/// Executes `plan` on symbolic data: every `A` register holds the logical coordinate it
+/// carries; after all shuffles every `B` register must hold `B`'s coordinate. Returns the
+/// number of shuffles executed per warp, or an error naming the first wrong register.
+pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result<usize> {
+    for l in [a, b] {
+        crate::bank::check_simulable(l)?;
+    }
+    let bad = |why: String| LayoutError::invalid("shuffle plan", why);
+    let (a_regs, b_regs) = (a.in_size("register"), b.in_size("register"));
+    let (a_lanes, b_lanes) = (a.in_size("lane"), b.in_size("lane"));
+    for ctx in &a.context_inputs() {
+        let a_at = |r: i64, l: i64| a.apply(&a.at_register_lane(ctx, r, l));
+        let mut dst: BTreeMap<(i64, i64), Vec<i64>> = BTreeMap::new();
+        for (k, s) in plan.shuffles.iter().enumerate() {
+            for (dl, src) in s.src_lane.iter().enumerate() {
+                let Some(sl) = *src else { continue };
+                let sr = s
+                    .send
+                    .get(sl as usize)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| bad(format!("shuffle {k}: lane {sl} sends nothing")))?;
+                let dr = s.recv[dl].ok_or_else(|| {
+                    bad(format!("shuffle {k}: lane {dl} reads without a register"))
+                })?;
+                if sl < 0 || sl >= a_lanes || dl as i64 >= b_lanes {
+                    return Err(bad(format!("shuffle {k}: lane {sl} -> {dl} out of range")));
+                }
+                for t in 0..1i64 << plan.src_vector.len() {
+                    let from = sr | vector_register(&plan.src_vector, t);
+                    let to = dr | vector_register(&plan.dst_vector, t);
+                    if from >= a_regs || to >= b_regs {
+                        return Err(bad(format!(
+                            "shuffle {k}: register {from} -> {to} out of range"
+                        )));
+                    }
+                    dst.insert((dl as i64, to), a_at(from, sl)?);
+                }
+            }
+        }
+        for l in 0..b_lanes {
+            for r in 0..b_regs {
+                let want = b.apply(&b.at_register_lane(ctx, r, l))?;
+                match dst.get(&(l, r)) {
+                    Some(got) if *got == want => {}
+                    got => {
+                        return Err(bad(format!(
+                            "after the plan, lane {l} register {r} holds {got:?}, B says {want:?}"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    Ok(plan.shuffles.len())
+}

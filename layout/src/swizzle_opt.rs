@@ -1,0 +1,674 @@
+//! Optimal swizzling for a (write, read) pair of distributed layouts (Linear Layouts paper,
+//! section 5.4 and appendix 9.2).
+//!
+//! The shared-memory layout is an F2 bijection `S: offset -> logical`, its offset bits split
+//! into `Vec` (the vector each lane moves, common to both layouts' registers), `Bank` (the rest
+//! of a 128-byte row) and `Idx` (the row). A lane of a phase conflicts with another exactly when
+//! their logical difference lies in `span(Vec ∪ Idx)` (lemma 9.4). With `P = span(Vec ∪ A_Thr) ∪
+//! span(Vec ∪ B_Thr)`, the algorithm picks `Idx` with `span(Idx) ∩ P = {0}`: from `G = {e_i ⊕
+//! f_i}` (`E = A_Thr \ B_Thr`, `F = B_Thr \ A_Thr`) and a complement `C` of `span(P)`, falling
+//! back to `A_Thr` when short; lemma 9.5 bounds the largest such subspace by
+//! `d - max(dim U, dim V)`. Beyond the paper, when the common vector is narrower than a bank
+//! word or than 16 bytes, one side may extend its vector with its own registers; every variant
+//! is predicted exactly by [`crate::bank::lemma_9_4`] and the cheapest kept.
+//!
+//! Example (a test checks it): the 128x128 f16 transpose (register `[[0,1],[0,2],[0,4],[0,8],
+//! [1,0],[2,0]]`, lane `[[0,16],[0,32],[0,64],[4,0],[8,0]]`, warp `[[16,0],[32,0],[64,0]]`
+//! written, its transpose read) gets 8-element vectors and 4 wavefronts per 16-byte instruction
+//! on both sides: no bank conflicts.
+
+use crate::bank::{lemma_9_4, BankReport};
+use crate::cute::CuteLayout;
+use crate::error::{LayoutError, Result};
+use crate::f2;
+use crate::linear::{InDim, LinearLayout, OutDim};
+use crate::swizzle::{Swizzle, SwizzledLayout, TritonSwizzle};
+
+/// Most logical bits the optimizer handles (the pointwise checks enumerate `2^d` elements).
+pub const MAX_LOGICAL_BITS: u32 = 24;
+
+/// One side (write or read) of a swizzle plan.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SidePrediction {
+    /// Register bit positions forming the vector, in element order.
+    pub vector: Vec<usize>,
+    /// Bytes per lane per instruction.
+    pub access_bytes: u32,
+    /// Predicted wavefronts of every instruction (lemma 9.4).
+    pub wavefronts_per_instruction: u32,
+    /// The conflict-free count: one wavefront per 128-byte phase.
+    pub ideal_per_instruction: u32,
+    /// Instructions per warp.
+    pub instructions_per_warp: u64,
+    /// Warps (all assignments of the in-dims other than register and lane).
+    pub warps: u64,
+}
+
+impl SidePrediction {
+    /// Wavefronts per warp.
+    pub fn per_warp(&self) -> u64 {
+        self.instructions_per_warp * u64::from(self.wavefronts_per_instruction)
+    }
+
+    /// Wavefronts of all warps together.
+    pub fn total(&self) -> u64 {
+        self.per_warp() * self.warps
+    }
+}
+
+/// The optimizer's answer.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SwizzlePlan {
+    /// The memory layout `offset -> logical`.
+    #[serde(serialize_with = "ser_layout")]
+    pub memory: LinearLayout,
+    /// Elements of the vector common to both layouts.
+    pub common_vector: u32,
+    /// Writes.
+    pub write: SidePrediction,
+    /// Reads.
+    pub read: SidePrediction,
+    /// `ℓ`: number of `Idx` offset bits (rows above one 128-byte row).
+    pub idx_bits: u32,
+    /// Lemma 9.5: the largest dimension of a subspace meeting both thread spaces only in 0.
+    pub lemma_9_5_bound: u32,
+    /// The same layout as CuTe `Sw<B,M,S> o shape:stride`, when it is one (checked pointwise).
+    pub cute: Option<String>,
+    /// The same layout as `#ttg.swizzled_shared<{...}>`, when it is one (checked pointwise).
+    pub triton: Option<String>,
+}
+
+fn ser_layout<S: serde::Serializer>(
+    l: &LinearLayout,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let text = crate::notation::linear::print_to_string(l);
+    s.serialize_str(&text)
+}
+
+/// Flat columns of one side.
+struct Side {
+    reg: Vec<u128>,
+    lane: Vec<u128>,
+}
+
+impl Side {
+    fn of(l: &LinearLayout) -> Result<Side> {
+        crate::bank::Warp::of(l)?;
+        Ok(Side {
+            reg: l.in_columns("register")?,
+            lane: l.in_columns("lane")?,
+        })
+    }
+
+    /// Nonzero lanes of one phase for accesses of `access` bytes.
+    fn phase_lanes(&self, access: u32) -> Vec<u128> {
+        let n = (128 / access.max(4)).trailing_zeros() as usize;
+        self.lane
+            .iter()
+            .take(n)
+            .copied()
+            .filter(|&c| c != 0)
+            .collect()
+    }
+}
+
+/// Which side widens its vector beyond the common one, by how many register bits, and whether
+/// registers that are lanes of the other side come first (those cost the other side nothing).
+#[derive(Clone, Copy)]
+enum Extend {
+    Write(usize, bool),
+    Read(usize, bool),
+}
+
+/// The optimal swizzled layout for writing with `write` and reading with `read` (both
+/// `register/lane/warp -> logical`, same out-dims) elements of `elem_bytes` bytes.
+pub fn optimal_swizzle(
+    write: &LinearLayout,
+    read: &LinearLayout,
+    elem_bytes: u32,
+) -> Result<SwizzlePlan> {
+    if write.outs() != read.outs() {
+        return Err(LayoutError::invalid(
+            "swizzle pair",
+            "the write and read layouts must have the same out-dims (names, sizes, order)",
+        ));
+    }
+    if !matches!(elem_bytes, 1 | 2 | 4 | 8) {
+        return Err(LayoutError::invalid(
+            format!("element width {elem_bytes} bytes"),
+            "elements are 1, 2, 4 or 8 bytes",
+        ));
+    }
+    let d = write.total_out_bits();
+    if d > MAX_LOGICAL_BITS {
+        return Err(LayoutError::invalid(
+            "swizzle pair",
+            format!("the tensor has 2^{d} elements; at most 2^{MAX_LOGICAL_BITS} are supported"),
+        ));
+    }
+    for (name, l) in [("write", write), ("read", read)] {
+        crate::bank::check_simulable(l)?;
+        if !l.is_surjective()? {
+            return Err(LayoutError::invalid(
+                format!("{name} layout"),
+                "it does not cover the whole tensor",
+            ));
+        }
+    }
+    let (a, b) = (Side::of(write)?, Side::of(read)?);
+    let max_v = (16 / elem_bytes).trailing_zeros() as usize;
+    // V: common register vectors, in the write layout's order, at most 16 bytes.
+    let mut common: Vec<(usize, usize)> = Vec::new();
+    for (i, &c) in a.reg.iter().enumerate() {
+        if common.len() == max_v || c == 0 {
+            continue;
+        }
+        if let Some(j) = b.reg.iter().position(|&x| x == c) {
+            if !common.iter().any(|&(_, y)| y == j) {
+                common.push((i, j));
+            }
+        }
+    }
+    let room = max_v - common.len();
+    let mut options = vec![Extend::Write(0, false)];
+    for e in 1..=room {
+        for lanes_first in [true, false] {
+            options.push(Extend::Write(e, lanes_first));
+            options.push(Extend::Read(e, lanes_first));
+        }
+    }
+    let mut best: Option<SwizzlePlan> = None;
+    for (ext, order) in options
+        .into_iter()
+        .flat_map(|e| FALLBACKS.iter().map(move |&o| (e, o)))
+    {
+        let Some(plan) = build(write, read, &a, &b, &common, ext, order, elem_bytes, d)? else {
+            continue;
+        };
+        let cost = |p: &SwizzlePlan| p.write.total() + p.read.total();
+        if best.as_ref().is_none_or(|q| cost(&plan) < cost(q)) {
+            best = Some(plan);
+        }
+    }
+    let mut plan = best
+        .ok_or_else(|| LayoutError::invalid("swizzle pair", "no memory layout could be built"))?;
+    plan.cute = as_cute(&plan.memory)?.map(|(sw, l)| format!("{sw} o {l}"));
+    plan.triton = as_triton(&plan.memory)?;
+    Ok(plan)
+}
+
+/// Where `Idx` vectors come from, in order, after the complement `C`: the pairs `G` (no
+/// conflicts), then, when short, `A`-only (`E`) or `B`-only (`F`) thread vectors first, which
+/// puts the unavoidable conflicts on one side (the paper's fallback is `A_Thr`).
+#[derive(Clone, Copy)]
+enum Pool {
+    G,
+    E,
+    F,
+    LanesA,
+    LanesB,
+}
+
+const FALLBACKS: [&[Pool]; 4] = [
+    &[Pool::G, Pool::E, Pool::F, Pool::LanesA, Pool::LanesB],
+    &[Pool::G, Pool::F, Pool::E, Pool::LanesB, Pool::LanesA],
+    &[Pool::E, Pool::F, Pool::LanesA, Pool::LanesB],
+    &[Pool::F, Pool::E, Pool::LanesB, Pool::LanesA],
+];
+
+/// One variant of the construction; `None` when the extending side has too few registers.
+#[allow(clippy::too_many_arguments)]
+fn build(
+    write: &LinearLayout,
+    read: &LinearLayout,
+    a: &Side,
+    b: &Side,
+    common: &[(usize, usize)],
+    ext: Extend,
+    order: &[Pool],
+    elem_bytes: u32,
+    d: u32,
+) -> Result<Option<SwizzlePlan>> {
+    let mut low: Vec<u128> = common.iter().map(|&(i, _)| a.reg[i]).collect();
+    let mut vec_a: Vec<usize> = common.iter().map(|&(i, _)| i).collect();
+    let mut vec_b: Vec<usize> = common.iter().map(|&(_, j)| j).collect();
+    let (count, lanes_first, side, other, vec) = match ext {
+        Extend::Write(e, f) => (e, f, &a.reg, &b.lane, &mut vec_a),
+        Extend::Read(e, f) => (e, f, &b.reg, &a.lane, &mut vec_b),
+    };
+    let mut pick: Vec<usize> = (0..side.len()).collect();
+    pick.sort_by_key(|&i| (lanes_first && !other.contains(&side[i]), i));
+    for _ in 0..count {
+        let next = pick
+            .iter()
+            .copied()
+            .find(|&i| !vec.contains(&i) && side[i] != 0 && f2::extend(&low, [side[i]]).len() == 1);
+        let Some(i) = next else { return Ok(None) };
+        vec.push(i);
+        low.push(side[i]);
+    }
+    let wb = elem_bytes.trailing_zeros();
+    let access = |v: usize| elem_bytes << v;
+    let (pa, pb) = (
+        a.phase_lanes(access(vec_a.len())),
+        b.phase_lanes(access(vec_b.len())),
+    );
+    // Sub-word bits: offsets that stay inside one 4-byte word; lanes there share a word.
+    let word = 2u32.saturating_sub(wb).min(d) as usize;
+    if low.len() < word {
+        let shared: Vec<u128> = pa.iter().copied().filter(|c| pb.contains(c)).collect();
+        let pool = shared
+            .into_iter()
+            .chain(pa.iter().copied())
+            .chain(pb.iter().copied())
+            .chain((0..d).map(|i| 1u128 << i));
+        let more = f2::extend(&low, pool);
+        low.extend(more.into_iter().take(word - low.len()));
+    }
+    let hi = (7 - wb).min(d) as usize;
+    let idx_bits = d as usize - hi.max(low.len());
+    let u: Vec<u128> = low.iter().chain(&pa).copied().collect();
+    let w: Vec<u128> = low.iter().chain(&pb).copied().collect();
+    let inter = f2::intersection(&u, &w);
+    let e = f2::extend(&inter, u.iter().copied());
+    let f = f2::extend(&inter, w.iter().copied());
+    let g: Vec<u128> = e.iter().zip(&f).map(|(x, y)| x ^ y).collect();
+    let uw: Vec<u128> = u.iter().chain(&w).copied().collect();
+    let c = f2::complete(&uw, d);
+    let bound = d as usize - f2::rank(&u).max(f2::rank(&w));
+    // Unpaired thread vectors first: after G, a paired e_i would bring f_i into span(Idx) too.
+    let unpaired_first = |v: &[u128]| -> Vec<u128> {
+        let k = g.len().min(v.len());
+        v[k..].iter().chain(&v[..k]).copied().collect()
+    };
+    let (e, f) = (unpaired_first(&e), unpaired_first(&f));
+    let mut pool = c;
+    for p in order {
+        pool.extend_from_slice(match p {
+            Pool::G => &g,
+            Pool::E => &e,
+            Pool::F => &f,
+            Pool::LanesA => &pa,
+            Pool::LanesB => &pb,
+        });
+    }
+    let idx: Vec<u128> = f2::extend(&low, pool).into_iter().take(idx_bits).collect();
+    let fixed: Vec<u128> = low.iter().chain(&idx).copied().collect();
+    let bank = f2::complete(&fixed, d);
+    let cols: Vec<u128> = low.iter().chain(&bank).chain(&idx).copied().collect();
+    let memory = LinearLayout::from_columns(
+        &[("offset".to_string(), d as usize)],
+        write.outs().to_vec(),
+        &cols,
+    )?;
+    let side = |l: &LinearLayout, v: Vec<usize>| predict(l, &memory, elem_bytes, v);
+    Ok(Some(SwizzlePlan {
+        write: side(write, vec_a)?,
+        read: side(read, vec_b)?,
+        common_vector: 1 << common.len(),
+        idx_bits: idx_bits as u32,
+        lemma_9_5_bound: bound as u32,
+        memory,
+        cute: None,
+        triton: None,
+    }))
+}
+
+/// Lemma 9.4's prediction for one side with this vector.
+fn predict(
+    l: &LinearLayout,
+    memory: &LinearLayout,
+    elem_bytes: u32,
+    v: Vec<usize>,
+) -> Result<SidePrediction> {
+    let n = lemma_9_4(l, memory, elem_bytes, &v)?;
+    let bytes = elem_bytes << v.len();
+    let lanes = 1u32 << l.in_size_log2("lane");
+    Ok(SidePrediction {
+        access_bytes: bytes,
+        wavefronts_per_instruction: n,
+        ideal_per_instruction: lanes.div_ceil(128 / bytes.max(4)).max(1),
+        instructions_per_warp: 1u64 << (l.in_size_log2("register") - v.len()),
+        warps: 1u64 << (l.total_in_bits() - l.in_size_log2("register") - l.in_size_log2("lane")),
+        vector: v,
+    })
+}
+
+/// The cheapest CuTe `Sw<B,M,S> o L` (L row- or column-major, `B <= 3`, `M <= 4`) for a pair,
+/// by lemma 9.4, each side with its widest aligned vector: what a CuTe author can write down.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CuteChoice {
+    /// `Sw<B,M,S> o shape:stride`, checked pointwise against its F2 form.
+    pub layout: String,
+    /// Writes.
+    pub write: SidePrediction,
+    /// Reads.
+    pub read: SidePrediction,
+}
+
+impl CuteChoice {
+    /// Wavefronts of both sides over all warps.
+    pub fn total(&self) -> u64 {
+        self.write.total() + self.read.total()
+    }
+}
+
+/// Searches the CuTe swizzles for the pair (see [`CuteChoice`]).
+pub fn best_cute_swizzle(
+    write: &LinearLayout,
+    read: &LinearLayout,
+    elem_bytes: u32,
+) -> Result<Option<CuteChoice>> {
+    let outs = write.outs();
+    let shape = logical_sizes(write);
+    let d = write.total_out_bits();
+    let names: Vec<(String, usize)> = outs
+        .iter()
+        .map(|o| (o.name.clone(), o.log2_size as usize))
+        .collect();
+    let mut best: Option<(u64, Swizzle, CuteLayout, SidePrediction, SidePrediction)> = None;
+    for base in compact_layouts(&shape)? {
+        let mut sws = vec![Swizzle::identity()];
+        for bits in 1..=3u32 {
+            for m in 0..=4u32 {
+                for sh in 1..=d {
+                    if bits + m + sh <= d {
+                        sws.push(Swizzle::new(bits, m, sh as i32)?);
+                    }
+                }
+            }
+        }
+        for sw in sws {
+            // logical -> offset is linear: one column per logical bit.
+            let mut cols = Vec::new();
+            for (j, o) in outs.iter().enumerate() {
+                for k in 0..o.log2_size {
+                    let mut c = vec![0i64; outs.len()];
+                    c[j] = 1 << k;
+                    cols.push(sw.apply(base.eval(&shape, &c)?)? as u128);
+                }
+            }
+            let to_offset = LinearLayout::from_columns(
+                &names,
+                vec![OutDim {
+                    name: "offset".into(),
+                    log2_size: d,
+                }],
+                &cols,
+            )?;
+            let Ok(memory) = to_offset.right_inverse() else {
+                continue;
+            };
+            let (Some(w), Some(r)) = (
+                widest(write, &memory, elem_bytes)?,
+                widest(read, &memory, elem_bytes)?,
+            ) else {
+                continue;
+            };
+            let cost = w.total() + r.total();
+            if best.as_ref().is_none_or(|b| cost < b.0) {
+                best = Some((cost, sw, base.clone(), w, r));
+            }
+        }
+    }
+    let Some((_, sw, base, write, read)) = best else {
+        return Ok(None);
+    };
+    // Claim only what evaluates equal at every point.
+    let sl = SwizzledLayout::new(sw, base)?;
+    let memory = memory_from_offsets(outs, &|c: &[i64]| sl.eval(&shape, c))?;
+    if as_cute(&memory)?.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(CuteChoice {
+        layout: sl.to_string(),
+        write,
+        read,
+    }))
+}
+
+/// The side's widest vector under `memory` (register `i` at offset `2^t` for `t = 0, 1, ..`,
+/// at most 16 bytes, shortened until aligned), with its prediction.
+fn widest(
+    l: &LinearLayout,
+    memory: &LinearLayout,
+    elem_bytes: u32,
+) -> Result<Option<SidePrediction>> {
+    let regs = l.in_columns("register")?;
+    let offsets = crate::bank::linear_offsets(memory, l.outs())?;
+    let max_v = (16 / elem_bytes).trailing_zeros() as usize;
+    let mut v: Vec<usize> = Vec::new();
+    while v.len() < max_v {
+        let want = 1i64 << v.len();
+        let mut next = None;
+        for (i, &c) in regs.iter().enumerate() {
+            if !v.contains(&i) && offsets(&l.unflatten_out(c))? == want {
+                next = Some(i);
+                break;
+            }
+        }
+        match next {
+            Some(i) => v.push(i),
+            None => break,
+        }
+    }
+    loop {
+        if let Ok(p) = predict(l, memory, elem_bytes, v.clone()) {
+            return Ok(Some(p));
+        }
+        if v.pop().is_none() {
+            return Ok(None);
+        }
+    }
+}
+
+impl SidePrediction {
+    /// True when the simulator's report matches this prediction on every instruction.
+    pub fn confirmed_by(&self, rep: &BankReport) -> bool {
+        rep.vector == self.vector
+            && rep.histogram.keys().copied().collect::<Vec<_>>()
+                == [self.wavefronts_per_instruction]
+    }
+}
+
+fn logical_sizes(mem: &LinearLayout) -> Vec<i64> {
+    mem.outs().iter().map(OutDim::size).collect()
+}
+
+/// Compact CuTe layouts of the logical shape: row-major (last dim fastest), then column-major.
+fn compact_layouts(shape: &[i64]) -> Result<Vec<CuteLayout>> {
+    let mut out = Vec::new();
+    for reverse in [true, false] {
+        let mut stride = vec![0i64; shape.len()];
+        let mut acc = 1i64;
+        let order: Vec<usize> = if reverse {
+            (0..shape.len()).rev().collect()
+        } else {
+            (0..shape.len()).collect()
+        };
+        for i in order {
+            stride[i] = acc;
+            acc = crate::arith::mul(acc, shape[i], "compact stride")?;
+        }
+        out.push(CuteLayout::from_flat(shape, &stride)?);
+    }
+    Ok(out)
+}
+
+/// Every logical coordinate of a shape, row-major.
+fn coords(shape: &[i64]) -> Result<Vec<Vec<i64>>> {
+    let n = crate::shape::size_of(shape)?;
+    (0..n)
+        .map(|x| crate::shape::unflatten_row_major(shape, x))
+        .collect()
+}
+
+/// `Sw<B,M,S> o L` (L compact) equal to `mem`'s inverse at every coordinate, if any.
+pub fn as_cute(mem: &LinearLayout) -> Result<Option<(Swizzle, CuteLayout)>> {
+    let shape = logical_sizes(mem);
+    let offsets = crate::bank::linear_offsets(mem, mem.outs())?;
+    let d = mem.total_out_bits();
+    for base in compact_layouts(&shape)? {
+        // The offset->offset map sw = S^-1 ∘ L^-1, one column per offset bit.
+        let mut t = Vec::new();
+        for k in 0..d {
+            let coord = unrank(&base, &shape, 1i64 << k)?;
+            t.push(offsets(&coord)? as u128);
+        }
+        let Some(sw) = match_swizzle(&t, d)? else {
+            continue;
+        };
+        let sl = SwizzledLayout::new(sw, base.clone())?;
+        let mut ok = true;
+        for c in coords(&shape)? {
+            if sl.eval(&shape, &c)? != offsets(&c)? {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            return Ok(Some((sw, base)));
+        }
+    }
+    Ok(None)
+}
+
+/// The logical coordinate that a compact layout maps to `offset`.
+fn unrank(base: &CuteLayout, shape: &[i64], offset: i64) -> Result<Vec<i64>> {
+    let modes = base.flat_modes();
+    Ok(modes
+        .iter()
+        .zip(shape)
+        .map(|(&(_, stride), &s)| (offset / stride) % s)
+        .collect())
+}
+
+/// The `Sw<B,M,S>` (S > 0) whose matrix has these columns, or the identity.
+fn match_swizzle(t: &[u128], d: u32) -> Result<Option<Swizzle>> {
+    let identity = t.iter().enumerate().all(|(k, &c)| c == 1u128 << k);
+    if identity {
+        return Ok(Some(Swizzle::identity()));
+    }
+    for bits in 1..=d {
+        for base in 0..d {
+            for shift in 1..=d {
+                if bits + base + shift > d {
+                    break;
+                }
+                let sw = Swizzle::new(bits, base, shift as i32)?;
+                let fits = t
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &c)| sw.apply(1i64 << k).map(|v| v as u128 == c).unwrap_or(false));
+                if fits {
+                    return Ok(Some(sw));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// `#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>` equal to `mem` at every coordinate
+/// (2-D tensors), if any.
+pub fn as_triton(mem: &LinearLayout) -> Result<Option<String>> {
+    let shape = logical_sizes(mem);
+    if shape.len() != 2 {
+        return Ok(None);
+    }
+    let Some((sw, base)) = as_cute(mem)? else {
+        return Ok(None);
+    };
+    let offsets = crate::bank::linear_offsets(mem, mem.outs())?;
+    let row_major = base.flat_modes()[1].1 == 1;
+    let (order, cols) = if row_major {
+        (vec![1, 0], shape[1])
+    } else {
+        (vec![0, 1], shape[0])
+    };
+    let c = cols.trailing_zeros() as i32;
+    let (vec, max_phase, per_phase_log) = if sw.bits() == 0 {
+        (1, 1, 0)
+    } else {
+        (
+            1i64 << sw.base(),
+            1i64 << sw.bits(),
+            sw.shift() + sw.base() as i32 - c,
+        )
+    };
+    if per_phase_log < 0 || sw.base() + sw.bits() > c as u32 {
+        return Ok(None);
+    }
+    let ts = TritonSwizzle::new(vec, 1i64 << per_phase_log, max_phase, order.clone())?;
+    for p in coords(&shape)? {
+        let (i, j) = if row_major {
+            (p[0], p[1])
+        } else {
+            (p[1], p[0])
+        };
+        if ts.offset_2d(i, j, cols)? != offsets(&p)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(format!(
+        "#ttg.swizzled_shared<{{vec = {}, perPhase = {}, maxPhase = {}, order = [{}, {}]}}>",
+        ts.vec, ts.per_phase, ts.max_phase, order[0], order[1]
+    )))
+}
+
+/// The F2 memory layout `offset -> logical` of any pointwise offset map (CuTe, swizzled) over
+/// the power-of-two shape of `outs`: each offset bit's coordinate, checked at every point, or
+/// an error saying why the map is not an F2 bijection (padding, a stride of 3, a carry).
+pub fn memory_from_offsets(
+    outs: &[OutDim],
+    offset_of: &crate::bank::OffsetMap<'_>,
+) -> Result<LinearLayout> {
+    let shape: Vec<i64> = outs.iter().map(OutDim::size).collect();
+    let d: u32 = outs.iter().map(|o| o.log2_size).sum();
+    if d > MAX_LOGICAL_BITS {
+        return Err(LayoutError::invalid(
+            "memory layout",
+            format!("2^{d} elements; at most 2^{MAX_LOGICAL_BITS}"),
+        ));
+    }
+    let mut by_offset = vec![None; 1usize << d];
+    for c in coords(&shape)? {
+        let o = offset_of(&c)?;
+        let slot = usize::try_from(o)
+            .ok()
+            .filter(|&o| o < by_offset.len())
+            .ok_or_else(|| {
+                LayoutError::not_representable(
+                    "F2 memory layout",
+                    format!("coordinate {c:?} is at offset {o}, outside [0, 2^{d})"),
+                )
+            })?;
+        if by_offset[slot].replace(c.clone()).is_some() {
+            return Err(LayoutError::not_representable(
+                "F2 memory layout",
+                format!("offset {o} holds two coordinates"),
+            ));
+        }
+    }
+    let bases: Vec<Vec<i64>> = (0..d)
+        .map(|k| by_offset[1usize << k].clone().expect("bijective"))
+        .collect();
+    let mem = LinearLayout::new(
+        vec![InDim {
+            name: "offset".into(),
+            bases,
+        }],
+        outs.to_vec(),
+    )?;
+    for (o, c) in by_offset.iter().enumerate() {
+        let c = c.as_ref().expect("bijective");
+        if &mem.apply(&[o as i64])? != c {
+            return Err(LayoutError::not_representable(
+                "F2 memory layout",
+                format!("offset {o} holds {c:?}, which is not the XOR of its bits' coordinates"),
+            ));
+        }
+    }
+    Ok(mem)
+}

@@ -1,0 +1,146 @@
+//! The F2 linear-layout commands: `laycert linear compose|invert-and-compose A B` and
+//! `laycert shuffle A B`. Operands are linear layouts in any spelling (`#ttg.linear<{..}>`,
+//! `LinearLayout::toString()` text, Triton attributes with `--shape`). The result layout is
+//! stdout's first line.
+
+use clap::Subcommand;
+use serde_json::json;
+
+use layout::linear::LinearLayout;
+use layout::shuffle::{execute, shuffle_plan};
+use layout::Layout;
+
+use super::{input, BadInput, Report};
+
+/// `laycert linear OP`.
+#[derive(Subcommand)]
+pub enum LinearCommand {
+    /// `A ∘ B`: apply B, then A (B's out-dims are A's in-dims, matched by name).
+    Compose {
+        /// The outer layout A.
+        a: String,
+        /// The inner layout B.
+        b: String,
+        /// Tensor shape for Triton attributes, e.g. `128,128`.
+        #[arg(long)]
+        shape: Option<String>,
+    },
+    /// `B^-1 ∘ A`: for every input of A, the input of B holding the same element (free
+    /// variables 0, the minimal-Hamming-weight choice).
+    InvertAndCompose {
+        /// A.
+        a: String,
+        /// B.
+        b: String,
+        /// Tensor shape for Triton attributes, e.g. `128,128`.
+        #[arg(long)]
+        shape: Option<String>,
+    },
+}
+
+/// Parses an operand that must be a linear layout.
+pub fn linear_arg(text: &str, shape: Option<&[i64]>, what: &str) -> Result<LinearLayout, BadInput> {
+    match input::layout(text, shape)? {
+        Layout::Linear(l) => Ok(l),
+        other => Err(BadInput {
+            message: format!(
+                "error: {what}: expected a linear layout (#ttg.linear, LinearLayout text or a \
+                 Triton attribute), found {} notation",
+                other.notation().name()
+            ),
+        }),
+    }
+}
+
+/// Runs `laycert linear OP`.
+pub fn run(op: &LinearCommand, as_json: bool) -> Result<Report, BadInput> {
+    let (a, b, shape, result) = match op {
+        LinearCommand::Compose { a, b, shape } => (a, b, shape, "compose"),
+        LinearCommand::InvertAndCompose { a, b, shape } => (a, b, shape, "invert-and-compose"),
+    };
+    let shape = input::shape(shape.as_deref())?;
+    let la = linear_arg(a, shape.as_deref(), "A")?;
+    let lb = linear_arg(b, shape.as_deref(), "B")?;
+    let out = if result == "compose" {
+        la.compose(&lb)
+    } else {
+        la.invert_and_compose(&lb)
+    }
+    .map_err(|e| input::render(&e, result, a))?;
+    let lines = super::layout_lines(&Layout::Linear(out.clone()));
+    if as_json {
+        return Ok(Report::json(json!({
+            "op": result,
+            "layout": lines[0],
+            "text": layout::notation::linear::print_to_string(&out),
+        })));
+    }
+    Ok(Report::ok(lines))
+}
+
+/// Parses a `--dtype` name into bytes per element.
+pub fn dtype_bytes(name: &str) -> Result<u32, BadInput> {
+    Ok(match name {
+        "i8" | "u8" | "f8" | "fp8" | "e4m3" | "e5m2" => 1,
+        "f16" | "bf16" | "i16" | "u16" => 2,
+        "f32" | "tf32" | "i32" | "u32" => 4,
+        "f64" | "i64" | "u64" => 8,
+        _ => {
+            return Err(BadInput {
+                message: format!(
+                    "error: --dtype {name:?}: expected one of i8, f8, f16, bf16, f32, tf32, i32, \
+                     f64, i64"
+                ),
+            })
+        }
+    })
+}
+
+/// `laycert shuffle A B [--dtype f16]`: the warp-shuffle plan converting A into B, executed by
+/// the simulator before it is printed.
+pub fn shuffle(
+    a: &str,
+    b: &str,
+    dtype: &str,
+    shape: Option<&str>,
+    as_json: bool,
+) -> Result<Report, BadInput> {
+    let shape = input::shape(shape)?;
+    let bytes = dtype_bytes(dtype)?;
+    let la = linear_arg(a, shape.as_deref(), "A")?;
+    let lb = linear_arg(b, shape.as_deref(), "B")?;
+    let plan = shuffle_plan(&la, &lb, bytes).map_err(|e| input::render(&e, "shuffle", a))?;
+    execute(&plan, &la, &lb).map_err(|e| input::render(&e, "the plan's simulation", a))?;
+    let head = format!(
+        "{} shuffles in {} rounds, {} element(s) per shuffle; simulated: every register of B \
+         holds its element",
+        plan.shuffles.len(),
+        plan.rounds,
+        1u32 << plan.src_vector.len()
+    );
+    if as_json {
+        return Ok(Report::json(json!({ "summary": head, "plan": plan })));
+    }
+    let opt = |v: &Option<i64>| v.map_or("-".to_string(), |x| x.to_string());
+    let mut lines = vec![head];
+    lines.push(format!(
+        "vector: A registers bits {:?} -> B register bits {:?}",
+        plan.src_vector, plan.dst_vector
+    ));
+    for (k, s) in plan.shuffles.iter().enumerate() {
+        let reads: Vec<String> = s
+            .src_lane
+            .iter()
+            .zip(&s.recv)
+            .enumerate()
+            .filter_map(|(l, (src, r))| src.map(|src| format!("{l}<-{src}:r{}", opt(r))))
+            .collect();
+        let sends: Vec<String> = s.send.iter().map(opt).collect();
+        lines.push(format!(
+            "shuffle {k}: send [{}]; lane<-src:dst_reg {}",
+            sends.join(" "),
+            reads.join(" ")
+        ));
+    }
+    Ok(Report::ok(lines))
+}
