@@ -166,6 +166,41 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Prove rewrite rules (rule files) for every parameter assignment within their bounds:
+    /// one line per rule, PROVED / REFUTED (with a counterexample) / UNKNOWN (why).
+    /// Exit 1 on REFUTED (and on UNKNOWN with --strict), 2 on bad input.
+    Prove {
+        /// Rule files (`corpus/rules/*.rules`).
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Write JUnit XML here.
+        #[arg(long)]
+        junit: Option<String>,
+        /// Write one certificate per rule into this directory.
+        #[arg(long)]
+        cert_dir: Option<String>,
+        /// Also exit 1 when a rule is UNKNOWN.
+        #[arg(long)]
+        strict: bool,
+        /// Largest parameter grid enumerated exhaustively (default 200000).
+        #[arg(long)]
+        max_instances: Option<u64>,
+    },
+    /// Validate concrete rewrites a compiler logged: JSON lines
+    /// `{"before": L, "after": L, "relation": "equal"}`; same outputs and exit codes as prove.
+    Validate {
+        /// The JSON-lines file.
+        pairs: String,
+        /// Write JUnit XML here.
+        #[arg(long)]
+        junit: Option<String>,
+        /// Write one certificate per pair into this directory.
+        #[arg(long)]
+        cert_dir: Option<String>,
+        /// Also exit 1 when a pair is UNKNOWN.
+        #[arg(long)]
+        strict: bool,
+    },
     /// The main job. Placeholder until the corpus issue: checks the spec's worked vectors.
     Verify,
 }
@@ -223,6 +258,37 @@ fn main() -> ExitCode {
         } => cli::algebra::slice(layout, shape, region, args.json),
         Command::DirectSum { a, b, shapes } => cli::algebra::direct_sum(a, b, shapes, args.json),
         Command::Cute { op, args: operands } => cli::algebra::cute(op, operands, args.json),
+        Command::Prove {
+            files,
+            junit,
+            cert_dir,
+            strict,
+            max_instances,
+        } => cli::prove::run(
+            files,
+            &cli::prove::Outputs {
+                junit: junit.as_deref(),
+                cert_dir: cert_dir.as_deref(),
+                strict: *strict,
+                max_instances: *max_instances,
+            },
+            args.json,
+        ),
+        Command::Validate {
+            pairs,
+            junit,
+            cert_dir,
+            strict,
+        } => cli::prove::validate(
+            pairs,
+            &cli::prove::Outputs {
+                junit: junit.as_deref(),
+                cert_dir: cert_dir.as_deref(),
+                strict: *strict,
+                max_instances: None,
+            },
+            args.json,
+        ),
         Command::Verify => Ok(cli::verify::run(args.json)),
     };
     match result {

@@ -37,3 +37,4 @@ pub mod smt;
 
 pub use claim::{equivalent, Policy, Report};
 pub use decider::{Counterexample, DeciderKind, Outcome};
+pub mod rules;

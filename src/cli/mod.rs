@@ -9,6 +9,7 @@ pub mod equiv;
 pub mod eval;
 pub mod input;
 pub mod property;
+pub mod prove;
 pub mod show;
 pub mod verify;
 
