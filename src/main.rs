@@ -201,6 +201,31 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Simplify a layout expression with the e-graph (only PROVED rules; concrete subterms
+    /// folded): prints the cheapest equivalent form (cost: number of modes).
+    Simplify {
+        /// An expression, e.g. `coalesce(compose((4,8):(1,4), (2,4):(1,2)))`.
+        expr: String,
+        /// Rule files (default: the corpus rules compiled in).
+        #[arg(long = "rules")]
+        rules: Vec<String>,
+        /// Write the explanation certificate here.
+        #[arg(long)]
+        cert: Option<String>,
+    },
+    /// Prove two layout expressions equal by saturation. Exit 0 equal, 3 unknown.
+    EquivExpr {
+        /// Left expression.
+        a: String,
+        /// Right expression.
+        b: String,
+        /// Rule files (default: the corpus rules compiled in).
+        #[arg(long = "rules")]
+        rules: Vec<String>,
+        /// Write the explanation certificate here.
+        #[arg(long)]
+        cert: Option<String>,
+    },
     /// The main job. Placeholder until the corpus issue: checks the spec's worked vectors.
     Verify,
 }
@@ -289,6 +314,12 @@ fn main() -> ExitCode {
             },
             args.json,
         ),
+        Command::Simplify { expr, rules, cert } => {
+            cli::simplify::simplify(expr, rules, cert.as_deref(), args.json)
+        }
+        Command::EquivExpr { a, b, rules, cert } => {
+            cli::simplify::equiv_expr(a, b, rules, cert.as_deref(), args.json)
+        }
         Command::Verify => Ok(cli::verify::run(args.json)),
     };
     match result {

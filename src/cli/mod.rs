@@ -11,6 +11,7 @@ pub mod input;
 pub mod property;
 pub mod prove;
 pub mod show;
+pub mod simplify;
 pub mod verify;
 
 /// Exit status for bad input (also what clap uses for usage errors).

@@ -27,6 +27,7 @@
 
 pub mod certificate;
 pub mod eval;
+pub mod explain;
 pub mod ops;
 pub mod parse;
 pub mod prove;

@@ -64,6 +64,64 @@ pub fn parse_file(src: &str) -> Result<RuleFile, ParseError> {
     Ok(RuleFile { rules })
 }
 
+/// Parses one concrete term (no parameters): operators over layout literals.
+pub fn parse_term(src: &str) -> Result<Term, ParseError> {
+    let mut p = Parser {
+        src,
+        pos: 0,
+        params: BTreeMap::new(),
+    };
+    let t = p.term()?;
+    p.ws();
+    if p.pos < src.len() {
+        return Err(p.err("the end of the term"));
+    }
+    Ok(t)
+}
+
+/// Prints a term in rule syntax (operators over literals and parameters).
+pub fn print_term(t: &Term) -> String {
+    use super::syntax::Arg;
+    let int = |e: &IntExpr| print_int(e);
+    match t {
+        Term::Lit { text, .. } => text.clone(),
+        Term::Var { name, .. } => name.clone(),
+        Term::Op { name, args, .. } => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| match a {
+                    Arg::Term(t) => print_term(t),
+                    Arg::Int(e) => int(e),
+                    Arg::Shape(es) => {
+                        format!("[{}]", es.iter().map(int).collect::<Vec<_>>().join(", "))
+                    }
+                    Arg::Region(rs) => format!(
+                        "[{}]",
+                        rs.iter()
+                            .map(|(b, e)| format!("({}, {})", int(b), int(e)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })
+                .collect();
+            format!("{name}({})", args.join(", "))
+        }
+    }
+}
+
+fn print_int(e: &IntExpr) -> String {
+    match e {
+        IntExpr::Num(v) => v.to_string(),
+        IntExpr::Param(p) => p.clone(),
+        IntExpr::Neg(x) => format!("-({})", print_int(x)),
+        IntExpr::Bin(op, x, y) => format!("({} {op} {})", print_int(x), print_int(y)),
+        IntExpr::Call(f, a) => match a.as_ref() {
+            CallArg::Term(t) => format!("{f}({})", print_term(t)),
+            CallArg::Int(x) => format!("{f}({})", print_int(x)),
+        },
+    }
+}
+
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
@@ -523,7 +581,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// A layout literal: everything up to a `,`, an unmatched closer, `==` or the end of the
+    /// A layout literal: everything up to a `,`, an unmatched closer, `=` or the end of the
     /// line at bracket depth 0.
     fn literal(&mut self) -> Result<Term, ParseError> {
         self.ws();
@@ -535,10 +593,7 @@ impl<'a> Parser<'a> {
             let c = bytes[i];
             if stack.is_empty() {
                 let r = &self.src[i..];
-                if matches!(c, b',' | b')' | b']' | b'}' | b'\n')
-                    || r.starts_with("==")
-                    || r.starts_with("//")
-                {
+                if matches!(c, b',' | b')' | b']' | b'}' | b'\n' | b'=') || r.starts_with("//") {
                     break;
                 }
             }

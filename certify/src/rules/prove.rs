@@ -315,6 +315,50 @@ pub fn domains(rule: &Rule) -> Result<Vec<(String, Vec<Bound>)>, String> {
         .collect()
 }
 
+/// Whether a layout lies in a layout sort's bounded domain (the values the rule was proved
+/// for): rewrites may only apply a rule there.
+pub fn in_domain(sort: &Sort, l: &Layout) -> bool {
+    match (sort, l) {
+        (
+            Sort::Cute {
+                rank,
+                extent,
+                stride,
+            },
+            Layout::Cute(c),
+        ) => {
+            let modes = c.flat_modes();
+            let flat = CuteLayout::from_flat(
+                &modes.iter().map(|m| m.0).collect::<Vec<_>>(),
+                &modes.iter().map(|m| m.1).collect::<Vec<_>>(),
+            );
+            flat.as_ref() == Ok(c)
+                && (1..=*rank as usize).contains(&modes.len())
+                && modes
+                    .iter()
+                    .all(|&(e, d)| (1..=*extent).contains(&e) && (0..=*stride).contains(&d))
+        }
+        (
+            Sort::Axe {
+                rank,
+                extent,
+                stride,
+            },
+            Layout::Axe(x),
+        ) => {
+            x.replica().is_empty()
+                && x.offset().values().all(|&v| v == 0)
+                && (1..=*rank as usize).contains(&x.shard().len())
+                && x.shard().iter().all(|i| {
+                    i.axis.as_str() == "m"
+                        && (1..=*extent).contains(&i.extent)
+                        && (-*stride..=*stride).contains(&i.stride)
+                })
+        }
+        _ => false,
+    }
+}
+
 /// Every flat (shape, stride) of rank `1..=rank`, extents `1..=extent`, strides `lo..=hi`.
 fn flat_grid(rank: u32, extent: i64, lo: i64, hi: i64) -> Vec<(Vec<i64>, Vec<i64>)> {
     let mut out = Vec::new();
