@@ -14,7 +14,7 @@
 //! let rules = load_rules(&[("r".into(), "rule coalesce_idem forall L : cute(2, 4, 4)
 //!     coalesce(coalesce(L)) === coalesce(L)".into())]).unwrap();
 //! let out = simplify("coalesce(compose((4,8):(1,4), (2,4):(1,2)))", &rules.0, &Saturation::default()).unwrap();
-//! assert_eq!(out.best, "2:1");
+//! assert_eq!(out.best, "8:1");
 //! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
 //! ```
 #![warn(missing_docs)]

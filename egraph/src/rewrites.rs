@@ -81,6 +81,11 @@ pub struct RuleCondition {
 }
 
 impl RuleCondition {
+    /// The condition of `rule`.
+    pub fn new(rule: Arc<Rule>) -> Self {
+        RuleCondition { rule }
+    }
+
     /// The assignment of the matched values, if every one is concrete and in its domain and
     /// every condition holds.
     pub fn assignment(&self, value: &dyn Fn(&str) -> Option<layout::Layout>) -> Option<Assignment> {
