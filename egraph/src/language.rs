@@ -76,13 +76,16 @@ pub fn op_name(n: &LayoutExpr) -> Option<String> {
     }
 }
 
+/// Builds the node of an operator over child ids.
+pub type OpBuilder<'a, L> = &'a dyn Fn(&str, Vec<Id>) -> Result<L, String>;
+
 /// Adds a term (operators over literals and, for patterns, variables) to `out`; `var` turns
 /// a layout parameter into a node. Errors name the operator outside the language.
 pub fn add_term<L>(
     t: &Term,
     out: &mut RecExpr<L>,
     leaf: &dyn Fn(&str) -> Result<L, String>,
-    op: &dyn Fn(&str, Vec<Id>) -> Result<L, String>,
+    op: OpBuilder<'_, L>,
     var: &dyn Fn(&str) -> Result<L, String>,
 ) -> Result<Id, String>
 where

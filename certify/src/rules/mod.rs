@@ -48,9 +48,9 @@ pub struct RuleFileError {
     /// The file's name.
     pub name: String,
     /// The parse error, with its byte span.
-    pub error: ParseError,
+    pub error: Box<ParseError>,
     /// The file's text.
-    pub text: String,
+    pub text: Box<str>,
 }
 
 impl RuleFileError {
@@ -62,7 +62,7 @@ impl RuleFileError {
             .find('\n')
             .map_or(self.text.len(), |i| start + i);
         let line_no = self.text[..start].matches('\n').count() + 1;
-        let mut e = self.error.clone();
+        let mut e = (*self.error).clone();
         e.span = (start - line_start)..(self.error.span.end.min(line_end).max(start) - line_start);
         format!(
             "{}:{line_no}: {}",
@@ -76,8 +76,8 @@ impl RuleFileError {
 pub fn parse_source(name: &str, text: &str) -> Result<RuleFile, RuleFileError> {
     parse::parse_file(text).map_err(|error| RuleFileError {
         name: name.to_string(),
-        error,
-        text: text.to_string(),
+        error: Box::new(error),
+        text: text.into(),
     })
 }
 
