@@ -550,7 +550,7 @@ fn validate_proves_and_refutes_logged_pairs() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.starts_with("PROVED line1"), "{out}");
     assert!(
-        out.contains("REFUTED bad: params , coordinate [1]"),
+        out.contains("REFUTED bad: params (none), coordinate [1]"),
         "{out}"
     );
 }

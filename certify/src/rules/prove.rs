@@ -72,9 +72,14 @@ impl Refutation {
             Some(c) => format!(", coordinate {c:?}"),
             None => String::new(),
         };
+        let params = if self.params.is_empty() {
+            "(none)"
+        } else {
+            &self.params
+        };
         format!(
-            "params {}{at}, lhs {} -> {}, rhs {} -> {}",
-            self.params, self.lhs_value, self.lhs, self.rhs_value, self.rhs
+            "params {params}{at}, lhs {} -> {}, rhs {} -> {}",
+            self.lhs_value, self.lhs, self.rhs_value, self.rhs
         )
     }
 }
