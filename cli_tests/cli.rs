@@ -924,3 +924,162 @@ fn shuffle_prints_a_simulated_plan_or_says_shared_memory() {
 
 const F2_WRITE: &str = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,8],[1,0],[2,0]], lane=[[0,16],[0,32],[0,64],[4,0],[8,0]], warp=[[16,0],[32,0],[64,0]]}>";
 const F2_READ: &str = "#ttg.linear<{register=[[1,0],[2,0],[4,0],[8,0],[0,1],[0,2]], lane=[[16,0],[32,0],[64,0],[0,4],[0,8]], warp=[[0,16],[0,32],[0,64]]}>";
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("laycert-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn prove_prints_one_line_per_rule_and_exits_1_on_refuted() {
+    let d = temp_dir("prove");
+    let f = d.join("r.rules");
+    std::fs::write(&f, RULES).unwrap();
+    let junit = d.join("junit.xml");
+    let certs = d.join("certs");
+    let o = laycert(&[
+        "prove",
+        f.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "--cert-dir",
+        certs.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("PROVED merge (exhaustive, 224 instances"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("REFUTED merge_wrong: params e1="),
+        "{out}"
+    );
+    assert!(lines[1].contains("coordinate"), "{out}");
+    assert!(
+        lines[2].starts_with("UNKNOWN unbounded: parameter e has no bounds"),
+        "{out}"
+    );
+    assert!(
+        lines[3].contains("3 rules: 1 proved, 1 refuted, 1 unknown"),
+        "{out}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("failures=\"1\"") && xml.contains("skipped=\"1\""),
+        "{xml}"
+    );
+    let cert = certs.join("merge.cert.json");
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_eq!(first_line(&c), "valid", "{}", stdout(&c));
+    let text = std::fs::read_to_string(&cert)
+        .unwrap()
+        .replace("\"instances\": \"224\"", "\"instances\": \"223\"");
+    std::fs::write(&cert, text).unwrap();
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_eq!(c.status.code(), Some(1));
+    assert!(first_line(&c).starts_with("invalid"));
+}
+
+#[test]
+fn prove_strict_fails_on_unknown_and_json_is_one_object() {
+    let d = temp_dir("strict");
+    let f = d.join("r.rules");
+    std::fs::write(
+        &f,
+        "rule u forall e : int where e >= 1\n  S[e:1] == S[e:1]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        laycert(&["prove", f.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        laycert(&["prove", "--strict", f.to_str().unwrap()])
+            .status
+            .code(),
+        Some(1)
+    );
+    let v = json(&laycert(&["--json", "prove", f.to_str().unwrap()]));
+    assert_eq!(v["unknown"], 1);
+    assert_eq!(v["rules"][0]["verdict"], "UNKNOWN");
+}
+
+#[test]
+fn prove_rejects_a_bad_rule_file_with_a_caret() {
+    let d = temp_dir("bad");
+    let f = d.join("r.rules");
+    std::fs::write(&f, "rule r forall x : nat\n  S[x:1] == S[x:1]\n").unwrap();
+    let o = laycert(&["prove", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(":1: error: rule file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("^^^"), "{}", stderr(&o));
+}
+
+#[test]
+fn validate_proves_and_refutes_logged_pairs() {
+    let d = temp_dir("validate");
+    let f = d.join("pairs.jsonl");
+    std::fs::write(
+        &f,
+        "{\"before\": \"(4,5):(1,4)\", \"after\": \"20:1\", \"relation\": \"equal\"}\n\
+         {\"name\": \"bad\", \"before\": \"S[(4,8):(8,1)]\", \"after\": \"S[32:2]\"}\n",
+    )
+    .unwrap();
+    let o = laycert(&["validate", f.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.starts_with("PROVED line1"), "{out}");
+    assert!(
+        out.contains("REFUTED bad: params (none), coordinate [1]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn simplify_and_equiv_expr_write_certificates_that_check() {
+    let d = temp_dir("simplify");
+    let r = d.join("r.rules");
+    std::fs::write(
+        &r,
+        "rule idem forall L : cute(2, 4, 4)\n  coalesce(coalesce(L)) === coalesce(L)\n",
+    )
+    .unwrap();
+    let cert = d.join("e.json");
+    let o = laycert(&[
+        "simplify",
+        "coalesce(compose((4,8):(1,4), (2,4):(1,2)))",
+        "--rules",
+        r.to_str().unwrap(),
+        "--cert",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(first_line(&o), "8:1", "{}", stdout(&o));
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_eq!(first_line(&c), "valid", "{}", stdout(&c));
+    let o = laycert(&[
+        "equiv-expr",
+        "coalesce((2,2):(1,2))",
+        "coalesce(coalesce((2,2):(1,2)))",
+        "--rules",
+        r.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(first_line(&o).starts_with("equal"));
+}
+
+const RULES: &str = "rule merge forall e1 e2 s : int, a : axis
+  where 1 <= e1 <= 4, 1 <= e2 <= 4, -3 <= s <= 3
+  S[(e1,e2):((e2*s)@a, s@a)] == S[(e1*e2):(s@a)]
+rule merge_wrong forall e1 e2 s : int
+  where 1 <= e1 <= 4, 1 <= e2 <= 4, 1 <= s <= 3
+  S[(e1,e2):(s, e2*s)] == S[(e1*e2):s]
+rule unbounded forall e : int where e >= 1
+  S[e:1] == S[e:1]
+";

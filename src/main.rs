@@ -261,6 +261,66 @@ enum Command {
         #[arg(long)]
         shape: Option<String>,
     },
+    /// Prove rewrite rules (rule files) for every parameter assignment within their bounds:
+    /// one line per rule, PROVED / REFUTED (with a counterexample) / UNKNOWN (why).
+    /// Exit 1 on REFUTED (and on UNKNOWN with --strict), 2 on bad input.
+    Prove {
+        /// Rule files (`corpus/rules/*.rules`).
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Write JUnit XML here.
+        #[arg(long)]
+        junit: Option<String>,
+        /// Write one certificate per rule into this directory.
+        #[arg(long)]
+        cert_dir: Option<String>,
+        /// Also exit 1 when a rule is UNKNOWN.
+        #[arg(long)]
+        strict: bool,
+        /// Largest parameter grid enumerated exhaustively (default 200000).
+        #[arg(long)]
+        max_instances: Option<u64>,
+    },
+    /// Validate concrete rewrites a compiler logged: JSON lines
+    /// `{"before": L, "after": L, "relation": "equal"}`; same outputs and exit codes as prove.
+    Validate {
+        /// The JSON-lines file.
+        pairs: String,
+        /// Write JUnit XML here.
+        #[arg(long)]
+        junit: Option<String>,
+        /// Write one certificate per pair into this directory.
+        #[arg(long)]
+        cert_dir: Option<String>,
+        /// Also exit 1 when a pair is UNKNOWN.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Simplify a layout expression with the e-graph (only PROVED rules; concrete subterms
+    /// folded): prints the cheapest equivalent form (cost: number of modes).
+    Simplify {
+        /// An expression, e.g. `coalesce(compose((4,8):(1,4), (2,4):(1,2)))`.
+        expr: String,
+        /// Rule files (default: the corpus rules compiled in).
+        #[arg(long = "rules")]
+        rules: Vec<String>,
+        /// Write the explanation certificate here.
+        #[arg(long)]
+        cert: Option<String>,
+    },
+    /// Prove two layout expressions equal by saturation. Exit 0 equal, 3 unknown.
+    EquivExpr {
+        /// Left expression.
+        a: String,
+        /// Right expression.
+        b: String,
+        /// Rule files (default: the corpus rules compiled in).
+        #[arg(long = "rules")]
+        rules: Vec<String>,
+        /// Write the explanation certificate here.
+        #[arg(long)]
+        cert: Option<String>,
+    },
     /// Generate kernels: `gen copy` plans, certifies and emits a layout-to-layout copy.
     Gen {
         #[command(subcommand)]
@@ -444,6 +504,43 @@ fn main() -> ExitCode {
         } => cli::bank::swizzle(write, read, dtype, shape.as_deref(), args.json),
         Command::Shuffle { a, b, dtype, shape } => {
             cli::linear::shuffle(a, b, dtype, shape.as_deref(), args.json)
+        }
+        Command::Prove {
+            files,
+            junit,
+            cert_dir,
+            strict,
+            max_instances,
+        } => cli::prove::run(
+            files,
+            &cli::prove::Outputs {
+                junit: junit.as_deref(),
+                cert_dir: cert_dir.as_deref(),
+                strict: *strict,
+                max_instances: *max_instances,
+            },
+            args.json,
+        ),
+        Command::Validate {
+            pairs,
+            junit,
+            cert_dir,
+            strict,
+        } => cli::prove::validate(
+            pairs,
+            &cli::prove::Outputs {
+                junit: junit.as_deref(),
+                cert_dir: cert_dir.as_deref(),
+                strict: *strict,
+                max_instances: None,
+            },
+            args.json,
+        ),
+        Command::Simplify { expr, rules, cert } => {
+            cli::simplify::simplify(expr, rules, cert.as_deref(), args.json)
+        }
+        Command::EquivExpr { a, b, rules, cert } => {
+            cli::simplify::equiv_expr(a, b, rules, cert.as_deref(), args.json)
         }
         Command::Gen {
             what: GenCommand::Copy { spec, out },

@@ -4,7 +4,9 @@
 //! notations is decided by independent deciders over one [`forward`] form (logical index ->
 //! set of physical points over shared axes): [`exhaustive`] enumeration and [`smt`] (z3 over
 //! bit-vectors, every query under a resource limit). A counterexample is shown only after
-//! both layouts are re-evaluated at it by `layout`'s semantics and differ.
+//! both layouts are re-evaluated at it by `layout`'s semantics and differ. [`rules`] proves
+//! rewrite rules (rule files) for every parameter value within their bounds, and checks the
+//! e-graph's explanation certificates.
 //!
 //! ```
 //! use certify::{equivalent, Policy};
@@ -37,3 +39,4 @@ pub mod smt;
 
 pub use claim::{equivalent, Policy, Report};
 pub use decider::{Counterexample, DeciderKind, Outcome};
+pub mod rules;

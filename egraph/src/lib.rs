@@ -1,8 +1,207 @@
 //! # egraph — layout terms in an e-graph
 //!
-//! Will hold the egg `Language` of layout terms (every operator of the Axe, CuTe and F2 algebras
-//! plus concrete layout leaves), an `Analysis` that folds concrete subterms with `layout`'s
-//! algebra, rewrites generated only from rules that `certify` PROVED, saturation, extraction
-//! under a cost model, and explanations turned into certificates. Nothing lives here yet: the
-//! rewrite-rules issue builds it.
+//! An egg [`language::LayoutExpr`] of layout terms (the layout-to-layout operators of the Axe
+//! and CuTe algebras over concrete layout leaves), constant folding through the
+//! [`fold::Fold`] analysis (`layout`'s algebra evaluates concrete subterms), and rewrites
+//! generated only from rules `certify` PROVED ([`rewrites`]), whose side conditions are
+//! re-evaluated at every match. [`simplify`] extracts the cheapest equivalent form (cost: the
+//! number of modes); [`equivalent`] proves two expressions equal by saturation. Both return an
+//! explanation certificate (`certify::rules::explain`) whose steps name a rule and its
+//! substitution, or a fold; `certify` re-checks it without trusting this crate.
+//!
+//! ```
+//! use egraph::{load_rules, simplify, Saturation};
+//! let rules = load_rules(&[("r".into(), "rule coalesce_idem forall L : cute(2, 4, 4)
+//!     coalesce(coalesce(L)) === coalesce(L)".into())]).unwrap();
+//! let out = simplify("coalesce(compose((4,8):(1,4), (2,4):(1,2)))", &rules.0, &Saturation::default()).unwrap();
+//! assert_eq!(out.best, "8:1");
+//! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
+//! ```
 #![warn(missing_docs)]
+
+pub mod fold;
+pub mod language;
+pub mod rewrites;
+
+use std::collections::BTreeMap;
+
+use certify::rules::explain::{match_pattern, rewrite_path, ExplanationCertificate, Step};
+use certify::rules::parse::parse_term;
+use certify::rules::syntax::Term;
+use certify::rules::{parse_source, prove_rule, Options};
+use egg::{Extractor, FlatTerm, RecExpr, Runner};
+
+use fold::{Fold, ModeCost};
+use language::{parse_expr, print_expr, LayoutExpr};
+pub use rewrites::ProvedRule;
+
+/// Saturation limits.
+#[derive(Clone, Debug)]
+pub struct Saturation {
+    /// Most iterations.
+    pub iter_limit: usize,
+    /// Most e-nodes.
+    pub node_limit: usize,
+}
+
+impl Default for Saturation {
+    fn default() -> Self {
+        Saturation {
+            iter_limit: 8,
+            node_limit: 4_000,
+        }
+    }
+}
+
+/// Parses and proves rule files (name, text); returns the PROVED rules and, for the others,
+/// why they are left out.
+pub fn load_rules(
+    files: &[(String, String)],
+) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
+    let mut all = Vec::new();
+    let mut reports = Vec::new();
+    for (name, text) in files {
+        let file = parse_source(name, text)?;
+        // Only rules over layout parameters can become rewrites: prove just those.
+        let usable: Vec<_> = file
+            .rules
+            .into_iter()
+            .filter(|r| r.params.iter().all(|p| p.sort.is_layout()))
+            .collect();
+        reports.extend(usable.iter().map(|r| prove_rule(r, &Options::default())));
+        all.extend(usable);
+    }
+    Ok(rewrites::proved(&all, &reports))
+}
+
+/// The result of [`simplify`].
+#[derive(Clone, Debug)]
+pub struct Simplified {
+    /// The cheapest equivalent expression found.
+    pub best: String,
+    /// Its cost.
+    pub cost: usize,
+    /// The input's cost.
+    pub input_cost: usize,
+    /// Input to `best`, step by step.
+    pub certificate: ExplanationCertificate,
+}
+
+fn runner(
+    rules: &[ProvedRule],
+    sat: &Saturation,
+) -> (
+    Runner<LayoutExpr, Fold>,
+    Vec<egg::Rewrite<LayoutExpr, Fold>>,
+) {
+    let (rws, _) = rewrites::rewrites(rules);
+    let r = Runner::default()
+        .with_explanations_enabled()
+        .with_iter_limit(sat.iter_limit)
+        .with_node_limit(sat.node_limit);
+    (r, rws)
+}
+
+/// The cheapest expression equivalent to `expr` under the proved rules and folding.
+pub fn simplify(expr: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<Simplified, String> {
+    let start = parse_expr(expr)?;
+    let (r, rws) = runner(rules, sat);
+    let mut run = r.with_expr(&start).run(&rws);
+    let root = run.roots[0];
+    let ext = Extractor::new(&run.egraph, ModeCost);
+    let (cost, best) = ext.find_best(root);
+    let input_cost = egg::CostFunction::cost_rec(&mut ModeCost, &start);
+    let certificate = certificate(&mut run, &start, &best, rules)?;
+    Ok(Simplified {
+        best: print_expr(&best),
+        cost,
+        input_cost,
+        certificate,
+    })
+}
+
+/// Proves `a` and `b` equal by saturation: the certificate, or `None` when saturation did not
+/// join them (which proves nothing either way).
+pub fn equivalent(
+    a: &str,
+    b: &str,
+    rules: &[ProvedRule],
+    sat: &Saturation,
+) -> Result<Option<ExplanationCertificate>, String> {
+    let (ea, eb) = (parse_expr(a)?, parse_expr(b)?);
+    let (r, rws) = runner(rules, sat);
+    let mut run = r.with_expr(&ea).with_expr(&eb).run(&rws);
+    if run.egraph.find(run.roots[0]) != run.egraph.find(run.roots[1]) {
+        return Ok(None);
+    }
+    certificate(&mut run, &ea, &eb, rules).map(Some)
+}
+
+fn annotation(t: &FlatTerm<LayoutExpr>) -> Option<String> {
+    t.forward_rule
+        .or(t.backward_rule)
+        .map(|s| s.to_string())
+        .or_else(|| t.children.iter().find_map(annotation))
+}
+
+fn term(e: &RecExpr<LayoutExpr>) -> Result<Term, String> {
+    let text = print_expr(e);
+    parse_term(&text).map_err(|e| e.render(&text))
+}
+
+/// The explanation of `from` = `to` as a certificate.
+fn certificate(
+    run: &mut Runner<LayoutExpr, Fold>,
+    from: &RecExpr<LayoutExpr>,
+    to: &RecExpr<LayoutExpr>,
+    rules: &[ProvedRule],
+) -> Result<ExplanationCertificate, String> {
+    let mut expl = run.explain_equivalence(from, to);
+    let flat = expl.make_flat_explanation().clone();
+    let by_name: BTreeMap<&str, &ProvedRule> =
+        rules.iter().map(|r| (r.rule.name.as_str(), r)).collect();
+    let mut used = BTreeMap::new();
+    let mut steps = Vec::new();
+    let mut prev = term(&flat[0].get_recexpr())?;
+    for ft in flat.iter().skip(1) {
+        let next = term(&ft.get_recexpr())?;
+        let name = annotation(ft).unwrap_or_default();
+        let path = rewrite_path(&prev, &next);
+        let step = if name == "fold" {
+            let backward = matches!(path.last(), Some((Term::Lit { .. }, _)));
+            Step {
+                rule: "fold".into(),
+                direction: if backward { "backward" } else { "forward" }.into(),
+                subst: BTreeMap::new(),
+                term: print_expr(&ft.get_recexpr()),
+            }
+        } else {
+            let base = name.trim_end_matches("<=");
+            let pr = by_name
+                .get(base)
+                .ok_or_else(|| format!("the explanation names an unknown rule {name:?}"))?;
+            used.insert(base.to_string(), pr.rule.text.clone());
+            let r = &pr.rule;
+            let mut found = None;
+            'dirs: for (dir, f, t) in [("forward", &r.lhs, &r.rhs), ("backward", &r.rhs, &r.lhs)] {
+                for (x, y) in &path {
+                    let mut s = BTreeMap::new();
+                    if match_pattern(f, x, &mut s) && match_pattern(t, y, &mut s) {
+                        found = Some((dir, s));
+                        break 'dirs;
+                    }
+                }
+            }
+            let (dir, subst) = found.unwrap_or(("forward", BTreeMap::new()));
+            Step {
+                rule: base.to_string(),
+                direction: dir.into(),
+                subst,
+                term: print_expr(&ft.get_recexpr()),
+            }
+        };
+        steps.push(step);
+        prev = next;
+    }
+    Ok(ExplanationCertificate::new(used, print_expr(from), steps))
+}

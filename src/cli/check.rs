@@ -10,6 +10,33 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     let text = std::fs::read_to_string(path).map_err(|e| BadInput {
         message: format!("error: certificate {path:?}: cannot read: {e}"),
     })?;
+    // Rule and explanation certificates carry a `kind`; equivalence certificates do not.
+    let kind = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    match kind.as_deref() {
+        Some("rule") => {
+            return Ok(other_kind(
+                certify::rules::certificate::check(&text)
+                    .map(|c| format!("rule {}: {}", c.name, c.verdict)),
+                as_json,
+            ))
+        }
+        Some("explanation") => {
+            return Ok(other_kind(
+                certify::rules::explain::check(&text).map(|c| {
+                    format!(
+                        "explanation: {} == {} ({} steps)",
+                        c.start,
+                        c.end(),
+                        c.steps.len()
+                    )
+                }),
+                as_json,
+            ))
+        }
+        _ => {}
+    }
     let result = certify::certificate::check(&text);
     let (first, code, claim) = match &result {
         Ok(c) => (
@@ -31,4 +58,19 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     };
     report.code = code;
     Ok(report)
+}
+
+/// The report for a rule or explanation certificate.
+fn other_kind(result: Result<String, String>, as_json: bool) -> Report {
+    let (first, claim, code) = match &result {
+        Ok(what) => ("valid".to_string(), Some(what.clone()), 0),
+        Err(e) => (format!("invalid: {e}"), None, 1),
+    };
+    let mut report = if as_json {
+        Report::json(json!({ "valid": result.is_ok(), "message": first, "claim": claim }))
+    } else {
+        Report::ok([Some(first), claim].into_iter().flatten().collect())
+    };
+    report.code = code;
+    report
 }

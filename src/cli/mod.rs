@@ -14,7 +14,9 @@ pub mod gpu;
 pub mod input;
 pub mod linear;
 pub mod property;
+pub mod prove;
 pub mod show;
+pub mod simplify;
 pub mod verify;
 
 /// Exit status for bad input (also what clap uses for usage errors).

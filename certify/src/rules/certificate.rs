@@ -1,0 +1,138 @@
+//! Rule certificates: a versioned JSON record of one rule's proof (its text, method, instance
+//! count, the digest of the decided instances or of the SMT queries, the queries themselves,
+//! the counterexample). [`check`] re-proves the rule from its text with the recorded limits and
+//! fails on any difference; a SHA-256 `seal` over the other fields catches edits first.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::prove::{prove_rule, Options, RuleReport, Verdict};
+
+/// The format version this build writes and checks.
+pub const VERSION: u32 = 1;
+
+/// The certificate of one rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleCertificate {
+    /// Format version.
+    pub version: u32,
+    /// Always `rule`.
+    pub kind: String,
+    /// The rule's name.
+    pub name: String,
+    /// The rule's source text.
+    pub rule: String,
+    /// `PROVED`, `REFUTED` or `UNKNOWN`.
+    pub verdict: String,
+    /// The method, when one applied.
+    pub method: Option<String>,
+    /// Instances covered.
+    pub instances: String,
+    /// Instances with both sides defined (exhaustive).
+    pub defined: u64,
+    /// Digest of the decided instances or of the queries.
+    pub digest: String,
+    /// SMT-LIB2 queries z3 answered.
+    pub smt_queries: Vec<String>,
+    /// The refutation or the reason, one line.
+    pub detail: Option<String>,
+    /// The grid limit the proof ran under.
+    pub max_instances: u64,
+    /// SHA-256 over all other fields.
+    pub seal: String,
+}
+
+fn detail(r: &RuleReport) -> Option<String> {
+    match &r.verdict {
+        Verdict::Proved => None,
+        Verdict::Refuted(x) => Some(x.line()),
+        Verdict::Unknown(why) => Some(why.clone()),
+    }
+}
+
+impl RuleCertificate {
+    /// The certificate of a report.
+    pub fn of(r: &RuleReport, opts: &Options) -> RuleCertificate {
+        let mut c = RuleCertificate {
+            version: VERSION,
+            kind: "rule".into(),
+            name: r.name.clone(),
+            rule: r.text.clone(),
+            verdict: r.word().into(),
+            method: r.method.clone(),
+            instances: r.instances.to_string(),
+            defined: r.defined,
+            digest: r.digest.clone(),
+            smt_queries: r.smt_queries.clone(),
+            detail: detail(r),
+            max_instances: opts.max_instances,
+            seal: String::new(),
+        };
+        c.seal = c.compute_seal();
+        c
+    }
+
+    fn compute_seal(&self) -> String {
+        let mut unsealed = self.clone();
+        unsealed.seal = String::new();
+        let text = serde_json::to_string(&unsealed).expect("serializable");
+        format!("{:x}", Sha256::digest(text.as_bytes()))
+    }
+
+    /// Pretty JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("serializable")
+    }
+}
+
+/// Re-checks a rule certificate from scratch: the seal, then a fresh proof of the rule text.
+pub fn check(text: &str) -> Result<RuleCertificate, String> {
+    let c: RuleCertificate =
+        serde_json::from_str(text).map_err(|e| format!("not a rule certificate: {e}"))?;
+    if c.version != VERSION {
+        return Err(format!(
+            "version {} (this build checks {VERSION})",
+            c.version
+        ));
+    }
+    if c.seal != c.compute_seal() {
+        return Err("the seal does not match the contents (edited after it was written)".into());
+    }
+    let file = super::parse_source(&c.name, &c.rule).map_err(|e| e.to_string())?;
+    let [rule] = file.rules.as_slice() else {
+        return Err(format!(
+            "the rule text holds {} rules, not one",
+            file.rules.len()
+        ));
+    };
+    if rule.name != c.name {
+        return Err(format!(
+            "the rule text names {:?}, the certificate {:?}",
+            rule.name, c.name
+        ));
+    }
+    let opts = Options {
+        max_instances: c.max_instances,
+        ..Options::default()
+    };
+    let fresh = RuleCertificate::of(&prove_rule(rule, &opts), &opts);
+    let same = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+        let (a, b) = (format!("{a:?}"), format!("{b:?}"));
+        if a == b {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what}: the certificate says {a}, a fresh proof says {b}"
+            ))
+        }
+    };
+    same("verdict", &c.verdict, &fresh.verdict)?;
+    same("method", &c.method, &fresh.method)?;
+    same("instances", &c.instances, &fresh.instances)?;
+    same("defined instances", &c.defined, &fresh.defined)?;
+    same("digest", &c.digest, &fresh.digest)?;
+    same("SMT queries", &c.smt_queries, &fresh.smt_queries)?;
+    same("detail", &c.detail, &fresh.detail)?;
+    Ok(c)
+}

@@ -1,0 +1,379 @@
+//! Explanation certificates: a chain of terms from `start` to `end`, each step either a FOLD
+//! (two subterms that `layout`'s algebra evaluates to the identical value) or
+//! an application of a named rule at one position with a substitution of its layout
+//! parameters. The e-graph (egraph crate) writes them; [`check`] trusts none of it: it
+//! re-proves every rule named, and for each step re-finds the rewritten position, re-instantiates
+//! the rule with the substitution, re-checks the substitution lies in the bounded domain the
+//! rule was proved for and the rule's side conditions hold there (egg records neither), and
+//! decides the equality of the two rewritten subterms with certify's deciders.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use layout::Layout;
+
+use super::eval::{self, Assignment, Bound};
+use super::parse::{parse_term, print_term};
+use super::prove::{comparison_shape, in_domain, prove_rule, Options, Verdict};
+use super::syntax::{Arg, Rule, Term};
+use crate::claim::{equivalent, Policy};
+
+/// The format version this build writes and checks.
+pub const VERSION: u32 = 1;
+
+/// One step of an explanation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// The rule's name, or `fold`.
+    pub rule: String,
+    /// `forward` (lhs to rhs) or `backward`; for folds, `forward` when the step's result is
+    /// a literal (informative only: a fold is checked by evaluating both sides).
+    pub direction: String,
+    /// The rule's layout parameters at this step: name -> layout text.
+    pub subst: BTreeMap<String, String>,
+    /// The whole term after the step.
+    pub term: String,
+}
+
+/// An explanation certificate.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplanationCertificate {
+    /// Format version.
+    pub version: u32,
+    /// Always `explanation`.
+    pub kind: String,
+    /// Every rule a step names: name -> rule text.
+    pub rules: BTreeMap<String, String>,
+    /// The first term.
+    pub start: String,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// SHA-256 over the other fields.
+    pub seal: String,
+}
+
+impl ExplanationCertificate {
+    /// A sealed certificate.
+    pub fn new(rules: BTreeMap<String, String>, start: String, steps: Vec<Step>) -> Self {
+        let mut c = ExplanationCertificate {
+            version: VERSION,
+            kind: "explanation".into(),
+            rules,
+            start,
+            steps,
+            seal: String::new(),
+        };
+        c.seal = c.compute_seal();
+        c
+    }
+
+    /// SHA-256 over all fields but the seal.
+    pub fn compute_seal(&self) -> String {
+        let mut unsealed = self.clone();
+        unsealed.seal = String::new();
+        let text = serde_json::to_string(&unsealed).expect("serializable");
+        format!("{:x}", Sha256::digest(text.as_bytes()))
+    }
+
+    /// The last term.
+    pub fn end(&self) -> &str {
+        self.steps.last().map_or(&self.start, |s| &s.term)
+    }
+
+    /// Pretty JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("serializable")
+    }
+}
+
+/// Two concrete terms are the same: same operators, same argument values, literals equal as
+/// layout values.
+pub fn same_term(a: &Term, b: &Term) -> bool {
+    match (a, b) {
+        (Term::Lit { .. }, Term::Lit { .. }) => {
+            let e = Assignment::new();
+            match (eval::term(a, &e), eval::term(b, &e)) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => false,
+            }
+        }
+        (Term::Var { name: x, .. }, Term::Var { name: y, .. }) => x == y,
+        (
+            Term::Op {
+                name: f, args: xs, ..
+            },
+            Term::Op {
+                name: g, args: ys, ..
+            },
+        ) => {
+            f == g
+                && xs.len() == ys.len()
+                && xs.iter().zip(ys).all(|(x, y)| match (x, y) {
+                    (Arg::Term(x), Arg::Term(y)) => same_term(x, y),
+                    (x, y) => x == y,
+                })
+        }
+        _ => false,
+    }
+}
+
+/// Where two terms differ: the pairs of differing subterms from the roots down to the
+/// innermost position that contains every difference (empty if the terms are the same).
+pub fn rewrite_path<'t>(a: &'t Term, b: &'t Term) -> Vec<(&'t Term, &'t Term)> {
+    if same_term(a, b) {
+        return Vec::new();
+    }
+    let mut path = vec![(a, b)];
+    if let (
+        Term::Op {
+            name: f, args: xs, ..
+        },
+        Term::Op {
+            name: g, args: ys, ..
+        },
+    ) = (a, b)
+    {
+        if f == g && xs.len() == ys.len() {
+            let differing: Vec<(&Term, &Term)> = xs
+                .iter()
+                .zip(ys)
+                .filter_map(|(x, y)| match (x, y) {
+                    (Arg::Term(x), Arg::Term(y)) if !same_term(x, y) => Some((x, y)),
+                    _ => None,
+                })
+                .collect();
+            let others_same = xs.iter().zip(ys).all(|(x, y)| match (x, y) {
+                (Arg::Term(_), Arg::Term(_)) => true,
+                (x, y) => x == y,
+            });
+            if differing.len() == 1 && others_same {
+                path.extend(rewrite_path(differing[0].0, differing[0].1));
+            }
+        }
+    }
+    path
+}
+
+/// Matches a rule side (with layout parameters) against a concrete term, extending `subst`.
+pub fn match_pattern(p: &Term, t: &Term, subst: &mut BTreeMap<String, String>) -> bool {
+    match (p, t) {
+        (Term::Var { name, .. }, t) => {
+            let Ok(v) = eval::term(t, &Assignment::new()) else {
+                return false;
+            };
+            if !matches!(t, Term::Lit { .. }) {
+                return false;
+            }
+            let text = v.print();
+            match subst.get(name) {
+                Some(prev) => Layout::parse(prev, None).ok() == Some(v),
+                None => {
+                    subst.insert(name.clone(), text);
+                    true
+                }
+            }
+        }
+        (Term::Lit { .. }, Term::Lit { .. }) => same_term(p, t),
+        (
+            Term::Op {
+                name: f, args: xs, ..
+            },
+            Term::Op {
+                name: g, args: ys, ..
+            },
+        ) => {
+            f == g
+                && xs.len() == ys.len()
+                && xs.iter().zip(ys).all(|(x, y)| match (x, y) {
+                    (Arg::Term(x), Arg::Term(y)) => match_pattern(x, y, subst),
+                    (x, y) => x == y,
+                })
+        }
+        _ => false,
+    }
+}
+
+/// A rule side with its layout parameters replaced by literals.
+pub fn instantiate(p: &Term, subst: &BTreeMap<String, String>) -> Result<Term, String> {
+    Ok(match p {
+        Term::Var { name, .. } => {
+            let text = subst
+                .get(name)
+                .ok_or_else(|| format!("the substitution has no value for {name}"))?;
+            parse_term(text).map_err(|e| format!("{name} = {text:?}: {e}"))?
+        }
+        Term::Lit { .. } => p.clone(),
+        Term::Op { name, args, span } => Term::Op {
+            name: name.clone(),
+            args: args
+                .iter()
+                .map(|a| match a {
+                    Arg::Term(t) => instantiate(t, subst).map(Arg::Term),
+                    other => Ok(other.clone()),
+                })
+                .collect::<Result<_, _>>()?,
+            span: span.clone(),
+        },
+    })
+}
+
+/// Whether two concrete terms denote the same map (both undefined counts as the same).
+pub fn equal_by_decider(a: &Term, b: &Term) -> Result<(), String> {
+    let e = Assignment::new();
+    match (eval::term(a, &e), eval::term(b, &e)) {
+        (Err(_), Err(_)) => Ok(()),
+        (Ok(_), Err(err)) | (Err(err), Ok(_)) => Err(format!("one side is undefined: {err}")),
+        (Ok(x), Ok(y)) => {
+            let shape = comparison_shape(&x, &y)
+                .ok_or_else(|| format!("{} and {} have different domains", x.print(), y.print()))?;
+            let policy = Policy {
+                use_smt: false,
+                ..Policy::default()
+            };
+            let r = equivalent(&x, &y, Some(&shape), &policy).map_err(|e| e.to_string())?;
+            if r.verdict() == "equivalent" {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{} and {} are {}",
+                    x.print(),
+                    y.print(),
+                    r.verdict()
+                ))
+            }
+        }
+    }
+}
+
+/// Checks one rule step: `before` -> `after` by `rule` in `direction` with `subst`.
+pub fn check_rule_step(
+    rule: &Rule,
+    direction: &str,
+    subst: &BTreeMap<String, String>,
+    before: &Term,
+    after: &Term,
+) -> Result<(), String> {
+    let (from, to) = match direction {
+        "forward" => (&rule.lhs, &rule.rhs),
+        "backward" => (&rule.rhs, &rule.lhs),
+        other => return Err(format!("direction {other:?}")),
+    };
+    let mut a = Assignment::new();
+    for p in &rule.params {
+        let text = subst
+            .get(&p.name)
+            .ok_or_else(|| format!("the substitution has no value for {}", p.name))?;
+        let l = Layout::parse(text, None).map_err(|e| format!("{} = {text:?}: {e}", p.name))?;
+        if !in_domain(&p.sort, &l) {
+            return Err(format!(
+                "{} = {} lies outside the domain the rule was proved for",
+                p.name,
+                l.print()
+            ));
+        }
+        a.insert(p.name.clone(), Bound::Layout(l));
+    }
+    if let Some(extra) = subst.keys().find(|k| !a.contains_key(*k)) {
+        return Err(format!(
+            "the substitution binds {extra}, not a parameter of the rule"
+        ));
+    }
+    for (i, c) in rule.conds.iter().enumerate() {
+        if !eval::cond(c, &a) {
+            return Err(format!("side condition {} does not hold", i + 1));
+        }
+    }
+    let (lhs, rhs) = (instantiate(from, subst)?, instantiate(to, subst)?);
+    let path = rewrite_path(before, after);
+    let Some(&(x, y)) = path.last() else {
+        return Err("the step changes nothing".into());
+    };
+    // The rule's instance must be what changed: some pair on the path from the root to the
+    // innermost difference.
+    match path
+        .iter()
+        .find(|(x, y)| same_term(&lhs, x) && same_term(&rhs, y))
+    {
+        Some((x, y)) => equal_by_decider(x, y),
+        None => Err(format!(
+            "the rule instantiated with the substitution gives {} -> {}, but the step rewrites {} -> {}",
+            print_term(&lhs),
+            print_term(&rhs),
+            print_term(x),
+            print_term(y)
+        )),
+    }
+}
+
+/// A fold step: at some position on the path of differences, both subterms evaluate (by
+/// `layout`'s algebra) to the identical value.
+fn check_fold(before: &Term, after: &Term) -> Result<(), String> {
+    let path = rewrite_path(before, after);
+    let e = Assignment::new();
+    let mut why = "the fold changes nothing".to_string();
+    for (x, y) in path.iter().rev() {
+        match (eval::term(x, &e), eval::term(y, &e)) {
+            (Ok(v), Ok(w)) if v == w => return Ok(()),
+            (Ok(v), Ok(w)) => {
+                why = format!(
+                    "{} evaluates to {}, {} to {}",
+                    print_term(x),
+                    v.print(),
+                    print_term(y),
+                    w.print()
+                )
+            }
+            (Err(err), _) | (_, Err(err)) => why = format!("a side is undefined: {err}"),
+        }
+    }
+    Err(why)
+}
+
+/// Re-checks an explanation certificate (see the module doc).
+pub fn check(text: &str) -> Result<ExplanationCertificate, String> {
+    let c: ExplanationCertificate =
+        serde_json::from_str(text).map_err(|e| format!("not an explanation certificate: {e}"))?;
+    if c.version != VERSION || c.kind != "explanation" {
+        return Err(format!("kind {:?} version {}", c.kind, c.version));
+    }
+    if c.seal != c.compute_seal() {
+        return Err("the seal does not match the contents (edited after it was written)".into());
+    }
+    let mut rules: BTreeMap<&str, Rule> = BTreeMap::new();
+    for (name, text) in &c.rules {
+        let file = super::parse_source(name, text).map_err(|e| e.to_string())?;
+        let [rule] = file.rules.as_slice() else {
+            return Err(format!(
+                "rule {name}: the text holds {} rules",
+                file.rules.len()
+            ));
+        };
+        if &rule.name != name {
+            return Err(format!("rule {name}: the text names {}", rule.name));
+        }
+        let report = prove_rule(rule, &Options::default());
+        if report.verdict != Verdict::Proved {
+            return Err(format!("rule {name} is not proved: {}", report.line()));
+        }
+        rules.insert(name, rule.clone());
+    }
+    let mut cur = parse_term(&c.start).map_err(|e| format!("start: {e}"))?;
+    for (i, s) in c.steps.iter().enumerate() {
+        let next = parse_term(&s.term).map_err(|e| format!("step {}: {e}", i + 1))?;
+        let r = if s.rule == "fold" {
+            check_fold(&cur, &next)
+        } else {
+            let rule = rules.get(s.rule.as_str()).ok_or_else(|| {
+                format!("step {}: rule {} is not in the certificate", i + 1, s.rule)
+            })?;
+            check_rule_step(rule, &s.direction, &s.subst, &cur, &next)
+        };
+        r.map_err(|e| format!("step {} ({} {}): {e}", i + 1, s.rule, s.direction))?;
+        cur = next;
+    }
+    Ok(c)
+}

@@ -1,0 +1,229 @@
+//! The operators a rule term may apply, each a call into `layout`'s algebra. An operator that
+//! fails on an instance (a composition whose divisibility condition is violated, a grouping that
+//! does not exist) leaves that side UNDEFINED there, with `layout`'s reason: this is part of the
+//! semantics a rule is proved against.
+
+use layout::axe::{self, AxeLayout};
+use layout::convert::{convert, Target};
+use layout::cute::{self, CuteLayout};
+use layout::{Layout, LayoutError, SwizzledLayout};
+
+/// The kind of one operator argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A layout term.
+    Term,
+    /// An integer expression.
+    Int,
+    /// A shape `[..]`.
+    Shape,
+    /// A region `[(b,e), ..]`.
+    Region,
+}
+
+use ArgKind::{Int, Region, Shape, Term};
+
+/// Every operator: name, argument kinds, and what it computes.
+pub const OPERATORS: &[(&str, &[ArgKind], &str)] = &[
+    (
+        "compose",
+        &[Term, Term],
+        "CuTe A o B (A may be swizzled: Sw o (A o B))",
+    ),
+    ("coalesce", &[Term], "CuTe coalesce"),
+    ("complement", &[Term, Int], "CuTe complement(A, M)"),
+    ("logical_divide", &[Term, Term], "CuTe logical_divide"),
+    ("zipped_divide", &[Term, Term], "CuTe zipped_divide"),
+    ("tiled_divide", &[Term, Term], "CuTe tiled_divide"),
+    ("flat_divide", &[Term, Term], "CuTe flat_divide"),
+    ("logical_product", &[Term, Term], "CuTe logical_product"),
+    ("zipped_product", &[Term, Term], "CuTe zipped_product"),
+    ("tiled_product", &[Term, Term], "CuTe tiled_product"),
+    ("blocked_product", &[Term, Term], "CuTe blocked_product"),
+    ("raked_product", &[Term, Term], "CuTe raked_product"),
+    ("right_inverse", &[Term], "CuTe right_inverse"),
+    ("left_inverse", &[Term], "CuTe left_inverse"),
+    ("flatten", &[Term], "CuTe flatten"),
+    ("make_layout", &[Term, Term], "CuTe (A, B) as two modes"),
+    (
+        "recast",
+        &[Term, Int, Int],
+        "CuTe or swizzled recast(L, from_bits, to_bits)",
+    ),
+    ("swizzle", &[Int, Int, Int, Term], "Sw<B,M,S> o L"),
+    ("canonicalize", &[Term], "Axe canonical form"),
+    ("group", &[Term, Shape], "Axe group by a shape"),
+    (
+        "tile",
+        &[Term, Shape, Term, Shape],
+        "Axe tile(inner, inner_shape, outer, outer_shape)",
+    ),
+    (
+        "direct_sum",
+        &[Term, Shape, Term, Shape],
+        "Axe direct_sum(a, a_shape, b, b_shape)",
+    ),
+    (
+        "slice",
+        &[Term, Shape, Region],
+        "Axe slice(L, shape, region)",
+    ),
+    ("to_axe", &[Term], "exact conversion to Axe"),
+    ("to_cute", &[Term], "exact conversion to CuTe"),
+    (
+        "to_linear",
+        &[Term],
+        "exact conversion to an F2 linear layout",
+    ),
+];
+
+/// The argument kinds of `name`, if it is an operator.
+pub fn signature(name: &str) -> Option<&'static [ArgKind]> {
+    OPERATORS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, k, _)| *k)
+}
+
+/// An evaluated operator argument.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// A layout.
+    Layout(Layout),
+    /// An integer.
+    Int(i64),
+    /// A shape.
+    Shape(Vec<i64>),
+    /// A region.
+    Region(Vec<(i64, i64)>),
+}
+
+fn cute_of<'a>(op: &str, v: &'a Value) -> Result<&'a CuteLayout, LayoutError> {
+    match v {
+        Value::Layout(Layout::Cute(c)) => Ok(c),
+        other => Err(wrong(op, "a CuTe layout", other)),
+    }
+}
+
+fn axe_of<'a>(op: &str, v: &'a Value) -> Result<&'a AxeLayout, LayoutError> {
+    match v {
+        Value::Layout(Layout::Axe(a)) => Ok(a),
+        other => Err(wrong(op, "an Axe layout", other)),
+    }
+}
+
+fn int_of(op: &str, v: &Value) -> Result<i64, LayoutError> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        other => Err(wrong(op, "an integer", other)),
+    }
+}
+
+fn shape_of<'a>(op: &str, v: &'a Value) -> Result<&'a [i64], LayoutError> {
+    match v {
+        Value::Shape(s) => Ok(s),
+        other => Err(wrong(op, "a shape", other)),
+    }
+}
+
+fn wrong(op: &str, want: &str, got: &Value) -> LayoutError {
+    let got = match got {
+        Value::Layout(l) => format!("{} layout {}", l.notation().name(), l.print()),
+        Value::Int(i) => format!("integer {i}"),
+        Value::Shape(s) => format!("shape {s:?}"),
+        Value::Region(r) => format!("region {r:?}"),
+    };
+    LayoutError::invalid(
+        format!("argument of {op}"),
+        format!("needs {want}, got {got}"),
+    )
+}
+
+/// Applies operator `op` to evaluated arguments (kinds already checked by the parser).
+pub fn apply(op: &str, a: &[Value]) -> Result<Layout, LayoutError> {
+    let c = |i: usize| cute_of(op, &a[i]);
+    let x = |i: usize| axe_of(op, &a[i]);
+    let cute2 = |f: fn(&CuteLayout, &CuteLayout) -> layout::Result<CuteLayout>| {
+        Ok::<_, LayoutError>(Layout::Cute(f(c(0)?, c(1)?)?))
+    };
+    Ok(match op {
+        "compose" => match &a[0] {
+            Value::Layout(Layout::Swizzled(s)) => {
+                Layout::Swizzled(cute::composition_swizzled(s, c(1)?)?)
+            }
+            _ => Layout::Cute(cute::composition(c(0)?, c(1)?)?),
+        },
+        "coalesce" => Layout::Cute(cute::coalesce(c(0)?)),
+        "complement" => Layout::Cute(cute::complement(c(0)?, int_of(op, &a[1])?)?),
+        "logical_divide" => cute2(cute::logical_divide)?,
+        "zipped_divide" => cute2(cute::zipped_divide)?,
+        "tiled_divide" => cute2(cute::tiled_divide)?,
+        "flat_divide" => cute2(cute::flat_divide)?,
+        "logical_product" => cute2(cute::logical_product)?,
+        "zipped_product" => cute2(cute::zipped_product)?,
+        "tiled_product" => cute2(cute::tiled_product)?,
+        "blocked_product" => cute2(cute::blocked_product)?,
+        "raked_product" => cute2(cute::raked_product)?,
+        "right_inverse" => Layout::Cute(cute::right_inverse(c(0)?)?),
+        "left_inverse" => Layout::Cute(cute::left_inverse(c(0)?)?),
+        "flatten" => Layout::Cute(cute::flatten(c(0)?)),
+        "make_layout" => Layout::Cute(cute::make_layout(&[c(0)?.clone(), c(1)?.clone()])?),
+        "recast" => {
+            let (from, to) = (int_of(op, &a[1])?, int_of(op, &a[2])?);
+            match &a[0] {
+                Value::Layout(Layout::Swizzled(s)) => {
+                    Layout::Swizzled(cute::recast_swizzled(s, from, to)?)
+                }
+                _ => Layout::Cute(cute::recast(c(0)?, from, to)?),
+            }
+        }
+        "swizzle" => {
+            let bits = small(op, int_of(op, &a[0])?)?;
+            let base = small(op, int_of(op, &a[1])?)?;
+            let shift = int_of(op, &a[2])?;
+            let shift = i32::try_from(shift)
+                .map_err(|_| LayoutError::invalid("swizzle shift", format!("{shift}")))?;
+            let sw = layout::Swizzle::new(bits, base, shift)?;
+            Layout::Swizzled(SwizzledLayout::new(sw, cute_of(op, &a[3])?.clone())?)
+        }
+        "canonicalize" => Layout::Axe(axe::canonicalize(x(0)?)?.layout),
+        "group" => Layout::Axe(axe::group(x(0)?, shape_of(op, &a[1])?)?.layout),
+        "tile" => Layout::Axe(axe::tile(
+            x(0)?,
+            x(2)?,
+            shape_of(op, &a[1])?,
+            shape_of(op, &a[3])?,
+        )?),
+        "direct_sum" => Layout::Axe(axe::direct_sum(
+            x(0)?,
+            x(2)?,
+            shape_of(op, &a[1])?,
+            shape_of(op, &a[3])?,
+        )?),
+        "slice" => match &a[2] {
+            Value::Region(r) => Layout::Axe(axe::slice(x(0)?, shape_of(op, &a[1])?, r)?),
+            other => return Err(wrong(op, "a region", other)),
+        },
+        "to_axe" | "to_cute" | "to_linear" => {
+            let target = match op {
+                "to_axe" => Target::Axe,
+                "to_cute" => Target::Cute,
+                _ => Target::Linear,
+            };
+            match &a[0] {
+                Value::Layout(l) => convert(l, target, None)?,
+                other => return Err(wrong(op, "a layout", other)),
+            }
+        }
+        other => {
+            return Err(LayoutError::invalid(
+                "operator",
+                format!("{other} is not an operator"),
+            ))
+        }
+    })
+}
+
+fn small(op: &str, v: i64) -> Result<u32, LayoutError> {
+    u32::try_from(v).map_err(|_| LayoutError::invalid(format!("argument of {op}"), format!("{v}")))
+}

@@ -1,0 +1,748 @@
+//! The rule-file parser. Every error is a [`ParseError`] with the byte span of the offending
+//! text, rendered like the notation parsers' errors (a caret under the span).
+//!
+//! ```text
+//! rule merge_same_axis  forall e1 e2 s : int, a : axis
+//!   where 1 <= e1 <= 8, 1 <= e2 <= 8, -8 <= s <= 8
+//!   S[(e1,e2):((e2*s)@a, s@a)] == S[(e1*e2):(s@a)]
+//! ```
+//! Layout literals are cut into verbatim text and holes: an integer parameter or an arithmetic
+//! run (`e1*e2`, `(e2*s)`) becomes an integer hole, an axis parameter an axis hole; `layout`'s
+//! own parser reads the literal once the holes are filled.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use layout::ParseError;
+
+use super::ops::{signature, ArgKind};
+use super::syntax::{
+    Arg, CallArg, CmpOp, Cond, IntExpr, Param, Piece, Relation, Rule, RuleFile, Sort, Term,
+};
+
+/// Words that cannot name a parameter.
+const RESERVED: &[&str] = &[
+    "rule", "forall", "where", "int", "axis", "cute", "axe", "size", "cosize", "rank", "pow2",
+    "defined", "S", "R", "Sw", "o",
+];
+
+/// Integer functions usable in expressions: name and whether the argument is a term.
+const INT_FUNCTIONS: &[(&str, bool)] = &[
+    ("size", true),
+    ("cosize", true),
+    ("rank", true),
+    ("pow2", false),
+];
+
+/// Parses a whole rule file.
+pub fn parse_file(src: &str) -> Result<RuleFile, ParseError> {
+    let mut p = Parser {
+        src,
+        pos: 0,
+        params: BTreeMap::new(),
+    };
+    let mut rules: Vec<Rule> = Vec::new();
+    loop {
+        p.ws();
+        if p.pos >= src.len() {
+            break;
+        }
+        let rule = p.rule()?;
+        if let Some(prev) = rules.iter().find(|r| r.name == rule.name) {
+            let at = prev.span.start;
+            return Err(p.err_at(
+                rule.span.start..rule.span.start + 4 + rule.name.len() + 1,
+                "a rule name not used before",
+                &format!(
+                    "{:?} (already the name of the rule at byte {at})",
+                    rule.name
+                ),
+            ));
+        }
+        rules.push(rule);
+    }
+    Ok(RuleFile { rules })
+}
+
+/// Parses one concrete term (no parameters): operators over layout literals.
+pub fn parse_term(src: &str) -> Result<Term, ParseError> {
+    let mut p = Parser {
+        src,
+        pos: 0,
+        params: BTreeMap::new(),
+    };
+    let t = p.term()?;
+    p.ws();
+    if p.pos < src.len() {
+        return Err(p.err("the end of the term"));
+    }
+    Ok(t)
+}
+
+/// Prints a term in rule syntax (operators over literals and parameters).
+pub fn print_term(t: &Term) -> String {
+    use super::syntax::Arg;
+    let int = |e: &IntExpr| print_int(e);
+    match t {
+        Term::Lit { text, .. } => text.clone(),
+        Term::Var { name, .. } => name.clone(),
+        Term::Op { name, args, .. } => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| match a {
+                    Arg::Term(t) => print_term(t),
+                    Arg::Int(e) => int(e),
+                    Arg::Shape(es) => {
+                        format!("[{}]", es.iter().map(int).collect::<Vec<_>>().join(", "))
+                    }
+                    Arg::Region(rs) => format!(
+                        "[{}]",
+                        rs.iter()
+                            .map(|(b, e)| format!("({}, {})", int(b), int(e)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })
+                .collect();
+            format!("{name}({})", args.join(", "))
+        }
+    }
+}
+
+fn print_int(e: &IntExpr) -> String {
+    match e {
+        IntExpr::Num(v) => v.to_string(),
+        IntExpr::Param(p) => p.clone(),
+        IntExpr::Neg(x) => format!("-({})", print_int(x)),
+        IntExpr::Bin(op, x, y) => format!("({} {op} {})", print_int(x), print_int(y)),
+        IntExpr::Call(f, a) => match a.as_ref() {
+            CallArg::Term(t) => format!("{f}({})", print_term(t)),
+            CallArg::Int(x) => format!("{f}({})", print_int(x)),
+        },
+    }
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    pos: usize,
+    params: BTreeMap<String, Sort>,
+}
+
+impl<'a> Parser<'a> {
+    fn rest(&self) -> &'a str {
+        &self.src[self.pos..]
+    }
+
+    /// Skips spaces and `//` comments.
+    fn ws(&mut self) {
+        loop {
+            let r = self.rest();
+            let t = r.trim_start();
+            self.pos += r.len() - t.len();
+            if t.starts_with("//") {
+                self.pos += t.find('\n').unwrap_or(t.len());
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn found(&self) -> String {
+        let r = self.rest();
+        match r.split_whitespace().next() {
+            None => "end of input".into(),
+            Some(w) => format!("{:?}", w.chars().take(24).collect::<String>()),
+        }
+    }
+
+    fn err(&self, expected: &str) -> ParseError {
+        let len = self.rest().chars().next().map_or(0, char::len_utf8);
+        self.err_at(self.pos..self.pos + len, expected, &self.found())
+    }
+
+    fn err_at(&self, span: Range<usize>, expected: &str, found: &str) -> ParseError {
+        ParseError {
+            notation: "rule file",
+            span,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+
+    fn peek_is(&mut self, tok: &str) -> bool {
+        self.ws();
+        self.rest().starts_with(tok)
+    }
+
+    fn eat(&mut self, tok: &str) -> bool {
+        if self.peek_is(tok) {
+            self.pos += tok.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, tok: &str) -> Result<(), ParseError> {
+        if self.eat(tok) {
+            Ok(())
+        } else {
+            Err(self.err(&format!("{tok:?}")))
+        }
+    }
+
+    /// The identifier at the cursor, without consuming it.
+    fn peek_ident(&mut self) -> Option<(String, Range<usize>)> {
+        self.ws();
+        let r = self.rest();
+        let mut it = r.char_indices();
+        match it.next() {
+            Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
+            _ => return None,
+        }
+        let end = it
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+            .map_or(r.len(), |(i, _)| i);
+        Some((r[..end].to_string(), self.pos..self.pos + end))
+    }
+
+    fn ident(&mut self, what: &str) -> Result<(String, Range<usize>), ParseError> {
+        let (name, span) = self.peek_ident().ok_or_else(|| self.err(what))?;
+        self.pos = span.end;
+        Ok((name, span))
+    }
+
+    fn keyword(&mut self, kw: &str) -> bool {
+        match self.peek_ident() {
+            Some((w, span)) if w == kw => {
+                self.pos = span.end;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn int(&mut self) -> Result<i64, ParseError> {
+        self.ws();
+        let start = self.pos;
+        let r = self.rest();
+        let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+        if end == 0 {
+            return Err(self.err("an integer"));
+        }
+        self.pos += end;
+        r[..end]
+            .parse::<i64>()
+            .map_err(|_| self.err_at(start..start + end, "an integer that fits in i64", &r[..end]))
+    }
+
+    fn rule(&mut self) -> Result<Rule, ParseError> {
+        let start = self.pos;
+        if !self.keyword("rule") {
+            return Err(self.err("\"rule\""));
+        }
+        let (name, _) = self.ident("a rule name")?;
+        self.params.clear();
+        let mut params = Vec::new();
+        if self.keyword("forall") {
+            loop {
+                let mut names = Vec::new();
+                while let Some((n, span)) = self.peek_ident() {
+                    if RESERVED.contains(&n.as_str()) {
+                        return Err(self.err_at(
+                            span,
+                            "a parameter name",
+                            &format!("{n:?} (reserved)"),
+                        ));
+                    }
+                    self.pos = span.end;
+                    names.push((n, span));
+                }
+                if names.is_empty() {
+                    return Err(self.err("a parameter name"));
+                }
+                self.expect(":")?;
+                let sort = self.sort()?;
+                for (n, span) in names {
+                    if self.params.insert(n.clone(), sort.clone()).is_some() {
+                        return Err(self.err_at(
+                            span,
+                            "a new parameter name",
+                            &format!("{n:?} again"),
+                        ));
+                    }
+                    params.push(Param {
+                        name: n,
+                        sort: sort.clone(),
+                        span,
+                    });
+                }
+                if !self.eat(",") {
+                    break;
+                }
+            }
+        }
+        let mut conds = Vec::new();
+        if self.keyword("where") {
+            loop {
+                conds.push(self.cond()?);
+                if !self.eat(",") {
+                    break;
+                }
+            }
+        }
+        let lhs = self.term()?;
+        let relation = if self.eat("===") {
+            Relation::Identical
+        } else if self.eat("==") {
+            Relation::SameMap
+        } else {
+            return Err(self.err("\"==\" (same map) or \"===\" (identical)"));
+        };
+        let rhs = self.term()?;
+        let end = self.pos;
+        self.ws();
+        if self.pos < self.src.len() && !matches!(self.peek_ident(), Some((w, _)) if w == "rule") {
+            return Err(self.err("the end of the rule (a new \"rule\" or the end of the file)"));
+        }
+        Ok(Rule {
+            name,
+            text: self.src[start..end].to_string(),
+            span: start..end,
+            params,
+            conds,
+            lhs,
+            relation,
+            rhs,
+        })
+    }
+
+    fn sort(&mut self) -> Result<Sort, ParseError> {
+        let (s, span) = self.ident("a sort: int, axis, cute(r,e,s) or axe(r,e,s)")?;
+        match s.as_str() {
+            "int" => Ok(Sort::Int),
+            "axis" => {
+                let mut axes = vec!["m".to_string(), "laneid".to_string()];
+                if self.eat("{") {
+                    axes.clear();
+                    loop {
+                        axes.push(self.ident("an axis name")?.0);
+                        if !self.eat(",") {
+                            break;
+                        }
+                    }
+                    self.expect("}")?;
+                }
+                Ok(Sort::Axis(axes))
+            }
+            "cute" | "axe" => {
+                self.expect("(")?;
+                let rank = self.int()?;
+                self.expect(",")?;
+                let extent = self.int()?;
+                self.expect(",")?;
+                let stride = self.int()?;
+                self.expect(")")?;
+                let rank = u32::try_from(rank)
+                    .ok()
+                    .filter(|r| (1..=4).contains(r))
+                    .ok_or_else(|| {
+                        self.err_at(span.clone(), "a rank in 1..=4", &rank.to_string())
+                    })?;
+                if extent < 1 {
+                    return Err(self.err_at(span, "an extent bound >= 1", &extent.to_string()));
+                }
+                Ok(if s == "cute" {
+                    Sort::Cute {
+                        rank,
+                        extent,
+                        stride,
+                    }
+                } else {
+                    Sort::Axe {
+                        rank,
+                        extent,
+                        stride,
+                    }
+                })
+            }
+            other => Err(self.err_at(span, "a sort: int, axis, cute(r,e,s) or axe(r,e,s)", other)),
+        }
+    }
+
+    fn cond(&mut self) -> Result<Cond, ParseError> {
+        let mut c = self.cond_and()?;
+        while self.eat("||") {
+            c = Cond::Or(Box::new(c), Box::new(self.cond_and()?));
+        }
+        Ok(c)
+    }
+
+    fn cond_and(&mut self) -> Result<Cond, ParseError> {
+        let mut c = self.cond_not()?;
+        while self.eat("&&") {
+            c = Cond::And(Box::new(c), Box::new(self.cond_not()?));
+        }
+        Ok(c)
+    }
+
+    fn cond_not(&mut self) -> Result<Cond, ParseError> {
+        if self.peek_is("!") && !self.peek_is("!=") {
+            self.pos += 1;
+            return Ok(Cond::Not(Box::new(self.cond_not()?)));
+        }
+        if let Some((w, span)) = self.peek_ident() {
+            if w == "defined" && self.src[span.end..].trim_start().starts_with('(') {
+                self.pos = span.end;
+                self.expect("(")?;
+                let t = self.term()?;
+                self.expect(")")?;
+                return Ok(Cond::Defined(t));
+            }
+        }
+        if self.peek_is("(") {
+            let save = self.pos;
+            self.pos += 1;
+            if let Ok(c) = self.cond() {
+                if self.eat(")") && self.cmp_op_ahead().is_none() {
+                    return Ok(c);
+                }
+            }
+            self.pos = save;
+        }
+        let mut exprs = vec![self.expr()?];
+        let mut ops = Vec::new();
+        while let Some((op, len)) = self.cmp_op_ahead() {
+            self.pos += len;
+            ops.push(op);
+            exprs.push(self.expr()?);
+        }
+        if ops.is_empty() {
+            return Err(self.err("a comparison (<, <=, >, >=, ==, !=)"));
+        }
+        Ok(Cond::Cmp(exprs, ops))
+    }
+
+    fn cmp_op_ahead(&mut self) -> Option<(CmpOp, usize)> {
+        self.ws();
+        let r = self.rest();
+        if r.starts_with("===") {
+            return None;
+        }
+        [
+            ("<=", CmpOp::Le),
+            (">=", CmpOp::Ge),
+            ("==", CmpOp::Eq),
+            ("!=", CmpOp::Ne),
+            ("<", CmpOp::Lt),
+            (">", CmpOp::Gt),
+        ]
+        .into_iter()
+        .find(|(t, _)| r.starts_with(t))
+        .map(|(t, op)| (op, t.len()))
+    }
+
+    fn expr(&mut self) -> Result<IntExpr, ParseError> {
+        let mut e = self.product()?;
+        loop {
+            let op = if self.peek_is("+") {
+                '+'
+            } else if self.peek_is("-") && !self.peek_is("->") {
+                '-'
+            } else {
+                return Ok(e);
+            };
+            self.pos += 1;
+            e = IntExpr::Bin(op, Box::new(e), Box::new(self.product()?));
+        }
+    }
+
+    fn product(&mut self) -> Result<IntExpr, ParseError> {
+        let mut e = self.unary()?;
+        loop {
+            let op = ['*', '/', '%']
+                .into_iter()
+                .find(|c| self.peek_is(&c.to_string()) && !self.peek_is("//"));
+            let Some(op) = op else { return Ok(e) };
+            self.pos += 1;
+            e = IntExpr::Bin(op, Box::new(e), Box::new(self.unary()?));
+        }
+    }
+
+    fn unary(&mut self) -> Result<IntExpr, ParseError> {
+        if self.eat("-") {
+            return Ok(IntExpr::Neg(Box::new(self.unary()?)));
+        }
+        if self.eat("(") {
+            let e = self.expr()?;
+            self.expect(")")?;
+            return Ok(e);
+        }
+        if let Some((name, span)) = self.peek_ident() {
+            if let Some((f, takes_term)) = INT_FUNCTIONS.iter().find(|(f, _)| *f == name) {
+                self.pos = span.end;
+                self.expect("(")?;
+                let arg = if *takes_term {
+                    CallArg::Term(self.term()?)
+                } else {
+                    CallArg::Int(self.expr()?)
+                };
+                self.expect(")")?;
+                return Ok(IntExpr::Call(f.to_string(), Box::new(arg)));
+            }
+            return match self.params.get(&name) {
+                Some(Sort::Int) => {
+                    self.pos = span.end;
+                    Ok(IntExpr::Param(name))
+                }
+                Some(other) => Err(self.err_at(
+                    span,
+                    "an integer parameter",
+                    &format!("{name:?} (declared as {})", sort_name(other)),
+                )),
+                None => Err(self.err_at(
+                    span,
+                    "an integer or a declared int parameter",
+                    &format!("{name:?}"),
+                )),
+            };
+        }
+        Ok(IntExpr::Num(self.int()?))
+    }
+
+    fn term(&mut self) -> Result<Term, ParseError> {
+        self.ws();
+        let start = self.pos;
+        if let Some((name, span)) = self.peek_ident() {
+            let after = self.src[span.end..].trim_start();
+            if after.starts_with('(') {
+                if let Some(kinds) = signature(&name) {
+                    self.pos = span.end;
+                    self.expect("(")?;
+                    let mut args = Vec::new();
+                    for (i, kind) in kinds.iter().enumerate() {
+                        if i > 0 {
+                            self.expect(",").map_err(|_| {
+                                self.err(&format!("\",\": {name} takes {} arguments", kinds.len()))
+                            })?;
+                        }
+                        args.push(self.arg(*kind)?);
+                    }
+                    self.expect(")").map_err(|_| {
+                        self.err(&format!("\")\": {name} takes {} arguments", kinds.len()))
+                    })?;
+                    return Ok(Term::Op {
+                        name,
+                        args,
+                        span: start..self.pos,
+                    });
+                }
+            }
+            if let Some(sort) = self.params.get(&name) {
+                if sort.is_layout() {
+                    self.pos = span.end;
+                    return Ok(Term::Var { name, span });
+                }
+            }
+        }
+        self.literal()
+    }
+
+    fn arg(&mut self, kind: ArgKind) -> Result<Arg, ParseError> {
+        Ok(match kind {
+            ArgKind::Term => Arg::Term(self.term()?),
+            ArgKind::Int => Arg::Int(self.expr()?),
+            ArgKind::Shape => {
+                self.expect("[")?;
+                let mut dims = vec![self.expr()?];
+                while self.eat(",") {
+                    dims.push(self.expr()?);
+                }
+                self.expect("]")?;
+                Arg::Shape(dims)
+            }
+            ArgKind::Region => {
+                self.expect("[")?;
+                let mut dims = Vec::new();
+                loop {
+                    self.expect("(")?;
+                    let b = self.expr()?;
+                    self.expect(",")?;
+                    let e = self.expr()?;
+                    self.expect(")")?;
+                    dims.push((b, e));
+                    if !self.eat(",") {
+                        break;
+                    }
+                }
+                self.expect("]")?;
+                Arg::Region(dims)
+            }
+        })
+    }
+
+    /// A layout literal: everything up to a `,`, an unmatched closer, `=` or the end of the
+    /// line at bracket depth 0.
+    fn literal(&mut self) -> Result<Term, ParseError> {
+        self.ws();
+        let start = self.pos;
+        let bytes = self.src.as_bytes();
+        let mut stack: Vec<u8> = Vec::new();
+        let mut i = start;
+        while i < bytes.len() {
+            let c = bytes[i];
+            if stack.is_empty() {
+                let r = &self.src[i..];
+                if matches!(c, b',' | b')' | b']' | b'}' | b'\n' | b'=') || r.starts_with("//") {
+                    break;
+                }
+            }
+            match c {
+                b'(' => stack.push(b')'),
+                b'[' => stack.push(b']'),
+                b'{' => stack.push(b'}'),
+                b'<' if i > 0 && bytes[i - 1].is_ascii_alphanumeric() => stack.push(b'>'),
+                b'>' if i > 0 && bytes[i - 1] == b'-' => {}
+                b')' | b']' | b'}' | b'>' => {
+                    if stack.last() == Some(&c) {
+                        stack.pop();
+                    } else if c != b'>' {
+                        return Err(self.err_at(
+                            i..i + 1,
+                            "a balanced layout literal",
+                            &format!("{:?}", c as char),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if !stack.is_empty() {
+            return Err(self.err_at(
+                start..i,
+                &format!(
+                    "{:?} closing the layout literal",
+                    stack[stack.len() - 1] as char
+                ),
+                "end of the literal",
+            ));
+        }
+        let text = self.src[start..i].trim_end();
+        if text.is_empty() {
+            return Err(self.err("a layout term (a literal, a layout parameter or an operator)"));
+        }
+        let span = start..start + text.len();
+        // A parser that ends where the literal ends, so expressions stop there.
+        let mut inner = Parser {
+            src: &self.src[..span.end],
+            pos: span.start,
+            params: std::mem::take(&mut self.params),
+        };
+        let pieces = inner.pieces(span.clone());
+        self.params = inner.params;
+        let pieces = pieces?;
+        self.pos = span.end;
+        Ok(Term::Lit {
+            text: text.to_string(),
+            pieces,
+            span,
+        })
+    }
+
+    /// Cuts a literal into text and holes (see the module doc).
+    fn pieces(&mut self, span: Range<usize>) -> Result<Vec<Piece>, ParseError> {
+        let mut out: Vec<Piece> = Vec::new();
+        let push_text = |out: &mut Vec<Piece>, s: &str| match out.last_mut() {
+            Some(Piece::Text(t)) => t.push_str(s),
+            _ => out.push(Piece::Text(s.to_string())),
+        };
+        self.pos = span.start;
+        while self.pos < span.end {
+            let c = self.rest().chars().next().expect("inside the literal");
+            let prev = self.src[span.start..self.pos].trim_end().chars().last();
+            let unary_ok = matches!(prev, None | Some('(' | ',' | ':' | '['));
+            let starts_run = c.is_ascii_digit()
+                || (c == '-' && unary_ok)
+                || (c == '(' && self.arithmetic_paren(span.end))
+                || matches!(self.peek_ident_here(), Some(ref n) if matches!(self.params.get(n), Some(Sort::Int))
+                    || (INT_FUNCTIONS.iter().any(|(f, _)| f == n)
+                        && self.src[self.pos + n.len()..].starts_with('(')))
+                    && prev != Some('@');
+            if starts_run {
+                let at = self.pos;
+                let e = self.expr()?;
+                if self.pos > span.end {
+                    return Err(self.err_at(
+                        at..span.end,
+                        "an integer expression inside the literal",
+                        "text past its end",
+                    ));
+                }
+                out.push(Piece::Int(e));
+                continue;
+            }
+            if let Some(n) = self.peek_ident_here() {
+                let len = n.len();
+                match self.params.get(&n) {
+                    Some(Sort::Axis(_)) => out.push(Piece::Axis(n)),
+                    Some(s) if s.is_layout() => {
+                        return Err(self.err_at(
+                            self.pos..self.pos + len,
+                            "a layout literal (a layout parameter stands alone, not inside one)",
+                            &n,
+                        ))
+                    }
+                    _ => push_text(&mut out, &n),
+                }
+                self.pos += len;
+                continue;
+            }
+            push_text(&mut out, &c.to_string());
+            self.pos += c.len_utf8();
+        }
+        Ok(out)
+    }
+
+    fn peek_ident_here(&self) -> Option<String> {
+        let r = self.rest();
+        let mut it = r.char_indices();
+        match it.next() {
+            Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
+            _ => return None,
+        }
+        let end = it
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+            .map_or(r.len(), |(i, _)| i);
+        Some(r[..end].to_string())
+    }
+
+    /// Whether the `(` at the cursor opens an arithmetic group (no `,`, `:` or `@` before its
+    /// matching `)`).
+    fn arithmetic_paren(&self, end: usize) -> bool {
+        let mut depth = 0;
+        for (i, c) in self.src[self.pos..end].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return i > 1;
+                    }
+                }
+                ',' | ':' | '@' | '[' | '<' => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+}
+
+fn sort_name(s: &Sort) -> &'static str {
+    match s {
+        Sort::Int => "int",
+        Sort::Axis(_) => "axis",
+        Sort::Cute { .. } => "cute",
+        Sort::Axe { .. } => "axe",
+    }
+}

@@ -1,0 +1,316 @@
+//! Rule files: parsing (errors with spans), bounded proofs (exhaustive and z3), refutations
+//! re-evaluated by the semantics, certificates and explanation certificates (tampering
+//! rejected), and the corpus: every sound rule proved, every unsound rule refuted.
+
+use std::collections::BTreeMap;
+
+use certify::rules::certificate::{check as check_rule_cert, RuleCertificate};
+use certify::rules::eval::{self, Assignment, Bound};
+use certify::rules::explain::{check as check_explanation, ExplanationCertificate, Step};
+use certify::rules::{parse_source, prove_source, Options, Verdict};
+use layout::Layout;
+use proptest::prelude::*;
+
+const MERGE: &str = "rule merge_same_axis  forall e1 e2 s : int, a : axis
+  where 1 <= e1 <= 6, 1 <= e2 <= 6, -4 <= s <= 4
+  S[(e1,e2):((e2*s)@a, s@a)] == S[(e1*e2):(s@a)]";
+
+fn small() -> Options {
+    Options {
+        max_instances: 1_500,
+        use_smt: false,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn spec_merge_rule_is_proved_exhaustively() {
+    let r = prove_source("m", MERGE, &Options::default()).unwrap();
+    assert_eq!(r[0].word(), "PROVED", "{}", r[0].line());
+    assert_eq!(r[0].method.as_deref(), Some("exhaustive"));
+    assert_eq!(r[0].instances, 6 * 6 * 9 * 2);
+}
+
+#[test]
+fn off_by_one_merge_is_refuted_with_a_counterexample_the_semantics_confirm() {
+    let text = "rule bad forall e1 e2 s : int where 1 <= e1 <= 4, 1 <= e2 <= 4, 1 <= s <= 3
+      S[(e1,e2):((e2+1)*s, s)] == S[(e1*e2):s]";
+    let r = &prove_source("b", text, &Options::default()).unwrap()[0];
+    let Verdict::Refuted(x) = &r.verdict else {
+        panic!("{}", r.line())
+    };
+    // Re-evaluate both sides at the reported parameters and coordinate.
+    let file = parse_source("b", text).unwrap();
+    let rule = &file.rules[0];
+    let mut a = Assignment::new();
+    for kv in x.params.split(", ") {
+        let (k, v) = kv.split_once('=').unwrap();
+        a.insert(k.to_string(), Bound::Int(v.parse().unwrap()));
+    }
+    let (l, rr) = (
+        eval::term(&rule.lhs, &a).unwrap(),
+        eval::term(&rule.rhs, &a).unwrap(),
+    );
+    let c = x.coordinate.clone().unwrap();
+    let shape = vec![l.domain_size()];
+    assert_ne!(
+        l.eval(Some(&shape), &c).unwrap(),
+        rr.eval(Some(&shape), &c).unwrap()
+    );
+}
+
+#[test]
+fn z3_proves_and_refutes_over_a_large_grid() {
+    let text = "rule wide forall s : int, a : axis where -1048576 <= s <= 1048576
+        S[(4,8):((8*s)@a, s@a)] == S[32:(s@a)]
+      rule wide_bad forall e s : int where 1 <= e <= 4096, -4096 <= s <= 4096
+        S[(4,e):(e*s+1, s)] == S[(4*e):s]";
+    let r = prove_source("w", text, &Options::default()).unwrap();
+    assert_eq!(r[0].word(), "PROVED", "{}", r[0].line());
+    assert!(r[0].method.as_deref().unwrap().starts_with("z3"));
+    assert!(!r[0].smt_queries.is_empty());
+    assert_eq!(r[1].word(), "REFUTED", "{}", r[1].line());
+}
+
+#[test]
+fn one_side_undefined_is_a_refutation() {
+    // CUTLASS issue 3177: the composition is undefined; a rule claiming a value is wrong.
+    let r = &prove_source(
+        "t",
+        "rule trap compose((4,6,8):(2,3,5), 6:3) == (2,3):(6,3)",
+        &Options::default(),
+    )
+    .unwrap()[0];
+    let Verdict::Refuted(x) = &r.verdict else {
+        panic!("{}", r.line())
+    };
+    assert!(x.lhs_value.contains("stride divisibility"), "{}", x.line());
+}
+
+#[test]
+fn a_rule_undefined_everywhere_is_unknown_not_proved() {
+    let r = &prove_source(
+        "v",
+        "rule vacuous forall a : int where 1 <= a <= 3
+        compose((5,3):(7,1), 2:3) == compose((5,3):(7,1), 2:3)",
+        &Options::default(),
+    )
+    .unwrap()[0];
+    assert_eq!(r.word(), "UNKNOWN", "{}", r.line());
+}
+
+#[test]
+fn parse_errors_carry_spans() {
+    for (text, at) in [
+        (
+            "rule r forall x : int where 1 <= x <= 4 S[x:1] = S[x:1]",
+            47,
+        ),
+        ("rule r forall x : nat S[x:1] == S[x:1]", 18),
+        ("rule r forall A : cute(2,2,2) compose(A) == A", 39),
+        ("rule r S[(4,8):(1,4) == S[4:1]", 7),
+        (
+            "rule r forall x : int where 1 <= y <= 4 S[x:1] == S[x:1]",
+            33,
+        ),
+    ] {
+        let e = parse_source("f", text).unwrap_err();
+        eprintln!("{}", e.render());
+        assert_eq!(e.error.span.start, at, "{text}: {}", e.render());
+        assert!(e.render().contains('^'));
+    }
+}
+
+#[test]
+fn missing_bounds_are_reported() {
+    let r = &prove_source(
+        "b",
+        "rule r forall x : int where x >= 1 S[x:1] == S[x:1]",
+        &Options::default(),
+    )
+    .unwrap()[0];
+    assert!(
+        matches!(&r.verdict, Verdict::Unknown(w) if w.contains("no bounds")),
+        "{}",
+        r.line()
+    );
+}
+
+#[test]
+fn rule_certificate_checks_and_tampering_fails() {
+    let opts = Options::default();
+    let r = &prove_source("m", MERGE, &opts).unwrap()[0];
+    let cert = RuleCertificate::of(r, &opts);
+    check_rule_cert(&cert.to_json()).unwrap();
+    let tampered = cert.to_json().replace("(e2*s)@a", "(e2*s+1)@a");
+    assert!(check_rule_cert(&tampered).is_err());
+    let mut resealed = cert.clone();
+    resealed.instances = "5".into();
+    resealed.seal = String::new();
+    let mut v: serde_json::Value = serde_json::from_str(&resealed.to_json()).unwrap();
+    // Recompute the seal as an attacker would: the fresh proof still disagrees.
+    let c2: RuleCertificate = serde_json::from_value(v.take()).unwrap();
+    let c2 = RuleCertificate {
+        seal: String::new(),
+        ..c2
+    };
+    let sealed = {
+        let text = serde_json::to_string(&c2).unwrap();
+        use sha2::Digest;
+        RuleCertificate {
+            seal: format!("{:x}", sha2::Sha256::digest(text.as_bytes())),
+            ..c2
+        }
+    };
+    let err = check_rule_cert(&sealed.to_json()).unwrap_err();
+    assert!(err.contains("instances"), "{err}");
+}
+
+const IDEM: &str = "rule coalesce_idem forall L : cute(2, 4, 4)
+  where size(L) <= 8
+  coalesce(coalesce(L)) === coalesce(L)";
+
+fn explanation(subst: &str, start: &str, after: &str) -> ExplanationCertificate {
+    let rules: BTreeMap<String, String> = [("coalesce_idem".to_string(), IDEM.to_string())].into();
+    let steps = vec![Step {
+        rule: "coalesce_idem".into(),
+        direction: "forward".into(),
+        subst: [("L".to_string(), subst.to_string())].into(),
+        term: after.into(),
+    }];
+    ExplanationCertificate::new(rules, start.into(), steps)
+}
+
+#[test]
+fn explanation_certificate_checks() {
+    let c = explanation(
+        "(2,2):(1,2)",
+        "make_layout(coalesce(coalesce((2,2):(1,2))), 3:1)",
+        "make_layout(coalesce((2,2):(1,2)), 3:1)",
+    );
+    check_explanation(&c.to_json()).unwrap();
+}
+
+#[test]
+fn explanation_with_a_wrong_substitution_fails() {
+    let c = explanation(
+        "(2,2):(1,3)",
+        "coalesce(coalesce((2,2):(1,2)))",
+        "coalesce((2,2):(1,2))",
+    );
+    let e = check_explanation(&c.to_json()).unwrap_err();
+    assert!(e.contains("instantiated"), "{e}");
+}
+
+#[test]
+fn explanation_with_a_violated_condition_fails() {
+    let c = explanation(
+        "(4,4):(1,4)",
+        "coalesce(coalesce((4,4):(1,4)))",
+        "coalesce((4,4):(1,4))",
+    );
+    let e = check_explanation(&c.to_json()).unwrap_err();
+    assert!(e.contains("side condition"), "{e}");
+}
+
+#[test]
+fn explanation_outside_the_proved_domain_fails() {
+    let c = explanation(
+        "(8,2):(1,8)",
+        "coalesce(coalesce((8,2):(1,8)))",
+        "coalesce((8,2):(1,8))",
+    );
+    let e = check_explanation(&c.to_json()).unwrap_err();
+    assert!(e.contains("outside the domain"), "{e}");
+}
+
+#[test]
+fn explanation_with_a_wrong_fold_fails() {
+    let ok = ExplanationCertificate::new(
+        BTreeMap::new(),
+        "coalesce((4,5):(1,4))".into(),
+        vec![Step {
+            rule: "fold".into(),
+            direction: "forward".into(),
+            subst: BTreeMap::new(),
+            term: "20:1".into(),
+        }],
+    );
+    check_explanation(&ok.to_json()).unwrap();
+    let mut bad = ok.clone();
+    bad.steps[0].term = "20:2".into();
+    let bad = ExplanationCertificate::new(bad.rules, bad.start, bad.steps);
+    assert!(check_explanation(&bad.to_json()).is_err());
+    let edited = ok.to_json().replace("20:1", "20:2");
+    assert!(check_explanation(&edited).unwrap_err().contains("seal"));
+}
+
+fn corpus(dir: &str) -> Vec<(String, String)> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/rules/");
+    let mut out: Vec<(String, String)> = std::fs::read_dir(format!("{root}{dir}"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn corpus_sound_rules_are_never_refuted_and_unsound_never_proved_at_a_small_bound() {
+    let (mut proved, mut refuted, mut total_sound, mut total_unsound) = (0, 0, 0, 0);
+    for (name, text) in corpus("") {
+        for r in prove_source(&name, &text, &small()).unwrap() {
+            total_sound += 1;
+            assert_ne!(r.word(), "REFUTED", "{name}: {}", r.line());
+            proved += usize::from(r.word() == "PROVED");
+        }
+    }
+    for (name, text) in corpus("unsound") {
+        for r in prove_source(&name, &text, &small()).unwrap() {
+            total_unsound += 1;
+            assert_ne!(r.word(), "PROVED", "{name}: {}", r.line());
+            refuted += usize::from(r.word() == "REFUTED");
+        }
+    }
+    assert!(
+        total_sound >= 60 && total_unsound >= 15,
+        "{total_sound} {total_unsound}"
+    );
+    // At this small bound most rules are still decided.
+    assert!(
+        proved * 2 >= total_sound,
+        "{proved} of {total_sound} proved"
+    );
+    assert!(
+        refuted * 2 >= total_unsound,
+        "{refuted} of {total_unsound} refuted"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// The merge rule's instances agree pointwise by direct evaluation (no decider involved).
+    #[test]
+    fn merge_instances_agree_by_evaluation(e1 in 1i64..8, e2 in 1i64..8, s in -5i64..5) {
+        let file = parse_source("m", MERGE).unwrap();
+        let rule = &file.rules[0];
+        let a: Assignment = [
+            ("e1".to_string(), Bound::Int(e1)),
+            ("e2".to_string(), Bound::Int(e2)),
+            ("s".to_string(), Bound::Int(s)),
+            ("a".to_string(), Bound::Axis("laneid".into())),
+        ].into();
+        let (l, r): (Layout, Layout) = (eval::term(&rule.lhs, &a).unwrap(), eval::term(&rule.rhs, &a).unwrap());
+        let n = e1 * e2;
+        for x in 0..n {
+            prop_assert_eq!(l.eval(Some(&[n]), &[x]).unwrap(), r.eval(Some(&[n]), &[x]).unwrap());
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! `laycert prove FILE...` and `laycert validate PAIRS.jsonl`: bounded proofs of rewrite rules
+//! and of concrete (before, after, relation) pairs logged by a compiler. One line per rule
+//! (`PROVED name (method, N instances, time)`, `REFUTED name: ...`, `UNKNOWN name: why`), then a
+//! summary with rules per second; `--json` one object; `--junit` JUnit XML; `--cert-dir` one
+//! certificate per rule. Exit 1 on REFUTED, and with `--strict` on UNKNOWN too.
+
+use std::time::Instant;
+
+use certify::rules::certificate::RuleCertificate;
+use certify::rules::{prove_rule, Options, RuleReport, Verdict};
+use serde_json::json;
+
+use super::{BadInput, Report};
+
+/// What to write besides the report.
+pub struct Outputs<'a> {
+    /// JUnit XML file.
+    pub junit: Option<&'a str>,
+    /// Directory for one certificate per rule.
+    pub cert_dir: Option<&'a str>,
+    /// Exit 1 on UNKNOWN too.
+    pub strict: bool,
+    /// Largest parameter grid enumerated.
+    pub max_instances: Option<u64>,
+}
+
+fn read(path: &str, what: &str) -> Result<String, BadInput> {
+    std::fs::read_to_string(path).map_err(|e| BadInput {
+        message: format!("error: {what} {path:?}: cannot read: {e}"),
+    })
+}
+
+fn options(out: &Outputs) -> Options {
+    let mut o = Options::default();
+    if let Some(m) = out.max_instances {
+        o.max_instances = m;
+    }
+    o
+}
+
+/// Runs `prove`.
+pub fn run(files: &[String], out: &Outputs, as_json: bool) -> Result<Report, BadInput> {
+    let opts = options(out);
+    let t = Instant::now();
+    let mut groups = Vec::new();
+    for f in files {
+        let text = read(f, "rule file")?;
+        let reports = certify::rules::prove_source(f, &text, &opts).map_err(|e| BadInput {
+            message: format!("error: {}", e.render()),
+        })?;
+        groups.push((f.clone(), reports));
+    }
+    finish(groups, out, &opts, t, as_json)
+}
+
+/// Runs `validate`: each JSON line `{"before": L, "after": L, "relation": "equal"}` (optional
+/// `"name"`, `"shape"`) becomes a rule without parameters and is proved or refuted.
+pub fn validate(path: &str, out: &Outputs, as_json: bool) -> Result<Report, BadInput> {
+    let opts = options(out);
+    let t = Instant::now();
+    let text = read(path, "pairs file")?;
+    let mut reports = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |why: String| BadInput {
+            message: format!("error: {path}:{}: {why}", n + 1),
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
+        let field = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| bad(format!("missing string field {k:?}")))
+        };
+        let (before, after) = (field("before")?, field("after")?);
+        let relation = v
+            .get("relation")
+            .and_then(|x| x.as_str())
+            .unwrap_or("equal");
+        let op = match relation {
+            "equal" | "equivalent" => "==",
+            "identical" => "===",
+            other => {
+                return Err(bad(format!(
+                    "relation {other:?}: expected \"equal\" or \"identical\""
+                )))
+            }
+        };
+        let name = v
+            .get("name")
+            .and_then(|x| x.as_str())
+            .map_or_else(|| format!("line{}", n + 1), str::to_string);
+        let rule_text = format!("rule {name}\n  {before}\n  {op} {after}\n");
+        let file = certify::rules::parse_source(&format!("{path}:{}", n + 1), &rule_text).map_err(
+            |e| BadInput {
+                message: format!("error: {}", e.render()),
+            },
+        )?;
+        for r in &file.rules {
+            reports.push(prove_rule(r, &opts));
+        }
+    }
+    finish(vec![(path.to_string(), reports)], out, &opts, t, as_json)
+}
+
+fn finish(
+    groups: Vec<(String, Vec<RuleReport>)>,
+    out: &Outputs,
+    opts: &Options,
+    t: Instant,
+    as_json: bool,
+) -> Result<Report, BadInput> {
+    let secs = t.elapsed().as_secs_f64();
+    let all: Vec<&RuleReport> = groups.iter().flat_map(|(_, r)| r).collect();
+    let count = |w: &str| all.iter().filter(|r| r.word() == w).count();
+    let (proved, refuted, unknown) = (count("PROVED"), count("REFUTED"), count("UNKNOWN"));
+    if let Some(dir) = out.cert_dir {
+        std::fs::create_dir_all(dir).map_err(|e| BadInput {
+            message: format!("error: cert dir {dir:?}: {e}"),
+        })?;
+        for r in &all {
+            let path = std::path::Path::new(dir).join(format!("{}.cert.json", r.name));
+            std::fs::write(&path, RuleCertificate::of(r, opts).to_json()).map_err(|e| {
+                BadInput {
+                    message: format!("error: {}: {e}", path.display()),
+                }
+            })?;
+        }
+    }
+    if let Some(path) = out.junit {
+        std::fs::write(path, junit(&groups)).map_err(|e| BadInput {
+            message: format!("error: junit {path:?}: {e}"),
+        })?;
+    }
+    let rate = all.len() as f64 / secs.max(1e-9);
+    let summary = format!(
+        "{} rules: {proved} proved, {refuted} refuted, {unknown} unknown in {secs:.2}s ({rate:.1} rules/s)",
+        all.len()
+    );
+    let mut report = if as_json {
+        let rules: Vec<serde_json::Value> = all.iter().map(|r| rule_json(r)).collect();
+        Report::json(json!({
+            "rules": rules,
+            "proved": proved, "refuted": refuted, "unknown": unknown,
+            "seconds": secs, "rules_per_second": rate,
+        }))
+    } else {
+        let mut lines: Vec<String> = all.iter().map(|r| r.line()).collect();
+        lines.push(summary);
+        Report::ok(lines)
+    };
+    report.code = u8::from(refuted > 0 || (out.strict && unknown > 0));
+    Ok(report)
+}
+
+fn rule_json(r: &RuleReport) -> serde_json::Value {
+    let mut v = json!({
+        "name": r.name, "verdict": r.word(), "method": r.method,
+        "instances": r.instances.to_string(), "seconds": r.micros as f64 / 1e6,
+    });
+    match &r.verdict {
+        Verdict::Proved => {}
+        Verdict::Refuted(x) => {
+            v["counterexample"] = json!({
+                "params": x.params, "coordinate": x.coordinate,
+                "lhs_value": x.lhs_value, "rhs_value": x.rhs_value,
+                "lhs": x.lhs, "rhs": x.rhs,
+            })
+        }
+        Verdict::Unknown(why) => v["reason"] = json!(why),
+    }
+    v
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// JUnit XML: one test suite per file, one test case per rule.
+fn junit(groups: &[(String, Vec<RuleReport>)]) -> String {
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    for (file, reports) in groups {
+        let fails = reports.iter().filter(|r| r.word() == "REFUTED").count();
+        let skips = reports.iter().filter(|r| r.word() == "UNKNOWN").count();
+        s += &format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\" skipped=\"{skips}\">\n",
+            xml(file),
+            reports.len()
+        );
+        for r in reports {
+            s += &format!(
+                "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.6}\">",
+                xml(&r.name),
+                xml(file),
+                r.micros as f64 / 1e6
+            );
+            match &r.verdict {
+                Verdict::Proved => {}
+                Verdict::Refuted(x) => {
+                    s += &format!("<failure message=\"REFUTED\">{}</failure>", xml(&x.line()))
+                }
+                Verdict::Unknown(why) => s += &format!("<skipped message=\"{}\"/>", xml(why)),
+            }
+            s += "</testcase>\n";
+        }
+        s += "  </testsuite>\n";
+    }
+    s + "</testsuites>\n"
+}

@@ -1,0 +1,118 @@
+//! `laycert simplify EXPR` and `laycert equiv-expr E1 E2`: the e-graph over the corpus rules
+//! (only those `certify` PROVES at start-up become rewrites), with an explanation certificate
+//! that `laycert check` re-verifies.
+
+use serde_json::json;
+
+use super::{BadInput, Report};
+
+/// The rule files compiled into the binary (`corpus/rules/*.rules`).
+pub const CORPUS_RULES: &[(&str, &str)] = &[
+    (
+        "corpus/rules/axe.rules",
+        include_str!("../../corpus/rules/axe.rules"),
+    ),
+    (
+        "corpus/rules/cute.rules",
+        include_str!("../../corpus/rules/cute.rules"),
+    ),
+    (
+        "corpus/rules/swizzle.rules",
+        include_str!("../../corpus/rules/swizzle.rules"),
+    ),
+];
+
+fn rules(files: &[String]) -> Result<Vec<egraph::ProvedRule>, BadInput> {
+    let sources: Vec<(String, String)> = if files.is_empty() {
+        CORPUS_RULES
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect()
+    } else {
+        files
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(f)
+                    .map(|t| (f.clone(), t))
+                    .map_err(|e| BadInput {
+                        message: format!("error: rule file {f:?}: cannot read: {e}"),
+                    })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let (proved, _) = egraph::load_rules(&sources).map_err(|e| BadInput {
+        message: format!("error: {}", e.render()),
+    })?;
+    Ok(proved)
+}
+
+fn write_cert(path: Option<&str>, text: &str) -> Result<(), BadInput> {
+    if let Some(p) = path {
+        std::fs::write(p, text).map_err(|e| BadInput {
+            message: format!("error: certificate {p:?}: {e}"),
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs `simplify`.
+pub fn simplify(
+    expr: &str,
+    rule_files: &[String],
+    cert: Option<&str>,
+    as_json: bool,
+) -> Result<Report, BadInput> {
+    let rules = rules(rule_files)?;
+    let out =
+        egraph::simplify(expr, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
+            message: format!("error: {e}"),
+        })?;
+    write_cert(cert, &out.certificate.to_json())?;
+    Ok(if as_json {
+        Report::json(json!({
+            "input": expr, "simplified": out.best, "cost": out.cost, "input_cost": out.input_cost,
+            "steps": out.certificate.steps.len(), "rules": rules.len(),
+        }))
+    } else {
+        Report::ok(vec![
+            out.best.clone(),
+            format!(
+                "cost {} (input {}), {} steps over {} proved rules",
+                out.cost,
+                out.input_cost,
+                out.certificate.steps.len(),
+                rules.len()
+            ),
+        ])
+    })
+}
+
+/// Runs `equiv-expr`: exit 0 when saturation proves them equal, 3 when it does not (which
+/// proves nothing).
+pub fn equiv_expr(
+    a: &str,
+    b: &str,
+    rule_files: &[String],
+    cert: Option<&str>,
+    as_json: bool,
+) -> Result<Report, BadInput> {
+    let rules = rules(rule_files)?;
+    let out =
+        egraph::equivalent(a, b, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
+            message: format!("error: {e}"),
+        })?;
+    let (word, code) = match &out {
+        Some(c) => {
+            write_cert(cert, &c.to_json())?;
+            (format!("equal ({} steps)", c.steps.len()), 0)
+        }
+        None => ("unknown (saturation did not join them)".to_string(), 3),
+    };
+    let mut r = if as_json {
+        Report::json(json!({"equal": out.is_some(), "message": word}))
+    } else {
+        Report::ok(vec![word])
+    };
+    r.code = code;
+    Ok(r)
+}
