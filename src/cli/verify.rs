@@ -9,12 +9,13 @@
 //! stderr is a terminal.
 //!
 //! Kinds of checks are [`check::Suite`]s listed by [`suites`]: the specs' worked vectors, the
-//! atoms' self-checks, the corpus claims. A new kind (rule files, synthesis, codegen) is one
-//! more `Suite` added there.
+//! atoms' self-checks, the corpus claims, and the rule files (each sound rule PROVED, each rule
+//! under `unsound/` REFUTED). A new kind (synthesis, codegen) is one more `Suite` added there.
 
 pub mod atoms;
 pub mod check;
 pub mod claims;
+pub mod rules;
 pub mod vectors;
 
 use std::collections::BTreeMap;
@@ -47,11 +48,12 @@ pub struct Options<'a> {
 }
 
 /// Every kind of check over `corpus`, in the order they run and print.
-pub fn suites(corpus: &Corpus) -> Vec<Box<dyn Suite>> {
+pub fn suites(corpus: &Corpus, rules: rules::Rules) -> Vec<Box<dyn Suite>> {
     vec![
         Box::new(vectors::Vectors::new(&corpus.vectors)),
         Box::new(atoms::Atoms::new(&corpus.atoms)),
         Box::new(claims::Claims::new(&corpus.claims)),
+        Box::new(rules),
     ]
 }
 
@@ -87,24 +89,44 @@ pub fn run_all(suites: &[Box<dyn Suite>]) -> Vec<Check> {
     results
 }
 
+/// The rule files at or below PATH.
+fn read_rules(p: &str) -> Result<rules::Rules, BadInput> {
+    rules::Rules::from_path(Path::new(p)).map_err(|e| BadInput {
+        message: format!("error: {p}: cannot read rule files: {e}"),
+    })
+}
+
 /// Runs `verify`.
 pub fn run(opts: &Options) -> Result<Report, BadInput> {
-    let (corpus, origin) = match opts.path {
-        None => (Corpus::embedded(), "embedded".to_string()),
-        Some(p) => (Corpus::from_path(Path::new(p)), p.to_string()),
+    let (corpus, rules, origin) = match opts.path {
+        None => (
+            Corpus::embedded(),
+            rules::Rules::embedded(),
+            "embedded".to_string(),
+        ),
+        // A rule file alone: no corpus data.
+        Some(p) if p.ends_with(".rules") => {
+            (Corpus::from_texts(&[], &[]), read_rules(p)?, p.to_string())
+        }
+        Some(p) => (
+            Corpus::from_path(Path::new(p)),
+            read_rules(p)?,
+            p.to_string(),
+        ),
     };
     let corpus = corpus.map_err(|e| BadInput {
         message: format!("error: {e}"),
     })?;
     let start = Instant::now();
-    let suites = suites(&corpus);
+    let rule_count = rules.len();
+    let suites = suites(&corpus, rules);
     let checks = run_all(&suites);
     let wall = start.elapsed();
     let failed = checks.iter().filter(|c| !c.passed()).count();
     let passed = checks.len() - failed;
     let code = if failed > 0 { FAILED } else { 0 };
     let about = format!(
-        "corpus: {origin} ({} files, {} atoms, {} claims, {} spec vectors)",
+        "corpus: {origin} ({} files, {} atoms, {} claims, {} spec vectors, {rule_count} rules)",
         corpus.files.len(),
         corpus.atoms.len(),
         corpus.claims.len(),
