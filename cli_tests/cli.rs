@@ -1083,3 +1083,19 @@ rule merge_wrong forall e1 e2 s : int
 rule unbounded forall e : int where e >= 1
   S[e:1] == S[e:1]
 ";
+
+#[test]
+fn linear_from_imports_a_triton_attribute_at_a_shape() {
+    let dot = "#ttg.dot_op<{opIdx = 0, parent = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>, kWidth = 2}>";
+    let o = laycert(&["linear", "from", dot, "--shape", "64,64"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Triton 3.9's bases for this attribute and shape (tests/data/triton oracle).
+    assert_eq!(
+        first_line(&o),
+        "#ttg.linear<{register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [32, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[0, 0], [16, 0]], block = []}>"
+    );
+    let nv = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>";
+    let o = laycert(&["linear", "from", nv, "--shape", "8,32"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("at least 8 rows of 64 elements"), "{}", stderr(&o));
+}

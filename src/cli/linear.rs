@@ -15,6 +15,16 @@ use super::{input, BadInput, Report};
 /// `laycert linear OP`.
 #[derive(Subcommand)]
 pub enum LinearCommand {
+    /// The linear layout of a Triton attribute (blocked, nvidia_mma, dot_op, slice,
+    /// swizzled_shared, nvmma_shared, linear; multi-CTA fields included) on a tensor shape:
+    /// `#ttg.linear` text first, then Triton's `toString()` text.
+    From {
+        /// The attribute, as TTGIR prints it.
+        attr: String,
+        /// The tensor shape, e.g. `128,128`.
+        #[arg(long)]
+        shape: String,
+    },
     /// `A ∘ B`: apply B, then A (B's out-dims are A's in-dims, matched by name).
     Compose {
         /// The outer layout A.
@@ -55,6 +65,7 @@ pub fn linear_arg(text: &str, shape: Option<&[i64]>, what: &str) -> Result<Linea
 /// Runs `laycert linear OP`.
 pub fn run(op: &LinearCommand, as_json: bool) -> Result<Report, BadInput> {
     let (a, b, shape, result) = match op {
+        LinearCommand::From { attr, shape } => return from(attr, shape, as_json),
         LinearCommand::Compose { a, b, shape } => (a, b, shape, "compose"),
         LinearCommand::InvertAndCompose { a, b, shape } => (a, b, shape, "invert-and-compose"),
     };
@@ -73,6 +84,20 @@ pub fn run(op: &LinearCommand, as_json: bool) -> Result<Report, BadInput> {
             "op": result,
             "layout": lines[0],
             "text": layout::notation::linear::print_to_string(&out),
+        })));
+    }
+    Ok(Report::ok(lines))
+}
+
+/// `linear from ATTR --shape S`.
+fn from(attr: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
+    let shape = input::shape(Some(shape))?;
+    let l = linear_arg(attr, shape.as_deref(), "the attribute")?;
+    let lines = super::layout_lines(&Layout::Linear(l.clone()));
+    if as_json {
+        return Ok(Report::json(json!({
+            "layout": lines[0],
+            "text": layout::notation::linear::print_to_string(&l),
         })));
     }
     Ok(Report::ok(lines))
