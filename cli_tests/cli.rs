@@ -1094,8 +1094,13 @@ fn linear_from_imports_a_triton_attribute_at_a_shape() {
         first_line(&o),
         "#ttg.linear<{register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [32, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[0, 0], [16, 0]], block = []}>"
     );
-    let nv = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>";
+    let nv =
+        "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>";
     let o = laycert(&["linear", "from", nv, "--shape", "8,32"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("at least 8 rows of 64 elements"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("at least 8 rows of 64 elements"),
+        "{}",
+        stderr(&o)
+    );
 }

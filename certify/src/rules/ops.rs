@@ -75,6 +75,31 @@ pub const OPERATORS: &[(&str, &[ArgKind], &str)] = &[
         &[Term],
         "exact conversion to an F2 linear layout",
     ),
+    (
+        "f2_compose",
+        &[Term, Term],
+        "F2 A o B (both converted to linear layouts; B's out-dims are A's in-dims)",
+    ),
+    (
+        "f2_invert_compose",
+        &[Term, Term],
+        "F2 B^-1 o A (Triton's invert_and_compose)",
+    ),
+    (
+        "f2_right_inverse",
+        &[Term],
+        "F2 right inverse (free variables 0)",
+    ),
+    (
+        "f2_identity",
+        &[Term],
+        "the identity F2 map on the term's out-dims",
+    ),
+    (
+        "swizzle_map",
+        &[Int, Int, Int, Int],
+        "Sw<B,M,S> as an F2 map offset -> offset on N bits",
+    ),
 ];
 
 /// The argument kinds of `name`, if it is an operator.
@@ -215,6 +240,58 @@ pub fn apply(op: &str, a: &[Value]) -> Result<Layout, LayoutError> {
                 other => return Err(wrong(op, "a layout", other)),
             }
         }
+        "f2_compose" => Layout::Linear(lin(op, &a[0])?.compose(&lin(op, &a[1])?)?),
+        "f2_invert_compose" => {
+            Layout::Linear(lin(op, &a[0])?.invert_and_compose(&lin(op, &a[1])?)?)
+        }
+        "f2_right_inverse" => Layout::Linear(lin(op, &a[0])?.right_inverse()?),
+        "f2_identity" => {
+            let l = lin(op, &a[0])?;
+            let ins = l
+                .outs()
+                .iter()
+                .map(|o| layout::linear::InDim {
+                    name: o.name.clone(),
+                    bases: (0..o.log2_size)
+                        .map(|k| {
+                            l.outs()
+                                .iter()
+                                .map(|p| if p.name == o.name { 1i64 << k } else { 0 })
+                                .collect()
+                        })
+                        .collect(),
+                })
+                .collect();
+            Layout::Linear(layout::LinearLayout::new(ins, l.outs().to_vec())?)
+        }
+        "swizzle_map" => {
+            let bits = small(op, int_of(op, &a[0])?)?;
+            let base = small(op, int_of(op, &a[1])?)?;
+            let shift = int_of(op, &a[2])?;
+            let shift = i32::try_from(shift)
+                .map_err(|_| LayoutError::invalid("swizzle shift", format!("{shift}")))?;
+            let n = small(op, int_of(op, &a[3])?)?;
+            let sw = layout::Swizzle::new(bits, base, shift)?;
+            if n > 30 || (sw.source_mask() | sw.dest_mask()) >> n != 0 {
+                return Err(LayoutError::invalid(
+                    format!("swizzle_map({bits}, {base}, {shift}, {n})"),
+                    format!("{sw} moves bits outside {n} offset bits"),
+                ));
+            }
+            let bases = (0..n)
+                .map(|k| Ok(vec![sw.apply(1i64 << k)?]))
+                .collect::<Result<Vec<_>, LayoutError>>()?;
+            Layout::Linear(layout::LinearLayout::new(
+                vec![layout::linear::InDim {
+                    name: "offset".into(),
+                    bases,
+                }],
+                vec![layout::linear::OutDim {
+                    name: "offset".into(),
+                    log2_size: n,
+                }],
+            )?)
+        }
         other => {
             return Err(LayoutError::invalid(
                 "operator",
@@ -222,6 +299,18 @@ pub fn apply(op: &str, a: &[Value]) -> Result<Layout, LayoutError> {
             ))
         }
     })
+}
+
+/// An operand as an F2 linear layout (converted exactly when it is not one).
+fn lin(op: &str, v: &Value) -> Result<layout::LinearLayout, LayoutError> {
+    match v {
+        Value::Layout(Layout::Linear(l)) => Ok(l.clone()),
+        Value::Layout(l) => match convert(l, Target::Linear, None)? {
+            Layout::Linear(f) => Ok(f),
+            _ => unreachable!("convert to Linear gives Linear"),
+        },
+        other => Err(wrong(op, "a layout", other)),
+    }
 }
 
 fn small(op: &str, v: i64) -> Result<u32, LayoutError> {

@@ -79,7 +79,10 @@ impl Refutation {
         };
         format!(
             "params {params}{at}, lhs {} -> {}, rhs {} -> {}",
-            self.lhs_value, self.lhs, self.rhs_value, self.rhs
+            one_line(&self.lhs_value),
+            self.lhs,
+            one_line(&self.rhs_value),
+            self.rhs
         )
     }
 }
@@ -552,4 +555,13 @@ fn exhaustive(
     } else {
         Verdict::Proved
     };
+}
+
+/// A value's text on one line (linear layouts print over several lines).
+fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -21,8 +21,16 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../../corpus/rules/cute.rules"),
     ),
     (
+        "rules/f2.rules",
+        include_str!("../../../corpus/rules/f2.rules"),
+    ),
+    (
         "rules/swizzle.rules",
         include_str!("../../../corpus/rules/swizzle.rules"),
+    ),
+    (
+        "rules/unsound/f2_wrong.rules",
+        include_str!("../../../corpus/rules/unsound/f2_wrong.rules"),
     ),
     (
         "rules/unsound/wrong.rules",
