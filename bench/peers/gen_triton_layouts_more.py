@@ -21,37 +21,13 @@ Usage: python3 bench/peers/gen_triton_layouts_more.py [OUT]
 import json
 import os
 import random
-import re
 import sys
 
 SEED = 20261122
 
 
-def builder():
-    from triton._C.libtriton import gluon_ir, ir
-
-    ctx = ir.context()
-    ir.load_dialects(ctx)
-    return ctx, gluon_ir.GluonOpBuilder(ctx)
-
-
-def attr_text(b, layout, shape):
-    ty = str(b.get_distributed_ty(b.get_float_ty(), shape, layout._to_ir(b)))
-    m = re.fullmatch(r"tensor<[^,]*, (#ttg\..*)>", ty)
-    if not m:
-        raise RuntimeError(f"unexpected type text {ty!r}")
-    return m.group(1)
-
-
-def pow2(lo, hi, rng):
-    return 1 << rng.randint(lo, hi)
-
-
-def split_pow2(total_log, rank, rng):
-    logs = [0] * rank
-    for _ in range(total_log):
-        logs[rng.randrange(rank)] += 1
-    return [1 << x for x in logs]
+# The Gluon builder, MLIR attribute text and random powers of two are the first generator's.
+from gen_triton_layouts import attr_text, builder, pow2, split_pow2  # noqa: E402
 
 
 def around(tile, rng, lo=-2, hi=2):

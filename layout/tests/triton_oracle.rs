@@ -14,40 +14,18 @@ use layout::triton::parse_attr;
 use layout::Layout;
 use serde_json::Value;
 
-const DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/data/triton/layouts.jsonl"
-);
+mod triton_support;
+use triton_support::{bases, ints};
+
+const DIMS: [&str; 4] = ["register", "lane", "warp", "block"];
 
 fn cases() -> Vec<Value> {
-    let text = std::fs::read_to_string(DATA).expect("the oracle data file is committed");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect()
-}
-
-fn ints(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .expect("a list")
-        .iter()
-        .map(|x| x.as_i64().expect("an integer"))
-        .collect()
-}
-
-fn bases(v: &Value) -> Vec<Vec<i64>> {
-    v.as_array()
-        .expect("a list of bases")
-        .iter()
-        .map(ints)
-        .collect()
+    triton_support::cases("layouts.jsonl")
 }
 
 /// The bases of in-dims `register, lane, warp, block` of a layout, in that order.
 fn our_bases(l: &LinearLayout) -> Vec<Vec<Vec<i64>>> {
-    ["register", "lane", "warp", "block"]
-        .iter()
-        .map(|n| l.in_dim(n).map(|d| d.bases.clone()).unwrap_or_default())
-        .collect()
+    triton_support::our_bases(l, &DIMS)
 }
 
 fn import(attr: &str, shape: &[i64]) -> LinearLayout {

@@ -3,36 +3,14 @@
 //! from Triton 3.9's own conversion: dot_op, slice, swizzled_shared, nvmma_shared and multi-CTA
 //! layouts) must import to exactly Triton's bases and print back unchanged.
 
-use layout::linear::LinearLayout;
 use layout::triton::parse_attr;
 use serde_json::Value;
 
-const DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/data/triton/layouts_more.jsonl"
-);
+mod triton_support;
+use triton_support::{bases, ints, our_bases as ours};
 
 fn cases() -> Vec<Value> {
-    let text = std::fs::read_to_string(DATA).expect("the oracle data file is committed");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect()
-}
-
-fn ints(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .expect("a list")
-        .iter()
-        .map(|x| x.as_i64().expect("an integer"))
-        .collect()
-}
-
-fn bases(v: &Value) -> Vec<Vec<i64>> {
-    v.as_array()
-        .expect("a list of bases")
-        .iter()
-        .map(ints)
-        .collect()
+    triton_support::cases("layouts_more.jsonl")
 }
 
 fn in_dims(c: &Value) -> &'static [&'static str] {
@@ -41,13 +19,6 @@ fn in_dims(c: &Value) -> &'static [&'static str] {
     } else {
         &["register", "lane", "warp", "block"]
     }
-}
-
-fn ours(l: &LinearLayout, names: &[&str]) -> Vec<Vec<Vec<i64>>> {
-    names
-        .iter()
-        .map(|n| l.in_dim(n).map(|d| d.bases.clone()).unwrap_or_default())
-        .collect()
 }
 
 #[test]
