@@ -312,7 +312,10 @@ impl KeyPair {
         let (ta, tb) = (table(&self.sa), table(&self.sb));
         let rows = n / row;
         let outer = &self.extents[..split];
-        let rows_per_chunk = (CHUNK * 16 / row).max(1);
+        // Chunks of about 2^20 indices, but at least four per worker thread so every core
+        // takes part in mid-sized domains (2^20 would otherwise be one chunk).
+        let threads = rayon::current_num_threads() as i64;
+        let rows_per_chunk = (CHUNK * 16 / row).min(rows / (4 * threads)).max(1);
         let parts: Vec<Scan> = (0..(rows + rows_per_chunk - 1) / rows_per_chunk)
             .into_par_iter()
             .map(|c| {
