@@ -1104,3 +1104,24 @@ fn linear_from_imports_a_triton_attribute_at_a_shape() {
         stderr(&o)
     );
 }
+
+#[test]
+fn decompose_finds_a_proved_tiling_by_a_corpus_atom_or_says_none() {
+    let o = laycert(&[
+        "decompose",
+        "S[(2,2,8,2,4,2):(64@tx,2@reg,4@tx,32@tx,1@tx,1@reg)]",
+        "--shape",
+        "32,16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        "tile(SM80_16x8x16_F16F16F16F16_TN.C, S[(2,2):(2@tx,1@tx)] over [2, 2])"
+    );
+    assert!(stdout(&o).contains("proved equal by normal-form, exhaustive"));
+    let o = laycert(&["decompose", "(32,16):(1,32)", "--shape", "32,16"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(first_line(&o), "no tiling by a corpus atom");
+    let o = laycert(&["decompose", "S[8:1]", "--shape", "8,x"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -321,6 +321,15 @@ enum Command {
         #[arg(long)]
         cert: Option<String>,
     },
+    /// Decomposition search: is the layout `tile(atom, C)` (or `Sw o tile(atom, C)`) for an atom
+    /// of the embedded corpus? The cheapest proved tiling first; exit 1 when none.
+    Decompose {
+        /// The layout, in any notation.
+        layout: String,
+        /// Its logical shape, e.g. `32,16`.
+        #[arg(long)]
+        shape: String,
+    },
     /// Generate kernels: `gen copy` plans, certifies and emits a layout-to-layout copy.
     Gen {
         #[command(subcommand)]
@@ -542,6 +551,7 @@ fn main() -> ExitCode {
         Command::EquivExpr { a, b, rules, cert } => {
             cli::simplify::equiv_expr(a, b, rules, cert.as_deref(), args.json)
         }
+        Command::Decompose { layout, shape } => cli::decompose::run(layout, shape, args.json),
         Command::Gen {
             what: GenCommand::Copy { spec, out },
         } => cli::gen::copy(&spec.args(), out.as_deref(), args.json),

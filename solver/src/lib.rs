@@ -29,6 +29,7 @@
 
 pub mod certificate;
 pub mod copy;
+pub mod decompose;
 pub mod dtype;
 pub mod error;
 pub mod phase;

@@ -6,6 +6,7 @@ pub mod algebra;
 pub mod bank;
 pub mod check;
 pub mod convert;
+pub mod decompose;
 pub mod draw;
 pub mod equiv;
 pub mod eval;

@@ -1,0 +1,66 @@
+//! `laycert decompose L --shape S`: is L `tile(atom, C)` (or `Sw o tile(atom, C)`) for an atom of
+//! the embedded corpus? First line: the cheapest proved tiling, or `no tiling by a corpus atom`
+//! (exit 1); then the deciders that proved it and the other tilings found.
+
+use serde_json::json;
+
+use super::{input, BadInput, Report};
+
+/// Exit status when no atom tiles the layout.
+const NONE: u8 = 1;
+
+/// Runs `decompose`.
+pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
+    let shape = input::shape(Some(shape))?.unwrap_or_default();
+    let l = input::layout(text, Some(&shape))?;
+    let corpus = corpus::Corpus::embedded().map_err(|e| BadInput {
+        message: format!("error: the embedded corpus: {e}"),
+    })?;
+    // Element-indexed atoms only (bit-indexed ones describe the same memory at another grain).
+    let atoms: Vec<(String, layout::Layout)> = corpus
+        .atoms
+        .iter()
+        .filter(|a| !a.in_bits)
+        .filter_map(|a| {
+            layout::Layout::parse(&a.layout, a.shape.as_deref())
+                .ok()
+                .map(|l| (a.name.clone(), l))
+        })
+        .collect();
+    let found = solver::decompose::find_tilings(&l, &shape, &atoms)
+        .map_err(|e| input::render(&e, "the layout", text))?;
+    if as_json {
+        let mut r = Report::json(json!({
+            "tilings": found.iter().map(|t| json!({
+                "tiling": t.to_string(),
+                "atom": t.atom,
+                "cost": t.cost,
+                "proved_by": t.proved_by,
+            })).collect::<Vec<_>>(),
+            "atoms_tried": atoms.len(),
+        }));
+        r.code = if found.is_empty() { NONE } else { 0 };
+        return Ok(r);
+    }
+    let Some(best) = found.first() else {
+        let mut r = Report::ok(vec![
+            "no tiling by a corpus atom".to_string(),
+            format!("{} atoms tried", atoms.len()),
+        ]);
+        r.code = NONE;
+        return Ok(r);
+    };
+    let mut lines = vec![
+        best.to_string(),
+        format!(
+            "proved equal by {}; cost {} (iters of C)",
+            best.proved_by.join(", "),
+            best.cost
+        ),
+    ];
+    if found.len() > 1 {
+        lines.push(format!("{} other tilings:", found.len() - 1));
+        lines.extend(found[1..].iter().take(8).map(|t| format!("  {t}")));
+    }
+    Ok(Report::ok(lines))
+}
