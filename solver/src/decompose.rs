@@ -1,9 +1,12 @@
-//! Decomposition search: is a layout `tile(atom, C)`, or `Sw o tile(atom, C)`, for an atom of a
-//! library (the corpus's hardware atoms)? For every atom whose logical shape divides the
-//! layout's shape dim by dim, Axe's `tile_of` recovers the outer layout `C` when one exists
-//! (axe.md §4); the candidate is kept only after certify proves `tile(atom, C)` equivalent to
-//! the layout. Candidates are ranked by a cost model: fewer iters in `C`'s canonical form first
-//! (a simpler repetition), then the larger atom, then the name.
+//! Decomposition search: is a layout `tile(atom, C)`, `Sw o tile(atom, C)`, or an aligned
+//! `slice(atom, region)` for an atom of a library (the corpus's hardware atoms)? For every atom
+//! whose logical shape divides the layout's shape dim by dim, Axe's `tile_of` recovers the
+//! outer layout `C` when one exists (axe.md §4); for every atom whose shape is a multiple of
+//! the layout's, each aligned region of the layout's shape is sliced out of the atom. A
+//! candidate is kept only after certify proves it equivalent to the layout. Candidates are
+//! ranked by a cost model: fewer iters in `C`'s canonical form first (a slice costs 0, it is
+//! part of one atom), tilings before slices, then the larger atom for a tiling and the smaller
+//! atom for a slice, then the name.
 //!
 //! ```
 //! use layout::Layout;
@@ -42,12 +45,18 @@ pub struct Tiling {
     pub cost: usize,
     /// The deciders that proved `tile(atom, C)` equal to the layout.
     pub proved_by: Vec<String>,
+    /// For a slice form `slice(atom, region)`: the region of the atom (then `outer` is empty).
+    pub region: Option<Vec<(i64, i64)>>,
 }
 
 impl fmt::Display for Tiling {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(sw) = &self.swizzle {
             write!(f, "{sw} o ")?;
+        }
+        if let Some(region) = &self.region {
+            let r: Vec<String> = region.iter().map(|(b, e)| format!("{b}:{e}")).collect();
+            return write!(f, "slice({}, [{}])", self.atom, r.join(", "));
         }
         write!(
             f,
@@ -89,17 +98,16 @@ pub fn find_tilings(
             continue;
         }
         let atom_shape = default_logical_shape(&atom_base);
-        if atom_shape.len() != shape.len()
-            || shape
-                .iter()
-                .zip(&atom_shape)
-                .any(|(s, a)| *a < 1 || s % a != 0)
-        {
+        if atom_shape.len() != shape.len() || atom_shape.iter().any(|a| *a < 1) {
             continue;
         }
         let Ok(Layout::Axe(inner)) = convert(&atom_base, Target::Axe, Some(&atom_shape)) else {
             continue;
         };
+        if shape.iter().zip(&atom_shape).any(|(s, a)| s % a != 0) {
+            found.extend(slices(&target, shape, name, &inner, &atom_shape, swizzle)?);
+            continue;
+        }
         let Ok(outer) = axe::tile_of(&target, shape, &inner, &atom_shape) else {
             continue;
         };
@@ -135,15 +143,87 @@ pub fn find_tilings(
                 .iter()
                 .map(|d| d.name().to_string())
                 .collect(),
+            region: None,
         });
     }
-    found.sort_by(|x, y| {
-        let size = |t: &Tiling| t.atom_shape.iter().product::<i64>();
-        (x.cost, std::cmp::Reverse(size(x)), &x.atom).cmp(&(
-            y.cost,
-            std::cmp::Reverse(size(y)),
-            &y.atom,
-        ))
+    // Tilings before slices; a tiling by a larger atom, a slice of a smaller one.
+    found.sort_by_key(|t| {
+        let size = t.atom_shape.iter().product::<i64>();
+        let slice = t.region.is_some();
+        (
+            t.cost,
+            slice,
+            if slice { size } else { -size },
+            t.atom.clone(),
+        )
     });
     Ok(found)
+}
+
+/// Largest number of aligned regions tried per atom.
+const MAX_REGIONS: i64 = 256;
+
+/// The aligned regions of `shape` inside an atom whose shape is a multiple of it, each kept when
+/// certify proves the slice equal to the layout.
+fn slices(
+    target: &AxeLayout,
+    shape: &[i64],
+    name: &str,
+    inner: &AxeLayout,
+    atom_shape: &[i64],
+    swizzle: Option<Swizzle>,
+) -> Result<Vec<Tiling>, LayoutError> {
+    if shape
+        .iter()
+        .zip(atom_shape)
+        .any(|(s, a)| *s < 1 || a % s != 0)
+    {
+        return Ok(Vec::new());
+    }
+    let counts: Vec<i64> = atom_shape.iter().zip(shape).map(|(a, s)| a / s).collect();
+    let total = counts.iter().try_fold(1i64, |acc, c| acc.checked_mul(*c));
+    if total.is_none_or(|t| t > MAX_REGIONS) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for k in 0..total.unwrap_or(0) {
+        let mut rest = k;
+        let mut region = Vec::with_capacity(shape.len());
+        for d in (0..shape.len()).rev() {
+            let b = (rest % counts[d]) * shape[d];
+            rest /= counts[d];
+            region.push((b, b + shape[d]));
+        }
+        region.reverse();
+        let Ok(piece) = axe::slice(inner, atom_shape, &region) else {
+            continue;
+        };
+        let report = equivalent(
+            &Layout::Axe(piece),
+            &Layout::Axe(target.clone()),
+            Some(shape),
+            &Policy {
+                // Many regions: the normal form and enumeration decide each in microseconds.
+                use_smt: false,
+                ..Policy::default()
+            },
+        )?;
+        if report.verdict() == "equivalent" {
+            out.push(Tiling {
+                atom: name.to_string(),
+                atom_shape: atom_shape.to_vec(),
+                outer: AxeLayout::new(Vec::new(), Vec::new(), Default::default())?,
+                outer_shape: vec![1; shape.len()],
+                swizzle,
+                cost: 0,
+                proved_by: report
+                    .deciding()
+                    .iter()
+                    .map(|d| d.name().to_string())
+                    .collect(),
+                region: Some(region),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -89,3 +89,12 @@ fn a_layout_that_is_no_tiling_gets_none() {
     let l = Layout::parse("(32,16):(1,32)", None).unwrap();
     assert!(find_tilings(&l, &[32, 16], &library()).unwrap().is_empty());
 }
+
+#[test]
+fn an_aligned_part_of_an_atom_is_found_as_a_slice() {
+    // Rows 8..16 of the SM80 16x8 accumulator: lanes 16..31 with their registers.
+    let l = Layout::Axe(parse("S[(8,4,2):(4@tx,1@tx,1@reg)] + 2@reg").unwrap());
+    let found = find_tilings(&l, &[8, 8], &library()).unwrap();
+    assert_eq!(found[0].to_string(), "slice(SM80_C, [8:16, 0:8])");
+    assert_eq!(found[0].region, Some(vec![(8, 16), (0, 8)]));
+}
