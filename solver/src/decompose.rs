@@ -4,9 +4,9 @@
 //! outer layout `C` when one exists (axe.md §4); for every atom whose shape is a multiple of
 //! the layout's, each aligned region of the layout's shape is sliced out of the atom. A
 //! candidate is kept only after certify proves it equivalent to the layout. Candidates are
-//! ranked by a cost model: fewer iters in `C`'s canonical form first (a slice costs 0, it is
-//! part of one atom), tilings before slices, then the larger atom for a tiling and the smaller
-//! atom for a slice, then the name.
+//! ranked by a cost model: tilings before slices (a tiling says how the layout repeats a
+//! hardware atom), fewer iters in `C`'s canonical form first, then the larger atom for a tiling
+//! and the smaller atom for a slice, then the name.
 //!
 //! ```
 //! use layout::Layout;
