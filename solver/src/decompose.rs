@@ -146,13 +146,13 @@ pub fn find_tilings(
             region: None,
         });
     }
-    // Tilings before slices; a tiling by a larger atom, a slice of a smaller one.
+    // Tilings before slices, then fewer iters; a tiling by a larger atom, a slice of a smaller.
     found.sort_by_key(|t| {
         let size = t.atom_shape.iter().product::<i64>();
         let slice = t.region.is_some();
         (
-            t.cost,
             slice,
+            t.cost,
             if slice { size } else { -size },
             t.atom.clone(),
         )
