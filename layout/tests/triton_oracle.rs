@@ -10,7 +10,6 @@ use layout::linear::LinearLayout;
 use layout::notation::linear::{
     parse_attr as parse_linear, parse_to_string, print_attr, print_to_string,
 };
-use layout::triton::parse_attr;
 use layout::Layout;
 use serde_json::Value;
 
@@ -50,38 +49,12 @@ fn oracle_has_every_kind() {
 
 #[test]
 fn import_matches_triton_on_every_case() {
-    let mut failures = Vec::new();
-    for c in cases() {
-        let attr = c["attr"].as_str().unwrap();
-        let shape = ints(&c["shape"]);
-        let want: Vec<_> = ["register", "lane", "warp", "block"]
-            .iter()
-            .map(|k| bases(&c[*k]))
-            .collect();
-        let got = import(attr, &shape);
-        if our_bases(&got) != want {
-            failures.push(format!(
-                "{attr} on {shape:?}:\n  want {want:?}\n  got  {:?}",
-                our_bases(&got)
-            ));
-        }
-        let outs: Vec<i64> = got.outs().iter().map(|o| o.size()).collect();
-        assert_eq!(outs, shape, "{attr}: out-dim sizes are the tensor shape");
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    triton_support::check_imports(&cases());
 }
 
 #[test]
 fn attribute_text_prints_back_exactly() {
-    for c in cases() {
-        let attr = c["attr"].as_str().unwrap();
-        assert_eq!(parse_attr(attr).unwrap().to_string(), attr);
-    }
+    triton_support::check_prints_back(&cases());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use layout::linear::{instruction_tile, Instruction, LinearLayout};
 use layout::swizzle_opt::{best_cute_swizzle, optimal_swizzle};
 use layout::Layout;
 
-use super::linear::{dtype_bytes, linear_arg};
+use super::linear::{dtype_bytes, linear_arg, linear_pair};
 use super::{input, BadInput, Report};
 
 /// `laycert bank-conflicts --regs L --smem M --dtype f16 [--vec N]`.
@@ -165,10 +165,8 @@ pub fn swizzle(
     shape: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let shape = input::shape(shape)?;
     let bytes = dtype_bytes(dtype)?;
-    let a = linear_arg(write, shape.as_deref(), "--write")?;
-    let b = linear_arg(read, shape.as_deref(), "--read")?;
+    let (a, b) = linear_pair(write, read, shape, ["--write", "--read"])?;
     let plan = optimal_swizzle(&a, &b, bytes).map_err(|e| input::render(&e, "swizzle", write))?;
     // Confirm the prediction with the simulator before printing it.
     let offs =

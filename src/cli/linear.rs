@@ -48,6 +48,21 @@ pub enum LinearCommand {
     },
 }
 
+/// Two linear-layout operands read with one `--shape` (for Triton attributes), named `what`
+/// in errors.
+pub fn linear_pair(
+    a: &str,
+    b: &str,
+    shape: Option<&str>,
+    what: [&str; 2],
+) -> Result<(LinearLayout, LinearLayout), BadInput> {
+    let shape = input::shape(shape)?;
+    Ok((
+        linear_arg(a, shape.as_deref(), what[0])?,
+        linear_arg(b, shape.as_deref(), what[1])?,
+    ))
+}
+
 /// Parses an operand that must be a linear layout.
 pub fn linear_arg(text: &str, shape: Option<&[i64]>, what: &str) -> Result<LinearLayout, BadInput> {
     match input::layout(text, shape)? {
@@ -69,9 +84,7 @@ pub fn run(op: &LinearCommand, as_json: bool) -> Result<Report, BadInput> {
         LinearCommand::Compose { a, b, shape } => (a, b, shape, "compose"),
         LinearCommand::InvertAndCompose { a, b, shape } => (a, b, shape, "invert-and-compose"),
     };
-    let shape = input::shape(shape.as_deref())?;
-    let la = linear_arg(a, shape.as_deref(), "A")?;
-    let lb = linear_arg(b, shape.as_deref(), "B")?;
+    let (la, lb) = linear_pair(a, b, shape.as_deref(), ["A", "B"])?;
     let out = if result == "compose" {
         la.compose(&lb)
     } else {
@@ -130,10 +143,8 @@ pub fn shuffle(
     shape: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let shape = input::shape(shape)?;
     let bytes = dtype_bytes(dtype)?;
-    let la = linear_arg(a, shape.as_deref(), "A")?;
-    let lb = linear_arg(b, shape.as_deref(), "B")?;
+    let (la, lb) = linear_pair(a, b, shape, ["A", "B"])?;
     let plan = shuffle_plan(&la, &lb, bytes).map_err(|e| input::render(&e, "shuffle", a))?;
     execute(&plan, &la, &lb).map_err(|e| input::render(&e, "the plan's simulation", a))?;
     let head = format!(

@@ -195,14 +195,7 @@ impl<'a> Parser<'a> {
     fn peek_ident(&mut self) -> Option<(String, Range<usize>)> {
         self.ws();
         let r = self.rest();
-        let mut it = r.char_indices();
-        match it.next() {
-            Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
-            _ => return None,
-        }
-        let end = it
-            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
-            .map_or(r.len(), |(i, _)| i);
+        let end = ident_len(r)?;
         Some((r[..end].to_string(), self.pos..self.pos + end))
     }
 
@@ -706,15 +699,7 @@ impl<'a> Parser<'a> {
 
     fn peek_ident_here(&self) -> Option<String> {
         let r = self.rest();
-        let mut it = r.char_indices();
-        match it.next() {
-            Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
-            _ => return None,
-        }
-        let end = it
-            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
-            .map_or(r.len(), |(i, _)| i);
-        Some(r[..end].to_string())
+        ident_len(r).map(|end| r[..end].to_string())
     }
 
     /// Whether the `(` at the cursor opens an arithmetic group (no `,`, `:` or `@` before its
@@ -745,4 +730,17 @@ fn sort_name(s: &Sort) -> &'static str {
         Sort::Cute { .. } => "cute",
         Sort::Axe { .. } => "axe",
     }
+}
+
+/// The length of the identifier `[A-Za-z_][A-Za-z0-9_]*` that starts `r`, if one does.
+fn ident_len(r: &str) -> Option<usize> {
+    let mut it = r.char_indices();
+    match it.next() {
+        Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
+        _ => return None,
+    }
+    Some(
+        it.find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+            .map_or(r.len(), |(i, _)| i),
+    )
 }

@@ -40,3 +40,51 @@ pub fn our_bases(l: &LinearLayout, names: &[&str]) -> Vec<Vec<Vec<i64>>> {
         .map(|n| l.in_dim(n).map(|d| d.bases.clone()).unwrap_or_default())
         .collect()
 }
+
+/// The in-dims a case lists bases for: `offset, block` (shared) or `register, lane, warp, block`.
+pub fn in_dims(c: &Value) -> &'static [&'static str] {
+    if c.get("offset").is_some() {
+        &["offset", "block"]
+    } else {
+        &["register", "lane", "warp", "block"]
+    }
+}
+
+/// Every case's attribute imports (`layout::triton`) to exactly Triton's bases, with out-dim
+/// sizes equal to the tensor shape; all mismatches are reported together.
+pub fn check_imports(cases: &[Value]) {
+    let mut failures = Vec::new();
+    for c in cases {
+        let attr = c["attr"].as_str().unwrap();
+        let shape = ints(&c["shape"]);
+        let names = in_dims(c);
+        let want: Vec<_> = names.iter().map(|k| bases(&c[*k])).collect();
+        match layout::triton::parse_attr(attr).and_then(|a| a.to_linear(&shape)) {
+            Ok(got) => {
+                if our_bases(&got, names) != want {
+                    failures.push(format!(
+                        "{attr} on {shape:?}:\n  want {want:?}\n  got  {:?}",
+                        our_bases(&got, names)
+                    ));
+                }
+                let outs: Vec<i64> = got.outs().iter().map(|o| o.size()).collect();
+                assert_eq!(outs, shape, "{attr}: out-dim sizes are the tensor shape");
+            }
+            Err(e) => failures.push(format!("{attr} on {shape:?}: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Every case's attribute text parses and prints back unchanged.
+pub fn check_prints_back(cases: &[Value]) {
+    for c in cases {
+        let attr = c["attr"].as_str().unwrap();
+        assert_eq!(layout::triton::parse_attr(attr).unwrap().to_string(), attr);
+    }
+}
