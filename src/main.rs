@@ -366,6 +366,10 @@ struct CopySpec {
     /// Threads per CTA (a power of two, 32..=1024).
     #[arg(long, default_value_t = 256)]
     threads: i64,
+    /// Most elements per global access (a power of two of at most 16 bytes; default: as wide
+    /// as the layouts allow). `--vector 1 --no-swizzle` is the scalar bank-conflict baseline.
+    #[arg(long)]
+    vector: Option<i64>,
 }
 
 impl CopySpec {
@@ -378,6 +382,7 @@ impl CopySpec {
             no_swizzle: self.no_swizzle,
             tile_bytes: self.tile_bytes,
             threads: self.threads,
+            vector: self.vector,
         }
     }
 }

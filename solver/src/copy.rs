@@ -31,6 +31,11 @@ pub struct CopyOptions {
     pub tile_bytes: i64,
     /// Threads per CTA (a power of two).
     pub threads: i64,
+    /// Most elements per global access (a power of two; `None`: as wide as the layouts'
+    /// contiguity and 16 bytes allow). `Some(1)` with [`CopyOptions::without_swizzle`] is the
+    /// bank-conflict experiment's scalar baseline: a 32x32 f32 tile read down its columns
+    /// one word per lane, which the model predicts to be a 32-way conflict.
+    pub vector: Option<i64>,
 }
 
 impl Default for CopyOptions {
@@ -39,6 +44,7 @@ impl Default for CopyOptions {
             swizzle: true,
             tile_bytes: 256,
             threads: 256,
+            vector: None,
         }
     }
 }
@@ -159,6 +165,17 @@ pub fn plan_copy(
             why: format!("{} is outside {}..=512", opts.tile_bytes, dtype.bytes()),
         });
     }
+    if let Some(v) = opts.vector {
+        if v < 1 || v & (v - 1) != 0 || v * dtype.bytes() > 16 {
+            return Err(PlanError::Option {
+                what: "vector",
+                why: format!(
+                    "{v} elements is not a power of two of at most 16 bytes of {}",
+                    dtype.name()
+                ),
+            });
+        }
+    }
     let src = Separable::from_layout("source", src_layout, shape)?;
     let dst = Separable::from_layout("destination", dst_layout, shape)?;
     if let Some((a, b)) = dst.overlapping_modes() {
@@ -197,16 +214,17 @@ pub fn plan_copy(
             why: format!("the grid {grid:?} exceeds CUDA's limits (x < 2^31, y and z <= 65535)"),
         });
     }
-    let vl = src.vector_width(first, dtype.bytes(), tile[0]);
+    let cap_vec = |w: i64| opts.vector.map_or(w, |v| w.min(v));
+    let vl = cap_vec(src.vector_width(first, dtype.bytes(), tile[0]));
     let store_along = if dst.fastest_dim(None) == Some(first) {
         Along::First
     } else {
         Along::Second
     };
-    let vs = match store_along {
+    let vs = cap_vec(match store_along {
         Along::First => dst.vector_width(first, dtype.bytes(), tile[0]),
         Along::Second => dst.vector_width(second, dtype.bytes(), tile[1]),
-    };
+    });
     let cells = tile[0] * tile[1];
     let threads = opts.threads.min(cells / vl).min(cells / vs);
     let mut load = Phase::new(Along::First, vl, tile, threads)?;

@@ -225,3 +225,40 @@ proptest! {
             <= flat.smem.stores.wavefronts + flat.smem.loads.wavefronts);
     }
 }
+
+#[test]
+fn scalar_unswizzled_transpose_is_a_32_way_conflict() {
+    let (src, dst) = (parse("(256,256):(256,1)"), parse("(256,256):(1,256)"));
+    let opts = CopyOptions {
+        tile_bytes: 128,
+        vector: Some(1),
+        ..CopyOptions::default()
+    };
+    let flat = plan_copy(
+        &src,
+        &dst,
+        &[256, 256],
+        Dtype::F32,
+        &opts.clone().without_swizzle(),
+    )
+    .unwrap();
+    assert_eq!((flat.tile, flat.load.vec, flat.store.vec), ([32, 32], 1, 1));
+    // One 4-byte word per lane, 32 lanes down one column of a 128-byte-row tile: one bank.
+    let worst = flat
+        .smem
+        .loads
+        .per_instruction()
+        .max(flat.smem.stores.per_instruction());
+    assert_eq!(worst, 32.0);
+    let best = plan_copy(&src, &dst, &[256, 256], Dtype::F32, &opts).unwrap();
+    assert_eq!(best.smem.loads.per_instruction(), 1.0);
+    assert_eq!(best.smem.stores.per_instruction(), 1.0);
+    for v in [0, 3, 8] {
+        let bad = CopyOptions {
+            vector: Some(v),
+            ..opts.clone()
+        };
+        let e = plan_copy(&src, &dst, &[256, 256], Dtype::F32, &bad).unwrap_err();
+        assert!(e.to_string().contains("vector"), "{e}");
+    }
+}

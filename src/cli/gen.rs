@@ -26,6 +26,8 @@ pub struct CopyArgs<'a> {
     pub tile_bytes: i64,
     /// Threads per CTA.
     pub threads: i64,
+    /// Most elements per global access.
+    pub vector: Option<i64>,
 }
 
 fn bad(what: &str, e: impl std::fmt::Display) -> BadInput {
@@ -47,7 +49,7 @@ pub fn build(a: &CopyArgs) -> Result<(CopyPlan, CopyKernel), BadInput> {
     let mut opts = CopyOptions {
         tile_bytes: a.tile_bytes,
         threads: a.threads,
-        ..CopyOptions::default()
+        vector: a.vector,
     };
     if a.no_swizzle {
         opts = opts.without_swizzle();
