@@ -684,7 +684,8 @@ fn gen_copy_prints_a_validated_kernel_with_its_certificate() {
     let out = stdout(&o);
     assert!(first_line(&o).starts_with("// laycert copy kernel"));
     assert!(out.contains("extern \"C\" __global__"));
-    assert!(out.contains("// proved shared tile injective"));
+    assert!(out.contains("// proved data movement is the identity: dst["));
+    assert!(out.contains("// proved tile stage is the identity"));
     assert!(out.contains("// certificate sha256:"));
 }
 
@@ -1124,4 +1125,49 @@ fn decompose_finds_a_proved_tiling_by_a_corpus_atom_or_says_none() {
     assert_eq!(first_line(&o), "no tiling by a corpus atom");
     let o = laycert(&["decompose", "S[8:1]", "--shape", "8,x"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn gen_copy_writes_a_movement_certificate_that_check_re_decides() {
+    let path = std::env::temp_dir().join(format!("laycert-move-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let o = laycert(&[
+        "gen",
+        "copy",
+        "--src",
+        "(64,64):(64,1)",
+        "--dst",
+        "(64,64):(1,64)",
+        "--shape",
+        "64,64",
+        "--dtype",
+        "f32",
+        "--cert",
+        p,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = laycert(&["check", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "valid");
+    assert!(
+        stdout(&o).contains("data movement proved"),
+        "{}",
+        stdout(&o)
+    );
+    // A re-sealed lie: a shared layout that loses cells, still claimed proved.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["smem"] = serde_json::json!("(64,64):(1,32)");
+    v["digest"] = serde_json::json!("");
+    let mut c: certify::movement::MovementCertificate = serde_json::from_value(v).unwrap();
+    c.digest = c.compute_digest();
+    std::fs::write(&path, c.to_json()).unwrap();
+    let o = laycert(&["check", p]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        first_line(&o).starts_with("invalid: the certificate says proved"),
+        "{}",
+        first_line(&o)
+    );
+    let _ = std::fs::remove_file(&path);
 }

@@ -396,6 +396,9 @@ enum GenCommand {
         /// Write the kernel here instead of stdout.
         #[arg(short = 'o', long = "out")]
         out: Option<String>,
+        /// Write certify's data-movement certificate here (`laycert check` re-decides it).
+        #[arg(long)]
+        cert: Option<String>,
     },
 }
 
@@ -558,8 +561,8 @@ fn main() -> ExitCode {
         }
         Command::Decompose { layout, shape } => cli::decompose::run(layout, shape, args.json),
         Command::Gen {
-            what: GenCommand::Copy { spec, out },
-        } => cli::gen::copy(&spec.args(), out.as_deref(), args.json),
+            what: GenCommand::Copy { spec, out, cert },
+        } => cli::gen::copy(&spec.args(), out.as_deref(), cert.as_deref(), args.json),
         Command::Gpu {
             what: GpuCommand::Bench { spec, warmup, reps },
         } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),

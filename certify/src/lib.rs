@@ -33,6 +33,7 @@ pub mod claim;
 pub mod decider;
 pub mod exhaustive;
 pub mod forward;
+pub mod movement;
 pub mod normal_form;
 pub mod property;
 pub mod smt;

@@ -72,14 +72,7 @@ pub fn prove_property(
         .unwrap_or_else(|| default_logical_shape(l));
     let f = forward(l, Some(&shape))?;
     if f.size() > policy.exhaustive_limit {
-        return Ok(PropertyReport {
-            verdict: "unknown",
-            deciders: vec![("exhaustive".into(), "unknown".into())],
-            detail: Some(format!(
-                "the domain has {} indices, above the exhaustive limit",
-                f.size()
-            )),
-        });
+        return large_domain(l, &f, &shape, prop, policy);
     }
     let (inj, inj_witness) = injective(&f);
     let (sur, sur_witness) = surjective(&f);
@@ -200,9 +193,124 @@ fn surjective(f: &Forward) -> (bool, Option<String>) {
     }
 }
 
+/// Above the exhaustive limit: injectivity by z3 alone (a witness is re-evaluated by the
+/// semantics), and filling by counting: an injective map of `n` indices into a bounding box of
+/// `n` points reaches every point of it (pigeonhole), into a larger box it cannot. The box of a
+/// strided form is `offset + sum of the digits' extremes` per axis. Example: the grid of an
+/// 8192x8192 transpose, `(64,64,128,128):(1,8192,64,524288)`, is bijective onto its 2^26 indices.
+fn large_domain(
+    l: &Layout,
+    f: &Forward,
+    shape: &[i64],
+    prop: Property,
+    policy: &Policy,
+) -> Result<PropertyReport, LayoutError> {
+    let unknown = |why: String| PropertyReport {
+        verdict: "unknown",
+        deciders: vec![("exhaustive".into(), "unknown".into())],
+        detail: Some(why),
+    };
+    let too_big = format!(
+        "the domain has {} indices, above the exhaustive limit",
+        f.size()
+    );
+    if !policy.use_smt {
+        return Ok(unknown(too_big));
+    }
+    let Some(z) = smt_injective_model(f, policy.rlimit) else {
+        return Ok(unknown(format!(
+            "{too_big}, and z3 cannot decide injectivity of this form"
+        )));
+    };
+    let mut deciders = vec![("smt".to_string(), word(z.is_none()))];
+    if let Some((x, y)) = z {
+        let cx = layout::shape::unflatten_row_major(shape, x)?;
+        let cy = layout::shape::unflatten_row_major(shape, y)?;
+        if semantic_points(l, shape, &cx)?.is_disjoint(&semantic_points(l, shape, &cy)?) {
+            return Err(LayoutError::invalid(
+                "injectivity witness",
+                format!("z3's {cx:?} and {cy:?} share no point by the semantics"),
+            ));
+        }
+        if prop == Property::Surjective {
+            return Ok(unknown(format!(
+                "{too_big}, and the map is not injective, so counting cannot decide filling"
+            )));
+        }
+        return Ok(PropertyReport {
+            verdict: "refuted",
+            deciders,
+            detail: Some(format!(
+                "logical {cx:?} and {cy:?} reach the same point (z3, confirmed by the semantics)"
+            )),
+        });
+    }
+    if prop == Property::Injective {
+        return Ok(PropertyReport {
+            verdict: "proved",
+            deciders,
+            detail: None,
+        });
+    }
+    let Some(cells) = bounding_box_cells(f) else {
+        return Ok(unknown(format!(
+            "{too_big}, and the image's bounding box cannot be counted"
+        )));
+    };
+    let fills = cells == f.size();
+    deciders.push(("count".into(), word(fills)));
+    Ok(PropertyReport {
+        verdict: if fills { "proved" } else { "refuted" },
+        deciders,
+        detail: (!fills).then(|| {
+            format!(
+                "{} distinct points cannot fill the image's bounding box of {cells}",
+                f.size()
+            )
+        }),
+    })
+}
+
+/// The number of points in the bounding box of a swizzle-free strided form with one replica
+/// vector (`None` otherwise or on overflow).
+fn bounding_box_cells(f: &Forward) -> Option<i64> {
+    let ForwardKind::Strided {
+        digits,
+        replicas,
+        swizzle: None,
+        ..
+    } = &f.kind
+    else {
+        return None;
+    };
+    if replicas.len() > 1 {
+        return None;
+    }
+    let mut cells: i64 = 1;
+    for axis in 0..f.axes.len() {
+        let (mut lo, mut hi) = (0i64, 0i64);
+        for (e, s) in digits {
+            let reach = (e - 1).checked_mul(s[axis])?;
+            if reach < 0 {
+                lo = lo.checked_add(reach)?;
+            } else {
+                hi = hi.checked_add(reach)?;
+            }
+        }
+        cells = cells.checked_mul(hi.checked_sub(lo)?.checked_add(1)?)?;
+    }
+    Some(cells)
+}
+
 /// `exists x != y < n: F(x) == F(y)` for a strided, replica-free form; `None` when not encodable
 /// or z3 gives up.
 fn smt_injective(f: &Forward, rlimit: u32) -> Option<bool> {
+    smt_injective_model(f, rlimit).map(|m| m.is_none())
+}
+
+/// As [`smt_injective`], with z3's two colliding indices when the form is not injective:
+/// `Some(None)` injective, `Some(Some((x, y)))` not.
+fn smt_injective_model(f: &Forward, rlimit: u32) -> Option<Option<(i64, i64)>> {
     let ForwardKind::Strided { replicas, .. } = &f.kind else {
         return None;
     };
@@ -220,8 +328,12 @@ fn smt_injective(f: &Forward, rlimit: u32) -> Option<bool> {
     let same: Vec<Bool> = px.iter().zip(&py).map(|(a, b)| a.eq(b)).collect();
     s.assert(Bool::and(&same));
     match check(&s) {
-        Verdict::Unsat => Some(true),
-        Verdict::Sat => Some(false),
+        Verdict::Unsat => Some(None),
+        Verdict::Sat => {
+            let m = s.get_model()?;
+            let get = |v: &BV| m.eval(v, true).and_then(|b| b.as_u64()).map(|u| u as i64);
+            Some(Some((get(&x)?, get(&y)?)))
+        }
         Verdict::Unknown(_) => None,
     }
 }

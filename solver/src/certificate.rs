@@ -1,20 +1,17 @@
 //! [`PlanCertificate`]: the claims that make a copy plan correct, each checked before the plan is
 //! returned, and a SHA-256 digest over them that the emitted kernel carries.
 //!
-//! Claims (the data movement is the identity on the logical tensor when all hold):
-//! 1. `source form` / `destination form`: the per-dimension form the kernel's addresses are
-//!    generated from is equivalent to the layout as given (certify's deciders, z3 for large
-//!    domains; its certificate digest is recorded).
-//! 2. `destination injective`: no two elements are written to one address (nested strides).
-//! 3. `load TV bijective` / `store TV bijective`: each phase reaches every tile cell exactly
-//!    once (certify, exhaustively over the tile).
-//! 4. `shared tile injective`: distinct cells get distinct shared-memory slots (certify), so
-//!    what the store phase reads at a cell's slot is what the load phase wrote for that cell.
-//! 5. `grid covers`: tiles divide the extents, so the grid partitions the tensor.
+//! The first claim is certify's data-movement claim ([`certify::movement`]): after the kernel,
+//! `dst[D(x)] == src[S(x)]` for every logical coordinate `x`. certify decides it from its parts
+//! (the per-dimension address forms equal the given layouts, the destination form is
+//! injective, the grid partitions the tensor, and one tile's load and store stages through the
+//! shared-memory layout move every cell to itself) and, for tensors of at most
+//! [`certify::movement::SIMULATION_LIMIT`] elements, also by simulating the whole kernel; the
+//! parts follow as claims of their own. The movement certificate travels with the plan, and
+//! `laycert check` re-decides it.
 
-use certify::certificate::certify_equivalence;
-use certify::property::{prove_property, Property};
-use certify::{equivalent, Policy};
+use certify::movement::{prove_staged_copy, MovementCertificate, StagedCopy};
+use certify::Policy;
 use layout::Layout;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -42,6 +39,8 @@ pub struct PlanCertificate {
     pub claims: Vec<CheckedClaim>,
     /// SHA-256 over the claims' JSON.
     pub digest: String,
+    /// certify's data-movement certificate (`laycert check` re-decides it).
+    pub movement: Option<MovementCertificate>,
 }
 
 fn policy() -> Policy {
@@ -51,152 +50,65 @@ fn policy() -> Policy {
     }
 }
 
-fn form_claim(
-    which: &str,
-    given: &Layout,
-    plan: &CopyPlan,
-    form: Layout,
-) -> Result<CheckedClaim, PlanError> {
-    let report = equivalent(given, &form, Some(&plan.shape), &policy())?;
-    let name = format!("{which} form");
-    if report.verdict() != "equivalent" {
-        return Err(PlanError::Certify {
-            claim: name,
-            why: format!(
-                "{} vs {}: {}",
-                given.print(),
-                form.print(),
-                report.verdict()
-            ),
-        });
-    }
-    let cert = certify_equivalence(given, &form, &report);
-    Ok(CheckedClaim {
-        name,
-        statement: format!(
-            "{} == {} over {:?}",
-            given.print(),
-            form.print(),
-            plan.shape
-        ),
-        verdict: "proved".into(),
-        evidence: format!("certificate sha256:{}", cert.digest),
+/// The plan's data movement as certify's staged-copy claim.
+pub fn staged_copy(plan: &CopyPlan) -> Result<StagedCopy, PlanError> {
+    Ok(StagedCopy {
+        shape: plan.shape.clone(),
+        src: plan.src_layout.clone(),
+        dst: plan.dst_layout.clone(),
+        src_form: plan.src.to_cute()?,
+        dst_form: plan.dst.to_cute()?,
+        tile_dims: plan.tile_dims,
+        z_dim: plan.z_dim,
+        tile: plan.tile,
+        load: plan.load_tv.clone(),
+        store: plan.store_tv.clone(),
+        smem: Layout::Swizzled(plan.smem.layout.clone()),
     })
 }
 
-fn property_claim(
-    name: &str,
-    l: Layout,
-    prop: Property,
-    shape: Option<&[i64]>,
-) -> Result<CheckedClaim, PlanError> {
-    let report = prove_property(&l, prop, shape, &policy())?;
+/// Checks every claim of `plan`; the first that fails is the error. The first claim is
+/// certify's data-movement claim (`dst[D(x)] == src[S(x)]` for every `x`), then its parts.
+pub fn certify_plan(plan: &CopyPlan) -> Result<PlanCertificate, PlanError> {
+    let copy = staged_copy(plan)?;
+    let report = prove_staged_copy(&copy, &policy())?;
+    let movement = MovementCertificate::new(&copy, &report);
     if report.verdict != "proved" {
         return Err(PlanError::Certify {
-            claim: name.into(),
+            claim: "data movement is the identity".into(),
             why: format!(
-                "{}: {}{}",
-                l.print(),
+                "{}{}",
                 report.verdict,
-                report.detail.map(|d| format!(" ({d})")).unwrap_or_default()
+                report.detail.map(|d| format!(": {d}")).unwrap_or_default()
             ),
         });
     }
-    Ok(CheckedClaim {
-        name: name.into(),
-        statement: format!("{} is {prop:?}", l.print()).to_lowercase(),
-        verdict: "proved".into(),
-        evidence: report
-            .deciders
-            .iter()
-            .map(|(d, v)| format!("{d}: {v}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-    })
-}
-
-/// Checks every claim of `plan`; the first that fails is the error.
-pub fn certify_plan(plan: &CopyPlan) -> Result<PlanCertificate, PlanError> {
-    let mut claims = vec![
-        form_claim(
-            "source",
-            &plan.src_layout,
-            plan,
-            Layout::Cute(plan.src.to_cute()?),
-        )?,
-        form_claim(
-            "destination",
-            &plan.dst_layout,
-            plan,
-            Layout::Cute(plan.dst.to_cute()?),
-        )?,
-    ];
-    if let Some((a, b)) = plan.dst.overlapping_modes() {
-        return Err(PlanError::Certify {
-            claim: "destination injective".into(),
-            why: format!("modes {a:?} and {b:?} overlap"),
-        });
-    }
-    claims.push(CheckedClaim {
-        name: "destination injective".into(),
+    let mut claims = vec![CheckedClaim {
+        name: "data movement is the identity".into(),
         statement: format!(
-            "{} is injective over {:?}",
+            "dst[{}](x) == src[{}](x) for every x of {:?}",
             plan.dst_layout.print(),
+            plan.src_layout.print(),
             plan.shape
         ),
-        verdict: "checked".into(),
-        evidence: "sorted by stride, each mode's stride is at least the span below it".into(),
-    });
-    claims.push(property_claim(
-        "load TV bijective",
-        Layout::Tv(plan.load_tv.clone()),
-        Property::Bijective,
-        None,
-    )?);
-    claims.push(property_claim(
-        "store TV bijective",
-        Layout::Tv(plan.store_tv.clone()),
-        Property::Bijective,
-        None,
-    )?);
-    claims.push(property_claim(
-        "shared tile injective",
-        Layout::Swizzled(plan.smem.layout.clone()),
-        Property::Injective,
-        Some(&plan.tile),
-    )?);
-    let dims = [plan.tile_dims[0], plan.tile_dims[1]];
-    for (axis, &d) in dims.iter().enumerate() {
-        if plan.shape[d] != plan.grid[axis] * plan.tile[axis] {
-            return Err(PlanError::Certify {
-                claim: "grid covers".into(),
-                why: format!(
-                    "{} tiles of {} != extent {}",
-                    plan.grid[axis], plan.tile[axis], plan.shape[d]
-                ),
-            });
-        }
-    }
-    claims.push(CheckedClaim {
-        name: "grid covers".into(),
-        statement: format!(
-            "grid {:?} x tile {:?} partitions {:?}",
-            plan.grid, plan.tile, plan.shape
-        ),
-        verdict: "checked".into(),
+        verdict: "proved".into(),
         evidence: format!(
-            "dimension {} = {} x {}, dimension {} = {} x {}{}",
-            dims[0],
-            plan.grid[0],
-            plan.tile[0],
-            dims[1],
-            plan.grid[1],
-            plan.tile[1],
-            plan.z_dim
-                .map(|z| format!(", dimension {z} = grid z {}", plan.grid[2]))
-                .unwrap_or_default()
+            "certify movement certificate sha256:{} ({})",
+            movement.digest,
+            report
+                .deciders
+                .iter()
+                .map(|(d, v)| format!("{d}: {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-    });
+    }];
+    claims.extend(report.parts.iter().map(|p| CheckedClaim {
+        name: p.name.clone(),
+        statement: p.statement.clone(),
+        verdict: p.verdict.clone(),
+        evidence: p.evidence.clone(),
+    }));
     let text = serde_json::to_string(&claims).map_err(|e| PlanError::Certify {
         claim: "digest".into(),
         why: e.to_string(),
@@ -205,5 +117,9 @@ pub fn certify_plan(plan: &CopyPlan) -> Result<PlanCertificate, PlanError> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    Ok(PlanCertificate { claims, digest })
+    Ok(PlanCertificate {
+        claims,
+        digest,
+        movement: Some(movement),
+    })
 }

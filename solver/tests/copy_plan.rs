@@ -118,13 +118,12 @@ fn transpose_plan_is_conflict_free_and_the_baseline_conflicts() {
     assert_eq!(
         names,
         [
+            "data movement is the identity",
             "source form",
             "destination form",
             "destination injective",
-            "load TV bijective",
-            "store TV bijective",
-            "shared tile injective",
-            "grid covers"
+            "grid partitions the tensor",
+            "tile stage is the identity"
         ]
     );
     assert_eq!(plan.certificate.digest.len(), 64);

@@ -10,7 +10,7 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     let text = std::fs::read_to_string(path).map_err(|e| BadInput {
         message: format!("error: certificate {path:?}: cannot read: {e}"),
     })?;
-    // Rule and explanation certificates carry a `kind`; equivalence certificates do not.
+    // Rule, explanation and movement certificates carry a `kind`; equivalence certificates do not.
     let kind = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
@@ -19,6 +19,25 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
             return Ok(other_kind(
                 certify::rules::certificate::check(&text)
                     .map(|c| format!("rule {}: {}", c.name, c.verdict)),
+                as_json,
+            ))
+        }
+        Some("movement") => {
+            return Ok(other_kind(
+                certify::movement::check(&text).map(|c| {
+                    format!(
+                        "data movement {}: dst[{}](x) == src[{}](x) over {:?} ({})",
+                        c.verdict,
+                        c.dst,
+                        c.src,
+                        c.shape,
+                        c.deciders
+                            .iter()
+                            .map(|(d, v)| format!("{d}: {v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }),
                 as_json,
             ))
         }

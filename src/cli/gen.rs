@@ -50,6 +50,7 @@ pub fn build(a: &CopyArgs) -> Result<(CopyPlan, CopyKernel), BadInput> {
         tile_bytes: a.tile_bytes,
         threads: a.threads,
         vector: a.vector,
+        ..CopyOptions::default()
     };
     if a.no_swizzle {
         opts = opts.without_swizzle();
@@ -146,10 +147,21 @@ pub fn summary_json(plan: &CopyPlan, kernel: &CopyKernel) -> serde_json::Value {
 }
 
 /// Runs `gen copy`.
-pub fn copy(a: &CopyArgs, out: Option<&str>, as_json: bool) -> Result<Report, BadInput> {
+pub fn copy(
+    a: &CopyArgs,
+    out: Option<&str>,
+    cert: Option<&str>,
+    as_json: bool,
+) -> Result<Report, BadInput> {
     let (plan, kernel) = build(a)?;
     if let Some(path) = out {
         std::fs::write(path, &kernel.source).map_err(|e| bad(&format!("-o {path}"), e))?;
+    }
+    if let Some(path) = cert {
+        let c = plan.certificate.movement.as_ref().ok_or_else(|| BadInput {
+            message: "error: the plan carries no movement certificate".into(),
+        })?;
+        std::fs::write(path, c.to_json()).map_err(|e| bad(&format!("--cert {path}"), e))?;
     }
     if as_json {
         let mut v = summary_json(&plan, &kernel);

@@ -1,0 +1,682 @@
+//! The data-movement claim of a copy through a shared-memory tile: after the kernel runs,
+//! `dst[D(x)] == src[S(x)]` for every logical coordinate `x` of the tensor.
+//!
+//! A staged copy ([`StagedCopy`]) is what a copy kernel does, in layouts. CTA `b = (bx, by,
+//! bz)` owns the tile whose cell `c = (f, s)` is the logical coordinate `G(b, c)` (`x[first] =
+//! bx * T0 + f`, `x[second] = by * T1 + s`, `x[z] = bz`). In the LOAD stage, thread `t`'s value
+//! `v` takes cell `c = load(t, v)`, reads `src` at `S'(G(b, c))` and writes shared slot
+//! `M(c)`; after a barrier, in the STORE stage, thread `t`'s value `v` takes cell `c =
+//! store(t, v)`, reads slot `M(c)` and writes `dst` at `D'(G(b, c))`. `S'` and `D'` are the
+//! forms the kernel's address arithmetic is generated from; `S` and `D` are the layouts as the
+//! user gave them.
+//!
+//! [`prove_staged_copy`] decides the claim compositionally (the `parts` decider), each part by
+//! certify's own deciders:
+//!
+//! 1. `source form`, `destination form`: `S' == S` and `D' == D` over the tensor (equivalence).
+//! 2. `destination injective`: `D'` never sends two coordinates to one address (enumeration, or
+//!    z3 above the enumeration limit).
+//! 3. `grid partitions the tensor`: `G`, as the CuTe layout `(T0, T1, grid0, grid1, gz)` into
+//!    the column-major index of the tensor, is a bijection onto all of its indices (enumeration,
+//!    or z3 plus counting).
+//! 4. `tile stage is the identity`: for every store `(t, v)` the slot it reads was written by
+//!    loads of its own cell only, and every cell is stored (enumeration of both stages over one
+//!    tile: the stages are the same in every CTA).
+//!
+//! Together: take any `x`. By 3 there is one `(b, c)` with `G(b, c) = x`; by 4 some store of
+//! CTA `b` takes `c`, and what it reads at `M(c)` was loaded for `c` only, i.e. `src[S'(x)]`;
+//! it writes that to `D'(x)`. By 2 no write for another coordinate lands on `D'(x)`, so
+//! `dst[D'(x)] = src[S'(x)]`, which by 1 is `dst[D(x)] = src[S(x)]`.
+//!
+//! A second, independent decider, `simulation`, runs the whole kernel on the tensor (up to
+//! [`SIMULATION_LIMIT`] elements): every CTA's load and store stage over a model of the
+//! memories, each source element tagged by its address, then compares every destination
+//! address with the GIVEN layouts' semantics. When both run they must agree.
+//!
+//! ```
+//! use certify::movement::{prove_staged_copy, StagedCopy};
+//! use certify::Policy;
+//! use layout::cute::{CuteLayout, TvLayout};
+//! use layout::Layout;
+//! let p = |t: &str| Layout::parse(t, None).unwrap();
+//! let cute = |t: &str| match p(t) { Layout::Cute(c) => c, _ => unreachable!() };
+//! // A 64x64 f32 transpose through 32x32 tiles: 256 threads, float4 both ways.
+//! let tv = |t: &str| TvLayout::new(cute(t), vec![32, 32]).unwrap();
+//! let copy = StagedCopy {
+//!     shape: vec![64, 64],
+//!     src: p("(64,64):(64,1)"),
+//!     dst: p("(64,64):(1,64)"),
+//!     src_form: cute("(64,64):(64,1)"),
+//!     dst_form: cute("(64,64):(1,64)"),
+//!     tile_dims: [1, 0],
+//!     z_dim: None,
+//!     tile: [32, 32],
+//!     load: tv("((8,32),(4,1)):((4,32),(1,1024))"),
+//!     store: tv("((8,32),(4,1)):((128,1),(32,1024))"),
+//!     smem: p("Sw<3,2,5> o (32,32):(1,32)"),
+//! };
+//! let r = prove_staged_copy(&copy, &Policy::default())?;
+//! assert_eq!(r.verdict, "proved");
+//! assert_eq!(r.deciders, [("parts".to_string(), "proved".to_string()),
+//!                         ("simulation".to_string(), "proved".to_string())]);
+//! # Ok::<(), layout::LayoutError>(())
+//! ```
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use layout::cute::{CuteLayout, TvLayout};
+use layout::{Axis, Layout, LayoutError};
+
+use crate::certificate::certify_equivalence;
+use crate::claim::{equivalent, Policy};
+use crate::property::{prove_property, Property};
+
+/// Largest tensor the `simulation` decider runs the whole kernel on.
+pub const SIMULATION_LIMIT: i64 = 1 << 22;
+
+/// A copy kernel's data movement, in layouts (see the module doc).
+#[derive(Clone, Debug)]
+pub struct StagedCopy {
+    /// The logical tensor's shape (rank 2 or 3).
+    pub shape: Vec<i64>,
+    /// The source layout as given.
+    pub src: Layout,
+    /// The destination layout as given.
+    pub dst: Layout,
+    /// The source form the kernel's load addresses come from.
+    pub src_form: CuteLayout,
+    /// The destination form the kernel's store addresses come from.
+    pub dst_form: CuteLayout,
+    /// The logical dimensions of the tile's first and second axes.
+    pub tile_dims: [usize; 2],
+    /// The dimension walked by the grid's z index (rank 3).
+    pub z_dim: Option<usize>,
+    /// The tile's extents along first and second.
+    pub tile: [i64; 2],
+    /// The load stage: `(thread, value) -> (f, s)` over the tile.
+    pub load: TvLayout,
+    /// The store stage.
+    pub store: TvLayout,
+    /// The shared-memory layout: `(f, s) -> slot` over the tile.
+    pub smem: Layout,
+}
+
+/// One part of the compositional proof.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    /// Short name (module doc, items 1-4).
+    pub name: String,
+    /// What it states.
+    pub statement: String,
+    /// `proved`, `refuted` or `unknown`.
+    pub verdict: String,
+    /// The deciders and what they said, or the certificate digest.
+    pub evidence: String,
+}
+
+/// The answer to a data-movement claim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovementReport {
+    /// `proved`, `refuted` or `unknown`.
+    pub verdict: &'static str,
+    /// The parts, in the module doc's order.
+    pub parts: Vec<Part>,
+    /// The deciders that ran (`parts`, `simulation`) and what each said.
+    pub deciders: Vec<(String, String)>,
+    /// For `refuted`: a logical coordinate whose destination element is wrong, or the failing
+    /// part's witness; for `unknown`: why.
+    pub detail: Option<String>,
+}
+
+fn bad(what: impl Into<String>, why: impl Into<String>) -> LayoutError {
+    LayoutError::invalid(what, why)
+}
+
+impl StagedCopy {
+    /// The grid: CTAs along first, along second, and along z.
+    pub fn grid(&self) -> [i64; 3] {
+        [
+            self.shape[self.tile_dims[0]] / self.tile[0],
+            self.shape[self.tile_dims[1]] / self.tile[1],
+            self.z_dim.map_or(1, |z| self.shape[z]),
+        ]
+    }
+
+    /// Checks the pieces fit together (bad input is an error, not a refutation).
+    pub fn validate(&self) -> Result<(), LayoutError> {
+        let rank = self.shape.len();
+        if !(2..=3).contains(&rank) || self.shape.iter().any(|&e| e < 1) {
+            return Err(bad(
+                format!("tensor shape {:?}", self.shape),
+                "a staged copy takes a 2-D or 3-D tensor of positive extents",
+            ));
+        }
+        let [a, b] = self.tile_dims;
+        let dims_ok = a < rank && b < rank && a != b;
+        let z_ok = match self.z_dim {
+            Some(z) => rank == 3 && z < rank && z != a && z != b,
+            None => rank == 2,
+        };
+        if !dims_ok || !z_ok {
+            return Err(bad(
+                format!("tile dims {:?}, z dim {:?}", self.tile_dims, self.z_dim),
+                format!("they must name the {rank} dimensions once each"),
+            ));
+        }
+        if self.tile.iter().any(|&t| t < 1) {
+            return Err(bad(
+                format!("tile {:?}", self.tile),
+                "extents must be positive",
+            ));
+        }
+        slot(&self.smem, self.tile, &[0, 0]).map_err(|e| {
+            bad(
+                format!("shared layout {}", self.smem.print()),
+                format!("it is not a layout of the tile {:?}: {e}", self.tile),
+            )
+        })?;
+        for (which, tv) in [("load", &self.load), ("store", &self.store)] {
+            if tv.tile() != self.tile {
+                return Err(bad(
+                    format!("{which} TV layout {tv}"),
+                    format!("its tile is not {:?}", self.tile),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `G(b, c)`.
+    pub fn logical(&self, block: [i64; 3], cell: &[i64]) -> Vec<i64> {
+        let mut x = vec![0; self.shape.len()];
+        x[self.tile_dims[0]] = block[0] * self.tile[0] + cell[0];
+        x[self.tile_dims[1]] = block[1] * self.tile[1] + cell[1];
+        if let Some(z) = self.z_dim {
+            x[z] = block[2];
+        }
+        x
+    }
+
+    /// `G` as a CuTe layout `(T0, T1, grid0, grid1, gz)` into the column-major index of the
+    /// tensor.
+    pub fn grid_layout(&self) -> Result<CuteLayout, LayoutError> {
+        let mut col = vec![1i64; self.shape.len()];
+        for d in 1..self.shape.len() {
+            col[d] = col[d - 1]
+                .checked_mul(self.shape[d - 1])
+                .ok_or_else(|| bad("grid layout", "the tensor's size overflows"))?;
+        }
+        let [f, s] = self.tile_dims;
+        let g = self.grid();
+        let mul = |a: i64, b: i64| {
+            a.checked_mul(b)
+                .ok_or_else(|| bad("grid layout", "a stride overflows"))
+        };
+        let z_stride = self.z_dim.map_or(0, |z| col[z]);
+        CuteLayout::from_flat(
+            &[self.tile[0], self.tile[1], g[0], g[1], g[2]],
+            &[
+                col[f],
+                col[s],
+                mul(self.tile[0], col[f])?,
+                mul(self.tile[1], col[s])?,
+                z_stride,
+            ],
+        )
+    }
+}
+
+/// The single memory offset a global layout gives `x` (over axis `m`).
+fn address(l: &Layout, shape: &[i64], x: &[i64]) -> Result<i64, LayoutError> {
+    // CuTe and swizzled layouts have one offset per coordinate: their own evaluation, without
+    // the point sets of the general path.
+    match l {
+        Layout::Cute(c) => return c.eval(shape, x),
+        Layout::Swizzled(s) => return s.eval(shape, x),
+        _ => {}
+    }
+    let points = l.eval(Some(shape), x)?;
+    let mut it = points.iter();
+    match (it.next(), it.next()) {
+        (Some(p), None) if p.keys().all(|a| *a == Axis::m()) => {
+            Ok(p.get(&Axis::m()).copied().unwrap_or(0))
+        }
+        _ => Err(bad(
+            format!("global layout {}", l.print()),
+            format!("{x:?} is not one memory offset"),
+        )),
+    }
+}
+
+/// The slot `M` gives tile cell `c`.
+fn slot(m: &Layout, tile: [i64; 2], c: &[i64]) -> Result<i64, LayoutError> {
+    address(m, &tile, c)
+}
+
+fn part(name: &str, statement: String, verdict: &str, evidence: String) -> Part {
+    Part {
+        name: name.into(),
+        statement,
+        verdict: verdict.into(),
+        evidence,
+    }
+}
+
+fn form_part(
+    which: &str,
+    given: &Layout,
+    form: &CuteLayout,
+    shape: &[i64],
+    policy: &Policy,
+) -> Result<Part, LayoutError> {
+    let form = Layout::Cute(form.clone());
+    let r = equivalent(given, &form, Some(shape), policy)?;
+    let verdict = match r.verdict() {
+        "equivalent" => "proved",
+        "not equivalent" => "refuted",
+        _ => "unknown",
+    };
+    let evidence = if verdict == "proved" {
+        format!(
+            "certificate sha256:{}",
+            certify_equivalence(given, &form, &r).digest
+        )
+    } else {
+        r.verdict().to_string()
+    };
+    Ok(part(
+        &format!("{which} form"),
+        format!("{} == {} over {shape:?}", given.print(), form.print()),
+        verdict,
+        evidence,
+    ))
+}
+
+fn property_part(
+    name: &str,
+    l: &Layout,
+    prop: Property,
+    shape: &[i64],
+    policy: &Policy,
+) -> Result<Part, LayoutError> {
+    let r = prove_property(l, prop, Some(shape), policy)?;
+    let deciders: Vec<String> = r
+        .deciders
+        .iter()
+        .map(|(d, v)| format!("{d}: {v}"))
+        .collect();
+    Ok(part(
+        name,
+        format!("{} is {prop:?} over {shape:?}", l.print()).to_lowercase(),
+        r.verdict,
+        match r.detail {
+            Some(d) => format!("{} ({d})", deciders.join(", ")),
+            None => deciders.join(", "),
+        },
+    ))
+}
+
+/// Part 4: enumerates one tile's two stages. `Err(why)` names the first store that reads the
+/// wrong thing, or a cell no store takes.
+fn tile_stage(c: &StagedCopy) -> Result<Result<(), String>, LayoutError> {
+    let mut writers: HashMap<i64, Vec<i64>> = HashMap::new();
+    for t in 0..c.load.threads() {
+        for v in 0..c.load.values() {
+            let cell = c.load.eval(t, v)?;
+            let s = slot(&c.smem, c.tile, &cell)?;
+            let w = writers.entry(s).or_default();
+            let flat = cell[0] + cell[1] * c.tile[0];
+            if !w.contains(&flat) {
+                w.push(flat);
+            }
+        }
+    }
+    let cells = c.tile[0] * c.tile[1];
+    let mut stored = vec![false; cells as usize];
+    let cell_of = |i: i64| [i % c.tile[0], i / c.tile[0]];
+    for t in 0..c.store.threads() {
+        for v in 0..c.store.values() {
+            let cell = c.store.eval(t, v)?;
+            let flat = cell[0] + cell[1] * c.tile[0];
+            stored[flat as usize] = true;
+            let s = slot(&c.smem, c.tile, &cell)?;
+            match writers.get(&s).map(Vec::as_slice) {
+                Some([w]) if *w == flat => {}
+                None | Some([]) => {
+                    return Ok(Err(format!(
+                        "store thread {t} value {v} reads slot {s} for cell {cell:?}, which no \
+                         load writes"
+                    )))
+                }
+                Some(ws) => {
+                    let others: Vec<[i64; 2]> = ws
+                        .iter()
+                        .filter(|&&w| w != flat)
+                        .map(|&w| cell_of(w))
+                        .collect();
+                    return Ok(Err(format!(
+                        "store thread {t} value {v} reads slot {s} for cell {cell:?}, which the \
+                         loads also write for cell(s) {others:?}"
+                    )));
+                }
+            }
+        }
+    }
+    if let Some(i) = stored.iter().position(|&s| !s) {
+        return Ok(Err(format!("no store takes cell {:?}", cell_of(i as i64))));
+    }
+    Ok(Ok(()))
+}
+
+/// The `simulation` decider: `Ok(None)` when every destination element is right, else the
+/// first wrong logical coordinate (row-major order) with what it holds.
+fn simulate(c: &StagedCopy) -> Result<Option<String>, LayoutError> {
+    let g = c.grid();
+    let mut dst_mem: HashMap<i64, i64> = HashMap::new();
+    let mut smem: HashMap<i64, i64> = HashMap::new();
+    for bz in 0..g[2] {
+        for by in 0..g[1] {
+            for bx in 0..g[0] {
+                let b = [bx, by, bz];
+                smem.clear();
+                for t in 0..c.load.threads() {
+                    for v in 0..c.load.values() {
+                        let cell = c.load.eval(t, v)?;
+                        let x = c.logical(b, &cell);
+                        let value = c.src_form.eval(&c.shape, &x)?;
+                        smem.insert(slot(&c.smem, c.tile, &cell)?, value);
+                    }
+                }
+                for t in 0..c.store.threads() {
+                    for v in 0..c.store.values() {
+                        let cell = c.store.eval(t, v)?;
+                        let x = c.logical(b, &cell);
+                        let s = slot(&c.smem, c.tile, &cell)?;
+                        // A slot nothing wrote holds poison (-1): no source address is negative
+                        // in a model where every source element is tagged by its address.
+                        let value = smem.get(&s).copied().unwrap_or(-1);
+                        dst_mem.insert(c.dst_form.eval(&c.shape, &x)?, value);
+                    }
+                }
+            }
+        }
+    }
+    let size: i64 = c.shape.iter().product();
+    for i in 0..size {
+        let x = layout::shape::unflatten_row_major(&c.shape, i)?;
+        let want = address(&c.src, &c.shape, &x)?;
+        match dst_mem.get(&address(&c.dst, &c.shape, &x)?) {
+            Some(&got) if got == want => {}
+            Some(&got) => {
+                return Ok(Some(format!(
+                    "logical {x:?}: the destination holds source address {got}, not {want}"
+                )))
+            }
+            None => return Ok(Some(format!("logical {x:?}: never written"))),
+        }
+    }
+    Ok(None)
+}
+
+/// Decides the data-movement claim of `c` (module doc): the compositional `parts` decider,
+/// and the whole-kernel `simulation` when the tensor has at most [`SIMULATION_LIMIT`]
+/// elements. Bad input (pieces that do not fit) is an error.
+pub fn prove_staged_copy(c: &StagedCopy, policy: &Policy) -> Result<MovementReport, LayoutError> {
+    c.validate()?;
+    // Property enumeration keeps every point: above 2^16 indices z3 and counting decide.
+    let prop_policy = Policy {
+        exhaustive_limit: policy.exhaustive_limit.min(1 << 16),
+        ..policy.clone()
+    };
+    let mut parts = vec![
+        form_part("source", &c.src, &c.src_form, &c.shape, policy)?,
+        form_part("destination", &c.dst, &c.dst_form, &c.shape, policy)?,
+        property_part(
+            "destination injective",
+            &Layout::Cute(c.dst_form.clone()),
+            Property::Injective,
+            &c.shape,
+            &prop_policy,
+        )?,
+    ];
+    let g = c.grid_layout()?;
+    let size: i64 = c.shape.iter().product();
+    let mut grid = property_part(
+        "grid partitions the tensor",
+        &Layout::Cute(g.clone()),
+        Property::Bijective,
+        &[g.size()],
+        &prop_policy,
+    )?;
+    if grid.verdict == "proved" && g.size() != size {
+        grid.verdict = "refuted".into();
+        grid.evidence = format!(
+            "{} (the grid covers {} of the tensor's {size} elements)",
+            grid.evidence,
+            g.size()
+        );
+    }
+    grid.statement = format!(
+        "G = {g} (tile x grid -> column-major index) is a bijection onto the {size} elements of \
+         {:?}",
+        c.shape
+    );
+    parts.push(grid);
+    let stage = tile_stage(c)?;
+    parts.push(part(
+        "tile stage is the identity",
+        format!(
+            "every store of {} reads the slot of {} that the loads of {} wrote for its own cell \
+             only, and every cell is stored",
+            c.store,
+            c.smem.print(),
+            c.load
+        ),
+        if stage.is_ok() { "proved" } else { "refuted" },
+        match &stage {
+            Ok(()) => format!(
+                "exhaustive: {} loads and {} stores of one tile",
+                c.load.threads() * c.load.values(),
+                c.store.threads() * c.store.values()
+            ),
+            Err(why) => format!("exhaustive: {why}"),
+        },
+    ));
+    let by_parts = if parts.iter().all(|p| p.verdict == "proved") {
+        "proved"
+    } else if parts.iter().any(|p| p.verdict == "refuted") {
+        "refuted"
+    } else {
+        "unknown"
+    };
+    let mut deciders = vec![("parts".to_string(), by_parts.to_string())];
+    let mut detail = parts
+        .iter()
+        .find(|p| p.verdict != "proved")
+        .map(|p| format!("{}: {}", p.name, p.evidence));
+    if size <= SIMULATION_LIMIT {
+        let sim = simulate(c)?;
+        let said = if sim.is_none() { "proved" } else { "refuted" };
+        deciders.push(("simulation".into(), said.into()));
+        if by_parts != "unknown" && by_parts != said {
+            return Err(bad(
+                "decision",
+                format!(
+                    "the parts and simulation deciders disagree ({by_parts} vs {said}: {})",
+                    sim.or(detail).unwrap_or_default()
+                ),
+            ));
+        }
+        if let Some(why) = sim {
+            detail = Some(why);
+        }
+        return Ok(MovementReport {
+            verdict: said,
+            parts,
+            deciders,
+            detail,
+        });
+    }
+    Ok(MovementReport {
+        verdict: by_parts,
+        parts,
+        deciders,
+        detail,
+    })
+}
+
+/// The format version of [`MovementCertificate`].
+pub const VERSION: u32 = 1;
+
+/// A data-movement certificate: the claim's layouts as text, the verdict and its parts.
+/// [`check`] re-decides it from the layouts alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MovementCertificate {
+    /// Format version.
+    pub version: u32,
+    /// Always `movement`.
+    pub kind: String,
+    /// The tensor's shape.
+    pub shape: Vec<i64>,
+    /// The source layout as given.
+    pub src: String,
+    /// The destination layout as given.
+    pub dst: String,
+    /// The source form.
+    pub src_form: String,
+    /// The destination form.
+    pub dst_form: String,
+    /// The tile's first and second dimensions.
+    pub tile_dims: [usize; 2],
+    /// The z dimension.
+    pub z_dim: Option<usize>,
+    /// The tile.
+    pub tile: [i64; 2],
+    /// The load TV layout (`layout -> tile` text).
+    pub load: String,
+    /// The store TV layout.
+    pub store: String,
+    /// The shared-memory layout.
+    pub smem: String,
+    /// The verdict.
+    pub verdict: String,
+    /// The parts.
+    pub parts: Vec<Part>,
+    /// The deciders and their answers.
+    pub deciders: Vec<(String, String)>,
+    /// SHA-256 over the other fields.
+    pub digest: String,
+}
+
+impl MovementCertificate {
+    /// The certificate of `c` and its report.
+    pub fn new(c: &StagedCopy, r: &MovementReport) -> Self {
+        let mut out = MovementCertificate {
+            version: VERSION,
+            kind: "movement".into(),
+            shape: c.shape.clone(),
+            src: c.src.print(),
+            dst: c.dst.print(),
+            src_form: c.src_form.to_string(),
+            dst_form: c.dst_form.to_string(),
+            tile_dims: c.tile_dims,
+            z_dim: c.z_dim,
+            tile: c.tile,
+            load: c.load.to_string(),
+            store: c.store.to_string(),
+            smem: c.smem.print(),
+            verdict: r.verdict.into(),
+            parts: r.parts.clone(),
+            deciders: r.deciders.clone(),
+            digest: String::new(),
+        };
+        out.digest = out.compute_digest();
+        out
+    }
+
+    /// SHA-256 over every field but the digest.
+    pub fn compute_digest(&self) -> String {
+        let mut c = self.clone();
+        c.digest = String::new();
+        let text = serde_json::to_string(&c).expect("serializable");
+        format!("{:x}", Sha256::digest(text.as_bytes()))
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("serializable")
+    }
+
+    /// The claim, re-read from the text fields.
+    pub fn staged_copy(&self) -> Result<StagedCopy, String> {
+        let layout =
+            |what: &str, t: &str| Layout::parse(t, None).map_err(|e| format!("{what} {t:?}: {e}"));
+        let cute = |what: &str, t: &str| match layout(what, t)? {
+            Layout::Cute(c) => Ok(c),
+            other => Err(format!("{what} {}: not a CuTe layout", other.print())),
+        };
+        let tv = |what: &str, t: &str| match layout(what, t)? {
+            Layout::Tv(tv) => Ok(tv),
+            other => Err(format!("{what} {}: not a TV layout", other.print())),
+        };
+        let src = layout("src", &self.src)?;
+        let dst = layout("dst", &self.dst)?;
+        Ok(StagedCopy {
+            shape: self.shape.clone(),
+            src,
+            dst,
+            src_form: cute("src_form", &self.src_form)?,
+            dst_form: cute("dst_form", &self.dst_form)?,
+            tile_dims: self.tile_dims,
+            z_dim: self.z_dim,
+            tile: self.tile,
+            load: tv("load", &self.load)?,
+            store: tv("store", &self.store)?,
+            smem: layout("smem", &self.smem)?,
+        })
+    }
+}
+
+/// Re-checks a movement certificate: its digest, then the claim re-decided from its layouts
+/// must give the same verdict and parts.
+pub fn check(text: &str) -> Result<MovementCertificate, String> {
+    let c: MovementCertificate =
+        serde_json::from_str(text).map_err(|e| format!("not a movement certificate: {e}"))?;
+    if c.version != VERSION || c.kind != "movement" {
+        return Err(format!("kind {:?} version {}", c.kind, c.version));
+    }
+    if c.digest != c.compute_digest() {
+        return Err("the digest does not match the contents (edited after it was written)".into());
+    }
+    let claim = c.staged_copy()?;
+    let r = prove_staged_copy(&claim, &Policy::default()).map_err(|e| e.to_string())?;
+    if r.verdict != c.verdict {
+        return Err(format!(
+            "the certificate says {}, re-deciding gives {}{}",
+            c.verdict,
+            r.verdict,
+            r.detail.map(|d| format!(" ({d})")).unwrap_or_default()
+        ));
+    }
+    for (mine, theirs) in r.parts.iter().zip(&c.parts) {
+        if mine.name != theirs.name || mine.verdict != theirs.verdict {
+            return Err(format!(
+                "part {:?} says {}, re-deciding {:?} gives {}",
+                theirs.name, theirs.verdict, mine.name, mine.verdict
+            ));
+        }
+    }
+    if r.parts.len() != c.parts.len() {
+        return Err(format!(
+            "{} parts listed, {} re-decided",
+            c.parts.len(),
+            r.parts.len()
+        ));
+    }
+    Ok(c)
+}
