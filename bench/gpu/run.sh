@@ -40,3 +40,19 @@ for dt in f32 f16 i8; do
     grep -E "predicted shared|l1tex__|smsp__" "$OUT/$tag.txt" | sed 's/  */ /g'
   done
 done
+
+# The scalar baseline: one 4-byte word per lane (--vector 1) through a 32x32 f32 tile
+# (--tile-bytes 128); unswizzled, each warp's column walk hits one bank: 32 wavefronts per
+# instruction predicted. The same plan with the chosen swizzle: 1.
+echo "### scalar f32 transpose (32-way baseline)"
+for sw in "" "--no-swizzle"; do
+  tag="ncu-f32-scalar${sw:+-noswizzle}"
+  "$NCU" --clock-control none -k laycert_copy -c 1 --metrics $M \
+    "$L" gpu bench --src "(8192,8192):(8192,1)" --dst "(8192,8192):(1,8192)" --shape 8192,8192 \
+    --dtype f32 --tile-bytes 128 --vector 1 $sw --warmup 0 --reps 1 >"$OUT/$tag.txt" 2>&1
+  echo "== $tag rc=$?"
+  grep -E "predicted shared|l1tex__|smsp__" "$OUT/$tag.txt" | sed 's/  */ /g'
+  "$L" gpu bench --src "(8192,8192):(8192,1)" --dst "(8192,8192):(1,8192)" --shape 8192,8192 \
+    --dtype f32 --tile-bytes 128 --vector 1 $sw >"$OUT/bench-f32-scalar${sw:+-noswizzle}.txt" 2>&1
+  echo "bench rc=$? $(head -2 "$OUT/bench-f32-scalar${sw:+-noswizzle}.txt" | cut -c1-150 | tr '\n' ' ')"
+done
