@@ -21,7 +21,8 @@
 //!    or z3 plus counting).
 //! 4. `tile stage is the identity`: for every store `(t, v)` the slot it reads was written by
 //!    loads of its own cell only, and every cell is stored (enumeration of both stages over one
-//!    tile: the stages are the same in every CTA).
+//!    tile: the stages are the same in every CTA; when every piece is F2-linear, also by ranks
+//!    over F2, and the two must agree).
 //!
 //! Together: take any `x`. By 3 there is one `(b, c)` with `G(b, c) = x`; by 4 some store of
 //! CTA `b` takes `c`, and what it reads at `M(c)` was loaded for `c` only, i.e. `src[S'(x)]`;
@@ -372,6 +373,36 @@ fn tile_stage(c: &StagedCopy) -> Result<Result<(), String>, LayoutError> {
     Ok(Ok(()))
 }
 
+/// Part 4 by F2 ranks, when the tile, both TV layouts and the shared layout are F2-linear
+/// (powers of two, XOR swizzles): a store's slot `M(c)` holds exactly cell `c` iff `M` is
+/// injective on the cells and every cell is loaded; every cell is stored iff the store map is
+/// onto. With `k` cell bits: both TV maps of rank `k`, and the shared map (which converts as
+/// its inverse, `offset -> cell`) a bijection on `k` bits. `None` when a piece is not linear.
+fn f2_tile_stage(c: &StagedCopy) -> Option<bool> {
+    use layout::convert::{convert, Target};
+    let cells = c.tile[0].checked_mul(c.tile[1])?;
+    if cells & (cells - 1) != 0 {
+        return None;
+    }
+    let k = cells.trailing_zeros() as usize;
+    let linear = |l: &Layout| match convert(l, Target::Linear, None) {
+        Ok(Layout::Linear(f)) => Some(f),
+        _ => None,
+    };
+    let onto = |l: &Layout| -> Option<bool> {
+        let f = linear(l)?;
+        Some(f.total_out_bits() as usize == k && layout::f2::rank(&f.columns().ok()?) == k)
+    };
+    let load = onto(&Layout::Tv(c.load.clone()))?;
+    let store = onto(&Layout::Tv(c.store.clone()))?;
+    let m = linear(&c.smem)?;
+    if m.total_in_bits() != k || m.total_out_bits() as usize != k {
+        return None;
+    }
+    let m_bijective = layout::f2::rank(&m.columns().ok()?) == k;
+    Some(load && store && m_bijective)
+}
+
 /// The `simulation` decider: `Ok(None)` when every destination element is right, else the
 /// first wrong logical coordinate (row-major order) with what it holds.
 fn simulate(c: &StagedCopy) -> Result<Option<String>, LayoutError> {
@@ -467,6 +498,21 @@ pub fn prove_staged_copy(c: &StagedCopy, policy: &Policy) -> Result<MovementRepo
     );
     parts.push(grid);
     let stage = tile_stage(c)?;
+    let f2 = f2_tile_stage(c);
+    if f2.is_some_and(|ok| ok != stage.is_ok()) {
+        return Err(bad(
+            "decision",
+            format!(
+                "the tile stage's exhaustive and F2 deciders disagree ({:?})",
+                stage.as_ref().err()
+            ),
+        ));
+    }
+    let f2_word = match f2 {
+        Some(true) => "; f2 ranks: proved",
+        Some(false) => "; f2 ranks: refuted",
+        None => "",
+    };
     parts.push(part(
         "tile stage is the identity",
         format!(
@@ -479,11 +525,11 @@ pub fn prove_staged_copy(c: &StagedCopy, policy: &Policy) -> Result<MovementRepo
         if stage.is_ok() { "proved" } else { "refuted" },
         match &stage {
             Ok(()) => format!(
-                "exhaustive: {} loads and {} stores of one tile",
+                "exhaustive: {} loads and {} stores of one tile{f2_word}",
                 c.load.threads() * c.load.values(),
                 c.store.threads() * c.store.values()
             ),
-            Err(why) => format!("exhaustive: {why}"),
+            Err(why) => format!("exhaustive: {why}{f2_word}"),
         },
     ));
     let by_parts = if parts.iter().all(|p| p.verdict == "proved") {

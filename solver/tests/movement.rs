@@ -126,6 +126,12 @@ fn a_large_plan_is_proved_by_its_parts() {
     let grid = &r.parts[3];
     assert_eq!(grid.name, "grid partitions the tensor");
     assert!(grid.evidence.contains("smt: proved"), "{}", grid.evidence);
+    // The swizzled tile is F2-linear: the tile stage is also decided by ranks.
+    assert!(
+        r.parts[4].evidence.contains("f2 ranks: proved"),
+        "{}",
+        r.parts[4].evidence
+    );
 }
 
 #[test]
