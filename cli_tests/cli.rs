@@ -693,20 +693,9 @@ fn gen_copy_prints_a_validated_kernel_with_its_certificate() {
 fn gen_copy_writes_the_kernel_file_and_summarizes() {
     let path = std::env::temp_dir().join(format!("laycert-gen-{}.cu", std::process::id()));
     let p = path.to_str().unwrap();
-    let o = laycert(&[
-        "gen",
-        "copy",
-        "--src",
-        "(64,64):(64,1)",
-        "--dst",
-        "(64,64):(1,64)",
-        "--shape",
-        "64,64",
-        "--dtype",
-        "f32",
-        "-o",
-        p,
-    ]);
+    let mut args = TRANSPOSE_64_F32.to_vec();
+    args.extend(["-o", p]);
+    let o = laycert(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(first_line(&o).starts_with(&format!("wrote {p}: laycert_copy")));
     assert!(stdout(&o).contains("predicted shared loads:"));
@@ -1127,24 +1116,27 @@ fn decompose_finds_a_proved_tiling_by_a_corpus_atom_or_says_none() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// `gen copy` of a 64x64 f32 transpose.
+const TRANSPOSE_64_F32: [&str; 10] = [
+    "gen",
+    "copy",
+    "--src",
+    "(64,64):(64,1)",
+    "--dst",
+    "(64,64):(1,64)",
+    "--shape",
+    "64,64",
+    "--dtype",
+    "f32",
+];
+
 #[test]
 fn gen_copy_writes_a_movement_certificate_that_check_re_decides() {
     let path = std::env::temp_dir().join(format!("laycert-move-{}.json", std::process::id()));
     let p = path.to_str().unwrap();
-    let o = laycert(&[
-        "gen",
-        "copy",
-        "--src",
-        "(64,64):(64,1)",
-        "--dst",
-        "(64,64):(1,64)",
-        "--shape",
-        "64,64",
-        "--dtype",
-        "f32",
-        "--cert",
-        p,
-    ]);
+    let mut args = TRANSPOSE_64_F32.to_vec();
+    args.extend(["--cert", p]);
+    let o = laycert(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = laycert(&["check", p]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

@@ -14,6 +14,23 @@ fn parse(s: &str) -> Layout {
     Layout::parse(s, None).expect("test layouts parse")
 }
 
+fn cute(s: &str) -> layout::cute::CuteLayout {
+    match parse(s) {
+        Layout::Cute(l) => l,
+        other => panic!("{} is not CuTe", other.print()),
+    }
+}
+
+fn transpose_64() -> StagedCopy {
+    plan(
+        "(64,64):(64,1)",
+        "(64,64):(1,64)",
+        &[64, 64],
+        Dtype::F32,
+        &CopyOptions::default(),
+    )
+}
+
 fn plan(src: &str, dst: &str, shape: &[i64], dtype: Dtype, opts: &CopyOptions) -> StagedCopy {
     let p = plan_copy(&parse(src), &parse(dst), shape, dtype, opts).unwrap();
     staged_copy(&p).unwrap()
@@ -136,13 +153,7 @@ fn a_large_plan_is_proved_by_its_parts() {
 
 #[test]
 fn tampered_certificates_fail() {
-    let c = plan(
-        "(64,64):(64,1)",
-        "(64,64):(1,64)",
-        &[64, 64],
-        Dtype::F32,
-        &CopyOptions::default(),
-    );
+    let c = transpose_64();
     let r = prove_staged_copy(&c, &Policy::default()).unwrap();
     let cert = MovementCertificate::new(&c, &r);
     // An edit without a new digest.
@@ -188,24 +199,15 @@ fn broken_plans_are_refuted_with_a_wrong_coordinate() {
     refuted(&c, "tile stage is the identity");
     // The kernel's destination form is not the destination.
     let mut c = good.clone();
-    c.dst_form = match parse("(64,64):(1,65)") {
-        Layout::Cute(l) => l,
-        _ => unreachable!(),
-    };
+    c.dst_form = cute("(64,64):(1,65)");
     refuted(&c, "destination form");
     // Tiles that do not cover the tensor.
     let mut c = good.clone();
     c.shape = vec![64, 48];
     c.src = parse("(64,48):(48,1)");
     c.dst = parse("(64,48):(1,64)");
-    c.src_form = match parse("(64,48):(48,1)") {
-        Layout::Cute(l) => l,
-        _ => unreachable!(),
-    };
-    c.dst_form = match parse("(64,48):(1,64)") {
-        Layout::Cute(l) => l,
-        _ => unreachable!(),
-    };
+    c.src_form = cute("(64,48):(48,1)");
+    c.dst_form = cute("(64,48):(1,64)");
     refuted(&c, "grid partitions the tensor");
 }
 
