@@ -30,6 +30,7 @@ use certify::rules::parse::parse_term;
 use certify::rules::syntax::Term;
 use certify::rules::{parse_source, prove_rule, Options};
 use egg::{Extractor, FlatTerm, RecExpr, Runner};
+use rayon::prelude::*;
 
 use fold::{Fold, ModeCost};
 use language::{parse_expr, print_expr, LayoutExpr};
@@ -54,24 +55,28 @@ impl Default for Saturation {
 }
 
 /// Parses and proves rule files (name, text); returns the PROVED rules and, for the others,
-/// why they are left out.
+/// why they are left out. A rule that could never become a rewrite (see [`rewrites`]) is left
+/// out before it is proved; the others are proved in parallel.
 pub fn load_rules(
     files: &[(String, String)],
 ) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
-    let mut all = Vec::new();
-    let mut reports = Vec::new();
+    let mut usable = Vec::new();
+    let mut left = Vec::new();
     for (name, text) in files {
-        let file = parse_source(name, text)?;
-        // Only rules over layout parameters can become rewrites: prove just those.
-        let usable: Vec<_> = file
-            .rules
-            .into_iter()
-            .filter(|r| r.params.iter().all(|p| p.sort.is_layout()))
-            .collect();
-        reports.extend(usable.iter().map(|r| prove_rule(r, &Options::default())));
-        all.extend(usable);
+        for r in parse_source(name, text)?.rules {
+            match rewrites::unusable(&r) {
+                Some(why) => left.push(why),
+                None => usable.push(r),
+            }
+        }
     }
-    Ok(rewrites::proved(&all, &reports))
+    let reports: Vec<_> = usable
+        .par_iter()
+        .map(|r| prove_rule(r, &Options::default()))
+        .collect();
+    let (proved, unproved) = rewrites::proved(&usable, &reports);
+    left.extend(unproved);
+    Ok((proved, left))
 }
 
 /// The result of [`simplify`].

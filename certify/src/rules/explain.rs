@@ -5,7 +5,9 @@
 //! re-proves every rule named, and for each step re-finds the rewritten position, re-instantiates
 //! the rule with the substitution, re-checks the substitution lies in the bounded domain the
 //! rule was proved for and the rule's side conditions hold there (egg records neither), and
-//! decides the equality of the two rewritten subterms with certify's deciders.
+//! decides the equality of the two rewritten subterms with certify's deciders, and of the two
+//! whole terms when the rewrite sits inside a context (a `==` rule relates maps, and an
+//! operator of the context may be defined on one side's notation only).
 
 use std::collections::BTreeMap;
 
@@ -426,7 +428,15 @@ pub fn check_rule_step(
         .iter()
         .find(|(x, y)| same_term(&lhs, x) && same_term(&rhs, y))
     {
-        Some((x, y)) => equal_by_decider(x, y),
+        Some((x, y)) => {
+            equal_by_decider(x, y)?;
+            // The context may not preserve maps (an operator defined on one side's notation
+            // only): the whole terms must be equal too.
+            if path.len() > 1 {
+                equal_by_decider(before, after).map_err(|e| format!("in context: {e}"))?;
+            }
+            Ok(())
+        }
         None => Err(format!(
             "the rule instantiated with the substitution gives {} -> {}, but the step rewrites {} -> {}",
             print_term(&lhs),
