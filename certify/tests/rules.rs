@@ -280,9 +280,19 @@ fn explanation_binding_integer_parameters_checks() {
     ))
     .unwrap();
     // Integer arguments are compared by value: `1 + 1` is the instance's `s = 2`.
-    let inside = "make_layout(swizzle(0, 1, 1 + 1, (2,2):(1,2)), 3:1)";
-    let c = int_step(rule, &subst, inside, "make_layout((2,2):(1,2), 3:1)");
+    let c = int_step(
+        rule,
+        &subst,
+        "swizzle(0, 1, 1 + 1, (2,2):(1,2))",
+        "(2,2):(1,2)",
+    );
     check_explanation(&c).unwrap();
+    // A `==` instance inside a context that does not preserve maps is rejected: make_layout
+    // of a swizzled layout is undefined, of the plain one defined.
+    let inside = "make_layout(swizzle(0, 1, 2, (2,2):(1,2)), 3:1)";
+    let c = int_step(rule, &subst, inside, "make_layout((2,2):(1,2), 3:1)");
+    let e = check_explanation(&c).unwrap_err();
+    assert!(e.contains("in context"), "{e}");
     // Integer parameters inside a layout literal are filled in.
     let rule = ("complement_contiguous", COMPLEMENT);
     let c = int_step(rule, &[("n", "4"), ("m", "2")], "complement(4:1, 8)", "2:4");
