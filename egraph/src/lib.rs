@@ -19,6 +19,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod decompose;
 pub mod fold;
 pub mod language;
 pub mod rewrites;
