@@ -27,7 +27,7 @@
 //! # Ok::<(), layout::LayoutError>(())
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use certify::forward::default_logical_shape;
@@ -96,106 +96,108 @@ pub struct Decomposition {
     pub nodes: usize,
 }
 
-/// The cost model of decomposition, compared lexicographically: first the kind (a tiling, then
-/// a slice, then any other term; the target's own leaf is never chosen), then the iters of the
-/// outer layout `C`'s canonical form (fewer first), then the atom's size (a LARGER atom first
-/// for a tiling, a smaller one for a slice), then the atom's name, then a slice's region.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Rank {
-    /// 0 tiling or atom, 1 slice, 2 another term, 3 a plain layout leaf, 255 excluded.
-    pub kind: u8,
-    /// Iters of `C`'s canonical form (of the leaf, for a leaf).
-    pub iters: usize,
-    /// Minus the atom's size for a tiling, the size for a slice or an atom.
-    pub atom: i64,
-    /// The atom's name.
-    pub name: String,
-    /// Last: a slice's region bounds (the earlier region first); a number's value.
-    pub tie: Vec<i64>,
-}
-
-impl Rank {
-    fn excluded() -> Self {
-        Rank {
-            kind: u8::MAX,
-            iters: 0,
-            atom: 0,
-            name: String::new(),
-            tie: Vec::new(),
-        }
-    }
-    fn of_kind(kind: u8) -> Self {
-        Rank {
-            kind,
-            iters: 0,
-            atom: 0,
-            name: String::new(),
-            tie: Vec::new(),
-        }
-    }
-}
-
-/// The cost function of [`Rank`]: it knows the target's leaf (excluded) and the atoms' sizes.
+/// The cost model of decomposition. A cost is a number, and a node always costs more than each
+/// of its children (so the cheapest term never loops through a cycle that folding creates,
+/// e.g. `tile(atom, [..], S[1:1], [1])` in the atom's own class). Weighted bands make the sum
+/// read lexicographically:
+///
+/// - an `Atom` costs `1 + i`, `i` its index among the atoms sorted by (size, name): cheaper
+///   than any leaf, so an atom's class prints as its name;
+/// - a leaf costs [`LEAF`]` + iters` of its canonical Axe form (its modes for another
+///   notation); a leaf of the target's own e-class is never chosen (infinite);
+/// - a number costs `1 + |v|` (capped at 1000), a shape or a region 1 more than its numbers (an
+///   earlier region is cheaper);
+/// - `tile(atom, _, C, _)` costs the sum of its children plus `ITERS * iters(C) + ATOM * j`,
+///   `j` the atom's place by (larger size, then name) (fewer iters first, then the LARGER
+///   atom), `slice(atom, ..)` the sum plus
+///   `SLICE + ATOM * i` (after every tiling, then the smaller atom), a `swizzle` 1 more than its
+///   children, any other node `OTHER` more (after tilings and slices).
+///
+/// Ties between atoms of one size fall to the name, then to the region.
 pub struct DecomposeCost {
-    target: Leaf,
-    sizes: BTreeMap<String, i64>,
+    exclude: BTreeSet<Leaf>,
+    index: BTreeMap<String, u64>,
+    /// For atom `i`: its place in the order (larger size, then name) of tilings.
+    tile_order: Vec<u64>,
+}
+
+/// The base cost of a leaf (above every atom's).
+pub const LEAF: u64 = 1 << 20;
+const ATOM: u64 = 1 << 30;
+const ITERS: u64 = 1 << 44;
+const SLICE: u64 = 1 << 54;
+const OTHER: u64 = 1 << 58;
+const EXCLUDED: u64 = u64::MAX;
+
+impl DecomposeCost {
+    /// The model for atoms `sizes` (name -> size), never choosing the leaves `exclude`.
+    pub fn new(sizes: &BTreeMap<String, i64>, exclude: BTreeSet<Leaf>) -> Self {
+        let mut order: Vec<(&i64, &String)> = sizes.iter().map(|(n, s)| (s, n)).collect();
+        order.sort();
+        let mut tiles: Vec<(i64, &String, usize)> = order
+            .iter()
+            .enumerate()
+            .map(|(i, (s, n))| (-**s, *n, i))
+            .collect();
+        tiles.sort();
+        let mut tile_order = vec![0; order.len()];
+        for (place, (_, _, i)) in tiles.into_iter().enumerate() {
+            tile_order[i] = place as u64;
+        }
+        let index = order
+            .into_iter()
+            .zip(0u64..)
+            .map(|((_, n), i)| (n.clone(), i))
+            .collect();
+        DecomposeCost {
+            exclude,
+            index,
+            tile_order,
+        }
+    }
+
+    /// The atom index a child's cost encodes, if the child is an atom.
+    fn atom(&self, c: u64) -> Option<u64> {
+        (1..=self.index.len() as u64).contains(&c).then(|| c - 1)
+    }
 }
 
 /// Iters of a layout's canonical Axe form (its modes when it has none).
-fn iters(l: &Layout) -> usize {
-    match l {
-        Layout::Axe(a) => axe::canonicalize(a).map_or(usize::MAX / 4, |c| c.layout.shard().len()),
+fn iters(l: &Layout) -> u64 {
+    let n = match l {
+        Layout::Axe(a) => axe::canonicalize(a).map_or(1 << 10, |c| c.layout.shard().len()),
         other => modes(other),
-    }
+    };
+    (n as u64).min(1 << 10)
 }
 
 impl CostFunction<LayoutExpr> for DecomposeCost {
-    type Cost = Rank;
-    fn cost<C>(&mut self, enode: &LayoutExpr, mut costs: C) -> Rank
+    type Cost = u64;
+    fn cost<C>(&mut self, enode: &LayoutExpr, mut costs: C) -> u64
     where
-        C: FnMut(Id) -> Rank,
+        C: FnMut(Id) -> u64,
     {
-        let kids: Vec<Rank> = enode.children().iter().map(|&c| costs(c)).collect();
-        if kids.iter().any(|k| k.kind == u8::MAX) {
-            return Rank::excluded();
-        }
+        let kids: Vec<u64> = enode.children().iter().map(|&c| costs(c)).collect();
+        let sum = kids.iter().fold(1u64, |a, &k| a.saturating_add(k));
+        let n = self.index.len() as u64;
         match enode {
-            LayoutExpr::Leaf(l) if *l == self.target => Rank::excluded(),
-            LayoutExpr::Leaf(l) => Rank {
-                iters: Layout::parse(&l.0, None).map_or(usize::MAX / 4, |v| iters(&v)),
-                ..Rank::of_kind(3)
+            LayoutExpr::Leaf(l) if self.exclude.contains(l) => EXCLUDED,
+            LayoutExpr::Leaf(l) => LEAF + Layout::parse(&l.0, None).map_or(1 << 10, |v| iters(&v)),
+            LayoutExpr::Atom(a) => 1 + self.index.get(&a.0).copied().unwrap_or(n),
+            LayoutExpr::Num(v) => 1 + v.unsigned_abs().min(1000),
+            LayoutExpr::Shape(_) | LayoutExpr::Region(_) | LayoutExpr::Swizzle(_) => sum,
+            LayoutExpr::Tile(_) => match self.atom(kids[0]) {
+                Some(i) => {
+                    let c = kids[2].saturating_sub(LEAF).min(1 << 10);
+                    sum.saturating_add(ITERS * c + ATOM * self.tile_order[i as usize])
+                }
+                None => sum.saturating_add(OTHER),
             },
-            LayoutExpr::Atom(a) => Rank {
-                atom: self.sizes.get(&a.0).copied().unwrap_or(i64::MAX),
-                name: a.0.clone(),
-                ..Rank::of_kind(0)
+            LayoutExpr::Slice(_) => match self.atom(kids[0]) {
+                Some(i) => sum.saturating_add(SLICE + ATOM * i),
+                None => sum.saturating_add(OTHER),
             },
-            LayoutExpr::Num(v) => Rank {
-                tie: vec![*v],
-                ..Rank::of_kind(0)
-            },
-            LayoutExpr::Shape(_) => Rank::of_kind(0),
-            LayoutExpr::Region(_) => Rank {
-                tie: kids.iter().flat_map(|k| k.tie.iter().copied()).collect(),
-                ..Rank::of_kind(0)
-            },
-            LayoutExpr::Tile(_) if kids[0].kind == 0 && !kids[0].name.is_empty() => Rank {
-                kind: 0,
-                iters: kids[2].iters,
-                atom: kids[0].atom.saturating_neg(),
-                name: kids[0].name.clone(),
-                tie: Vec::new(),
-            },
-            LayoutExpr::Slice(_) if kids[0].kind == 0 && !kids[0].name.is_empty() => Rank {
-                kind: 1,
-                tie: kids[2].tie.clone(),
-                ..kids[0].clone()
-            },
-            LayoutExpr::Swizzle(_) => kids[3].clone(),
-            _ => Rank {
-                iters: kids.iter().fold(0usize, |a, k| a.saturating_add(k.iters)),
-                ..Rank::of_kind(2)
-            },
+            _ => sum.saturating_add(OTHER),
         }
     }
 }
@@ -464,13 +466,19 @@ pub fn decompose(
         found.push(c);
     }
     egraph.rebuild();
-    let mut cost = DecomposeCost {
-        target: target_leaf,
-        sizes: usable
-            .iter()
-            .map(|a| (a.name.clone(), a.shape.iter().product()))
-            .collect(),
-    };
+    let exclude = egraph[root]
+        .nodes
+        .iter()
+        .filter_map(|n| match n {
+            LayoutExpr::Leaf(l) => Some(l.clone()),
+            _ => None,
+        })
+        .collect();
+    let sizes = usable
+        .iter()
+        .map(|a| (a.name.clone(), a.shape.iter().product()))
+        .collect();
+    let mut cost = DecomposeCost::new(&sizes, exclude);
     found.sort_by_cached_key(|c| cost.cost_rec(&c.expr));
     let best = if found.is_empty() {
         None

@@ -25,11 +25,13 @@ fn corpus_atoms() -> Vec<(String, Layout)> {
         .collect()
 }
 
-/// Rank-2 unswizzled corpus atoms with an Axe form: (name, Axe form, logical shape).
+/// Rank-2 unswizzled corpus atoms with an Axe form: (name, Axe form, logical shape). Triton's
+/// blocked layouts are left out: Axe's `tile_of` recovers no outer layout for them (their
+/// warp iters sit outside the lane and register iters), so no tiling is proposed.
 fn tileable() -> Vec<(String, AxeLayout, Vec<i64>)> {
     corpus_atoms()
         .into_iter()
-        .filter(|(_, l)| !matches!(l, Layout::Swizzled(_)))
+        .filter(|(n, l)| !matches!(l, Layout::Swizzled(_)) && !n.starts_with("triton.blocked"))
         .filter_map(|(name, l)| {
             let shape = certify::forward::default_logical_shape(&l);
             match convert(&l, Target::Axe, Some(&shape)) {
@@ -107,7 +109,8 @@ proptest! {
         let all = corpus_atoms();
         let d = decompose(&l, &shape, &all).unwrap();
         let best = d.best.expect("a decomposition");
-        prop_assert!(best.starts_with("tile(") || best.starts_with("slice("), "{}", best);
+        // A term over a named atom (the bare atom when C is trivial), not the layout itself.
+        prop_assert!(all.iter().any(|(n, _)| best.contains(n.as_str())), "{}", best);
         prop_assert!(equivalent(&evaluate(&best, &all), &l, &shape), "{}", best);
     }
 }
