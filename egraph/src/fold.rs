@@ -162,3 +162,48 @@ impl egg::CostFunction<LayoutExpr> for ModeCost {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::language::{parse_expr, print_expr};
+
+    fn class_value(text: &str) -> (Option<Value>, String) {
+        let mut g: EGraph<LayoutExpr, Fold> = EGraph::new(Fold::default());
+        let id = g.add_expr(&parse_expr(text).unwrap());
+        g.rebuild();
+        let (_, best) = egg::Extractor::new(&g, ModeCost).find_best(id);
+        (g[id].data.clone(), print_expr(&best))
+    }
+
+    #[test]
+    fn integer_expressions_fold_to_numbers() {
+        let (v, best) = class_value("complement(4:2, 2 * 12)");
+        assert!(matches!(v, Some(Value::Layout(_))));
+        assert_eq!(best, "(2, 3):(1, 8)");
+        let mut g: EGraph<LayoutExpr, Fold> = EGraph::new(Fold::default());
+        let e = parse_expr("group(S[12:1], [(12 / size(S[3:1])), 3])").unwrap();
+        g.add_expr(&e);
+        g.rebuild();
+        // The shape [12 / size(S[3:1]), 3] folds to [4, 3]: its class holds shape(4, 3).
+        let shape = parse_expr("group(S[12:1], [4, 3])").unwrap();
+        assert_eq!(g.lookup_expr(&shape), g.lookup_expr(&e));
+    }
+
+    #[test]
+    fn shapes_and_regions_fold_and_undefined_arithmetic_does_not() {
+        let mut g: EGraph<LayoutExpr, Fold> = EGraph::new(Fold::default());
+        let e = parse_expr("slice(S[8:1], [2 * 4], [(1 + 1, 6)])").unwrap();
+        let id = g.add_expr(&e);
+        g.rebuild();
+        match &g[id].data {
+            Some(Value::Layout(l)) => assert_eq!(l.print(), "S[4:1] + 2"),
+            other => panic!("{other:?}"),
+        }
+        let (v, _) = class_value("complement(4:2, 1 / 0)");
+        assert!(v.is_none());
+        let (v, best) = class_value("complement(4:2, size(S[(2,2):(1,2)]) * rank(4:1))");
+        assert!(v.is_none(), "rank is never folded");
+        assert!(best.contains("rank"), "{best}");
+    }
+}
