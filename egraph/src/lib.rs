@@ -1,20 +1,32 @@
 //! # egraph — layout terms in an e-graph
 //!
-//! An egg [`language::LayoutExpr`] of layout terms (the layout-to-layout operators of the Axe
-//! and CuTe algebras over concrete layout leaves), constant folding through the
-//! [`fold::Fold`] analysis (`layout`'s algebra evaluates concrete subterms), and rewrites
-//! generated only from rules `certify` PROVED ([`rewrites`]), whose side conditions are
-//! re-evaluated at every match. [`simplify`] extracts the cheapest equivalent form (cost: the
-//! number of modes); [`equivalent`] proves two expressions equal by saturation. Both return an
+//! An egg [`language::LayoutExpr`] of layout terms: every operator of the rule language (the
+//! Axe, CuTe, swizzle and F2 algebras, `complement(L, M)`, `tile(A, [..], B, [..])`,
+//! `slice(L, [..], [(b, e), ..])`, ...) over concrete layout leaves, named library atoms,
+//! and an integer sort (numbers, the rules' arithmetic, shapes and regions). Constant folding
+//! through the [`fold::Fold`] analysis evaluates concrete subterms (`layout`'s algebra, checked
+//! integer arithmetic); rewrites are generated only from rules `certify` PROVED
+//! ([`rewrites`]), with layout and integer parameters, whose side conditions are re-evaluated
+//! at every match. [`simplify`] extracts the cheapest equivalent form (cost: the number of
+//! modes); [`equivalent`] proves two expressions equal by saturation. Both return an
 //! explanation certificate (`certify::rules::explain`) whose steps name a rule and its
 //! substitution, or a fold; `certify` re-checks it without trusting this crate.
+//! [`decompose`] searches `tile(atom, C)`, `Sw o tile(atom, C)` and slice forms of a layout
+//! over an atom library in the e-graph.
 //!
 //! ```
 //! use egraph::{load_rules, simplify, Saturation};
 //! let rules = load_rules(&[("r".into(), "rule coalesce_idem forall L : cute(2, 4, 4)
-//!     coalesce(coalesce(L)) === coalesce(L)".into())]).unwrap();
+//!     coalesce(coalesce(L)) === coalesce(L)
+//!   rule swizzle_zero forall L : cute(2, 4, 4), m s : int where 0 <= m <= 2, 1 <= s <= 2, m < s
+//!     swizzle(0, m, s, L) == L".into())]).unwrap();
+//! assert_eq!(rules.0.len(), 2);
 //! let out = simplify("coalesce(compose((4,8):(1,4), (2,4):(1,2)))", &rules.0, &Saturation::default()).unwrap();
 //! assert_eq!(out.best, "8:1");
+//! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
+//! // An integer-parameter rule: Sw<0,1,2> moves no bit, so the swizzle goes.
+//! let out = simplify("swizzle(0, 1, 1 + 1, (4,2):(2,1))", &rules.0, &Saturation::default()).unwrap();
+//! assert_eq!(out.best, "(4, 2):(2, 1)");
 //! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
 //! ```
 #![warn(missing_docs)]
