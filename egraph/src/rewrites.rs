@@ -51,7 +51,7 @@ pub fn proved(rules: &[Rule], reports: &[RuleReport]) -> (Vec<ProvedRule>, Vec<S
 /// Builds pattern nodes; as a source (`holes`), composite integer expressions become fresh
 /// variables, recorded with their expression.
 struct PatternBuilder {
-    holes: Option<RefCell<Vec<(String, IntExpr)>>>,
+    holes: Option<RefCell<Holes>>,
 }
 
 type Node = ENodeOrVar<LayoutExpr>;
@@ -90,17 +90,11 @@ impl Builder<Node> for PatternBuilder {
     }
 }
 
+/// Fresh pattern variables standing for composite integer expressions.
+type Holes = Vec<(String, IntExpr)>;
+
 /// A rule side as a source pattern (with its checked integer holes) and as a target pattern.
-fn patterns(
-    t: &Term,
-) -> Result<
-    (
-        Pattern<LayoutExpr>,
-        Vec<(String, IntExpr)>,
-        Pattern<LayoutExpr>,
-    ),
-    String,
-> {
+fn patterns(t: &Term) -> Result<(Pattern<LayoutExpr>, Holes, Pattern<LayoutExpr>), String> {
     let source = PatternBuilder {
         holes: Some(RefCell::new(Vec::new())),
     };
@@ -117,7 +111,7 @@ fn patterns(
 #[derive(Clone, Debug)]
 pub struct RuleCondition {
     rule: Arc<Rule>,
-    holes: Vec<(String, IntExpr)>,
+    holes: Holes,
 }
 
 impl RuleCondition {

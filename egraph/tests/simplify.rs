@@ -108,11 +108,7 @@ impl Gen {
             }
             1 => {
                 let (x, n) = self.axe();
-                let g = [1, 2, 3]
-                    .into_iter()
-                    .filter(|g| n % g == 0)
-                    .last()
-                    .unwrap_or(1);
+                let g = [3, 2, 1].into_iter().find(|g| n % g == 0).unwrap_or(1);
                 format!("group({x}, [{}, {}])", self.int(g), n / g)
             }
             2 => {

@@ -22,7 +22,8 @@ pub const CORPUS_RULES: &[(&str, &str)] = &[
     ),
 ];
 
-fn rules(files: &[String]) -> Result<Vec<egraph::ProvedRule>, BadInput> {
+/// The proved rules, and the rules left out with the reason.
+fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), BadInput> {
     let sources: Vec<(String, String)> = if files.is_empty() {
         CORPUS_RULES
             .iter()
@@ -40,10 +41,9 @@ fn rules(files: &[String]) -> Result<Vec<egraph::ProvedRule>, BadInput> {
             })
             .collect::<Result<_, _>>()?
     };
-    let (proved, _) = egraph::load_rules(&sources).map_err(|e| BadInput {
+    egraph::load_rules(&sources).map_err(|e| BadInput {
         message: format!("error: {}", e.render()),
-    })?;
-    Ok(proved)
+    })
 }
 
 fn write_cert(path: Option<&str>, text: &str) -> Result<(), BadInput> {
@@ -62,7 +62,7 @@ pub fn simplify(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let rules = rules(rule_files)?;
+    let (rules, left_out) = rules(rule_files)?;
     let out =
         egraph::simplify(expr, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
             message: format!("error: {e}"),
@@ -71,7 +71,7 @@ pub fn simplify(
     Ok(if as_json {
         Report::json(json!({
             "input": expr, "simplified": out.best, "cost": out.cost, "input_cost": out.input_cost,
-            "steps": out.certificate.steps.len(), "rules": rules.len(),
+            "steps": out.certificate.steps.len(), "rules": rules.len(), "left_out": left_out,
         }))
     } else {
         Report::ok(vec![
@@ -96,7 +96,7 @@ pub fn equiv_expr(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let rules = rules(rule_files)?;
+    let (rules, _) = rules(rule_files)?;
     let out =
         egraph::equivalent(a, b, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
             message: format!("error: {e}"),
