@@ -113,7 +113,8 @@ pub struct Decomposition {
 ///   `SLICE + ATOM * i` (after every tiling, then the smaller atom), a `swizzle` 1 more than its
 ///   children, any other node `OTHER` more (after tilings and slices).
 ///
-/// Ties between atoms of one size fall to the name, then to the region.
+/// Ties between atoms of one size fall to the name, then to the region. The bands assume a
+/// library of fewer than 2^20 atoms (beyond, the order degrades but costs never overflow).
 pub struct DecomposeCost {
     exclude: BTreeSet<Leaf>,
     index: BTreeMap<String, u64>,
@@ -189,12 +190,17 @@ impl CostFunction<LayoutExpr> for DecomposeCost {
             LayoutExpr::Tile(_) => match self.atom(kids[0]) {
                 Some(i) => {
                     let c = kids[2].saturating_sub(LEAF).min(1 << 10);
-                    sum.saturating_add(ITERS * c + ATOM * self.tile_order[i as usize])
+                    let j = self.tile_order[i as usize];
+                    sum.saturating_add(
+                        ITERS
+                            .saturating_mul(c)
+                            .saturating_add(ATOM.saturating_mul(j)),
+                    )
                 }
                 None => sum.saturating_add(OTHER),
             },
             LayoutExpr::Slice(_) => match self.atom(kids[0]) {
-                Some(i) => sum.saturating_add(SLICE + ATOM * i),
+                Some(i) => sum.saturating_add(SLICE.saturating_add(ATOM.saturating_mul(i))),
                 None => sum.saturating_add(OTHER),
             },
             _ => sum.saturating_add(OTHER),

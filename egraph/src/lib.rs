@@ -120,9 +120,25 @@ fn runner(
     (r, rws)
 }
 
+/// Parses an expression over concrete layouts only: a name that is no layout is an error here
+/// (atoms have values only in a decomposition's library).
+fn parse_concrete(text: &str) -> Result<RecExpr<LayoutExpr>, String> {
+    let e = parse_expr(text)?;
+    match e.as_ref().iter().find_map(|n| match n {
+        LayoutExpr::Atom(a) => Some(a.0.clone()),
+        _ => None,
+    }) {
+        Some(name) => Err(match name.parse::<language::Leaf>() {
+            Err(why) => format!("{name} is no layout: {why}"),
+            Ok(_) => format!("{name} is no layout"),
+        }),
+        None => Ok(e),
+    }
+}
+
 /// The cheapest expression equivalent to `expr` under the proved rules and folding.
 pub fn simplify(expr: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<Simplified, String> {
-    let start = parse_expr(expr)?;
+    let start = parse_concrete(expr)?;
     let (r, rws) = runner(rules, sat);
     let mut run = r.with_expr(&start).run(&rws);
     let root = run.roots[0];
@@ -146,7 +162,7 @@ pub fn equivalent(
     rules: &[ProvedRule],
     sat: &Saturation,
 ) -> Result<Option<ExplanationCertificate>, String> {
-    let (ea, eb) = (parse_expr(a)?, parse_expr(b)?);
+    let (ea, eb) = (parse_concrete(a)?, parse_concrete(b)?);
     let (r, rws) = runner(rules, sat);
     let mut run = r.with_expr(&ea).with_expr(&eb).run(&rws);
     if run.egraph.find(run.roots[0]) != run.egraph.find(run.roots[1]) {

@@ -269,3 +269,10 @@ fn a_shape_position_is_matched_by_value() {
     assert!(fired("tile(S[(2,3):(3,1)], [3 * 2], S[1:1], [1])"));
     assert!(!fired("tile(S[(2,3):(3,1)], [2 * 2], S[1:1], [1])"));
 }
+
+#[test]
+fn a_name_that_is_no_layout_is_an_error_outside_a_library() {
+    let rules = all_rules();
+    let e = simplify("coalesce(foo)", &rules, &Saturation::default()).unwrap_err();
+    assert!(e.contains("foo is no layout"), "{e}");
+}
