@@ -1,6 +1,7 @@
 //! `laycert simplify EXPR` and `laycert equiv-expr E1 E2`: the e-graph over the corpus rules
-//! (only those `certify` PROVES at start-up become rewrites), with an explanation certificate
-//! that `laycert check` re-verifies.
+//! (only those `certify` PROVES at start-up become rewrites, and only the rules that can fire
+//! on the input's operators are proved), with an explanation certificate that `laycert check`
+//! re-verifies.
 
 use serde_json::json;
 
@@ -22,8 +23,11 @@ pub const CORPUS_RULES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The proved rules, and the rules left out with the reason.
-fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), BadInput> {
+/// The proved rules that can fire on `exprs`, and the rules left out with the reason.
+fn rules(
+    files: &[String],
+    exprs: &[&str],
+) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), BadInput> {
     let sources: Vec<(String, String)> = if files.is_empty() {
         CORPUS_RULES
             .iter()
@@ -41,8 +45,8 @@ fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), Bad
             })
             .collect::<Result<_, _>>()?
     };
-    egraph::load_rules(&sources).map_err(|e| BadInput {
-        message: format!("error: {}", e.render()),
+    egraph::load_rules_for(&sources, exprs).map_err(|e| BadInput {
+        message: format!("error: {e}"),
     })
 }
 
@@ -62,7 +66,7 @@ pub fn simplify(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let (rules, left_out) = rules(rule_files)?;
+    let (rules, left_out) = rules(rule_files, &[expr])?;
     let out =
         egraph::simplify(expr, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
             message: format!("error: {e}"),
@@ -96,7 +100,7 @@ pub fn equiv_expr(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let (rules, _) = rules(rule_files)?;
+    let (rules, _) = rules(rule_files, &[a, b])?;
     let out =
         egraph::equivalent(a, b, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
             message: format!("error: {e}"),
