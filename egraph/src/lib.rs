@@ -73,28 +73,6 @@ impl Default for Saturation {
 pub fn load_rules(
     files: &[(String, String)],
 ) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
-    load(files, None)
-}
-
-/// [`load_rules`] for saturating the expressions `exprs` only: a rule that can never fire on
-/// them (its pattern needs an operator that neither the expressions nor any rule that can fire
-/// adds, see [`rewrites::reachable`]) is left out before it is proved. Saturation uses exactly
-/// the rewrites it would with every rule, so the result is the same, sooner.
-pub fn load_rules_for(
-    files: &[(String, String)],
-    exprs: &[&str],
-) -> Result<(Vec<ProvedRule>, Vec<String>), String> {
-    let parsed = exprs
-        .iter()
-        .map(|e| parse_expr(e))
-        .collect::<Result<Vec<_>, _>>()?;
-    load(files, Some(&parsed)).map_err(|e| e.render())
-}
-
-fn load(
-    files: &[(String, String)],
-    exprs: Option<&[RecExpr<LayoutExpr>]>,
-) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
     let mut usable = Vec::new();
     let mut left = Vec::new();
     for (name, text) in files {
@@ -104,17 +82,6 @@ fn load(
                 None => usable.push(r),
             }
         }
-    }
-    if let Some(exprs) = exprs {
-        let fires = rewrites::reachable(&usable, exprs);
-        let (keep, idle): (Vec<_>, Vec<_>) = usable.into_iter().zip(fires).partition(|(_, f)| *f);
-        left.extend(idle.into_iter().map(|(r, _)| {
-            format!(
-                "{}: cannot fire here (its pattern needs an operator the e-graph never holds)",
-                r.name
-            )
-        }));
-        usable = keep.into_iter().map(|(r, _)| r).collect();
     }
     let reports: Vec<_> = usable
         .par_iter()

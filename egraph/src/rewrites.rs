@@ -24,7 +24,6 @@ use egg::{ConditionalApplier, ENodeOrVar, Id, Pattern, PatternAst, RecExpr, Rewr
 
 use crate::fold::Fold;
 use crate::language::{add_term, Builder, LayoutExpr, Leaf};
-use egg::Language;
 
 /// A rule the e-graph may use.
 #[derive(Clone, Debug)]
@@ -170,16 +169,7 @@ pub fn unusable(r: &Rule) -> Option<String> {
     }
 }
 
-/// One direction of a rule: its name, source pattern with integer holes, target pattern.
-struct Direction {
-    name: String,
-    searcher: Pattern<LayoutExpr>,
-    holes: Holes,
-    applier: Pattern<LayoutExpr>,
-}
-
-/// The usable directions of a rule: the source is no bare variable and binds every parameter.
-fn directions(r: &Rule) -> Result<Vec<Direction>, String> {
+fn rewrites_of(r: &Arc<Rule>) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String> {
     if let Some(p) = r.params.iter().find(|p| matches!(p.sort, Sort::Axis(_))) {
         return Err(format!(
             "{}: parameter {} is an axis (the e-graph has no axis sort)",
@@ -189,93 +179,28 @@ fn directions(r: &Rule) -> Result<Vec<Direction>, String> {
     let (ls, lh, lt) = patterns(&r.lhs).map_err(|e| format!("{}: {e}", r.name))?;
     let (rs, rh, rt) = patterns(&r.rhs).map_err(|e| format!("{}: {e}", r.name))?;
     let params: BTreeSet<String> = r.params.iter().map(|p| format!("?{}", p.name)).collect();
+    let mut out = Vec::new();
     let dirs = [
         (r.name.clone(), &r.lhs, ls, lh, rt),
         (format!("{}<=", r.name), &r.rhs, rs, rh, lt),
     ];
-    Ok(dirs
-        .into_iter()
-        .filter(|(_, from, searcher, _, _)| {
-            let bound: BTreeSet<String> = searcher.vars().iter().map(|v| v.to_string()).collect();
-            !matches!(from, Term::Var { .. }) && params.is_subset(&bound)
-        })
-        .map(|(name, _, searcher, holes, applier)| Direction {
-            name,
-            searcher,
-            holes,
+    for (name, from, searcher, holes, applier) in dirs {
+        let bound: BTreeSet<String> = searcher.vars().iter().map(|v| v.to_string()).collect();
+        if matches!(from, Term::Var { .. }) || !params.is_subset(&bound) {
+            continue;
+        }
+        let applier = ConditionalApplier {
+            condition: RuleCondition {
+                rule: r.clone(),
+                holes,
+            },
             applier,
-        })
-        .collect())
-}
-
-fn rewrites_of(r: &Arc<Rule>) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String> {
-    directions(r)?
-        .into_iter()
-        .map(|d| {
-            let applier = ConditionalApplier {
-                condition: RuleCondition {
-                    rule: r.clone(),
-                    holes: d.holes,
-                },
-                applier: d.applier,
-            };
-            Rewrite::new(d.name.clone(), d.searcher, applier)
-                .map_err(|e| format!("{}: {e}", d.name))
-        })
-        .collect()
-}
-
-/// The operators (not leaves, numbers or atoms) of a pattern.
-fn operators(p: &Pattern<LayoutExpr>) -> BTreeSet<String> {
-    p.ast
-        .as_ref()
-        .iter()
-        .filter_map(|n| match n {
-            ENodeOrVar::ENode(n) if !n.is_leaf() => Some(n.to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Which of `rules` can ever fire on an e-graph of `exprs`: a rewrite matches only where every
-/// operator of its source is present, and only the targets of rewrites (and folding, which
-/// adds leaves and numbers) add operators, so the rules reachable from the expressions'
-/// operators are the only ones saturation can use. Rules that cannot become rewrites count as
-/// unreachable.
-pub fn reachable(rules: &[Rule], exprs: &[RecExpr<LayoutExpr>]) -> Vec<bool> {
-    let mut present: BTreeSet<String> = exprs
-        .iter()
-        .flat_map(|e| e.as_ref().iter())
-        .filter(|n| !n.is_leaf())
-        .map(|n| n.to_string())
-        .collect();
-    let needs: Vec<Vec<(BTreeSet<String>, BTreeSet<String>)>> = rules
-        .iter()
-        .map(|r| {
-            directions(r)
-                .unwrap_or_default()
-                .iter()
-                .map(|d| (operators(&d.searcher), operators(&d.applier)))
-                .collect()
-        })
-        .collect();
-    let mut fires = vec![false; rules.len()];
-    loop {
-        let mut grew = false;
-        for (i, dirs) in needs.iter().enumerate() {
-            for (from, adds) in dirs {
-                if from.is_subset(&present) {
-                    fires[i] = true;
-                    for op in adds {
-                        grew |= present.insert(op.clone());
-                    }
-                }
-            }
-        }
-        if !grew {
-            return fires;
-        }
+        };
+        out.push(
+            Rewrite::new(name.clone(), searcher, applier).map_err(|e| format!("{name}: {e}"))?,
+        );
     }
+    Ok(out)
 }
 
 /// The rewrites of the proved rules (name `rule` forward, `rule<=` backward), and the rules

@@ -1,7 +1,6 @@
 //! `laycert simplify EXPR` and `laycert equiv-expr E1 E2`: the e-graph over the corpus rules
-//! (only those `certify` PROVES at start-up become rewrites, and only the rules that can fire
-//! on the input's operators are proved), with an explanation certificate that `laycert check`
-//! re-verifies.
+//! (only those `certify` PROVES at start-up become rewrites), with an explanation certificate
+//! that `laycert check` re-verifies.
 
 use serde_json::json;
 
@@ -23,11 +22,8 @@ pub const CORPUS_RULES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The proved rules that can fire on `exprs`, and the rules left out with the reason.
-fn rules(
-    files: &[String],
-    exprs: &[&str],
-) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), BadInput> {
+/// The proved rules, and the rules left out with the reason.
+fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), BadInput> {
     let sources: Vec<(String, String)> = if files.is_empty() {
         CORPUS_RULES
             .iter()
@@ -45,8 +41,8 @@ fn rules(
             })
             .collect::<Result<_, _>>()?
     };
-    egraph::load_rules_for(&sources, exprs).map_err(|e| BadInput {
-        message: format!("error: {e}"),
+    egraph::load_rules(&sources).map_err(|e| BadInput {
+        message: format!("error: {}", e.render()),
     })
 }
 
@@ -66,7 +62,7 @@ pub fn simplify(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let (rules, left_out) = rules(rule_files, &[expr])?;
+    let (rules, left_out) = rules(rule_files)?;
     let out =
         egraph::simplify(expr, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
             message: format!("error: {e}"),
@@ -100,7 +96,7 @@ pub fn equiv_expr(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let (rules, _) = rules(rule_files, &[a, b])?;
+    let (rules, _) = rules(rule_files)?;
     let out =
         egraph::equivalent(a, b, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
             message: format!("error: {e}"),
