@@ -92,6 +92,26 @@ pub fn load_rules(
     Ok((proved, left))
 }
 
+/// Parses rule files (name, text) for proving on first use: every rule that can become a
+/// rewrite, each proved by certify the first time a match inside its domain needs it (see
+/// [`ProvedRule`]); the others with why they are left out. Saturation then proves only the
+/// rules it uses.
+pub fn load_rules_lazy(
+    files: &[(String, String)],
+) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
+    let mut usable = Vec::new();
+    let mut left = Vec::new();
+    for (name, text) in files {
+        for r in parse_source(name, text)?.rules {
+            match rewrites::unusable(&r) {
+                Some(why) => left.push(why),
+                None => usable.push(ProvedRule::lazy(r)),
+            }
+        }
+    }
+    Ok((usable, left))
+}
+
 /// The result of [`simplify`].
 #[derive(Clone, Debug)]
 pub struct Simplified {
@@ -116,7 +136,10 @@ fn runner(
     let r = Runner::default()
         .with_explanations_enabled()
         .with_iter_limit(sat.iter_limit)
-        .with_node_limit(sat.node_limit);
+        .with_node_limit(sat.node_limit)
+        // No wall-clock limit: the same input gives the same result on any machine (and a
+        // rule's proof on its first match takes the time it takes).
+        .with_time_limit(std::time::Duration::from_secs(u64::from(u32::MAX)));
     (r, rws)
 }
 
@@ -214,6 +237,9 @@ fn certificate(
             let pr = by_name
                 .get(base)
                 .ok_or_else(|| format!("the explanation names an unknown rule {name:?}"))?;
+            if pr.proof_state() != Some(true) {
+                return Err(format!("the explanation uses {base}, which is not proved"));
+            }
             used.insert(base.to_string(), pr.rule.text.clone());
             let r = &pr.rule;
             let mut found = None;

@@ -1,4 +1,5 @@
-//! Rewrites generated from PROVED rules only. A rule becomes a rewrite when its parameters are
+//! Rewrites generated from PROVED rules only (proved up front, or on the first match that
+//! needs the proof). A rule becomes a rewrite when its parameters are
 //! layouts or integers (the e-graph has no axis sort) and its sides are terms of the e-graph
 //! language whose layout literals hold no parameter; each direction whose source is not a bare
 //! variable and binds every parameter is used. The condition of every rewrite re-evaluates the
@@ -13,23 +14,51 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use certify::rules::eval::{self, cond, Assignment, Bound};
 use certify::rules::ops::Value;
 use certify::rules::prove::in_domain;
 use certify::rules::syntax::{IntExpr, Rule, Sort, Term};
-use certify::rules::{RuleReport, Verdict};
+use certify::rules::{prove_rule, Options, RuleReport, Verdict};
 use egg::{ConditionalApplier, ENodeOrVar, Id, Pattern, PatternAst, RecExpr, Rewrite, Subst, Var};
 
 use crate::fold::Fold;
 use crate::language::{add_term, Builder, LayoutExpr, Leaf};
 
-/// A rule the e-graph may use.
+/// A rule the e-graph may use: PROVED up front ([`proved`]), or proved on its first match
+/// ([`ProvedRule::lazy`]): its rewrites fire only once certify proves it, so an unproved rule
+/// never rewrites anything, and a rule that never matches costs no proof.
 #[derive(Clone, Debug)]
 pub struct ProvedRule {
     /// The rule.
     pub rule: Arc<Rule>,
+    proof: Arc<OnceLock<bool>>,
+}
+
+impl ProvedRule {
+    /// A rule to prove on its first match.
+    pub fn lazy(rule: Rule) -> Self {
+        ProvedRule {
+            rule: Arc::new(rule),
+            proof: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Whether certify proves the rule (proving it now, once, if it was not yet).
+    pub fn is_proved(&self) -> bool {
+        proved_once(&self.rule, &self.proof)
+    }
+
+    /// `Some(verdict)` once the rule was proved or refuted, `None` before.
+    pub fn proof_state(&self) -> Option<bool> {
+        self.proof.get().copied()
+    }
+}
+
+/// Whether certify proves `rule`, proving it on the first call.
+fn proved_once(rule: &Rule, proof: &OnceLock<bool>) -> bool {
+    *proof.get_or_init(|| prove_rule(rule, &Options::default()).verdict == Verdict::Proved)
 }
 
 /// Keeps the rules a report PROVED; the others are returned with the reason they are left out.
@@ -40,6 +69,7 @@ pub fn proved(rules: &[Rule], reports: &[RuleReport]) -> (Vec<ProvedRule>, Vec<S
         if rep.verdict == Verdict::Proved && rep.name == r.name {
             keep.push(ProvedRule {
                 rule: Arc::new(r.clone()),
+                proof: Arc::new(OnceLock::from(true)),
             });
         } else {
             left.push(format!("{}: {}", r.name, rep.word()));
@@ -112,14 +142,17 @@ fn patterns(t: &Term) -> Result<(Pattern<LayoutExpr>, Holes, Pattern<LayoutExpr>
 pub struct RuleCondition {
     rule: Arc<Rule>,
     holes: Holes,
+    proof: Arc<OnceLock<bool>>,
 }
 
 impl RuleCondition {
-    /// The condition of `rule` (a source pattern without composite integer positions).
+    /// The condition of `rule` (a source pattern without composite integer positions; the
+    /// rule is proved on the first match that needs it).
     pub fn new(rule: Arc<Rule>) -> Self {
         RuleCondition {
             rule,
             holes: Vec::new(),
+            proof: Arc::new(OnceLock::new()),
         }
     }
 
@@ -149,17 +182,20 @@ impl RuleCondition {
 
 impl egg::Condition<LayoutExpr, Fold> for RuleCondition {
     fn check(&self, egraph: &mut egg::EGraph<LayoutExpr, Fold>, _: Id, subst: &Subst) -> bool {
-        self.assignment(&|name| {
-            let v: Var = format!("?{name}").parse().ok()?;
-            egraph[*subst.get(v)?].data.clone()
-        })
-        .is_some()
+        let matched = self
+            .assignment(&|name| {
+                let v: Var = format!("?{name}").parse().ok()?;
+                egraph[*subst.get(v)?].data.clone()
+            })
+            .is_some();
+        // Only a match inside the domain with its conditions holding needs the proof.
+        matched && proved_once(&self.rule, &self.proof)
     }
 }
 
 /// Why a rule cannot become a rewrite, if it cannot (checked before proving it).
 pub fn unusable(r: &Rule) -> Option<String> {
-    match rewrites_of(&Arc::new(r.clone())) {
+    match rewrites_of(&ProvedRule::lazy(r.clone())) {
         Ok(rws) if rws.is_empty() => Some(format!(
             "{}: no direction binds every parameter from a pattern",
             r.name
@@ -169,7 +205,8 @@ pub fn unusable(r: &Rule) -> Option<String> {
     }
 }
 
-fn rewrites_of(r: &Arc<Rule>) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String> {
+fn rewrites_of(pr: &ProvedRule) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String> {
+    let r = &pr.rule;
     if let Some(p) = r.params.iter().find(|p| matches!(p.sort, Sort::Axis(_))) {
         return Err(format!(
             "{}: parameter {} is an axis (the e-graph has no axis sort)",
@@ -193,6 +230,7 @@ fn rewrites_of(r: &Arc<Rule>) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String> 
             condition: RuleCondition {
                 rule: r.clone(),
                 holes,
+                proof: pr.proof.clone(),
             },
             applier,
         };
@@ -209,7 +247,7 @@ pub fn rewrites(rules: &[ProvedRule]) -> (Vec<Rewrite<LayoutExpr, Fold>>, Vec<St
     let mut out = Vec::new();
     let mut left = Vec::new();
     for pr in rules {
-        match rewrites_of(&pr.rule) {
+        match rewrites_of(pr) {
             Ok(rws) if rws.is_empty() => left.extend(unusable(&pr.rule)),
             Ok(rws) => out.extend(rws),
             Err(e) => left.push(e),

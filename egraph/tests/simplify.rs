@@ -276,3 +276,43 @@ fn a_name_that_is_no_layout_is_an_error_outside_a_library() {
     let e = simplify("coalesce(foo)", &rules, &Saturation::default()).unwrap_err();
     assert!(e.contains("foo is no layout"), "{e}");
 }
+
+#[test]
+fn lazy_rules_are_proved_on_first_match_and_unsound_ones_never_fire() {
+    let files = [("t".into(), RULES.into()), ("i".into(), INT_RULES.into())];
+    let (rules, _) = egraph::load_rules_lazy(&files).unwrap();
+    assert!(rules.iter().all(|r| r.proof_state().is_none()));
+    let out = simplify(
+        "coalesce(coalesce((2,2):(1,2)))",
+        &rules,
+        &Saturation::default(),
+    )
+    .unwrap();
+    check(&out.certificate.to_json()).unwrap();
+    let state = |name: &str| {
+        let r = rules.iter().find(|r| r.rule.name == name).unwrap();
+        r.proof_state()
+    };
+    assert_eq!(state("coalesce_map"), Some(true));
+    // Rules whose patterns never matched were never proved.
+    assert_eq!(state("tile_identity_outer"), None);
+    assert_eq!(state("swizzle_zero"), None);
+    // A refuted rule matches, is refuted, and joins nothing.
+    let (wrong, _) = egraph::load_rules_lazy(&[("w".into(), WRONG.into())]).unwrap();
+    let sat = Saturation::default();
+    let joined = equivalent("coalesce((2,2):(1,2))", "(2,2):(1,2)", &wrong, &sat).unwrap();
+    assert!(joined.is_none());
+    assert_eq!(wrong[0].proof_state(), Some(false));
+    // The same results as with rules proved up front, on random expressions.
+    let all = all_rules();
+    let mut g = Gen(11);
+    for _ in 0..30 {
+        let e = g.top(3);
+        let (lazy, _) = egraph::load_rules_lazy(&files).unwrap();
+        let (a, b) = (
+            simplify(&e, &all, &sat).unwrap(),
+            simplify(&e, &lazy, &sat).unwrap(),
+        );
+        assert_eq!((a.best, a.cost), (b.best, b.cost), "{e}");
+    }
+}

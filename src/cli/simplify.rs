@@ -1,6 +1,7 @@
 //! `laycert simplify EXPR` and `laycert equiv-expr E1 E2`: the e-graph over the corpus rules
-//! (only those `certify` PROVES at start-up become rewrites), with an explanation certificate
-//! that `laycert check` re-verifies.
+//! (a rule's rewrites fire only once `certify` PROVES it, which happens on its first match
+//! inside its domain, so start-up proves nothing), with an explanation certificate that
+//! `laycert check` re-verifies.
 
 use serde_json::json;
 
@@ -22,7 +23,8 @@ pub const CORPUS_RULES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The proved rules, and the rules left out with the reason.
+/// The rules that can become rewrites (each proved by certify on its first match), and the
+/// others with why they are left out.
 fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), BadInput> {
     let sources: Vec<(String, String)> = if files.is_empty() {
         CORPUS_RULES
@@ -41,7 +43,7 @@ fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), Bad
             })
             .collect::<Result<_, _>>()?
     };
-    egraph::load_rules(&sources).map_err(|e| BadInput {
+    egraph::load_rules_lazy(&sources).map_err(|e| BadInput {
         message: format!("error: {}", e.render()),
     })
 }
