@@ -70,20 +70,26 @@ pub fn simplify(
             message: format!("error: {e}"),
         })?;
     write_cert(cert, &out.certificate.to_json())?;
+    let proved = rules
+        .iter()
+        .filter(|r| r.proof_state() == Some(true))
+        .count();
     Ok(if as_json {
         Report::json(json!({
             "input": expr, "simplified": out.best, "cost": out.cost, "input_cost": out.input_cost,
-            "steps": out.certificate.steps.len(), "rules": rules.len(), "left_out": left_out,
+            "steps": out.certificate.steps.len(), "rules": rules.len(), "proved": proved,
+            "left_out": left_out,
         }))
     } else {
         Report::ok(vec![
             out.best.clone(),
             format!(
-                "cost {} (input {}), {} steps over {} proved rules",
+                "cost {} (input {}), {} steps; {} rules, {} proved on first match",
                 out.cost,
                 out.input_cost,
                 out.certificate.steps.len(),
-                rules.len()
+                rules.len(),
+                proved
             ),
         ])
     })
