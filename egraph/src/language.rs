@@ -1,4 +1,4 @@
-//! The egg [`Language`](egg::Language) of layout terms: every operator of the rule language
+//! The egg [`Language`] of layout terms: every operator of the rule language
 //! (`certify::rules::ops::OPERATORS`), concrete layout leaves (stored as their printed text,
 //! which re-parses to the same value), named library atoms, and the integer sort the operators
 //! with integer, shape and region arguments need.
