@@ -1072,6 +1072,20 @@ fn simplify_and_equiv_expr_write_certificates_that_check() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(first_line(&o).starts_with("equal"));
+    // A corpus rule with integer parameters (f2_swizzle_involution) rewrites, and its
+    // certificate binds them.
+    let cert = d.join("f2.json");
+    let o = laycert(&[
+        "simplify",
+        "f2_compose(swizzle_map(1, 0, 2, 6), swizzle_map(1, 0, 1 + 1, 6))",
+        "--cert",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(first_line(&o), "swizzle_map(0, 0, 1, 6)", "{}", stdout(&o));
+    let text = std::fs::read_to_string(&cert).unwrap();
+    assert!(text.contains("f2_swizzle_involution"), "{text}");
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_eq!(first_line(&c), "valid", "{}", stdout(&c));
 }
 
 const RULES: &str = "rule merge forall e1 e2 s : int, a : axis

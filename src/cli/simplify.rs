@@ -21,6 +21,10 @@ pub const CORPUS_RULES: &[(&str, &str)] = &[
         "corpus/rules/swizzle.rules",
         include_str!("../../corpus/rules/swizzle.rules"),
     ),
+    (
+        "corpus/rules/f2.rules",
+        include_str!("../../corpus/rules/f2.rules"),
+    ),
 ];
 
 /// The rules that can become rewrites (each proved by certify on its first match), and the
