@@ -25,7 +25,8 @@
 //! assert_eq!(out.best, "8:1");
 //! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
 //! // An integer-parameter rule: Sw<0,1,2> moves no bit, so the swizzle goes.
-//! let out = simplify("swizzle(0, 1, 1 + 1, (4,2):(2,1))", &rules.0, &Saturation::default()).unwrap();
+//! let sat = Saturation::default();
+//! let out = simplify("swizzle(0, 1, 1 + 1, (4,2):(2,1))", &rules.0, &sat).unwrap();
 //! assert_eq!(out.best, "(4, 2):(2, 1)");
 //! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
 //! ```

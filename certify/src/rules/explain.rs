@@ -1,13 +1,14 @@
 //! Explanation certificates: a chain of terms from `start` to `end`, each step either a FOLD
-//! (two subterms that `layout`'s algebra evaluates to the identical value) or
-//! an application of a named rule at one position with a substitution of its parameters
-//! (layouts as their text, integers in decimal, axes by name). The e-graph (egraph crate) writes them; [`check`] trusts none of it: it
-//! re-proves every rule named, and for each step re-finds the rewritten position, re-instantiates
-//! the rule with the substitution, re-checks the substitution lies in the bounded domain the
-//! rule was proved for and the rule's side conditions hold there (egg records neither), and
-//! decides the equality of the two rewritten subterms with certify's deciders, and of the two
-//! whole terms when the rewrite sits inside a context (a `==` rule relates maps, and an
-//! operator of the context may be defined on one side's notation only).
+//! (two subterms that `layout`'s algebra evaluates to the identical value) or an application of
+//! a named rule at one position with a substitution of its parameters (layouts as their text,
+//! integers in decimal, axes by name). The e-graph (egraph crate) writes them; [`check`]
+//! trusts none of it: it re-proves every rule named, and for each step re-finds the rewritten
+//! position, re-instantiates the rule with the substitution (read per parameter sort), re-checks
+//! the substitution lies in the bounded domain the rule was proved for and the rule's side
+//! conditions hold there (egg records neither), and decides the equality of the two rewritten
+//! subterms with certify's deciders, and of the two whole terms when the rewrite sits inside a
+//! context (a `==` rule relates maps, and an operator of the context may be defined on one
+//! side's notation only). Integer, shape and region arguments are compared by value.
 
 use std::collections::BTreeMap;
 
