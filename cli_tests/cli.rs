@@ -1062,6 +1062,20 @@ fn simplify_and_equiv_expr_write_certificates_that_check() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(first_line(&o).starts_with("equal"));
+    // A corpus rule with integer parameters (f2_swizzle_involution) rewrites, and its
+    // certificate binds them.
+    let cert = d.join("f2.json");
+    let o = laycert(&[
+        "simplify",
+        "f2_compose(swizzle_map(1, 0, 2, 6), swizzle_map(1, 0, 1 + 1, 6))",
+        "--cert",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(first_line(&o), "swizzle_map(0, 0, 1, 6)", "{}", stdout(&o));
+    let text = std::fs::read_to_string(&cert).unwrap();
+    assert!(text.contains("f2_swizzle_involution"), "{text}");
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_eq!(first_line(&c), "valid", "{}", stdout(&c));
 }
 
 const RULES: &str = "rule merge forall e1 e2 s : int, a : axis
@@ -1109,6 +1123,14 @@ fn decompose_finds_a_proved_tiling_by_a_corpus_atom_or_says_none() {
         "tile(SM80_16x8x16_F16F16F16F16_TN.C, S[(2,2):(2@tx,1@tx)] over [2, 2])"
     );
     assert!(stdout(&o).contains("proved equal by normal-form, exhaustive"));
+    // The e-graph's extracted term names the atom.
+    assert!(
+        stdout(&o).contains(
+            "e-graph term: tile(SM80_16x8x16_F16F16F16F16_TN.C, [16, 8], S[(2,2):(2@tx,1@tx)], [2, 2])"
+        ),
+        "{}",
+        stdout(&o)
+    );
     let o = laycert(&["decompose", "(32,16):(1,32)", "--shape", "32,16"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(first_line(&o), "no tiling by a corpus atom");

@@ -245,6 +245,87 @@ fn explanation_with_a_wrong_fold_fails() {
     assert!(check_explanation(&edited).unwrap_err().contains("seal"));
 }
 
+const SWIZZLE_ZERO: &str = "rule swizzle_zero forall L : cute(2, 4, 4), m s : int
+  where 0 <= m <= 2, 1 <= s <= 2, m < s
+  swizzle(0, m, s, L) == L";
+
+const COMPLEMENT: &str = "rule complement_contiguous forall n m : int
+  where 1 <= n <= 4, 1 <= m <= 4
+  complement(n:1, n*m) == m:n";
+
+/// One step by `rule` (name, text) with `subst`, from `start` to `after`.
+fn int_step(rule: (&str, &str), subst: &[(&str, &str)], start: &str, after: &str) -> String {
+    let rules: BTreeMap<String, String> = [(rule.0.to_string(), rule.1.to_string())].into();
+    let steps = vec![Step {
+        rule: rule.0.into(),
+        direction: "forward".into(),
+        subst: subst
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        term: after.into(),
+    }];
+    ExplanationCertificate::new(rules, start.into(), steps).to_json()
+}
+
+#[test]
+fn explanation_binding_integer_parameters_checks() {
+    let rule = ("swizzle_zero", SWIZZLE_ZERO);
+    let subst = [("L", "(2,2):(1,2)"), ("m", "1"), ("s", "2")];
+    check_explanation(&int_step(
+        rule,
+        &subst,
+        "swizzle(0, 1, 2, (2,2):(1,2))",
+        "(2,2):(1,2)",
+    ))
+    .unwrap();
+    // Integer arguments are compared by value: `1 + 1` is the instance's `s = 2`.
+    let c = int_step(
+        rule,
+        &subst,
+        "swizzle(0, 1, 1 + 1, (2,2):(1,2))",
+        "(2,2):(1,2)",
+    );
+    check_explanation(&c).unwrap();
+    // A `==` instance inside a context that does not preserve maps is rejected: make_layout
+    // of a swizzled layout is undefined, of the plain one defined.
+    let inside = "make_layout(swizzle(0, 1, 2, (2,2):(1,2)), 3:1)";
+    let c = int_step(rule, &subst, inside, "make_layout((2,2):(1,2), 3:1)");
+    let e = check_explanation(&c).unwrap_err();
+    assert!(e.contains("in context"), "{e}");
+    // Integer parameters inside a layout literal are filled in.
+    let rule = ("complement_contiguous", COMPLEMENT);
+    let c = int_step(rule, &[("n", "4"), ("m", "2")], "complement(4:1, 8)", "2:4");
+    check_explanation(&c).unwrap();
+}
+
+#[test]
+fn explanation_with_a_tampered_integer_substitution_fails() {
+    let rule = ("swizzle_zero", SWIZZLE_ZERO);
+    let start = "swizzle(0, 1, 2, (2,2):(1,2))";
+    // s = 1 breaks the side condition m < s.
+    let bad = [("L", "(2,2):(1,2)"), ("m", "1"), ("s", "1")];
+    let e = check_explanation(&int_step(rule, &bad, start, "(2,2):(1,2)")).unwrap_err();
+    assert!(e.contains("side condition"), "{e}");
+    // m = 0 holds every condition, but the instance is not what the step rewrites.
+    let bad = [("L", "(2,2):(1,2)"), ("m", "0"), ("s", "2")];
+    let e = check_explanation(&int_step(rule, &bad, start, "(2,2):(1,2)")).unwrap_err();
+    assert!(e.contains("instantiated"), "{e}");
+    // Not an integer at all.
+    let bad = [("L", "(2,2):(1,2)"), ("m", "one"), ("s", "2")];
+    let e = check_explanation(&int_step(rule, &bad, start, "(2,2):(1,2)")).unwrap_err();
+    assert!(e.contains("not an integer"), "{e}");
+    let rule = ("complement_contiguous", COMPLEMENT);
+    let e = check_explanation(&int_step(
+        rule,
+        &[("n", "4"), ("m", "3")],
+        "complement(4:1, 8)",
+        "2:4",
+    ))
+    .unwrap_err();
+    assert!(e.contains("instantiated"), "{e}");
+}
+
 fn corpus(dir: &str) -> Vec<(String, String)> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/rules/");
     let mut out: Vec<(String, String)> = std::fs::read_dir(format!("{root}{dir}"))

@@ -1,24 +1,38 @@
 //! # egraph — layout terms in an e-graph
 //!
-//! An egg [`language::LayoutExpr`] of layout terms (the layout-to-layout operators of the Axe
-//! and CuTe algebras over concrete layout leaves), constant folding through the
-//! [`fold::Fold`] analysis (`layout`'s algebra evaluates concrete subterms), and rewrites
-//! generated only from rules `certify` PROVED ([`rewrites`]), whose side conditions are
-//! re-evaluated at every match. [`simplify`] extracts the cheapest equivalent form (cost: the
-//! number of modes); [`equivalent`] proves two expressions equal by saturation. Both return an
+//! An egg [`language::LayoutExpr`] of layout terms: every operator of the rule language (the
+//! Axe, CuTe, swizzle and F2 algebras, `complement(L, M)`, `tile(A, [..], B, [..])`,
+//! `slice(L, [..], [(b, e), ..])`, ...) over concrete layout leaves, named library atoms,
+//! and an integer sort (numbers, the rules' arithmetic, shapes and regions). Constant folding
+//! through the [`fold::Fold`] analysis evaluates concrete subterms (`layout`'s algebra, checked
+//! integer arithmetic); rewrites are generated only from rules `certify` PROVED
+//! ([`rewrites`]), with layout and integer parameters, whose side conditions are re-evaluated
+//! at every match. [`simplify`] extracts the cheapest equivalent form (cost: the number of
+//! modes); [`equivalent`] proves two expressions equal by saturation. Both return an
 //! explanation certificate (`certify::rules::explain`) whose steps name a rule and its
 //! substitution, or a fold; `certify` re-checks it without trusting this crate.
+//! [`decompose`] searches `tile(atom, C)`, `Sw o tile(atom, C)` and slice forms of a layout
+//! over an atom library in the e-graph.
 //!
 //! ```
 //! use egraph::{load_rules, simplify, Saturation};
 //! let rules = load_rules(&[("r".into(), "rule coalesce_idem forall L : cute(2, 4, 4)
-//!     coalesce(coalesce(L)) === coalesce(L)".into())]).unwrap();
+//!     coalesce(coalesce(L)) === coalesce(L)
+//!   rule swizzle_zero forall L : cute(2, 4, 4), m s : int where 0 <= m <= 2, 1 <= s <= 2, m < s
+//!     swizzle(0, m, s, L) == L".into())]).unwrap();
+//! assert_eq!(rules.0.len(), 2);
 //! let out = simplify("coalesce(compose((4,8):(1,4), (2,4):(1,2)))", &rules.0, &Saturation::default()).unwrap();
 //! assert_eq!(out.best, "8:1");
+//! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
+//! // An integer-parameter rule: Sw<0,1,2> moves no bit, so the swizzle goes.
+//! let sat = Saturation::default();
+//! let out = simplify("swizzle(0, 1, 1 + 1, (4,2):(2,1))", &rules.0, &sat).unwrap();
+//! assert_eq!(out.best, "(4, 2):(2, 1)");
 //! assert!(certify::rules::explain::check(&out.certificate.to_json()).is_ok());
 //! ```
 #![warn(missing_docs)]
 
+pub mod decompose;
 pub mod fold;
 pub mod language;
 pub mod rewrites;
@@ -30,6 +44,7 @@ use certify::rules::parse::parse_term;
 use certify::rules::syntax::Term;
 use certify::rules::{parse_source, prove_rule, Options};
 use egg::{Extractor, FlatTerm, RecExpr, Runner};
+use rayon::prelude::*;
 
 use fold::{Fold, ModeCost};
 use language::{parse_expr, print_expr, LayoutExpr};
@@ -54,24 +69,48 @@ impl Default for Saturation {
 }
 
 /// Parses and proves rule files (name, text); returns the PROVED rules and, for the others,
-/// why they are left out.
+/// why they are left out. A rule that could never become a rewrite (see [`rewrites`]) is left
+/// out before it is proved; the others are proved in parallel.
 pub fn load_rules(
     files: &[(String, String)],
 ) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
-    let mut all = Vec::new();
-    let mut reports = Vec::new();
+    let mut usable = Vec::new();
+    let mut left = Vec::new();
     for (name, text) in files {
-        let file = parse_source(name, text)?;
-        // Only rules over layout parameters can become rewrites: prove just those.
-        let usable: Vec<_> = file
-            .rules
-            .into_iter()
-            .filter(|r| r.params.iter().all(|p| p.sort.is_layout()))
-            .collect();
-        reports.extend(usable.iter().map(|r| prove_rule(r, &Options::default())));
-        all.extend(usable);
+        for r in parse_source(name, text)?.rules {
+            match rewrites::unusable(&r) {
+                Some(why) => left.push(why),
+                None => usable.push(r),
+            }
+        }
     }
-    Ok(rewrites::proved(&all, &reports))
+    let reports: Vec<_> = usable
+        .par_iter()
+        .map(|r| prove_rule(r, &Options::default()))
+        .collect();
+    let (proved, unproved) = rewrites::proved(&usable, &reports);
+    left.extend(unproved);
+    Ok((proved, left))
+}
+
+/// Parses rule files (name, text) for proving on first use: every rule that can become a
+/// rewrite, each proved by certify the first time a match inside its domain needs it (see
+/// [`ProvedRule`]); the others with why they are left out. Saturation then proves only the
+/// rules it uses.
+pub fn load_rules_lazy(
+    files: &[(String, String)],
+) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
+    let mut usable = Vec::new();
+    let mut left = Vec::new();
+    for (name, text) in files {
+        for r in parse_source(name, text)?.rules {
+            match rewrites::unusable(&r) {
+                Some(why) => left.push(why),
+                None => usable.push(ProvedRule::lazy(r)),
+            }
+        }
+    }
+    Ok((usable, left))
 }
 
 /// The result of [`simplify`].
@@ -98,13 +137,32 @@ fn runner(
     let r = Runner::default()
         .with_explanations_enabled()
         .with_iter_limit(sat.iter_limit)
-        .with_node_limit(sat.node_limit);
+        .with_node_limit(sat.node_limit)
+        // No wall-clock limit: the same input gives the same result on any machine (and a
+        // rule's proof on its first match takes the time it takes).
+        .with_time_limit(std::time::Duration::from_secs(u64::from(u32::MAX)));
     (r, rws)
+}
+
+/// Parses an expression over concrete layouts only: a name that is no layout is an error here
+/// (atoms have values only in a decomposition's library).
+fn parse_concrete(text: &str) -> Result<RecExpr<LayoutExpr>, String> {
+    let e = parse_expr(text)?;
+    match e.as_ref().iter().find_map(|n| match n {
+        LayoutExpr::Atom(a) => Some(a.0.clone()),
+        _ => None,
+    }) {
+        Some(name) => Err(match name.parse::<language::Leaf>() {
+            Err(why) => format!("{name} is no layout: {why}"),
+            Ok(_) => format!("{name} is no layout"),
+        }),
+        None => Ok(e),
+    }
 }
 
 /// The cheapest expression equivalent to `expr` under the proved rules and folding.
 pub fn simplify(expr: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<Simplified, String> {
-    let start = parse_expr(expr)?;
+    let start = parse_concrete(expr)?;
     let (r, rws) = runner(rules, sat);
     let mut run = r.with_expr(&start).run(&rws);
     let root = run.roots[0];
@@ -128,7 +186,7 @@ pub fn equivalent(
     rules: &[ProvedRule],
     sat: &Saturation,
 ) -> Result<Option<ExplanationCertificate>, String> {
-    let (ea, eb) = (parse_expr(a)?, parse_expr(b)?);
+    let (ea, eb) = (parse_concrete(a)?, parse_concrete(b)?);
     let (r, rws) = runner(rules, sat);
     let mut run = r.with_expr(&ea).with_expr(&eb).run(&rws);
     if run.egraph.find(run.roots[0]) != run.egraph.find(run.roots[1]) {
@@ -180,6 +238,9 @@ fn certificate(
             let pr = by_name
                 .get(base)
                 .ok_or_else(|| format!("the explanation names an unknown rule {name:?}"))?;
+            if pr.proof_state() != Some(true) {
+                return Err(format!("the explanation uses {base}, which is not proved"));
+            }
             used.insert(base.to_string(), pr.rule.text.clone());
             let r = &pr.rule;
             let mut found = None;

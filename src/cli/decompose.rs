@@ -1,6 +1,8 @@
-//! `laycert decompose L --shape S`: is L `tile(atom, C)` (or `Sw o tile(atom, C)`) for an atom of
-//! the embedded corpus? First line: the cheapest proved tiling, or `no tiling by a corpus atom`
-//! (exit 1); then the deciders that proved it and the other tilings found.
+//! `laycert decompose L --shape S`: is L `tile(atom, C)` (or `Sw o tile(atom, C)`, or a slice of
+//! an atom) for an atom of the embedded corpus? The search runs in the e-graph
+//! (`egraph::decompose`). First line: the cheapest proved tiling, or `no tiling by a corpus atom`
+//! (exit 1); then the deciders that proved it, the e-graph term extracted, and the other
+//! tilings found.
 
 use serde_json::json;
 
@@ -27,16 +29,19 @@ pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
                 .map(|l| (a.name.clone(), l))
         })
         .collect();
-    let found = solver::decompose::find_tilings(&l, &shape, &atoms)
+    let search = solver::decompose::decompose(&l, &shape, &atoms)
         .map_err(|e| input::render(&e, "the layout", text))?;
+    let found = &search.tilings;
     if as_json {
         let mut r = Report::json(json!({
             "tilings": found.iter().map(|t| json!({
                 "tiling": t.to_string(),
                 "atom": t.atom,
+                "term": t.term,
                 "cost": t.cost,
                 "proved_by": t.proved_by,
             })).collect::<Vec<_>>(),
+            "best_term": search.best,
             "atoms_tried": atoms.len(),
         }));
         r.code = if found.is_empty() { NONE } else { 0 };
@@ -56,6 +61,10 @@ pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
             "proved equal by {}; cost {} (iters of C)",
             best.proved_by.join(", "),
             best.cost
+        ),
+        format!(
+            "e-graph term: {}",
+            search.best.as_deref().unwrap_or(&best.term)
         ),
     ];
     if found.len() > 1 {

@@ -1,11 +1,14 @@
 //! Explanation certificates: a chain of terms from `start` to `end`, each step either a FOLD
-//! (two subterms that `layout`'s algebra evaluates to the identical value) or
-//! an application of a named rule at one position with a substitution of its layout
-//! parameters. The e-graph (egraph crate) writes them; [`check`] trusts none of it: it
-//! re-proves every rule named, and for each step re-finds the rewritten position, re-instantiates
-//! the rule with the substitution, re-checks the substitution lies in the bounded domain the
-//! rule was proved for and the rule's side conditions hold there (egg records neither), and
-//! decides the equality of the two rewritten subterms with certify's deciders.
+//! (two subterms that `layout`'s algebra evaluates to the identical value) or an application of
+//! a named rule at one position with a substitution of its parameters (layouts as their text,
+//! integers in decimal, axes by name). The e-graph (egraph crate) writes them; [`check`]
+//! trusts none of it: it re-proves every rule named, and for each step re-finds the rewritten
+//! position, re-instantiates the rule with the substitution (read per parameter sort), re-checks
+//! the substitution lies in the bounded domain the rule was proved for and the rule's side
+//! conditions hold there (egg records neither), and decides the equality of the two rewritten
+//! subterms with certify's deciders, and of the two whole terms when the rewrite sits inside a
+//! context (a `==` rule relates maps, and an operator of the context may be defined on one
+//! side's notation only). Integer, shape and region arguments are compared by value.
 
 use std::collections::BTreeMap;
 
@@ -17,7 +20,7 @@ use layout::Layout;
 use super::eval::{self, Assignment, Bound};
 use super::parse::{parse_term, print_term};
 use super::prove::{comparison_shape, in_domain, prove_rule, Options, Verdict};
-use super::syntax::{Arg, Rule, Term};
+use super::syntax::{Arg, CallArg, IntExpr, Piece, Rule, Sort, Term};
 use crate::claim::{equivalent, Policy};
 
 /// The format version this build writes and checks.
@@ -32,7 +35,7 @@ pub struct Step {
     /// `forward` (lhs to rhs) or `backward`; for folds, `forward` when the step's result is
     /// a literal (informative only: a fold is checked by evaluating both sides).
     pub direction: String,
-    /// The rule's layout parameters at this step: name -> layout text.
+    /// The rule's parameters at this step: name -> layout text, integer in decimal, or axis.
     pub subst: BTreeMap<String, String>,
     /// The whole term after the step.
     pub term: String,
@@ -90,8 +93,8 @@ impl ExplanationCertificate {
     }
 }
 
-/// Two concrete terms are the same: same operators, same argument values, literals equal as
-/// layout values.
+/// Two concrete terms are the same: same operators, literals equal as layout values, and
+/// integer, shape and region arguments equal BY VALUE (`4*2` is `8`).
 pub fn same_term(a: &Term, b: &Term) -> bool {
     match (a, b) {
         (Term::Lit { .. }, Term::Lit { .. }) => {
@@ -114,11 +117,41 @@ pub fn same_term(a: &Term, b: &Term) -> bool {
                 && xs.len() == ys.len()
                 && xs.iter().zip(ys).all(|(x, y)| match (x, y) {
                     (Arg::Term(x), Arg::Term(y)) => same_term(x, y),
-                    (x, y) => x == y,
+                    (x, y) => same_arg_value(x, y),
                 })
         }
         _ => false,
     }
+}
+
+/// The value of a concrete integer, shape or region argument (`None`: a term argument, or an
+/// expression that does not evaluate).
+fn arg_value(a: &Arg) -> Option<Vec<i64>> {
+    let e = Assignment::new();
+    let int = |x: &IntExpr| eval::int(x, &e).ok();
+    match a {
+        Arg::Term(_) => None,
+        Arg::Int(x) => Some(vec![int(x)?]),
+        Arg::Shape(xs) => xs.iter().map(int).collect(),
+        Arg::Region(rs) => rs.iter().flat_map(|(b, e)| [b, e]).map(int).collect(),
+    }
+}
+
+/// Two non-term arguments are the same: same kind and length, and equal values (or the same
+/// text when neither evaluates).
+fn same_arg_value(x: &Arg, y: &Arg) -> bool {
+    let same_kind = match (x, y) {
+        (Arg::Int(_), Arg::Int(_)) => true,
+        (Arg::Shape(a), Arg::Shape(b)) => a.len() == b.len(),
+        (Arg::Region(a), Arg::Region(b)) => a.len() == b.len(),
+        _ => false,
+    };
+    same_kind
+        && match (arg_value(x), arg_value(y)) {
+            (Some(v), Some(w)) => v == w,
+            (None, None) => x == y,
+            _ => false,
+        }
 }
 
 /// Where two terms differ: the pairs of differing subterms from the roots down to the
@@ -148,7 +181,7 @@ pub fn rewrite_path<'t>(a: &'t Term, b: &'t Term) -> Vec<(&'t Term, &'t Term)> {
                 .collect();
             let others_same = xs.iter().zip(ys).all(|(x, y)| match (x, y) {
                 (Arg::Term(_), Arg::Term(_)) => true,
-                (x, y) => x == y,
+                (x, y) => same_arg_value(x, y),
             });
             if differing.len() == 1 && others_same {
                 path.extend(rewrite_path(differing[0].0, differing[0].1));
@@ -158,7 +191,11 @@ pub fn rewrite_path<'t>(a: &'t Term, b: &'t Term) -> Vec<(&'t Term, &'t Term)> {
     path
 }
 
-/// Matches a rule side (with layout parameters) against a concrete term, extending `subst`.
+/// Matches a rule side against a concrete term, extending `subst` (parameter -> value text):
+/// layout parameters bind at literals, integer parameters at integer, shape and region
+/// positions (by value). A composite integer expression of the pattern is compared by value
+/// when its parameters are bound by then, and otherwise left to the checker, which
+/// re-instantiates the rule.
 pub fn match_pattern(p: &Term, t: &Term, subst: &mut BTreeMap<String, String>) -> bool {
     match (p, t) {
         (Term::Var { name, .. }, t) => {
@@ -190,35 +227,137 @@ pub fn match_pattern(p: &Term, t: &Term, subst: &mut BTreeMap<String, String>) -
                 && xs.len() == ys.len()
                 && xs.iter().zip(ys).all(|(x, y)| match (x, y) {
                     (Arg::Term(x), Arg::Term(y)) => match_pattern(x, y, subst),
-                    (x, y) => x == y,
+                    (x, y) => match_int_args(x, y, subst),
                 })
         }
         _ => false,
     }
 }
 
-/// A rule side with its layout parameters replaced by literals.
-pub fn instantiate(p: &Term, subst: &BTreeMap<String, String>) -> Result<Term, String> {
-    Ok(match p {
-        Term::Var { name, .. } => {
-            let text = subst
-                .get(name)
-                .ok_or_else(|| format!("the substitution has no value for {name}"))?;
-            parse_term(text).map_err(|e| format!("{name} = {text:?}: {e}"))?
+/// Matches the integer expressions of a pattern's non-term argument against a concrete one.
+fn match_int_args(p: &Arg, t: &Arg, subst: &mut BTreeMap<String, String>) -> bool {
+    let pairs: Vec<(&IntExpr, &IntExpr)> = match (p, t) {
+        (Arg::Int(x), Arg::Int(y)) => vec![(x, y)],
+        (Arg::Shape(xs), Arg::Shape(ys)) if xs.len() == ys.len() => xs.iter().zip(ys).collect(),
+        (Arg::Region(xs), Arg::Region(ys)) if xs.len() == ys.len() => xs
+            .iter()
+            .zip(ys)
+            .flat_map(|((a, b), (c, d))| [(a, c), (b, d)])
+            .collect(),
+        _ => return false,
+    };
+    pairs.into_iter().all(|(x, y)| {
+        let Ok(v) = eval::int(y, &Assignment::new()) else {
+            return false;
+        };
+        match x {
+            IntExpr::Param(name) => match subst.get(name) {
+                Some(prev) => prev.parse::<i64>() == Ok(v),
+                None => {
+                    subst.insert(name.clone(), v.to_string());
+                    true
+                }
+            },
+            other => {
+                let a: Assignment = subst
+                    .iter()
+                    .filter_map(|(k, s)| Some((k.clone(), Bound::Int(s.parse().ok()?))))
+                    .collect();
+                eval::int(other, &a).map_or(true, |w| w == v)
+            }
         }
-        Term::Lit { .. } => p.clone(),
+    })
+}
+
+/// A rule side with its parameters replaced by their values at the assignment `a`: layout
+/// parameters by literals, integer parameters (in integer, shape and region arguments, and in
+/// the holes of layout literals) by numbers, axis parameters by their names.
+pub fn instantiate(p: &Term, a: &Assignment) -> Result<Term, String> {
+    Ok(match p {
+        Term::Var { name, .. } => match a.get(name) {
+            Some(Bound::Layout(l)) => {
+                let text = l.print();
+                parse_term(&text).map_err(|e| format!("{name} = {text:?}: {e}"))?
+            }
+            _ => return Err(format!("the substitution has no layout for {name}")),
+        },
+        Term::Lit { pieces, .. } if pieces.iter().all(|x| matches!(x, Piece::Text(_))) => p.clone(),
+        Term::Lit { pieces, text, .. } => {
+            let filled = eval::fill(pieces, a).map_err(|e| format!("{text}: {e}"))?;
+            parse_term(&filled).map_err(|e| format!("{text} = {filled:?}: {e}"))?
+        }
         Term::Op { name, args, span } => Term::Op {
             name: name.clone(),
             args: args
                 .iter()
-                .map(|a| match a {
-                    Arg::Term(t) => instantiate(t, subst).map(Arg::Term),
-                    other => Ok(other.clone()),
+                .map(|x| {
+                    let int = |e: &IntExpr| instantiate_int(e, a);
+                    Ok(match x {
+                        Arg::Term(t) => Arg::Term(instantiate(t, a)?),
+                        Arg::Int(e) => Arg::Int(int(e)?),
+                        Arg::Shape(es) => Arg::Shape(es.iter().map(int).collect::<Result<_, _>>()?),
+                        Arg::Region(rs) => Arg::Region(
+                            rs.iter()
+                                .map(|(b, e)| Ok((int(b)?, int(e)?)))
+                                .collect::<Result<_, String>>()?,
+                        ),
+                    })
                 })
-                .collect::<Result<_, _>>()?,
+                .collect::<Result<_, String>>()?,
             span: span.clone(),
         },
     })
+}
+
+/// An integer expression with its parameters replaced by their values.
+fn instantiate_int(e: &IntExpr, a: &Assignment) -> Result<IntExpr, String> {
+    Ok(match e {
+        IntExpr::Num(v) => IntExpr::Num(*v),
+        IntExpr::Param(p) => match a.get(p) {
+            Some(Bound::Int(v)) => IntExpr::Num(*v),
+            _ => return Err(format!("the substitution has no integer for {p}")),
+        },
+        IntExpr::Neg(x) => IntExpr::Neg(Box::new(instantiate_int(x, a)?)),
+        IntExpr::Bin(op, x, y) => IntExpr::Bin(
+            *op,
+            Box::new(instantiate_int(x, a)?),
+            Box::new(instantiate_int(y, a)?),
+        ),
+        IntExpr::Call(f, arg) => IntExpr::Call(
+            f.clone(),
+            Box::new(match arg.as_ref() {
+                CallArg::Term(t) => CallArg::Term(instantiate(t, a)?),
+                CallArg::Int(x) => CallArg::Int(instantiate_int(x, a)?),
+            }),
+        ),
+    })
+}
+
+/// The value of one parameter from its substitution text, read per its sort and checked
+/// against the domain the rule was proved for (integer bounds are among the conditions,
+/// checked afterwards).
+fn bound(sort: &Sort, name: &str, text: &str) -> Result<Bound, String> {
+    match sort {
+        Sort::Int => text
+            .trim()
+            .parse::<i64>()
+            .map(Bound::Int)
+            .map_err(|e| format!("{name} = {text:?}: not an integer: {e}")),
+        Sort::Axis(axes) if axes.iter().any(|x| x == text) => Ok(Bound::Axis(text.to_string())),
+        Sort::Axis(_) => Err(format!(
+            "{name} = {text:?} lies outside the domain the rule was proved for"
+        )),
+        layout_sort => {
+            let l = Layout::parse(text, None).map_err(|e| format!("{name} = {text:?}: {e}"))?;
+            if !in_domain(layout_sort, &l) {
+                return Err(format!(
+                    "{name} = {} lies outside the domain the rule was proved for",
+                    l.print()
+                ));
+            }
+            Ok(Bound::Layout(l))
+        }
+    }
 }
 
 /// Whether two concrete terms denote the same map (both undefined counts as the same).
@@ -267,15 +406,7 @@ pub fn check_rule_step(
         let text = subst
             .get(&p.name)
             .ok_or_else(|| format!("the substitution has no value for {}", p.name))?;
-        let l = Layout::parse(text, None).map_err(|e| format!("{} = {text:?}: {e}", p.name))?;
-        if !in_domain(&p.sort, &l) {
-            return Err(format!(
-                "{} = {} lies outside the domain the rule was proved for",
-                p.name,
-                l.print()
-            ));
-        }
-        a.insert(p.name.clone(), Bound::Layout(l));
+        a.insert(p.name.clone(), bound(&p.sort, &p.name, text)?);
     }
     if let Some(extra) = subst.keys().find(|k| !a.contains_key(*k)) {
         return Err(format!(
@@ -287,7 +418,7 @@ pub fn check_rule_step(
             return Err(format!("side condition {} does not hold", i + 1));
         }
     }
-    let (lhs, rhs) = (instantiate(from, subst)?, instantiate(to, subst)?);
+    let (lhs, rhs) = (instantiate(from, &a)?, instantiate(to, &a)?);
     let path = rewrite_path(before, after);
     let Some(&(x, y)) = path.last() else {
         return Err("the step changes nothing".into());
@@ -298,7 +429,15 @@ pub fn check_rule_step(
         .iter()
         .find(|(x, y)| same_term(&lhs, x) && same_term(&rhs, y))
     {
-        Some((x, y)) => equal_by_decider(x, y),
+        Some((x, y)) => {
+            equal_by_decider(x, y)?;
+            // The context may not preserve maps (an operator defined on one side's notation
+            // only): the whole terms must be equal too.
+            if path.len() > 1 {
+                equal_by_decider(before, after).map_err(|e| format!("in context: {e}"))?;
+            }
+            Ok(())
+        }
         None => Err(format!(
             "the rule instantiated with the substitution gives {} -> {}, but the step rewrites {} -> {}",
             print_term(&lhs),
@@ -310,9 +449,13 @@ pub fn check_rule_step(
 }
 
 /// A fold step: at some position on the path of differences, both subterms evaluate (by
-/// `layout`'s algebra) to the identical value.
+/// `layout`'s algebra) to the identical value; or the two terms are the same up to the values
+/// of their integer, shape and region arguments (a fold of integer expressions).
 fn check_fold(before: &Term, after: &Term) -> Result<(), String> {
     let path = rewrite_path(before, after);
+    if path.is_empty() && before != after {
+        return Ok(());
+    }
     let e = Assignment::new();
     let mut why = "the fold changes nothing".to_string();
     for (x, y) in path.iter().rev() {

@@ -50,7 +50,11 @@ pub const OPERATORS: &[(&str, &[ArgKind], &str)] = &[
         &[Term, Int, Int],
         "CuTe or swizzled recast(L, from_bits, to_bits)",
     ),
-    ("swizzle", &[Int, Int, Int, Term], "Sw<B,M,S> o L"),
+    (
+        "swizzle",
+        &[Int, Int, Int, Term],
+        "Sw<B,M,S> o L (an Axe L converted exactly to CuTe)",
+    ),
     ("canonicalize", &[Term], "Axe canonical form"),
     ("group", &[Term, Shape], "Axe group by a shape"),
     (
@@ -209,7 +213,14 @@ pub fn apply(op: &str, a: &[Value]) -> Result<Layout, LayoutError> {
             let shift = i32::try_from(shift)
                 .map_err(|_| LayoutError::invalid("swizzle shift", format!("{shift}")))?;
             let sw = layout::Swizzle::new(bits, base, shift)?;
-            Layout::Swizzled(SwizzledLayout::new(sw, cute_of(op, &a[3])?.clone())?)
+            let inner = match &a[3] {
+                Value::Layout(l @ Layout::Axe(_)) => match convert(l, Target::Cute, None)? {
+                    Layout::Cute(c) => c,
+                    other => return Err(wrong(op, "a CuTe layout", &Value::Layout(other))),
+                },
+                other => cute_of(op, other)?.clone(),
+            };
+            Layout::Swizzled(SwizzledLayout::new(sw, inner)?)
         }
         "canonicalize" => Layout::Axe(axe::canonicalize(x(0)?)?.layout),
         "group" => Layout::Axe(axe::group(x(0)?, shape_of(op, &a[1])?)?.layout),
