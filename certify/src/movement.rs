@@ -78,6 +78,10 @@ use crate::property::{prove_property, Property};
 /// Largest tensor the `simulation` decider runs the whole kernel on.
 pub const SIMULATION_LIMIT: i64 = 1 << 22;
 
+/// Most cells of a tile, and most `(thread, value)` pairs of a stage: 2^20 (a 1-byte tile of
+/// 2^20 cells is four times the largest shared memory of any GPU).
+pub const MAX_TILE_CELLS: i64 = 1 << 20;
+
 /// A copy kernel's data movement, in layouts (see the module doc).
 #[derive(Clone, Debug)]
 pub struct StagedCopy {
@@ -168,11 +172,41 @@ impl StagedCopy {
                 format!("they must name the {rank} dimensions once each"),
             ));
         }
+        self.shape
+            .iter()
+            .try_fold(1i64, |a, &e| a.checked_mul(e))
+            .ok_or_else(|| {
+                bad(
+                    format!("tensor shape {:?}", self.shape),
+                    "its size overflows",
+                )
+            })?;
         if self.tile.iter().any(|&t| t < 1) {
             return Err(bad(
                 format!("tile {:?}", self.tile),
                 "extents must be positive",
             ));
+        }
+        match self.tile[0].checked_mul(self.tile[1]) {
+            Some(cells) if cells <= MAX_TILE_CELLS => {}
+            _ => {
+                return Err(bad(
+                    format!("tile {:?}", self.tile),
+                    format!("more than {MAX_TILE_CELLS} cells: no shared memory holds it"),
+                ))
+            }
+        }
+        for (which, tv) in [("load", &self.load), ("store", &self.store)] {
+            if tv
+                .threads()
+                .checked_mul(tv.values())
+                .is_none_or(|n| n > MAX_TILE_CELLS)
+            {
+                return Err(bad(
+                    format!("{which} TV layout {tv}"),
+                    format!("more than {MAX_TILE_CELLS} (thread, value) pairs"),
+                ));
+            }
         }
         slot(&self.smem, self.tile, &[0, 0]).map_err(|e| {
             bad(

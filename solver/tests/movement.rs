@@ -267,3 +267,28 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn bad_claims_are_errors_naming_the_piece() {
+    let good = transpose_64();
+    let err = |c: &StagedCopy| {
+        prove_staged_copy(c, &Policy::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let mut c = good.clone();
+    c.shape = vec![1 << 40, 1 << 40];
+    assert!(err(&c).contains("overflows"), "{}", err(&c));
+    let mut c = good.clone();
+    c.tile_dims = [0, 0];
+    assert!(err(&c).contains("tile dims"), "{}", err(&c));
+    let mut c = good.clone();
+    c.tile = [1 << 20, 1 << 20];
+    assert!(err(&c).contains("no shared memory holds it"), "{}", err(&c));
+    let mut c = good.clone();
+    c.smem = parse("(8,8):(1,8)");
+    assert!(err(&c).contains("shared layout"), "{}", err(&c));
+    let mut c = good.clone();
+    c.z_dim = Some(2);
+    assert!(err(&c).contains("z dim"), "{}", err(&c));
+}
