@@ -1,6 +1,6 @@
 //! Rewrites generated from PROVED rules only (proved up front, or on the first match that
 //! needs the proof). A rule becomes a rewrite when its sides are terms of the e-graph
-//! language; each direction whose source is not a bare variable or literal and binds every
+//! language; each direction whose source is not a bare variable and binds every
 //! parameter is used (layout and integer parameters at pattern variables, integer and axis
 //! parameters also inside the source's layout literals). The condition of every rewrite re-evaluates the
 //! rule's own side conditions at the match, after checking each matched layout lies in the
@@ -32,8 +32,8 @@ use certify::rules::prove::in_domain;
 use certify::rules::syntax::{Arg, IntExpr, Piece, Rule, Sort, Term};
 use certify::rules::{prove_rule, Options, RuleReport, Verdict};
 use egg::{
-    Applier, ConditionalApplier, ENodeOrVar, Id, Pattern, PatternAst, RecExpr, Rewrite, Subst,
-    Symbol, Var,
+    Applier, ConditionalApplier, ENodeOrVar, Id, Pattern, PatternAst, RecExpr, Rewrite,
+    SearchMatches, Searcher, Subst, Symbol, Var,
 };
 
 use crate::fold::Fold;
@@ -317,6 +317,40 @@ impl Applier<LayoutExpr, Fold> for LiteralApplier {
     }
 }
 
+/// The searcher of a direction whose source is a bare literal with parameter holes
+/// (`S[(e1,e2):(e2*s, s)]`): every e-class whose folded layout the literal matches, with the
+/// rule's condition holding there.
+#[derive(Clone, Debug)]
+pub struct LiteralSearcher {
+    var: Var,
+    condition: RuleCondition,
+}
+
+impl Searcher<LayoutExpr, Fold> for LiteralSearcher {
+    fn search_eclass_with_limit(
+        &self,
+        egraph: &egg::EGraph<LayoutExpr, Fold>,
+        eclass: Id,
+        limit: usize,
+    ) -> Option<SearchMatches<'_, LayoutExpr>> {
+        if limit == 0 || !matches!(egraph[eclass].data, Some(Value::Layout(_))) {
+            return None;
+        }
+        let mut subst = Subst::default();
+        subst.insert(self.var, eclass);
+        self.condition.at(egraph, &subst)?;
+        Some(SearchMatches {
+            eclass,
+            substs: vec![subst],
+            ast: None,
+        })
+    }
+
+    fn vars(&self) -> Vec<Var> {
+        vec![self.var]
+    }
+}
+
 /// Why a rule cannot become a rewrite, if it cannot (checked before proving it).
 pub fn unusable(r: &Rule) -> Option<String> {
     match rewrites_of(&ProvedRule::lazy(r.clone())) {
@@ -369,12 +403,7 @@ fn rewrites_of(pr: &ProvedRule) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String
         (format!("{}<=", r.name), &r.rhs, &r.lhs, rs, rh, lt),
     ];
     for (name, from, to, searcher, holes, target) in dirs {
-        let bare = match from {
-            Term::Var { .. } => true,
-            Term::Lit { pieces, .. } => is_parametric(pieces),
-            Term::Op { .. } => false,
-        };
-        if bare || !params.is_subset(&binds(&searcher, &holes, r)) {
+        if matches!(from, Term::Var { .. }) || !params.is_subset(&binds(&searcher, &holes, r)) {
             continue;
         }
         let condition = RuleCondition {
@@ -383,21 +412,27 @@ fn rewrites_of(pr: &ProvedRule) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String
             ranges: ranges.clone(),
             proof: pr.proof.clone(),
         };
+        let literal = LiteralApplier {
+            condition: condition.clone(),
+            from: from.clone(),
+            to: to.clone(),
+        };
+        let bare = searcher.ast.as_ref().len() == 1;
         let rw = match target {
+            // A bare literal source: searched class by class (a pattern variable would match
+            // every class without its value).
+            _ if bare => match searcher.vars().first() {
+                Some(&var) => {
+                    Rewrite::new(name.clone(), LiteralSearcher { var, condition }, literal)
+                }
+                None => continue,
+            },
             Some(applier) if condition.holes.lits.is_empty() => Rewrite::new(
                 name.clone(),
                 searcher,
                 ConditionalApplier { condition, applier },
             ),
-            _ => Rewrite::new(
-                name.clone(),
-                searcher,
-                LiteralApplier {
-                    condition,
-                    from: from.clone(),
-                    to: to.clone(),
-                },
-            ),
+            _ => Rewrite::new(name.clone(), searcher, literal),
         };
         out.push(rw.map_err(|e| format!("{name}: {e}"))?);
     }

@@ -122,3 +122,20 @@ fn a_literal_fires_only_where_it_instantiates_consistently() {
     assert!(!fires(right_identity, "compose((2,2):(1,2), 2:1)", &rules));
     assert!(!fires(right_identity, "compose((2,2):(1,2), 4:2)", &rules));
 }
+
+#[test]
+fn a_bare_literal_source_with_an_axis_parameter_rewrites() {
+    let rules = corpus();
+    for (axis, merged, split) in [
+        ("m", "S[6:1]", "S[(2,3):(3,1)]"),
+        ("laneid", "S[6:1@laneid]", "S[(2,3):(3@laneid,1@laneid)]"),
+    ] {
+        let c = joined(split, merged, &rules);
+        let s = subst_of(&c, "axe_d1_merge");
+        assert_eq!(s["a"], axis, "{}", c.to_json());
+        assert_eq!((s["e1"].as_str(), s["e2"].as_str()), ("2", "3"));
+    }
+    // (e1,e2):(e2*s, s) needs the outer stride e2*s: 3*1, not 4.
+    assert!(!fires("axe_d1_merge", "S[(2,3):(4,1)]", &rules));
+    assert!(fires("axe_d1_merge", "S[(2,3):(3,1)]", &rules));
+}

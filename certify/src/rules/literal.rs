@@ -7,7 +7,8 @@
 //! (found by instantiating the literal with distinct marker values and aligning the two
 //! printed texts), and otherwise from the parameter's bounded range; every candidate is
 //! confirmed by instantiating the literal and comparing values, so a match found is never
-//! wrong, only possibly missed (a parameter printed nowhere whose range is too large).
+//! wrong, only possibly missed (a parameter printed nowhere whose range is too large, or a
+//! literal that prints unlike the value: other than in its integers and axis names).
 //!
 //! Example: `(a,b):(1,a)` against `(4, 8):(1, 4)` binds `a = 4`, `b = 8`; against
 //! `(4, 8):(1, 2)` nothing (a = 4 from the shape, 2 from the stride: instantiating with
@@ -165,17 +166,24 @@ fn confirms(pieces: &[Piece], value: &Layout, a: &Assignment) -> bool {
         .is_some_and(|l| &l == value)
 }
 
-/// Guesses for integer parameters from aligning the literal printed with marker values
-/// against the value printed: `None` when the marked literal does not instantiate (no
-/// alignment), no guesses when the two printed forms differ in more than their integers (the
-/// literal prints unlike the value: no match is looked for).
+/// What aligning the literal printed with marker values against the value printed gives.
+enum Alignment {
+    /// The marked literal does not instantiate: nothing is read.
+    Unaligned,
+    /// The two printed forms differ in more than their integers and axis names: the literal
+    /// prints unlike the value, no match is looked for.
+    Unlike,
+    /// The integer parameters read from the value (each in its range).
+    Read(BTreeMap<String, i64>),
+}
+
 fn aligned(
     pieces: &[Piece],
     value: &Layout,
     a: &Assignment,
     ints: &[&String],
     ranges: &Ranges,
-) -> Option<BTreeMap<String, i64>> {
+) -> Alignment {
     let mut marked = a.clone();
     for (n, m) in ints.iter().zip(MARKERS) {
         marked.insert((*n).clone(), Bound::Int(m));
@@ -185,17 +193,25 @@ fn aligned(
             marked.insert(n.clone(), first.clone());
         }
     }
-    let text = eval::fill(pieces, &marked)
+    let Some(text) = eval::fill(pieces, &marked)
         .ok()
-        .and_then(|t| Layout::parse(&t, None).ok())?
-        .print();
+        .and_then(|t| Layout::parse(&t, None).ok())
+        .map(|l| l.print())
+    else {
+        return Alignment::Unaligned;
+    };
     let (mark_nums, mark_skel) = integers(&text);
     let (nums, skel) = integers(&value.print());
     let mut guesses: BTreeMap<String, Option<i64>> = BTreeMap::new();
-    // Axis names may differ (the markers use each axis parameter's first axis).
-    let shape = |s: &str| -> String { s.chars().filter(|c| !c.is_alphabetic()).collect() };
+    // Axis names may differ (the markers use each axis parameter's first axis, and the
+    // default axis is not printed).
+    let shape = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_alphabetic() && *c != '@' && *c != '_')
+            .collect()
+    };
     if shape(&mark_skel) != shape(&skel) || mark_nums.len() != nums.len() {
-        return Some(BTreeMap::new());
+        return Alignment::Unlike;
     }
     for (m, v) in mark_nums.iter().zip(&nums) {
         for (n, mk) in ints.iter().zip(MARKERS) {
@@ -220,7 +236,7 @@ fn aligned(
             (r.is_empty() || r.contains(&Bound::Int(g))).then_some((n, g))
         })
         .collect();
-    Some(found)
+    Alignment::Read(found)
 }
 
 /// The first assignment (in range order) extending `fixed` over `free` that confirms, trying
@@ -275,8 +291,9 @@ pub fn match_literal(
         .filter(|n| !matches!(ranges[*n].first(), Some(Bound::Axis(_))))
         .collect();
     match aligned(pieces, value, a, &ints, ranges) {
+        Alignment::Unlike => None,
         // The parameters read from the value are fixed; the others are searched.
-        Some(guesses) => {
+        Alignment::Read(guesses) => {
             let mut fixed = a.clone();
             fixed.extend(guesses.iter().map(|(n, g)| (n.clone(), Bound::Int(*g))));
             let rest: Vec<&String> = free
@@ -286,7 +303,7 @@ pub fn match_literal(
                 .collect();
             enumerate(pieces, value, &fixed, &rest, ranges)
         }
-        None => enumerate(pieces, value, a, &free, ranges),
+        Alignment::Unaligned => enumerate(pieces, value, a, &free, ranges),
     }
 }
 
