@@ -222,7 +222,15 @@ fn certificate(
     let mut used = BTreeMap::new();
     let mut steps = Vec::new();
     let mut prev = term(&flat[0].get_recexpr())?;
+    let mut prev_text = print_expr(&flat[0].get_recexpr());
     for ft in flat.iter().skip(1) {
+        // egg may justify a step between two e-nodes that print the same (a rule's concrete
+        // instance added beside the matched term): the certificate has nothing to check there.
+        let text = print_expr(&ft.get_recexpr());
+        if text == prev_text {
+            continue;
+        }
+        prev_text = text;
         let next = term(&ft.get_recexpr())?;
         let name = annotation(ft).unwrap_or_default();
         let path = rewrite_path(&prev, &next);

@@ -357,12 +357,14 @@ pub fn unusable(r: &Rule) -> Option<String> {
         Ok(rws) if rws.is_empty() => Some(
             match r.params.iter().find(|p| matches!(p.sort, Sort::Axis(_))) {
                 Some(p) => format!(
-                    "{}: no direction binds every parameter from a pattern (axis {} only at a \
-                 pattern variable or in a target)",
+                    "{}: no direction binds every parameter from a pattern (axis {} only \
+                     in a target)",
                     r.name, p.name
                 ),
                 None => format!(
-                    "{}: no direction binds every parameter from a pattern",
+                    "{}: no direction binds every parameter from a pattern (one used only in a \
+                     composite integer such as n*m is not bound, and a bare literal source \
+                     rewrites only to a literal)",
                     r.name
                 ),
             },
@@ -418,6 +420,12 @@ fn rewrites_of(pr: &ProvedRule) -> Result<Vec<Rewrite<LayoutExpr, Fold>>, String
             to: to.clone(),
         };
         let bare = searcher.ast.as_ref().len() == 1;
+        // A bare literal source rewrites only to a literal: expanding every matching leaf into
+        // an operator term (`m:n` into `complement(n:1, n*m)`) would grow every e-graph and
+        // never make a term cheaper.
+        if bare && !matches!(to, Term::Lit { .. }) {
+            continue;
+        }
         let rw = match target {
             // A bare literal source: searched class by class (a pattern variable would match
             // every class without its value).
