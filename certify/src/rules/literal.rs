@@ -350,6 +350,36 @@ mod tests {
     }
 
     #[test]
+    fn match_side_binds_hole_parameters_consistently() {
+        use crate::rules::explain::match_side;
+        use crate::rules::parse::parse_term;
+        let r = rule(
+            "rule m forall a b d : int where 2 <= a <= 6, 2 <= b <= 6, 1 <= d <= 5
+               coalesce((a,b):(d, a*d)) === (a*b):d",
+        );
+        let rs = ranges(&r);
+        let mut s = BTreeMap::new();
+        let t = parse_term("coalesce((3,4):(2,6))").unwrap();
+        assert!(match_side(&r.lhs, &t, &mut s, &rs));
+        assert!(match_side(
+            &r.rhs,
+            &parse_term("12:2").unwrap(),
+            &mut s,
+            &rs
+        ));
+        assert_eq!(s["a"], "3");
+        // The target disagrees with d = 2 bound by the source.
+        let mut s = BTreeMap::new();
+        assert!(match_side(&r.lhs, &t, &mut s, &rs));
+        assert!(!match_side(
+            &r.rhs,
+            &parse_term("12:3").unwrap(),
+            &mut s,
+            &rs
+        ));
+    }
+
+    #[test]
     fn holes_read_nowhere_are_found_in_their_range() {
         let r = rule(
             "rule c forall e1 e2 s k : int where 1 <= e1 <= 4, 1 <= e2 <= 4, 1 <= s <= 3, 1 <= k <= 4
