@@ -118,6 +118,13 @@ fn a_literal_fires_only_where_it_instantiates_consistently() {
     // size(L):1 must agree with L bound by the other argument (compose folds to 4:1, which
     // the rule joins with L).
     let right_identity = "cute_compose_right_identity";
+    let only: Vec<ProvedRule> = rules
+        .iter()
+        .filter(|r| r.rule.name == right_identity)
+        .cloned()
+        .collect();
+    let c = joined("compose((2,2):(1,2), 4:1)", "(2,2):(1,2)", &only);
+    assert_eq!(subst_of(&c, right_identity)["L"], "(2, 2):(1, 2)");
     assert!(fires(right_identity, "compose((2,2):(1,2), 4:1)", &rules));
     assert!(!fires(right_identity, "compose((2,2):(1,2), 2:1)", &rules));
     assert!(!fires(right_identity, "compose((2,2):(1,2), 4:2)", &rules));
