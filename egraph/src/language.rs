@@ -13,7 +13,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use certify::rules::parse::{parse_term, print_term};
-use certify::rules::syntax::{Arg, CallArg, IntExpr, Term};
+use certify::rules::syntax::{Arg, CallArg, IntExpr, Piece, Term};
 use egg::{Id, Language, RecExpr};
 use layout::Layout;
 
@@ -170,6 +170,11 @@ pub trait Builder<L> {
     fn int_hole(&self, _e: &IntExpr) -> Option<Result<L, String>> {
         None
     }
+    /// A layout literal with parameter holes (`(a,b):(1,a)`; `None`: build it as a leaf from
+    /// its text). A pattern's searcher turns it into a fresh variable matched by value.
+    fn lit_hole(&self, _pieces: &[Piece]) -> Option<Result<L, String>> {
+        None
+    }
 }
 
 /// Adds a term (operators over literals and, for patterns, variables) to `out`.
@@ -179,7 +184,10 @@ pub fn add_term<L: Language>(
     b: &dyn Builder<L>,
 ) -> Result<Id, String> {
     match t {
-        Term::Lit { text, .. } => Ok(out.add(b.leaf(text)?)),
+        Term::Lit { text, pieces, .. } => match b.lit_hole(pieces) {
+            Some(hole) => Ok(out.add(hole?)),
+            None => Ok(out.add(b.leaf(text)?)),
+        },
         Term::Var { name, .. } => Ok(out.add(b.var(name)?)),
         Term::Op { name, args, .. } => {
             let mut ids = Vec::new();

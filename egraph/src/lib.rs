@@ -39,7 +39,8 @@ pub mod rewrites;
 
 use std::collections::BTreeMap;
 
-use certify::rules::explain::{match_pattern, rewrite_path, ExplanationCertificate, Step};
+use certify::rules::explain::{match_side, rewrite_path, ExplanationCertificate, Step};
+use certify::rules::literal::ranges;
 use certify::rules::parse::parse_term;
 use certify::rules::syntax::Term;
 use certify::rules::{parse_source, prove_rule, Options};
@@ -221,7 +222,15 @@ fn certificate(
     let mut used = BTreeMap::new();
     let mut steps = Vec::new();
     let mut prev = term(&flat[0].get_recexpr())?;
+    let mut prev_text = print_expr(&flat[0].get_recexpr());
     for ft in flat.iter().skip(1) {
+        // egg may justify a step between two e-nodes that print the same (a rule's concrete
+        // instance added beside the matched term): the certificate has nothing to check there.
+        let text = print_expr(&ft.get_recexpr());
+        if text == prev_text {
+            continue;
+        }
+        prev_text = text;
         let next = term(&ft.get_recexpr())?;
         let name = annotation(ft).unwrap_or_default();
         let path = rewrite_path(&prev, &next);
@@ -243,11 +252,12 @@ fn certificate(
             }
             used.insert(base.to_string(), pr.rule.text.clone());
             let r = &pr.rule;
+            let ranges = ranges(r);
             let mut found = None;
             'dirs: for (dir, f, t) in [("forward", &r.lhs, &r.rhs), ("backward", &r.rhs, &r.lhs)] {
                 for (x, y) in &path {
                     let mut s = BTreeMap::new();
-                    if match_pattern(f, x, &mut s) && match_pattern(t, y, &mut s) {
+                    if match_side(f, x, &mut s, &ranges) && match_side(t, y, &mut s, &ranges) {
                         found = Some((dir, s));
                         break 'dirs;
                     }

@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use layout::Layout;
 
 use super::eval::{self, Assignment, Bound};
+use super::literal::{is_parametric, match_literal, Ranges};
 use super::parse::{parse_term, print_term};
 use super::prove::{comparison_shape, in_domain, prove_rule, Options, Verdict};
 use super::syntax::{Arg, CallArg, IntExpr, Piece, Rule, Sort, Term};
@@ -195,8 +196,21 @@ pub fn rewrite_path<'t>(a: &'t Term, b: &'t Term) -> Vec<(&'t Term, &'t Term)> {
 /// layout parameters bind at literals, integer parameters at integer, shape and region
 /// positions (by value). A composite integer expression of the pattern is compared by value
 /// when its parameters are bound by then, and otherwise left to the checker, which
-/// re-instantiates the rule.
+/// re-instantiates the rule. A literal with parameter holes matches only when its holes'
+/// parameters are bound by then (see [`match_side`]).
 pub fn match_pattern(p: &Term, t: &Term, subst: &mut BTreeMap<String, String>) -> bool {
+    match_side(p, t, subst, &Ranges::new())
+}
+
+/// [`match_pattern`], where a literal with parameter holes (`(a,b):(1,a)`) also binds its
+/// unbound integer and axis parameters, searched within `ranges` (see
+/// [`super::literal::match_literal`]). Not trusted: the checker re-instantiates the rule.
+pub fn match_side(
+    p: &Term,
+    t: &Term,
+    subst: &mut BTreeMap<String, String>,
+    ranges: &Ranges,
+) -> bool {
     match (p, t) {
         (Term::Var { name, .. }, t) => {
             let Ok(v) = eval::term(t, &Assignment::new()) else {
@@ -214,6 +228,36 @@ pub fn match_pattern(p: &Term, t: &Term, subst: &mut BTreeMap<String, String>) -
                 }
             }
         }
+        (Term::Lit { pieces, .. }, Term::Lit { .. }) if is_parametric(pieces) => {
+            let Ok(value) = eval::term(t, &Assignment::new()) else {
+                return false;
+            };
+            let mut a = Assignment::new();
+            for (name, text) in subst.iter() {
+                let b = match ranges.get(name).and_then(|r| r.first()) {
+                    Some(Bound::Axis(_)) => Bound::Axis(text.clone()),
+                    Some(_) => match text.parse() {
+                        Ok(v) => Bound::Int(v),
+                        Err(_) => return false,
+                    },
+                    None => match (text.parse(), Layout::parse(text, None)) {
+                        (Ok(v), _) => Bound::Int(v),
+                        (_, Ok(l)) => Bound::Layout(l),
+                        _ => Bound::Axis(text.clone()),
+                    },
+                };
+                a.insert(name.clone(), b);
+            }
+            match match_literal(pieces, &value, &a, ranges) {
+                Some(found) => {
+                    for (name, b) in found {
+                        subst.entry(name).or_insert_with(|| b.text());
+                    }
+                    true
+                }
+                None => false,
+            }
+        }
         (Term::Lit { .. }, Term::Lit { .. }) => same_term(p, t),
         (
             Term::Op {
@@ -226,7 +270,7 @@ pub fn match_pattern(p: &Term, t: &Term, subst: &mut BTreeMap<String, String>) -
             f == g
                 && xs.len() == ys.len()
                 && xs.iter().zip(ys).all(|(x, y)| match (x, y) {
-                    (Arg::Term(x), Arg::Term(y)) => match_pattern(x, y, subst),
+                    (Arg::Term(x), Arg::Term(y)) => match_side(x, y, subst, ranges),
                     (x, y) => match_int_args(x, y, subst),
                 })
         }

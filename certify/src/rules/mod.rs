@@ -28,6 +28,7 @@
 pub mod certificate;
 pub mod eval;
 pub mod explain;
+pub mod literal;
 pub mod ops;
 pub mod parse;
 pub mod prove;
