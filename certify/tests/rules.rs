@@ -395,3 +395,30 @@ proptest! {
         }
     }
 }
+
+/// `valid_prefix` counts the steps that check before the first that does not.
+#[test]
+fn valid_prefix_stops_at_the_first_bad_step() {
+    use certify::rules::explain::{valid_prefix, ExplanationCertificate, Step};
+    use std::collections::BTreeMap;
+    let fold = |term: &str| Step {
+        rule: "fold".into(),
+        direction: "forward".into(),
+        subst: BTreeMap::new(),
+        term: term.into(),
+    };
+    let good = ExplanationCertificate::new(
+        BTreeMap::new(),
+        "coalesce(coalesce((2,2):(1,2)))".into(),
+        vec![fold("coalesce(4:1)"), fold("4:1")],
+    );
+    assert_eq!(valid_prefix(&good), (2, None));
+    let bad = ExplanationCertificate::new(
+        BTreeMap::new(),
+        "coalesce(coalesce((2,2):(1,2)))".into(),
+        vec![fold("coalesce(4:1)"), fold("4:2")],
+    );
+    let (n, why) = valid_prefix(&bad);
+    assert_eq!(n, 1);
+    assert!(why.unwrap().starts_with("step 2 (fold"));
+}

@@ -39,7 +39,9 @@ pub mod rewrites;
 
 use std::collections::BTreeMap;
 
-use certify::rules::explain::{match_side, rewrite_path, ExplanationCertificate, Step};
+use certify::rules::explain::{
+    match_side, rewrite_path, valid_prefix, ExplanationCertificate, Step,
+};
 use certify::rules::literal::ranges;
 use certify::rules::parse::parse_term;
 use certify::rules::syntax::Term;
@@ -123,8 +125,11 @@ pub struct Simplified {
     pub cost: usize,
     /// The input's cost.
     pub input_cost: usize,
-    /// Input to `best`, step by step.
+    /// Input to `best`, step by step; checked by certify before it is returned.
     pub certificate: ExplanationCertificate,
+    /// When the e-graph's cheapest form failed the check: which, and why (`best` is then the
+    /// cheapest term of the checked prefix).
+    pub rejected: Option<String>,
 }
 
 fn runner(
@@ -171,29 +176,86 @@ pub fn simplify(expr: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<Si
     let (cost, best) = ext.find_best(root);
     let input_cost = egg::CostFunction::cost_rec(&mut ModeCost, &start);
     let certificate = certificate(&mut run, &start, &best, rules)?;
+    // The e-graph is not trusted (egg records no conditions, and congruence may carry a
+    // same-map merge into an operator defined on one notation only): the answer is what
+    // certify's checker accepts. When a step fails, the cheapest term of the checked prefix
+    // is the answer instead.
+    let (ok, why) = valid_prefix(&certificate);
+    let Some(why) = why else {
+        return Ok(Simplified {
+            best: print_expr(&best),
+            cost,
+            input_cost,
+            certificate,
+            rejected: None,
+        });
+    };
+    let mut keep = (0usize, input_cost);
+    for (i, s) in certificate.steps[..ok].iter().enumerate() {
+        let c = egg::CostFunction::cost_rec(&mut ModeCost, &parse_expr(&s.term)?);
+        if c < keep.1 {
+            keep = (i + 1, c);
+        }
+    }
+    let steps = certificate.steps[..keep.0].to_vec();
+    let used = certificate
+        .rules
+        .iter()
+        .filter(|(name, _)| steps.iter().any(|s| &s.rule == *name))
+        .map(|(n, t)| (n.clone(), t.clone()))
+        .collect();
+    let kept = ExplanationCertificate::new(used, certificate.start.clone(), steps);
     Ok(Simplified {
-        best: print_expr(&best),
-        cost,
+        best: kept.end().to_string(),
+        cost: keep.1,
         input_cost,
-        certificate,
+        rejected: Some(format!(
+            "the e-graph's cheapest form {} fails the check at {why}",
+            print_expr(&best)
+        )),
+        certificate: kept,
     })
 }
 
-/// Proves `a` and `b` equal by saturation: the certificate, or `None` when saturation did not
-/// join them (which proves nothing either way).
+/// What saturation says of two expressions.
+#[derive(Clone, Debug)]
+pub enum Joined {
+    /// Joined, with an explanation certify's checker accepts.
+    Proved(ExplanationCertificate),
+    /// Saturation did not join them (which proves nothing either way).
+    NotJoined,
+    /// Joined, but the explanation fails the checker (why): nothing is proved.
+    Rejected(String),
+}
+
+/// Proves `a` and `b` equal by saturation (module doc); the explanation is checked by
+/// certify before it counts.
+pub fn join(a: &str, b: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<Joined, String> {
+    let (ea, eb) = (parse_concrete(a)?, parse_concrete(b)?);
+    let (r, rws) = runner(rules, sat);
+    let mut run = r.with_expr(&ea).with_expr(&eb).run(&rws);
+    if run.egraph.find(run.roots[0]) != run.egraph.find(run.roots[1]) {
+        return Ok(Joined::NotJoined);
+    }
+    let c = certificate(&mut run, &ea, &eb, rules)?;
+    Ok(match valid_prefix(&c) {
+        (_, None) => Joined::Proved(c),
+        (_, Some(why)) => Joined::Rejected(why),
+    })
+}
+
+/// [`join`] as an option: the checked certificate, or `None` when saturation did not join
+/// them or the checker rejected the explanation (neither proves anything).
 pub fn equivalent(
     a: &str,
     b: &str,
     rules: &[ProvedRule],
     sat: &Saturation,
 ) -> Result<Option<ExplanationCertificate>, String> {
-    let (ea, eb) = (parse_concrete(a)?, parse_concrete(b)?);
-    let (r, rws) = runner(rules, sat);
-    let mut run = r.with_expr(&ea).with_expr(&eb).run(&rws);
-    if run.egraph.find(run.roots[0]) != run.egraph.find(run.roots[1]) {
-        return Ok(None);
-    }
-    certificate(&mut run, &ea, &eb, rules).map(Some)
+    Ok(match join(a, b, rules, sat)? {
+        Joined::Proved(c) => Some(c),
+        Joined::NotJoined | Joined::Rejected(_) => None,
+    })
 }
 
 fn annotation(t: &FlatTerm<LayoutExpr>) -> Option<String> {

@@ -317,3 +317,29 @@ fn lazy_rules_are_proved_on_first_match_and_unsound_ones_never_fire() {
         assert_eq!((a.best, a.cost), (b.best, b.cost), "{e}");
     }
 }
+
+/// `swizzle_zero` merges `Sw<0,m,s> o L` with `L` (same map); congruence carries the merge
+/// under `coalesce`, which is defined on CuTe layouts only. The e-graph then believes
+/// `coalesce(Sw<0,1,2> o L)` (undefined) equals `coalesce(L)`: the checker rejects that step,
+/// so `simplify` answers the cheapest term of the checked prefix, and `join` proves nothing.
+#[test]
+fn a_step_the_checker_rejects_is_never_an_answer() {
+    let rules = all_rules();
+    let sat = Saturation::default();
+    let e = "coalesce(swizzle(0, 1, 2, (2,2):(1,2)))";
+    let out = simplify(e, &rules, &sat).unwrap();
+    let why = out
+        .rejected
+        .clone()
+        .expect("the e-graph's merge is rejected");
+    assert!(why.contains("in context: one side is undefined"), "{why}");
+    check(&out.certificate.to_json()).unwrap();
+    assert_eq!(out.certificate.end(), out.best);
+    let (a, b) = (parse_term(e).unwrap(), parse_term(&out.best).unwrap());
+    equal_by_decider(&a, &b).unwrap_or_else(|why| panic!("{e} -> {}: {why}", out.best));
+    let joined = egraph::join(e, "coalesce((2,2):(1,2))", &rules, &sat).unwrap();
+    match joined {
+        egraph::Joined::Rejected(why) => assert!(why.contains("swizzle_zero"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -82,10 +82,10 @@ pub fn simplify(
         Report::json(json!({
             "input": expr, "simplified": out.best, "cost": out.cost, "input_cost": out.input_cost,
             "steps": out.certificate.steps.len(), "rules": rules.len(), "proved": proved,
-            "left_out": left_out,
+            "left_out": left_out, "rejected": out.rejected,
         }))
     } else {
-        Report::ok(vec![
+        let mut lines = vec![
             out.best.clone(),
             format!(
                 "cost {} (input {}), {} steps; {} rules, {} proved on first match",
@@ -95,12 +95,17 @@ pub fn simplify(
                 rules.len(),
                 proved
             ),
-        ])
+        ];
+        lines.extend(
+            out.rejected
+                .map(|why| format!("checker: {why}; kept the checked prefix")),
+        );
+        Report::ok(lines)
     })
 }
 
-/// Runs `equiv-expr`: exit 0 when saturation proves them equal, 3 when it does not (which
-/// proves nothing).
+/// Runs `equiv-expr`: exit 0 when saturation joins them with an explanation certify's checker
+/// accepts, 3 otherwise (which proves nothing).
 pub fn equiv_expr(
     a: &str,
     b: &str,
@@ -109,19 +114,25 @@ pub fn equiv_expr(
     as_json: bool,
 ) -> Result<Report, BadInput> {
     let (rules, _) = rules(rule_files)?;
-    let out =
-        egraph::equivalent(a, b, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
-            message: format!("error: {e}"),
-        })?;
+    let out = egraph::join(a, b, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
+        message: format!("error: {e}"),
+    })?;
     let (word, code) = match &out {
-        Some(c) => {
+        egraph::Joined::Proved(c) => {
             write_cert(cert, &c.to_json())?;
             (format!("equal ({} steps)", c.steps.len()), 0)
         }
-        None => ("unknown (saturation did not join them)".to_string(), 3),
+        egraph::Joined::NotJoined => ("unknown (saturation did not join them)".to_string(), 3),
+        egraph::Joined::Rejected(why) => (
+            format!(
+                "unknown (saturation joined them, but the checker rejects the explanation: {why})"
+            ),
+            3,
+        ),
     };
+    let equal = matches!(out, egraph::Joined::Proved(_));
     let mut r = if as_json {
-        Report::json(json!({"equal": out.is_some(), "message": word}))
+        Report::json(json!({"equal": equal, "message": word}))
     } else {
         Report::ok(vec![word])
     };

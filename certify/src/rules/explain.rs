@@ -530,37 +530,93 @@ pub fn check(text: &str) -> Result<ExplanationCertificate, String> {
     if c.seal != c.compute_seal() {
         return Err("the seal does not match the contents (edited after it was written)".into());
     }
-    let mut rules: BTreeMap<&str, Rule> = BTreeMap::new();
-    for (name, text) in &c.rules {
-        let file = super::parse_source(name, text).map_err(|e| e.to_string())?;
-        let [rule] = file.rules.as_slice() else {
-            return Err(format!(
-                "rule {name}: the text holds {} rules",
-                file.rules.len()
-            ));
-        };
-        if &rule.name != name {
-            return Err(format!("rule {name}: the text names {}", rule.name));
-        }
-        let report = prove_rule(rule, &Options::default());
-        if report.verdict != Verdict::Proved {
-            return Err(format!("rule {name} is not proved: {}", report.line()));
-        }
-        rules.insert(name, rule.clone());
+    if let Some(Err(why)) = certificate_rules(&c).into_values().find(Result::is_err) {
+        return Err(why);
     }
-    let mut cur = parse_term(&c.start).map_err(|e| format!("start: {e}"))?;
+    match valid_prefix(&c) {
+        (_, None) => Ok(c),
+        (_, Some(why)) => Err(why),
+    }
+}
+
+/// Every rule the certificate lists, parsed from its text and proved (or why not).
+fn certificate_rules(c: &ExplanationCertificate) -> BTreeMap<&str, Result<Rule, String>> {
+    c.rules
+        .iter()
+        .map(|(name, text)| {
+            let rule = super::parse_source(name, text)
+                .map_err(|e| e.to_string())
+                .and_then(|file| match file.rules.as_slice() {
+                    [rule] if &rule.name == name => Ok(rule.clone()),
+                    [rule] => Err(format!("rule {name}: the text names {}", rule.name)),
+                    more => Err(format!("rule {name}: the text holds {} rules", more.len())),
+                })
+                .and_then(|rule| proved_cached(&rule).map(|()| rule));
+            (name.as_str(), rule)
+        })
+        .collect()
+}
+
+/// Whether certify proves `rule` (by its text), proved once per process: the prover is
+/// deterministic, so a second proof of the same text would give the same verdict.
+fn proved_cached(rule: &Rule) -> Result<(), String> {
+    static PROOFS: std::sync::OnceLock<std::sync::Mutex<BTreeMap<String, Result<(), String>>>> =
+        std::sync::OnceLock::new();
+    let cache = PROOFS.get_or_init(Default::default);
+    if let Some(r) = cache.lock().ok().and_then(|m| m.get(&rule.text).cloned()) {
+        return r;
+    }
+    let report = prove_rule(rule, &Options::default());
+    let r = if report.verdict == Verdict::Proved {
+        Ok(())
+    } else {
+        Err(format!(
+            "rule {} is not proved: {}",
+            rule.name,
+            report.line()
+        ))
+    };
+    if let Ok(mut m) = cache.lock() {
+        m.insert(rule.text.clone(), r.clone());
+    }
+    r
+}
+
+/// How many steps of `c` (seal aside) check, from the first on, and why the next one fails
+/// (`None`: all do). Every rule a step names is parsed from the certificate and proved.
+/// `start` equals the term after each checked step, so a producer whose whole chain fails can
+/// still keep its checked prefix.
+pub fn valid_prefix(c: &ExplanationCertificate) -> (usize, Option<String>) {
+    let rules = certificate_rules(c);
+    let mut cur = match parse_term(&c.start) {
+        Ok(t) => t,
+        Err(e) => return (0, Some(format!("start: {e}"))),
+    };
     for (i, s) in c.steps.iter().enumerate() {
-        let next = parse_term(&s.term).map_err(|e| format!("step {}: {e}", i + 1))?;
-        let r = if s.rule == "fold" {
-            check_fold(&cur, &next)
-        } else {
-            let rule = rules.get(s.rule.as_str()).ok_or_else(|| {
-                format!("step {}: rule {} is not in the certificate", i + 1, s.rule)
-            })?;
-            check_rule_step(rule, &s.direction, &s.subst, &cur, &next)
-        };
-        r.map_err(|e| format!("step {} ({} {}): {e}", i + 1, s.rule, s.direction))?;
-        cur = next;
+        let r = parse_term(&s.term)
+            .map_err(|e| e.to_string())
+            .and_then(|next| {
+                if s.rule == "fold" {
+                    check_fold(&cur, &next)?;
+                } else {
+                    let rule = rules
+                        .get(s.rule.as_str())
+                        .ok_or_else(|| format!("rule {} is not in the certificate", s.rule))?
+                        .as_ref()
+                        .map_err(Clone::clone)?;
+                    check_rule_step(rule, &s.direction, &s.subst, &cur, &next)?;
+                }
+                Ok(next)
+            });
+        match r {
+            Ok(next) => cur = next,
+            Err(e) => {
+                return (
+                    i,
+                    Some(format!("step {} ({} {}): {e}", i + 1, s.rule, s.direction)),
+                )
+            }
+        }
     }
-    Ok(c)
+    (c.steps.len(), None)
 }
