@@ -753,18 +753,9 @@ fn gen_copy_rejects_bad_input_with_exit_2() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("destination layout"), "{}", stderr(&o));
-    let o = laycert(&[
-        "gen",
-        "copy",
-        "--src",
-        "(64,64):(64,1)",
-        "--dst",
-        "(64,64):(1,64)",
-        "--shape",
-        "64,64",
-        "--dtype",
-        "f64",
-    ]);
+    let mut f64_args = TRANSPOSE_64_F32;
+    f64_args[9] = "f64";
+    let o = laycert(&f64_args);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("dtype \"f64\""), "{}", stderr(&o));
 }

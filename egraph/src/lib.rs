@@ -77,16 +77,7 @@ impl Default for Saturation {
 pub fn load_rules(
     files: &[(String, String)],
 ) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
-    let mut usable = Vec::new();
-    let mut left = Vec::new();
-    for (name, text) in files {
-        for r in parse_source(name, text)?.rules {
-            match rewrites::unusable(&r) {
-                Some(why) => left.push(why),
-                None => usable.push(r),
-            }
-        }
-    }
+    let (usable, mut left) = usable_rules(files)?;
     let reports: Vec<_> = usable
         .par_iter()
         .map(|r| prove_rule(r, &Options::default()))
@@ -103,13 +94,21 @@ pub fn load_rules(
 pub fn load_rules_lazy(
     files: &[(String, String)],
 ) -> Result<(Vec<ProvedRule>, Vec<String>), certify::rules::RuleFileError> {
+    let (usable, left) = usable_rules(files)?;
+    Ok((usable.into_iter().map(ProvedRule::lazy).collect(), left))
+}
+
+/// The parsed rules that can become rewrites, and why each other one cannot.
+fn usable_rules(
+    files: &[(String, String)],
+) -> Result<(Vec<certify::rules::syntax::Rule>, Vec<String>), certify::rules::RuleFileError> {
     let mut usable = Vec::new();
     let mut left = Vec::new();
     for (name, text) in files {
         for r in parse_source(name, text)?.rules {
             match rewrites::unusable(&r) {
                 Some(why) => left.push(why),
-                None => usable.push(ProvedRule::lazy(r)),
+                None => usable.push(r),
             }
         }
     }
