@@ -417,6 +417,21 @@ enum GpuCommand {
     },
 }
 
+/// The report outputs of `prove` and `validate`.
+fn outputs<'a>(
+    junit: &'a Option<String>,
+    cert_dir: &'a Option<String>,
+    strict: bool,
+    max_instances: Option<u64>,
+) -> cli::prove::Outputs<'a> {
+    cli::prove::Outputs {
+        junit: junit.as_deref(),
+        cert_dir: cert_dir.as_deref(),
+        strict,
+        max_instances,
+    }
+}
+
 fn main() -> ExitCode {
     cli::install_panic_hook();
     let args = Args::parse();
@@ -530,12 +545,7 @@ fn main() -> ExitCode {
             max_instances,
         } => cli::prove::run(
             files,
-            &cli::prove::Outputs {
-                junit: junit.as_deref(),
-                cert_dir: cert_dir.as_deref(),
-                strict: *strict,
-                max_instances: *max_instances,
-            },
+            &outputs(junit, cert_dir, *strict, *max_instances),
             args.json,
         ),
         Command::Validate {
@@ -543,16 +553,7 @@ fn main() -> ExitCode {
             junit,
             cert_dir,
             strict,
-        } => cli::prove::validate(
-            pairs,
-            &cli::prove::Outputs {
-                junit: junit.as_deref(),
-                cert_dir: cert_dir.as_deref(),
-                strict: *strict,
-                max_instances: None,
-            },
-            args.json,
-        ),
+        } => cli::prove::validate(pairs, &outputs(junit, cert_dir, *strict, None), args.json),
         Command::Simplify { expr, rules, cert } => {
             cli::simplify::simplify(expr, rules, cert.as_deref(), args.json)
         }

@@ -43,15 +43,7 @@ impl LinearLayout {
             .iter()
             .map(|o| (o.name.clone(), o.log2_size as usize))
             .collect();
-        let outs = self
-            .ins()
-            .iter()
-            .map(|d| OutDim {
-                name: d.name.clone(),
-                log2_size: d.bases.len() as u32,
-            })
-            .collect();
-        LinearLayout::from_columns(&ins, outs, &inv_cols)
+        LinearLayout::from_columns(&ins, ins_as_outs(self), &inv_cols)
     }
 
     /// `B^-1 ∘ A` with `A = self`: for every input of `A`, an input of `B` holding the same
@@ -98,15 +90,7 @@ impl LinearLayout {
                 })?);
             }
         }
-        let outs = b
-            .ins()
-            .iter()
-            .map(|d| OutDim {
-                name: d.name.clone(),
-                log2_size: d.bases.len() as u32,
-            })
-            .collect();
-        LinearLayout::from_columns(&self.in_shape(), outs, &cols)
+        LinearLayout::from_columns(&self.in_shape(), ins_as_outs(b), &cols)
     }
 
     /// Per in-dim, the bits that are FREE variables: bases in the span of the bases before them
@@ -135,4 +119,15 @@ impl LinearLayout {
     pub fn is_surjective(&self) -> Result<bool> {
         Ok(Echelon::of_columns(&self.columns()?).rank() == self.total_out_bits() as usize)
     }
+}
+
+/// `l`'s in-dims as out-dims of the same names and sizes (the codomain of an inverse).
+fn ins_as_outs(l: &LinearLayout) -> Vec<OutDim> {
+    l.ins()
+        .iter()
+        .map(|d| OutDim {
+            name: d.name.clone(),
+            log2_size: d.bases.len() as u32,
+        })
+        .collect()
 }
