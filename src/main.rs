@@ -320,6 +320,10 @@ enum Command {
         /// Write the explanation certificate here.
         #[arg(long)]
         cert: Option<String>,
+        /// The claim's logical domain (default: the one both values resolve to; spec
+        /// certify.md 1b). Every step is decided over it.
+        #[arg(long)]
+        shape: Option<String>,
     },
     /// Decomposition search: is the layout `tile(atom, C)` (or `Sw o tile(atom, C)`) for an atom
     /// of the embedded corpus? The cheapest proved tiling first; exit 1 when none.
@@ -557,9 +561,13 @@ fn main() -> ExitCode {
         Command::Simplify { expr, rules, cert } => {
             cli::simplify::simplify(expr, rules, cert.as_deref(), args.json)
         }
-        Command::EquivExpr { a, b, rules, cert } => {
-            cli::simplify::equiv_expr(a, b, rules, cert.as_deref(), args.json)
-        }
+        Command::EquivExpr {
+            a,
+            b,
+            rules,
+            cert,
+            shape,
+        } => cli::simplify::equiv_expr(a, b, rules, cert.as_deref(), shape.as_deref(), args.json),
         Command::Decompose { layout, shape } => cli::decompose::run(layout, shape, args.json),
         Command::Gen {
             what: GenCommand::Copy { spec, out, cert },

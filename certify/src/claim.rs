@@ -18,8 +18,9 @@ use layout::relation::normalize_point;
 use layout::{Axis, AxisRegistry, Layout, LayoutError, Point};
 
 use crate::decider::{Counterexample, DeciderKind, Outcome};
+use crate::domain::{resolve, Domain};
 use crate::exhaustive;
-use crate::forward::{default_logical_shape, forward, Forward};
+use crate::forward::{forward, Forward};
 use crate::normal_form;
 use crate::smt;
 
@@ -58,8 +59,10 @@ pub struct Run {
 /// The decision of an equivalence claim.
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// The logical shape compared over.
+    /// The logical shape compared over (`domain.shape`).
     pub shape: Vec<i64>,
+    /// The claim's domain: the shape, which rule chose it, and how each side reads it.
+    pub domain: Domain,
     /// The axes of the points in counterexamples.
     pub axes: Vec<Axis>,
     /// Every decider that ran, in order.
@@ -96,17 +99,18 @@ impl Report {
     }
 }
 
-/// Decides whether `a` and `b` are equivalent over `shape` (default: `a`'s logical shape).
-/// Errors: bad shapes, deciders that disagree, or a counterexample the semantics do not confirm.
+/// Decides whether `a` and `b` are equivalent over the claim's domain: `shape` when given,
+/// else the one [`crate::domain::resolve`] picks from both sides (never one side's silently).
+/// Errors: bad or ambiguous domains, deciders that disagree, or a counterexample the semantics
+/// do not confirm.
 pub fn equivalent(
     a: &Layout,
     b: &Layout,
     shape: Option<&[i64]>,
     policy: &Policy,
 ) -> Result<Report, LayoutError> {
-    let shape = shape
-        .map(<[i64]>::to_vec)
-        .unwrap_or_else(|| default_logical_shape(a));
+    let domain = resolve(a, b, shape)?;
+    let shape = domain.shape.clone();
     let (fa, fb) = forms(a, b, &shape)?;
     let axes = fa.axes.clone();
     let mut runs = Vec::new();
@@ -160,6 +164,7 @@ pub fn equivalent(
     }
     Ok(Report {
         shape,
+        domain,
         axes,
         runs,
         smt_query,

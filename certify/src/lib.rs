@@ -31,6 +31,7 @@
 pub mod certificate;
 pub mod claim;
 pub mod decider;
+pub mod domain;
 pub mod exhaustive;
 pub mod forward;
 pub mod movement;

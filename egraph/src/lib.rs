@@ -40,7 +40,7 @@ pub mod rewrites;
 use std::collections::BTreeMap;
 
 use certify::rules::explain::{
-    match_side, rewrite_path, valid_prefix, ExplanationCertificate, Step,
+    chain_domain, match_side, rewrite_path, valid_prefix, ExplanationCertificate, Step,
 };
 use certify::rules::literal::ranges;
 use certify::rules::parse::parse_term;
@@ -203,7 +203,9 @@ pub fn simplify(expr: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<Si
         .filter(|(name, _)| steps.iter().any(|s| &s.rule == *name))
         .map(|(n, t)| (n.clone(), t.clone()))
         .collect();
-    let kept = ExplanationCertificate::new(used, certificate.start.clone(), steps);
+    // The prefix was checked over the whole chain's domain: the kept claim names it.
+    let kept = ExplanationCertificate::new(used, certificate.start.clone(), steps)
+        .with_shape(chain_domain(&certificate).ok());
     Ok(Simplified {
         best: kept.end().to_string(),
         cost: keep.1,
@@ -230,13 +232,25 @@ pub enum Joined {
 /// Proves `a` and `b` equal by saturation (module doc); the explanation is checked by
 /// certify before it counts.
 pub fn join(a: &str, b: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<Joined, String> {
+    join_over(a, b, None, rules, sat)
+}
+
+/// [`join`] over a named logical domain (`None`: the one `certify::domain::resolve` gives for
+/// the two values); the certificate records it and every step is decided over it.
+pub fn join_over(
+    a: &str,
+    b: &str,
+    shape: Option<Vec<i64>>,
+    rules: &[ProvedRule],
+    sat: &Saturation,
+) -> Result<Joined, String> {
     let (ea, eb) = (parse_concrete(a)?, parse_concrete(b)?);
     let (r, rws) = runner(rules, sat);
     let mut run = r.with_expr(&ea).with_expr(&eb).run(&rws);
     if run.egraph.find(run.roots[0]) != run.egraph.find(run.roots[1]) {
         return Ok(Joined::NotJoined);
     }
-    let c = certificate(&mut run, &ea, &eb, rules)?;
+    let c = certificate(&mut run, &ea, &eb, rules)?.with_shape(shape);
     Ok(match valid_prefix(&c) {
         (_, None) => Joined::Proved(c),
         (_, Some(why)) => Joined::Rejected(why),

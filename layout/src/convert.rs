@@ -221,7 +221,9 @@ pub fn axe_to_cute(a: &AxeLayout, shape: Option<&[i64]>) -> Result<CuteLayout> {
         })
         .collect();
     let (s, d): (Vec<IntTuple>, Vec<IntTuple>) = modes.into_iter().unzip();
-    if s.len() == 1 {
+    // One logical dimension stays ONE top-level mode (`((3,3)):((1,3))`, natural domain (9)),
+    // so the result has the Axe layout's natural domain, a flat index (spec certify.md 1b).
+    if s.len() == 1 && matches!(s[0], IntTuple::Int(_)) {
         CuteLayout::new(s[0].clone(), d[0].clone())
     } else {
         CuteLayout::new(IntTuple::Tuple(s), IntTuple::Tuple(d))

@@ -1,5 +1,9 @@
-//! `laycert check CERT.json`: re-verifies a certificate from scratch. First line `valid` (exit
-//! 0) or `invalid: <why>` (exit 1); an unreadable file is bad input (exit 2).
+//! `laycert check CERT.json`: re-verifies a certificate from scratch. First line:
+//! - `valid` (exit 0): the certificate records a PROOF (equivalent, PROVED, a proved movement,
+//!   an explanation) and its evidence re-verifies;
+//! - `invalid: <why>` (exit 1): it does not re-verify (edited, or a decider now disagrees);
+//! - `unknown` (exit 3) or `refuted` (exit 4): it re-verifies, but what it records is no proof;
+//! - an unreadable file is bad input (exit 2).
 
 use serde_json::json;
 
@@ -17,15 +21,20 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     match kind.as_deref() {
         Some("rule") => {
             return Ok(other_kind(
-                certify::rules::certificate::check(&text)
-                    .map(|c| format!("rule {}: {}", c.name, c.verdict)),
+                certify::rules::certificate::check(&text).map(|c| {
+                    (
+                        recorded(&c.verdict),
+                        format!("rule {}: {}", c.name, c.verdict),
+                    )
+                }),
                 as_json,
             ))
         }
         Some("movement") => {
             return Ok(other_kind(
                 certify::movement::check(&text).map(|c| {
-                    format!(
+                    let verdict = recorded(&c.verdict);
+                    let what = format!(
                         "data movement {}: dst[{}](x) == src[{}](x) over {:?} ({})",
                         c.verdict,
                         c.dst,
@@ -36,7 +45,8 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
                             .map(|(d, v)| format!("{d}: {v}"))
                             .collect::<Vec<_>>()
                             .join(", ")
-                    )
+                    );
+                    (verdict, what)
                 }),
                 as_json,
             ))
@@ -44,11 +54,14 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
         Some("explanation") => {
             return Ok(other_kind(
                 certify::rules::explain::check(&text).map(|c| {
-                    format!(
-                        "explanation: {} == {} ({} steps)",
-                        c.start,
-                        c.end(),
-                        c.steps.len()
+                    (
+                        Recorded::Proof,
+                        format!(
+                            "explanation: {} == {} ({} steps)",
+                            c.start,
+                            c.end(),
+                            c.steps.len()
+                        ),
                     )
                 }),
                 as_json,
@@ -56,37 +69,60 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
         }
         _ => {}
     }
-    let result = certify::certificate::check(&text);
-    let (first, code, claim) = match &result {
-        Ok(c) => (
-            "valid".to_string(),
-            0,
-            Some(format!(
-                "{} ({} == {})",
-                c.verdict,
-                c.claim.left.lines().next().unwrap_or(""),
-                c.claim.right.lines().next().unwrap_or("")
-            )),
-        ),
-        Err(e) => (format!("invalid: {e}"), 1, None),
-    };
-    let mut report = if as_json {
-        Report::json(json!({ "valid": result.is_ok(), "message": first, "claim": claim }))
-    } else {
-        Report::ok([Some(first), claim].into_iter().flatten().collect())
-    };
-    report.code = code;
-    Ok(report)
+    let result = certify::certificate::check(&text)
+        .map(|c| {
+            (
+                recorded(&c.verdict),
+                format!(
+                    "{} ({} == {}) over {:?}, {}",
+                    c.verdict,
+                    c.claim.left.lines().next().unwrap_or(""),
+                    c.claim.right.lines().next().unwrap_or(""),
+                    c.claim.shape,
+                    c.claim.coordinates
+                ),
+            )
+        })
+        .map_err(|e| e.to_string());
+    Ok(other_kind(result, as_json))
 }
 
-/// The report for a rule or explanation certificate.
-fn other_kind(result: Result<String, String>, as_json: bool) -> Report {
+/// What a certificate that re-verifies records.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    Proof,
+    Unknown,
+    Refuted,
+}
+
+/// Reads a recorded verdict: only a proof's words count as a proof.
+fn recorded(verdict: &str) -> Recorded {
+    match verdict.to_ascii_lowercase().as_str() {
+        "equivalent" | "proved" => Recorded::Proof,
+        "not equivalent" | "refuted" => Recorded::Refuted,
+        _ => Recorded::Unknown,
+    }
+}
+
+/// The report of a check: `valid` only for a re-verified proof.
+fn other_kind(result: Result<(Recorded, String), String>, as_json: bool) -> Report {
     let (first, claim, code) = match &result {
-        Ok(what) => ("valid".to_string(), Some(what.clone()), 0),
+        Ok((Recorded::Proof, what)) => ("valid".to_string(), Some(what.clone()), 0),
+        Ok((Recorded::Unknown, what)) => (
+            "unknown: the certificate re-verifies, but it records no proof".to_string(),
+            Some(what.clone()),
+            3,
+        ),
+        Ok((Recorded::Refuted, what)) => (
+            "refuted: the certificate re-verifies a refutation, not a proof".to_string(),
+            Some(what.clone()),
+            4,
+        ),
         Err(e) => (format!("invalid: {e}"), None, 1),
     };
+    let valid = matches!(result, Ok((Recorded::Proof, _)));
     let mut report = if as_json {
-        Report::json(json!({ "valid": result.is_ok(), "message": first, "claim": claim }))
+        Report::json(json!({ "valid": valid, "message": first, "claim": claim }))
     } else {
         Report::ok([Some(first), claim].into_iter().flatten().collect())
     };

@@ -101,6 +101,7 @@ fn lines(d: &Decision) -> Vec<String> {
     let mut out = vec![d.verdict().to_string()];
     let shape: Vec<String> = d.shape.iter().map(i64::to_string).collect();
     out.push(format!("logical shape: ({})", shape.join(",")));
+    out.push(format!("domain: {}", d.domain.describe()));
     if let Some(c) = &d.counterexample {
         let coord: Vec<String> = c.coord.iter().map(i64::to_string).collect();
         out.push(format!("counterexample at logical ({}):", coord.join(",")));
@@ -120,6 +121,7 @@ fn json_report(d: &Decision) -> Report {
     Report::json(json!({
         "verdict": d.verdict(),
         "shape": d.shape,
+        "domain": d.domain.describe(),
         "axes": d.axes.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
         "counterexample": d.counterexample,
         "deciders": d.runs.iter().map(|r| json!({

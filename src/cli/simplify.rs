@@ -111,15 +111,22 @@ pub fn equiv_expr(
     b: &str,
     rule_files: &[String],
     cert: Option<&str>,
+    shape: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
+    let shape = super::input::shape(shape)?;
     let (rules, _) = rules(rule_files)?;
-    let out = egraph::join(a, b, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
-        message: format!("error: {e}"),
-    })?;
+    let out =
+        egraph::join_over(a, b, shape, &rules, &egraph::Saturation::default()).map_err(|e| {
+            BadInput {
+                message: format!("error: {e}"),
+            }
+        })?;
+    let mut domain = None;
     let (word, code) = match &out {
         egraph::Joined::Proved(c) => {
             write_cert(cert, &c.to_json())?;
+            domain = certify::rules::explain::chain_domain(c).ok();
             (format!("equal ({} steps)", c.steps.len()), 0)
         }
         egraph::Joined::NotJoined => ("unknown (saturation did not join them)".to_string(), 3),
@@ -131,10 +138,18 @@ pub fn equiv_expr(
         ),
     };
     let equal = matches!(out, egraph::Joined::Proved(_));
+    let over = domain.as_ref().map(|d| {
+        let d: Vec<String> = d.iter().map(i64::to_string).collect();
+        format!("({})", d.join(","))
+    });
     let mut r = if as_json {
-        Report::json(json!({"equal": equal, "message": word}))
+        Report::json(json!({"equal": equal, "message": word, "domain": over}))
     } else {
-        Report::ok(vec![word])
+        Report::ok(
+            std::iter::once(word)
+                .chain(over.map(|d| format!("logical shape: {d} (every step decided over it)")))
+                .collect(),
+        )
     };
     r.code = code;
     Ok(r)

@@ -20,9 +20,10 @@ use layout::Layout;
 use super::eval::{self, Assignment, Bound};
 use super::literal::{is_parametric, match_literal, Ranges};
 use super::parse::{parse_term, print_term};
-use super::prove::{comparison_shape, in_domain, prove_rule, Options, Verdict};
+use super::prove::{in_domain, prove_rule, Options, Verdict};
 use super::syntax::{Arg, CallArg, IntExpr, Piece, Rule, Sort, Term};
 use crate::claim::{equivalent, Policy};
+use crate::domain::resolve;
 
 /// The format version this build writes and checks.
 pub const VERSION: u32 = 1;
@@ -56,6 +57,12 @@ pub struct ExplanationCertificate {
     pub start: String,
     /// The steps, in order.
     pub steps: Vec<Step>,
+    /// The claim's logical domain when it was named (`--shape`, or a checked prefix kept by
+    /// `simplify`); absent: the domain `certify::domain::resolve` gives for `start` and the
+    /// end term. Every step is decided over this one domain, so the chain proves `start ==
+    /// end` over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<i64>>,
     /// SHA-256 over the other fields.
     pub seal: String,
 }
@@ -69,10 +76,18 @@ impl ExplanationCertificate {
             rules,
             start,
             steps,
+            shape: None,
             seal: String::new(),
         };
         c.seal = c.compute_seal();
         c
+    }
+
+    /// The same certificate over a named domain (re-sealed).
+    pub fn with_shape(mut self, shape: Option<Vec<i64>>) -> Self {
+        self.shape = shape;
+        self.seal = self.compute_seal();
+        self
     }
 
     /// SHA-256 over all fields but the seal.
@@ -404,32 +419,47 @@ fn bound(sort: &Sort, name: &str, text: &str) -> Result<Bound, String> {
     }
 }
 
-/// Whether two concrete terms denote the same map (both undefined counts as the same).
-pub fn equal_by_decider(a: &Term, b: &Term) -> Result<(), String> {
+/// Whether two concrete terms denote the same map over `shape` (absent: the domain
+/// `certify::domain::resolve` gives for the two values). Both undefined counts as the same.
+pub fn equal_by_decider(a: &Term, b: &Term, shape: Option<&[i64]>) -> Result<(), String> {
     let e = Assignment::new();
     match (eval::term(a, &e), eval::term(b, &e)) {
         (Err(_), Err(_)) => Ok(()),
         (Ok(_), Err(err)) | (Err(err), Ok(_)) => Err(format!("one side is undefined: {err}")),
         (Ok(x), Ok(y)) => {
-            let shape = comparison_shape(&x, &y)
-                .ok_or_else(|| format!("{} and {} have different domains", x.print(), y.print()))?;
             let policy = Policy {
                 use_smt: false,
                 ..Policy::default()
             };
-            let r = equivalent(&x, &y, Some(&shape), &policy).map_err(|e| e.to_string())?;
+            let r = equivalent(&x, &y, shape, &policy).map_err(|e| e.to_string())?;
             if r.verdict() == "equivalent" {
                 Ok(())
             } else {
                 Err(format!(
-                    "{} and {} are {}",
+                    "{} and {} are {} over {}",
                     x.print(),
                     y.print(),
-                    r.verdict()
+                    r.verdict(),
+                    r.domain.describe()
                 ))
             }
         }
     }
+}
+
+/// The domain a chain is decided over: the certificate's named shape, else the one
+/// `certify::domain::resolve` gives for the values of its first and last terms (both must be
+/// defined: a chain between undefined terms proves nothing).
+pub fn chain_domain(c: &ExplanationCertificate) -> Result<Vec<i64>, String> {
+    let e = Assignment::new();
+    let value = |what: &str, text: &str| -> Result<Layout, String> {
+        let t = parse_term(text).map_err(|err| format!("{what}: {err}"))?;
+        eval::term(&t, &e).map_err(|err| format!("the {what} term {text} is undefined: {err}"))
+    };
+    let (a, b) = (value("start", &c.start)?, value("end", c.end())?);
+    resolve(&a, &b, c.shape.as_deref())
+        .map(|d| d.shape)
+        .map_err(|err| err.to_string())
 }
 
 /// Checks one rule step: `before` -> `after` by `rule` in `direction` with `subst`.
@@ -473,15 +503,9 @@ pub fn check_rule_step(
         .iter()
         .find(|(x, y)| same_term(&lhs, x) && same_term(&rhs, y))
     {
-        Some((x, y)) => {
-            equal_by_decider(x, y)?;
-            // The context may not preserve maps (an operator defined on one side's notation
-            // only): the whole terms must be equal too.
-            if path.len() > 1 {
-                equal_by_decider(before, after).map_err(|e| format!("in context: {e}"))?;
-            }
-            Ok(())
-        }
+        // The instance, over its own domain (the one the rule was proved over); the whole
+        // terms are compared over the chain's domain by `valid_prefix`.
+        Some((x, y)) => equal_by_decider(x, y, None),
         None => Err(format!(
             "the rule instantiated with the substitution gives {} -> {}, but the step rewrites {} -> {}",
             print_term(&lhs),
@@ -583,11 +607,15 @@ fn proved_cached(rule: &Rule) -> Result<(), String> {
 }
 
 /// How many steps of `c` (seal aside) check, from the first on, and why the next one fails
-/// (`None`: all do). Every rule a step names is parsed from the certificate and proved.
-/// `start` equals the term after each checked step, so a producer whose whole chain fails can
-/// still keep its checked prefix.
+/// (`None`: all do). Every rule a step names is parsed from the certificate and proved; every
+/// step's two whole terms are decided equal over the chain's one domain ([`chain_domain`]),
+/// so the checked prefix proves `start == (its last term)` over that domain.
 pub fn valid_prefix(c: &ExplanationCertificate) -> (usize, Option<String>) {
     let rules = certificate_rules(c);
+    let domain = match chain_domain(c) {
+        Ok(d) => d,
+        Err(why) => return (0, Some(format!("the chain's domain: {why}"))),
+    };
     let mut cur = match parse_term(&c.start) {
         Ok(t) => t,
         Err(e) => return (0, Some(format!("start: {e}"))),
@@ -606,6 +634,8 @@ pub fn valid_prefix(c: &ExplanationCertificate) -> (usize, Option<String>) {
                         .map_err(Clone::clone)?;
                     check_rule_step(rule, &s.direction, &s.subst, &cur, &next)?;
                 }
+                equal_by_decider(&cur, &next, Some(&domain))
+                    .map_err(|e| format!("over the chain's domain: {e}"))?;
                 Ok(next)
             });
         match r {

@@ -149,9 +149,7 @@ fn decide(c: &Claim, policy: &Policy) -> Result<Decision, LayoutError> {
         }
     };
     if let Some(w) = &c.witness {
-        let shape = logical
-            .map(<[i64]>::to_vec)
-            .unwrap_or_else(|| certify::forward::default_logical_shape(&left));
+        let shape = certify::domain::resolve(&left, &right, logical)?.shape;
         let (pa, pb) = (
             semantic_points(&left, &shape, w)?,
             semantic_points(&right, &shape, w)?,

@@ -1,0 +1,237 @@
+//! The domain of a claim (spec certify.md section 1b): ONE definition, used by `equiv`, the
+//! steps of `equiv-expr`/`simplify` chains, `validate`, rule proofs (both the exhaustive and the
+//! symbolic path) and movement claims.
+//!
+//! # Definition
+//!
+//! A claim about two layouts `A` and `B` is decided over one LOGICAL DOMAIN: a shape `D`, whose
+//! points are N-D coordinates `c`. Both sides are evaluated at the same `c`; each side reads `c`
+//! in its own notation's order ([`Order`]): CuTe (and swizzled CuTe) flatten `c`
+//! colexicographically, Axe row-major; TV and linear layouts take `c` as their logical cell.
+//!
+//! Each layout has a NATURAL domain ([`natural`]): CuTe its top-level mode sizes, Axe `[size]`
+//! (one flat index), a CuTe TV layout its tile and a linear layout its out-dim sizes. The last
+//! two are FIXED: no other domain is meaningful for them. When the claim names no shape,
+//! [`resolve`] picks the domain by these rules, in order; none depends on which side is left:
+//!
+//! 1. a fixed side gives the domain (two fixed sides must have the same one);
+//! 2. two equal natural domains give that domain;
+//! 3. natural domains of different sizes are not comparable (an error naming both);
+//! 4. when exactly one natural domain has rank >= 2, it is the domain (the other side, whose
+//!    natural domain is a flat index, reads the N-D coordinate in its own order);
+//! 5. two different natural domains of rank >= 2 read in the SAME order give the flat index
+//!    `[n]`: both sides flatten any shape of size `n` the same way, so the verdict is the same
+//!    over every such shape;
+//! 6. otherwise the claim is ambiguous and the caller must name a shape (`--shape`).
+//!
+//! A named shape is used as given (a fixed side must agree with it).
+//!
+//! Why this is symmetric: every rule is stated on the unordered pair of sides. Why it matters:
+//! `S[(3,3):(3,1)]` (Axe, natural `[9]`) and `(3,3):(1,3)` (CuTe, natural `(3,3)`) agree at every
+//! flat index (both are the identity there) but not at the coordinate `(0,1)` of `(3,3)` (Axe
+//! reads it as index 1, CuTe as index 3); rule 4 decides them over `(3,3)`, whichever side is
+//! written first.
+//!
+//! ```
+//! use certify::domain::{resolve, Source};
+//! use layout::Layout;
+//! let axe = Layout::parse("S[(3,3):(3,1)]", None)?;
+//! let cute = Layout::parse("(3,3):(1,3)", None)?;
+//! let d = resolve(&axe, &cute, None)?;
+//! assert_eq!(d.shape, vec![3, 3]);
+//! assert_eq!(d.source, Source::Right);
+//! assert_eq!(resolve(&cute, &axe, None)?.shape, vec![3, 3]);
+//! # Ok::<(), layout::LayoutError>(())
+//! ```
+
+use layout::{Layout, LayoutError};
+
+use crate::forward::default_logical_shape;
+
+/// How a side reads an N-D coordinate of the claim's domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// CuTe: the first mode varies fastest.
+    Colex,
+    /// Axe/TIRx and Triton: the last mode varies fastest.
+    RowMajor,
+}
+
+impl Order {
+    /// `colexicographic` or `row-major`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Colex => "colexicographic",
+            Order::RowMajor => "row-major",
+        }
+    }
+
+    /// How a side reads: `colexicographically` or `row-major`.
+    pub fn how(self) -> &'static str {
+        match self {
+            Order::Colex => "colexicographically",
+            Order::RowMajor => "row-major",
+        }
+    }
+}
+
+/// Where the domain came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The claim named it.
+    Given,
+    /// Both sides' natural domains are this shape (rules 1 and 2).
+    Both,
+    /// The left side's natural domain (fixed, or the only one of rank >= 2).
+    Left,
+    /// The right side's natural domain (fixed, or the only one of rank >= 2).
+    Right,
+    /// The flat index: both sides read every shape of this size in the same order (rule 5).
+    Flat,
+}
+
+/// A layout's natural domain: shape, coordinate order, and whether it is fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Natural {
+    /// The shape.
+    pub shape: Vec<i64>,
+    /// How the layout reads coordinates.
+    pub order: Order,
+    /// TV and linear layouts admit no other domain.
+    pub fixed: bool,
+}
+
+/// The natural domain of `l` (see the module doc).
+pub fn natural(l: &Layout) -> Natural {
+    let (order, fixed) = match l {
+        Layout::Cute(_) | Layout::Swizzled(_) => (Order::Colex, false),
+        Layout::Axe(_) => (Order::RowMajor, false),
+        Layout::Tv(_) | Layout::Linear(_) => (Order::RowMajor, true),
+    };
+    Natural {
+        shape: default_logical_shape(l),
+        order,
+        fixed,
+    }
+}
+
+/// The resolved domain of a claim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Domain {
+    /// The logical shape both sides are evaluated over.
+    pub shape: Vec<i64>,
+    /// Which rule chose it.
+    pub source: Source,
+    /// How the left and the right side read its coordinates.
+    pub orders: [Order; 2],
+}
+
+impl Domain {
+    /// One line that states the domain: the shape, where it came from, and how each side reads
+    /// it when that matters (a rank >= 2 shape read in two orders).
+    /// Example: `(3,3), the right side's natural domain; left reads it row-major, right
+    /// colexicographically`.
+    pub fn describe(&self) -> String {
+        let shape = format!(
+            "({})",
+            self.shape
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let from = match self.source {
+            Source::Given => "given",
+            Source::Both => "both sides' natural domain",
+            Source::Left => "the left side's natural domain",
+            Source::Right => "the right side's natural domain",
+            Source::Flat => "the flat index (both sides read every shape of this size alike)",
+        };
+        let mut out = format!("{shape}, {from}");
+        if self.shape.len() >= 2 && self.orders[0] != self.orders[1] {
+            out.push_str(&format!(
+                "; left reads it {}, right {}",
+                self.orders[0].how(),
+                self.orders[1].how()
+            ));
+        }
+        out
+    }
+}
+
+fn show(s: &[i64]) -> String {
+    format!(
+        "({})",
+        s.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+    )
+}
+
+fn size(s: &[i64]) -> Option<i64> {
+    s.iter().try_fold(1i64, |acc, &e| acc.checked_mul(e))
+}
+
+/// Resolves the domain of a claim about `a` and `b` (see the module doc). `given` is the shape
+/// the claim names, if any. Errors: a fixed side that disagrees with the given shape or with
+/// the other fixed side, natural domains of different sizes, and an ambiguous pair (rule 6).
+pub fn resolve(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Domain, LayoutError> {
+    let (na, nb) = (natural(a), natural(b));
+    let orders = [na.order, nb.order];
+    let domain = |shape: Vec<i64>, source| Domain {
+        shape,
+        source,
+        orders,
+    };
+    let bad = |why: String| LayoutError::invalid("the claim's domain", why);
+    if let Some(g) = given {
+        for (side, n) in [("left", &na), ("right", &nb)] {
+            if n.fixed && n.shape != g {
+                return Err(bad(format!(
+                    "the {side} side's domain is fixed to {} (its tile or out-dims), not the given {}",
+                    show(&n.shape),
+                    show(g)
+                )));
+            }
+        }
+        return Ok(domain(g.to_vec(), Source::Given));
+    }
+    match (na.fixed, nb.fixed) {
+        (true, true) if na.shape != nb.shape => {
+            return Err(bad(format!(
+                "both sides' domains are fixed and differ: left {}, right {}",
+                show(&na.shape),
+                show(&nb.shape)
+            )))
+        }
+        (true, true) => return Ok(domain(na.shape, Source::Both)),
+        (true, false) => return Ok(domain(na.shape, Source::Left)),
+        (false, true) => return Ok(domain(nb.shape, Source::Right)),
+        (false, false) => {}
+    }
+    if na.shape == nb.shape {
+        return Ok(domain(na.shape, Source::Both));
+    }
+    let (sa, sb) = (size(&na.shape), size(&nb.shape));
+    if sa != sb {
+        return Err(bad(format!(
+            "the sides relate different numbers of logical coordinates: left {} ({} points), right {} ({} points)",
+            show(&na.shape),
+            sa.map_or("overflowing".into(), |n| n.to_string()),
+            show(&nb.shape),
+            sb.map_or("overflowing".into(), |n| n.to_string()),
+        )));
+    }
+    let n = sa.ok_or_else(|| bad("the domain's size overflows i64".into()))?;
+    match (na.shape.len() >= 2, nb.shape.len() >= 2) {
+        (true, false) => Ok(domain(na.shape, Source::Left)),
+        (false, true) => Ok(domain(nb.shape, Source::Right)),
+        (false, false) => Ok(domain(vec![n], Source::Flat)),
+        (true, true) if na.order == nb.order => Ok(domain(vec![n], Source::Flat)),
+        (true, true) => Err(bad(format!(
+            "ambiguous: left reads {} {}, right reads {} {}, and the verdict depends on the shape; name one with --shape",
+            show(&na.shape),
+            na.order.name(),
+            show(&nb.shape),
+            nb.order.name()
+        ))),
+    }
+}
