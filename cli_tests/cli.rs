@@ -1176,3 +1176,77 @@ fn gen_copy_writes_a_movement_certificate_that_check_re_decides() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// Soundness repro: `equiv` decided over the LEFT side's default domain, so the two orders
+/// disagreed. The domain is now chosen from both sides and printed; both orders agree.
+#[test]
+fn equiv_is_symmetric_and_names_its_domain() {
+    for (a, b) in [
+        ("S[(3,3):(3,1)]", "(3,3):(1,3)"),
+        ("(3,3):(1,3)", "S[(3,3):(3,1)]"),
+    ] {
+        let o = laycert(&["equiv", a, b]);
+        assert_eq!(o.status.code(), Some(1), "{a} vs {b}: {}", stdout(&o));
+        let out = stdout(&o);
+        assert!(out.contains("logical shape: (3,3)"), "{out}");
+        assert!(out.contains("domain: (3,3)"), "{out}");
+    }
+    // Over the flat index, named, both are the identity.
+    let o = laycert(&["equiv", "S[(3,3):(3,1)]", "(3,3):(1,3)", "--shape", "9"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("cross-check: the trusted semantics agree at 9 coordinates"));
+    // Different sizes are bad input naming both domains.
+    let o = laycert(&["equiv", "(4,8):(1,4)", "S[16:1]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("(4,8)") && stderr(&o).contains("(16)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Soundness repro: each step of an `equiv-expr` chain was decided over the left term's
+/// default shape, so `(3,3):(3,1)` was "equal" to a term whose value is another map.
+#[test]
+fn equiv_expr_decides_every_step_over_the_chains_domain() {
+    let o = laycert(&["equiv-expr", "(3,3):(3,1)", "to_cute(to_axe((3,3):(3,1)))"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    assert!(first_line(&o).starts_with("unknown"), "{}", stdout(&o));
+    let o = laycert(&["equiv-expr", "coalesce((4,8):(1,4))", "32:1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("logical shape: (32)"), "{}", stdout(&o));
+}
+
+/// `check` says `valid` only for a re-verified proof: a refutation and an unknown are
+/// reported as what they are.
+#[test]
+fn check_is_valid_only_for_a_proof() {
+    let dir = std::env::temp_dir().join(format!("laycert-check-kinds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let refuted = dir.join("refuted.json");
+    let o = laycert(&[
+        "equiv",
+        "(4,8):(1,4)",
+        "(4,8):(1,5)",
+        "--cert",
+        refuted.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let c = laycert(&["check", refuted.to_str().unwrap()]);
+    assert_eq!(c.status.code(), Some(4), "{}", stdout(&c));
+    assert!(first_line(&c).starts_with("refuted"), "{}", stdout(&c));
+    let proved = dir.join("proved.json");
+    laycert(&[
+        "equiv",
+        "(4,8):(1,4)",
+        "32:1",
+        "--cert",
+        proved.to_str().unwrap(),
+    ]);
+    let c = laycert(&["check", proved.to_str().unwrap()]);
+    assert_eq!(
+        (c.status.code(), first_line(&c)),
+        (Some(0), "valid".to_string())
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,11 +8,11 @@
 //! What [`check`] re-derives, and by which path: the deciders' verdicts and evidence are
 //! re-derived by running the same deciders again (the same code path: that catches edits, not
 //! decider bugs). An `equivalent` verdict is ALSO re-derived by a second path that shares no
-//! code with the deciders: [`semantic_recheck`] evaluates both layouts with `layout`'s trusted
+//! code with the deciders: [`crate::claim::semantic_recheck`] evaluates both layouts with `layout`'s trusted
 //! semantics (`Layout::eval` and `layout::relation`, no conversion to the forward form) at every
-//! coordinate of the domain when it has at most [`RECHECK_ALL`] points, and otherwise at every
-//! corner of the domain, every coordinate with one component at an edge, and
-//! [`RECHECK_SAMPLES`] seeded random coordinates. A `not equivalent` verdict's counterexample
+//! coordinate of the domain when it has at most [`crate::claim::RECHECK_ALL`] points, and
+//! otherwise at the domain's corners and edges and [`crate::claim::RECHECK_SAMPLES`] seeded
+//! random coordinates. A `not equivalent` verdict's counterexample
 //! is re-evaluated by the same trusted semantics (`claim::confirm`).
 
 use serde::{Deserialize, Serialize};
@@ -180,7 +180,7 @@ pub fn check(json: &str) -> Result<Certificate, CheckError> {
         return Err(CheckError::Differs("a decider's evidence differs".into()));
     }
     if c.verdict == "equivalent" {
-        semantic_recheck(&a, &b, &c.claim.shape).map_err(CheckError::Differs)?;
+        crate::claim::semantic_recheck(&a, &b, &c.claim.shape).map_err(CheckError::Differs)?;
     }
     for (field, same) in [
         ("counterexample", fresh.counterexample == c.counterexample),
@@ -193,104 +193,4 @@ pub fn check(json: &str) -> Result<Certificate, CheckError> {
         }
     }
     Ok(c)
-}
-
-/// Domains with at most this many coordinates are re-checked at every coordinate.
-pub const RECHECK_ALL: i64 = 1 << 16;
-/// Seeded random coordinates re-checked on larger domains (besides the boundary).
-pub const RECHECK_SAMPLES: usize = 4096;
-
-/// Re-evaluates an equivalence by `layout`'s semantics alone (see the module doc): every
-/// coordinate of small domains; the boundary and a seeded sample of large ones.
-pub fn semantic_recheck(a: &Layout, b: &Layout, shape: &[i64]) -> Result<usize, String> {
-    let n = layout::shape::size_of(shape).map_err(|e| e.to_string())?;
-    let coords: Vec<Vec<i64>> = if n <= RECHECK_ALL {
-        (0..n)
-            .map(|x| layout::shape::unflatten_row_major(shape, x).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?
-    } else {
-        recheck_sample(shape)
-    };
-    let (ta, tb) = (Semantics::new(a, shape)?, Semantics::new(b, shape)?);
-    for c in &coords {
-        let (pa, pb) = (ta.points(c)?, tb.points(c)?);
-        if pa != pb {
-            return Err(format!(
-                "the trusted semantics differ at logical {c:?}: left {pa:?}, right {pb:?}"
-            ));
-        }
-    }
-    Ok(coords.len())
-}
-
-/// Corners, edge-adjacent coordinates and a seeded sample of a large domain.
-fn recheck_sample(shape: &[i64]) -> Vec<Vec<i64>> {
-    let mut out = std::collections::BTreeSet::new();
-    let edges = |e: i64| -> Vec<i64> {
-        let mut v = vec![0, 1, e / 2, e - 2, e - 1];
-        v.retain(|x| (0..e).contains(x));
-        v
-    };
-    // Products of edge values over every dimension, capped (rank is small in practice).
-    let mut corners: Vec<Vec<i64>> = vec![vec![]];
-    for &e in shape {
-        let mut next = Vec::new();
-        for c in &corners {
-            for v in edges(e) {
-                let mut c = c.clone();
-                c.push(v);
-                next.push(c);
-            }
-        }
-        next.truncate(RECHECK_SAMPLES);
-        corners = next;
-    }
-    out.extend(corners);
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    for _ in 0..RECHECK_SAMPLES {
-        let c: Vec<i64> = shape
-            .iter()
-            .map(|&e| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % e as u64) as i64
-            })
-            .collect();
-        out.insert(c);
-    }
-    out.into_iter().collect()
-}
-
-/// A layout's trusted semantics over a shape: TV and linear layouts are read backwards, so
-/// their relation is enumerated once; the others are evaluated per coordinate.
-enum Semantics<'l> {
-    Table(std::collections::BTreeMap<Vec<i64>, std::collections::BTreeSet<layout::Point>>),
-    Eval(&'l Layout, Vec<i64>),
-}
-
-impl<'l> Semantics<'l> {
-    fn new(l: &'l Layout, shape: &[i64]) -> Result<Self, String> {
-        match l {
-            Layout::Tv(_) | Layout::Linear(_) => {
-                let mut t = std::collections::BTreeMap::<_, std::collections::BTreeSet<_>>::new();
-                for (c, p) in
-                    layout::relation::relation(l, Some(shape)).map_err(|e| e.to_string())?
-                {
-                    t.entry(c).or_default().insert(p);
-                }
-                Ok(Semantics::Table(t))
-            }
-            _ => Ok(Semantics::Eval(l, shape.to_vec())),
-        }
-    }
-
-    fn points(&self, c: &[i64]) -> Result<std::collections::BTreeSet<layout::Point>, String> {
-        match self {
-            Semantics::Table(t) => Ok(t.get(c).cloned().unwrap_or_default()),
-            Semantics::Eval(l, shape) => {
-                crate::claim::semantic_points(l, shape, c).map_err(|e| e.to_string())
-            }
-        }
-    }
 }

@@ -8,6 +8,54 @@
 //! rewrite rules (rule files) for every parameter value within their bounds, and checks the
 //! e-graph's explanation certificates.
 //!
+//! # The domain of a claim
+//!
+//! Every claim is decided over ONE logical domain, defined once in [`domain`] (spec
+//! certify.md 1b): a shape whose N-D coordinates both sides are evaluated at, each side reading
+//! a coordinate in its own notation's order (CuTe colexicographic, Axe/TIRx and Triton
+//! row-major). A named shape is used as given; otherwise [`domain::resolve`] picks it from the
+//! two sides by rules that do not depend on which side is written first (a fixed TV/linear
+//! domain; equal natural domains; the only natural domain of rank >= 2; the flat index when both
+//! sides read alike), and an ambiguous pair is an error asking for `--shape`. The same
+//! definition serves [`equivalent`], refinement ([`property::refines`]), every step of an
+//! explanation chain ([`rules::explain::valid_prefix`]: each step's whole terms are decided over
+//! the chain's one domain, so a checked chain proves `start == end` over it), and rule
+//! instances. `tests/domain.rs` checks its symmetry as a property against a tiny independent
+//! evaluator.
+//!
+//! # The trusted base
+//!
+//! A PROVED, `equivalent` or `valid` depends on these modules and nothing else (line counts by
+//! `wc -l`, at the commit that last changed this list; `bench/soundness` re-measures them):
+//!
+//! | module | what it is trusted for |
+//! |---|---|
+//! | `layout::{layout, axe, cute, linear, swizzle, shape}` | evaluation of each notation (the semantics) |
+//! | `layout::{relation, axis}` | the one relation semantics: points as sums of contributions by resolved axis |
+//! | `layout::notation`, `layout::triton` | reading the text the claim names |
+//! | [`domain`] | which coordinates a claim is about |
+//! | [`claim`] | the policy (deciders must agree), counterexample confirmation and the semantic cross-check |
+//! | [`forward`], [`exhaustive`], [`normal_form`], [`smt`] | the deciders and their encodings |
+//! | [`rules::eval`], [`rules::prove`], [`rules::symbolic`] | rule instances, concrete and symbolic |
+//! | [`certificate`], [`rules::certificate`], [`rules::explain`], [`movement`] | the checkers |
+//!
+//! What `laycert check` re-derives, per certificate kind, and by which path:
+//! - **equivalence** ([`certificate::check`]): re-runs the deciders named (same path: catches
+//!   edits) AND re-evaluates an `equivalent` claim by `layout`'s semantics alone
+//!   ([`claim::semantic_recheck`], no forward form, no conversion): every coordinate of a domain
+//!   of at most 2^16 points, else its corners, edges and a seeded sample. A counterexample is
+//!   re-evaluated by the semantics too.
+//! - **rule** ([`rules::certificate::check`]): re-proves the rule from its text (same prover);
+//!   a z3 PROVED is cross-checked on boundary and sampled instances by the concrete path.
+//! - **explanation** ([`rules::explain::check`]): re-proves every rule named, re-matches each
+//!   step, and decides each step's terms by the deciders over the chain's domain.
+//! - **movement** ([`movement::check`]): re-decides the parts (per-piece equivalences,
+//!   injectivity, the grid bijection, the tile stage by enumeration and F2 ranks) and, up to 2^22
+//!   elements, re-runs the whole-kernel simulation, a path that shares no code with the parts.
+//!
+//! `check` answers `valid` only for a certificate that records a proof and re-verifies;
+//! a re-verified UNKNOWN or REFUTED certificate is reported as such (exit 3 / 4).
+//!
 //! ```
 //! use certify::{equivalent, Policy};
 //! use layout::Layout;

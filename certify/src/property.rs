@@ -453,20 +453,16 @@ fn smt_injective_model(f: &Forward, rlimit: u32) -> Option<Option<(i64, i64)>> {
     }
 }
 
-/// Whether every pair of `a` is a pair of `b` over `shape`, by enumeration; the first logical
+/// Whether every pair of `a` is a pair of `b` over the claim's domain (`shape`, else
+/// [`crate::domain::resolve`]'s), by enumeration; the first logical
 /// index where `a` has a point `b` lacks, when not.
 pub fn refines(
     a: &Layout,
     b: &Layout,
     shape: Option<&[i64]>,
 ) -> Result<Result<(), Vec<i64>>, LayoutError> {
-    let (fa, fb) = crate::claim::forms(
-        a,
-        b,
-        &shape
-            .map(<[i64]>::to_vec)
-            .unwrap_or_else(|| default_logical_shape(a)),
-    )?;
+    let domain = crate::domain::resolve(a, b, shape)?;
+    let (fa, fb) = crate::claim::forms(a, b, &domain.shape)?;
     for x in 0..fa.size() {
         let pb = fb.points(x);
         if fa.points(x).iter().any(|p| pb.binary_search(p).is_err()) {

@@ -114,6 +114,16 @@ fn lines(d: &Decision) -> Vec<String> {
             out.push(format!("  {}: {evidence}", r.decider.name()));
         }
     }
+    if let Some(n) = d.rechecked {
+        out.push(format!(
+            "cross-check: the trusted semantics agree at {n} coordinates{}",
+            if (n as i64) < d.shape.iter().product::<i64>() {
+                " (the domain's corners and edges and a seeded sample)"
+            } else {
+                " (every coordinate)"
+            }
+        ));
+    }
     out
 }
 
@@ -124,6 +134,7 @@ fn json_report(d: &Decision) -> Report {
         "domain": d.domain.describe(),
         "axes": d.axes.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
         "counterexample": d.counterexample,
+        "rechecked": d.rechecked,
         "deciders": d.runs.iter().map(|r| json!({
             "decider": r.decider.name(),
             "outcome": r.outcome,

@@ -611,6 +611,9 @@ fn proved_cached(rule: &Rule) -> Result<(), String> {
 /// step's two whole terms are decided equal over the chain's one domain ([`chain_domain`]),
 /// so the checked prefix proves `start == (its last term)` over that domain.
 pub fn valid_prefix(c: &ExplanationCertificate) -> (usize, Option<String>) {
+    if c.steps.is_empty() {
+        return (0, None);
+    }
     let rules = certificate_rules(c);
     let domain = match chain_domain(c) {
         Ok(d) => d,
