@@ -176,3 +176,24 @@ fn cell_point(c: &[i64]) -> Point {
         .map(|(i, &v)| (crate::layout::dim_axis(i), v))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliased_in_dims_decide_injectivity_on_physical_points() {
+        // register=[[1]], reg=[[1]]: (r, g) -> cell r^g at reg r+g, so cell 0 is held by
+        // reg 0 and reg 2: two physical points, named as such (not by input-space rank).
+        let l = Layout::parse("#ttg.linear<{register=[[1]], reg=[[1]]}>", Some(&[2])).unwrap();
+        let f = facts(&l, None).unwrap();
+        assert_eq!(
+            f.injective,
+            Fact::No("{} and {reg:2} both hold cell [0]".into())
+        );
+        assert_eq!(f.surjective, Fact::Yes);
+        // register=[[1]], reg=[[2]]: cells 0..4 at reg 0, 1, 1, 2: one point per cell.
+        let l = Layout::parse("#ttg.linear<{register=[[1]], reg=[[2]]}>", Some(&[4])).unwrap();
+        assert_eq!(facts(&l, None).unwrap().injective, Fact::Yes);
+    }
+}

@@ -186,3 +186,97 @@ pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pa
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ax(s: &str) -> Axis {
+        Axis::new(s).unwrap()
+    }
+
+    fn lin(text: &str, shape: &[i64]) -> LinearLayout {
+        crate::notation::linear::parse_attr(text, Some(shape)).unwrap()
+    }
+
+    #[test]
+    fn point_of_adds_components_on_one_axis() {
+        // The module doc's vector: register + reg on reg, lane + 32*warp on tx.
+        let p = point_of([
+            (ax("register"), 1),
+            (ax("reg"), 1),
+            (ax("laneid"), 3),
+            (ax("warp"), 1),
+        ])
+        .unwrap();
+        assert_eq!(p, [(ax("reg"), 2), (ax("tx"), 35)].into());
+        // Order does not matter, and zeros vanish.
+        let q = point_of([
+            (ax("warp"), 1),
+            (ax("laneid"), 3),
+            (ax("reg"), 1),
+            (ax("register"), 1),
+            (ax("m"), 0),
+        ])
+        .unwrap();
+        assert_eq!(p, q);
+        assert!(point_of([(ax("m"), i64::MAX), (ax("offset"), 1)]).is_err());
+    }
+
+    #[test]
+    fn in_dim_point_sums_aliased_in_dims_in_any_order() {
+        // An empty in-dim (value 0) adds nothing; it used to overwrite the other in-dim.
+        for (text, input) in [
+            (
+                "#ttg.linear<{register=[[1]], reg=[[2]], cta=[]}>",
+                [1, 1, 0],
+            ),
+            (
+                "#ttg.linear<{cta=[], reg=[[2]], register=[[1]]}>",
+                [0, 1, 1],
+            ),
+        ] {
+            let f = lin(text, &[4]);
+            assert_eq!(
+                in_dim_point(&f, &input).unwrap(),
+                [(ax("reg"), 2)].into(),
+                "{text}"
+            );
+        }
+        let f = lin("#ttg.linear<{block=[[1]], cta=[]}>", &[2]);
+        assert_eq!(in_dim_point(&f, &[1, 0]).unwrap(), [(ax("cta"), 1)].into());
+        assert!(in_dim_point(&f, &[1]).is_err());
+    }
+
+    #[test]
+    fn relation_of_aliased_in_dims_is_the_sum() {
+        // register=[[1]], reg=[[3]]: (r, g) -> cell r^3g at reg r+g.
+        let l = Layout::Linear(lin("#ttg.linear<{register=[[1]], reg=[[3]]}>", &[4]));
+        let p = |v: i64| -> Point { point_of([(ax("reg"), v)]).unwrap() };
+        let want: BTreeSet<Pair> = [
+            (vec![0], p(0)),
+            (vec![1], p(1)),
+            (vec![3], p(1)),
+            (vec![2], p(2)),
+        ]
+        .into();
+        assert_eq!(relation(&l, None).unwrap(), want);
+    }
+
+    #[test]
+    fn independence_detects_in_dims_sharing_an_axis() {
+        let yes = |t: &str, s: &[i64]| in_dims_are_independent(&lin(t, s)).unwrap();
+        assert!(yes(
+            "#ttg.linear<{register=[[1]], lane=[[2]], warp=[[4]]}>",
+            &[8]
+        ));
+        assert!(!yes("#ttg.linear<{register=[[1]], reg=[[2]]}>", &[4]));
+        // lane (5 bits) and warp nest on tx; a 6-bit lane overlaps warp 1 at tx 32.
+        let five = "#ttg.linear<{lane=[[1],[2],[4],[8],[16]], warp=[[32]]}>";
+        assert!(yes(five, &[64]));
+        let six = "#ttg.linear<{lane=[[1],[2],[4],[8],[16],[32]], warp=[[64]]}>";
+        assert!(!yes(six, &[128]));
+        // An empty in-dim shares nothing.
+        assert!(yes("#ttg.linear<{register=[[1]], reg=[]}>", &[2]));
+    }
+}
