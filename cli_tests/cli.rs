@@ -466,6 +466,35 @@ fn equiv_refutes_with_a_counterexample_and_exit_1() {
     assert_eq!(j["counterexample"]["coord"], serde_json::json!([0, 1]));
 }
 
+// In-dims aliasing one axis add (layout::relation's module doc): register=[[1]], reg=[[3]]
+// holds cell 2 at reg 1+1 = 2, where S[(2,2):(1@reg,1@reg)] has reg 1 (cells 0 and 1 agree), in
+// either in-dim order; with reg=[[2]] the two are the same relation.
+#[test]
+fn equiv_adds_aliased_in_dims_whatever_their_order() {
+    let axe = "S[(2,2):(1@reg,1@reg)]";
+    for lin in [
+        "#ttg.linear<{register=[[1]], reg=[[3]]}>",
+        "#ttg.linear<{reg=[[3]], register=[[1]]}>",
+    ] {
+        let o = laycert(&["equiv", lin, axe, "--shape", "4"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("counterexample at logical (2):"), "{out}");
+        assert!(
+            out.contains("left:  {{reg:2}}") && out.contains("right: {{reg:1}}"),
+            "{out}"
+        );
+    }
+    for lin in [
+        "#ttg.linear<{register=[[1]], reg=[[2]]}>",
+        "#ttg.linear<{reg=[[2]], register=[[1]]}>",
+    ] {
+        let o = laycert(&["equiv", lin, axe, "--shape", "4"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(first_line(&o), "equivalent");
+    }
+}
+
 #[test]
 fn equiv_bad_input_exits_2() {
     let o = laycert(&["equiv", "S[(8,0):(1,1)]", "S[8:1]"]);

@@ -14,8 +14,8 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use layout::relation::normalize_point;
-use layout::{Axis, AxisRegistry, Layout, LayoutError, Point};
+use layout::relation::normalize;
+use layout::{Axis, Layout, LayoutError, Point};
 
 use crate::decider::{Counterexample, DeciderKind, Outcome};
 use crate::domain::{resolve, Domain};
@@ -206,24 +206,20 @@ fn confirm(a: &Layout, b: &Layout, shape: &[i64], c: &Counterexample) -> Result<
     Ok(())
 }
 
-/// The normalized physical points related to logical `coord`, by the trusted semantics.
+/// The physical points related to logical `coord`, by the trusted semantics (each point as
+/// `layout::relation::point_of` defines it: components added per axis, then normalized).
 pub fn semantic_points(
     l: &Layout,
     shape: &[i64],
     coord: &[i64],
 ) -> Result<BTreeSet<Point>, LayoutError> {
-    let reg = AxisRegistry::builtin();
     match l {
         Layout::Tv(_) | Layout::Linear(_) => Ok(layout::relation::relation(l, Some(shape))?
             .into_iter()
             .filter(|(c, _)| c == coord)
             .map(|(_, p)| p)
             .collect()),
-        _ => l
-            .eval(Some(shape), coord)?
-            .iter()
-            .map(|p| normalize_point(reg, p))
-            .collect(),
+        _ => l.eval(Some(shape), coord)?.iter().map(normalize).collect(),
     }
 }
 

@@ -15,8 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use layout::convert::{convert, Target};
-use layout::relation::{normalize_point, relation};
-use layout::{AxeLayout, Axis, AxisRegistry, Layout, LayoutError, Swizzle};
+use layout::relation::{point_of, relation};
+use layout::{AxeLayout, Axis, Layout, LayoutError, Swizzle};
 
 /// A layout as logical index -> set of points over `axes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,10 +180,11 @@ pub fn forward(l: &Layout, shape: Option<&[i64]>) -> Result<Forward, LayoutError
             let Layout::Axe(a) = a else {
                 unreachable!("convert to Axe gives Axe")
             };
+            // The swizzled layout's offset ADDS to any offset the Axe form has on `m`.
             let mut offset = a.offset().clone();
-            if s.offset() != 0 {
-                offset.insert(Axis::m(), s.offset());
-            }
+            let m = offset.entry(Axis::m()).or_insert(0);
+            *m = layout::arith::add(*m, s.offset(), "offset")?;
+            offset.retain(|_, v| *v != 0);
             let a = AxeLayout::new(a.shard().to_vec(), a.replica().to_vec(), offset)?;
             Some((a, Some(*s.swizzle())))
         }
@@ -196,11 +197,10 @@ pub fn forward(l: &Layout, shape: Option<&[i64]>) -> Result<Forward, LayoutError
 
 fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<Forward, LayoutError> {
     a.check_shape(shape)?;
-    let reg = AxisRegistry::builtin();
-    // Each iter and the offset become a point; fuse_point is linear, so fusing strides is exact.
-    let fuse = |axis: &Axis, v: i64| -> Result<BTreeMap<Axis, i64>, LayoutError> {
-        reg.fuse_point("cuda", &[(axis.clone(), v)].into())
-    };
+    // The point of index x is `point_of` the iters' contributions and the offset; `point_of`
+    // is linear (a sum per resolved axis, then linear substitutions), so it is the sum of
+    // `point_of` each stride and of the offset: the stride vectors below.
+    let fuse = |axis: &Axis, v: i64| point_of([(axis.clone(), v)]);
     let mut axes: BTreeSet<Axis> = BTreeSet::new();
     let mut digit_maps = Vec::new();
     for it in a.shard() {
@@ -214,7 +214,7 @@ fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<For
         axes.extend(p.keys().cloned());
         rep_maps.push((it.extent, p));
     }
-    let off = reg.fuse_point("cuda", a.offset())?;
+    let off = point_of(a.offset().iter().map(|(x, v)| (x.clone(), *v)))?;
     axes.extend(off.keys().cloned());
     if sw.is_some() {
         axes.insert(Axis::m());
@@ -265,7 +265,7 @@ fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
             format!("{n} logical indices exceed {MAX_TABLE}"),
         ));
     }
-    let reg = AxisRegistry::builtin();
+    // The relation's points are already `point_of` their components.
     let pairs = relation(l, Some(shape))?;
     let axes: Vec<Axis> = pairs
         .iter()
@@ -276,7 +276,6 @@ fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
     let mut sets = vec![Vec::new(); n as usize];
     for (c, p) in &pairs {
         let x = layout::shape::flatten_row_major(shape, c)?;
-        let p = normalize_point(reg, p)?;
         sets[x as usize].push(
             axes.iter()
                 .map(|a| p.get(a).copied().unwrap_or(0))

@@ -63,7 +63,7 @@
 //! # Ok::<(), layout::LayoutError>(())
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -274,7 +274,12 @@ fn address(l: &Layout, shape: &[i64], x: &[i64]) -> Result<i64, LayoutError> {
         Layout::Swizzled(s) => return s.eval(shape, x),
         _ => {}
     }
-    let points = l.eval(Some(shape), x)?;
+    // Physical points as `layout::relation::point_of` defines them (aliases of `m` added).
+    let points = l
+        .eval(Some(shape), x)?
+        .iter()
+        .map(layout::relation::normalize)
+        .collect::<Result<BTreeSet<_>, _>>()?;
     let mut it = points.iter();
     match (it.next(), it.next()) {
         (Some(p), None) if p.keys().all(|a| *a == Axis::m()) => {

@@ -119,12 +119,20 @@ fn check_offset(
     coord: &[i64],
     got: i64,
 ) -> Result<(), CodegenError> {
-    let want = global.eval(Some(&plan.shape), coord)?;
-    let m = want
+    // The layout's physical points (`layout::relation::point_of`: aliases such as `offset`
+    // added onto `m`); the offset is their one point's `m`, and nothing else may be there.
+    let want = global
+        .eval(Some(&plan.shape), coord)?
         .iter()
-        .next()
-        .and_then(|pt| pt.values().next().copied());
-    if want.len() != 1 || Some(got) != m {
+        .map(layout::relation::normalize)
+        .collect::<Result<BTreeSet<_>, _>>()?;
+    let m = match want.iter().collect::<Vec<_>>().as_slice() {
+        [pt] if pt.keys().all(layout::Axis::is_m) => {
+            Some(pt.get(&layout::Axis::m()).copied().unwrap_or(0))
+        }
+        _ => None,
+    };
+    if Some(got) != m {
         return Err(CodegenError::Validation(format!(
             "coordinate {coord:?}: emitted offset {got} but {} maps it to {m:?}",
             global.print()

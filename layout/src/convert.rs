@@ -25,6 +25,7 @@ use crate::error::{LayoutError, Result};
 use crate::f2::Echelon;
 use crate::layout::Layout;
 use crate::linear::{InDim, LinearLayout, OutDim};
+use crate::relation::in_dim_axis;
 use crate::swizzle::SwizzledLayout;
 
 /// The formalism to convert to.
@@ -714,13 +715,11 @@ fn dim_outs(shape: &[i64]) -> Vec<OutDim> {
         .collect()
 }
 
-/// The physical axis an in-dim of a linear layout stands for.
-fn in_dim_axis(name: &str) -> Result<Axis> {
-    Axis::new(crate::relation::in_dim_axis_name(name))
-}
-
 /// Linear layout -> Axe layout (the inverse relation: logical -> set of hardware points).
 /// Needs every non-zero basis to be one logical bit, each logical bit produced exactly once.
+/// Each in-dim bit becomes an iter on the in-dim's axis ([`in_dim_axis`]); Axe adds iters on
+/// one axis, which is the relation's physical point (`relation::point_of`) for in-dims that
+/// alias one axis (`register` and `reg`) or are related (`lane` and `tx`).
 pub fn linear_to_axe(f: &LinearLayout) -> Result<AxeLayout> {
     let producers = single_bit_producers(f, "Axe")?;
     let mut shard = Vec::new();
@@ -841,6 +840,18 @@ pub fn linear_to_cute(f: &LinearLayout) -> Result<Layout> {
         return Err(LayoutError::not_representable(
             "CuTe TV",
             format!("in-dim {n} is not register, lane or warp"),
+        ));
+    }
+    // The relation reads the thread as `tx = lane + 32*warp` (`relation::point_of`); a TV
+    // thread index puts the warp bits right above the lane bits, which is the same only with
+    // exactly 5 lane bits (or no warp bits).
+    let lane_bits = f.in_dim("lane").map_or(0, |d| d.bases.len());
+    if f.in_dim("warp").is_some_and(|d| !d.bases.is_empty()) && lane_bits != LANE_BITS {
+        return Err(LayoutError::not_representable(
+            "CuTe TV",
+            format!(
+                "the lane in-dim has {lane_bits} bits, not {LANE_BITS}: thread lane + 32*warp is not a contiguous TV thread index"
+            ),
         ));
     }
     let tile: Vec<i64> = f.outs().iter().map(OutDim::size).collect();

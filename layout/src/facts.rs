@@ -13,7 +13,7 @@ use crate::axis::{format_point, Axis, Point};
 use crate::convert::linear_rank;
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::relation::relation;
+use crate::relation::{in_dims_are_independent, relation};
 
 /// A decided (or undecided) yes/no property with its witness.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +61,12 @@ pub fn facts(l: &Layout, shape: Option<&[i64]>) -> Result<Facts> {
             .iter()
             .map(|o| (Axis::new(&o.name).expect("identifier"), (0, o.size() - 1)))
             .collect();
-        let injective = if rank == ins {
+        // The rank speaks of inputs; it speaks of physical points only when distinct inputs
+        // are distinct points (in-dims aliasing one axis, `register` and `reg`, add: module
+        // doc of `relation`). Otherwise: no cell held by two physical points, by enumeration.
+        let injective = if !in_dims_are_independent(f)? {
+            linear_injective_by_relation(l)
+        } else if rank == ins {
             Fact::Yes
         } else {
             Fact::No(format!(
@@ -144,9 +149,51 @@ pub fn facts(l: &Layout, shape: Option<&[i64]>) -> Result<Facts> {
     })
 }
 
+/// A linear layout is injective when no cell is held by two physical points.
+fn linear_injective_by_relation(l: &Layout) -> Fact {
+    let pairs = match relation(l, None) {
+        Ok(p) => p,
+        Err(e) => return Fact::Unknown(e.to_string()),
+    };
+    // Pairs are sorted by cell: two neighbours with one cell are two points holding it.
+    let mut prev: Option<&(Vec<i64>, Point)> = None;
+    for pair in &pairs {
+        if let Some((c, p)) = prev.filter(|(c, _)| *c == pair.0) {
+            return Fact::No(format!(
+                "{} and {} both hold cell {c:?}",
+                format_point(p),
+                format_point(&pair.1)
+            ));
+        }
+        prev = Some(pair);
+    }
+    Fact::Yes
+}
+
 fn cell_point(c: &[i64]) -> Point {
     c.iter()
         .enumerate()
         .map(|(i, &v)| (crate::layout::dim_axis(i), v))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliased_in_dims_decide_injectivity_on_physical_points() {
+        // register=[[1]], reg=[[1]]: (r, g) -> cell r^g at reg r+g, so cell 0 is held by
+        // reg 0 and reg 2: two physical points, named as such (not by input-space rank).
+        let l = Layout::parse("#ttg.linear<{register=[[1]], reg=[[1]]}>", Some(&[2])).unwrap();
+        let f = facts(&l, None).unwrap();
+        assert_eq!(
+            f.injective,
+            Fact::No("{} and {reg:2} both hold cell [0]".into())
+        );
+        assert_eq!(f.surjective, Fact::Yes);
+        // register=[[1]], reg=[[2]]: cells 0..4 at reg 0, 1, 1, 2: one point per cell.
+        let l = Layout::parse("#ttg.linear<{register=[[1]], reg=[[2]]}>", Some(&[4])).unwrap();
+        assert_eq!(facts(&l, None).unwrap().injective, Fact::Yes);
+    }
 }

@@ -128,6 +128,23 @@ fn non_f2_layouts_are_refused_with_the_reason() {
     assert!(refusal("S[4:1] + R[2:8]", Target::Cute, None).contains("replica"));
 }
 
+// The relation reads a thread as tx = lane + 32*warp: with 2 lane bits, warp 1 is thread 32,
+// but a TV thread index would put it at thread 4 (the bit right above the lanes).
+#[test]
+fn linear_to_cute_refuses_lanes_other_than_five_bits_under_warps() {
+    let l = Layout::parse("#ttg.linear<{lane=[[1],[2]], warp=[[4]]}>", Some(&[8])).unwrap();
+    match convert(&l, Target::Cute, None) {
+        Err(e @ LayoutError::NotRepresentable { .. }) => {
+            assert!(e.to_string().contains("2 bits, not 5"), "{e}")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // Without warps the lanes are the thread index.
+    let l = Layout::parse("#ttg.linear<{lane=[[1],[2]], warp=[]}>", Some(&[4])).unwrap();
+    let c = convert(&l, Target::Cute, None).unwrap();
+    assert_eq!(relation(&c, None).unwrap(), relation(&l, None).unwrap());
+}
+
 #[test]
 fn swizzled_layout_converts_to_xor_bases() {
     let l = conv("Sw<1,0,1> o (2,2):(2,1)", Target::Linear, None);
@@ -308,6 +325,26 @@ proptest! {
         prop_assert_eq!(&relation(&from_axe, None).unwrap(), &rel);
         let lin_axe = convert(&lin, Target::Axe, None).unwrap();
         prop_assert_eq!(&relation(&lin_axe, Some(inner.tile())).unwrap(), &rel);
+    }
+
+    #[test]
+    fn linear_to_cute_preserves_the_relation_or_refuses(
+        (lanes, warps, regs) in (0usize..7, 0usize..3, 0usize..3)
+    ) {
+        // A permutation of the cell bits: register bits first, then lane, then warp.
+        let bit = |k: usize| format!("[{}]", 1i64 << k);
+        let take = |from: usize, n: usize| (from..from + n).map(bit).collect::<Vec<_>>().join(", ");
+        let text = format!(
+            "#ttg.linear<{{register=[{}], lane=[{}], warp=[{}]}}>",
+            take(0, regs),
+            take(regs, lanes),
+            take(regs + lanes, warps)
+        );
+        let n = 1i64 << (regs + lanes + warps);
+        let l = Layout::parse(&text, Some(&[n])).unwrap();
+        if let Ok(c) = convert(&l, Target::Cute, None) {
+            prop_assert_eq!(relation(&c, None).unwrap(), relation(&l, None).unwrap(), "{}", text);
+        }
     }
 
     #[test]
