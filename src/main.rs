@@ -45,6 +45,9 @@ enum Command {
         /// Coordinate, e.g. `2,9`; linear layouts also take in-dim names: `register=1,lane=9`.
         #[arg(long, allow_hyphen_values = true)]
         coord: String,
+        /// Print every point (at most 16384) instead of `N points, first 16: ...`.
+        #[arg(long)]
+        full: bool,
     },
     /// Convert a layout to another formalism, exactly, or say why it has no exact form there.
     Convert {
@@ -445,7 +448,8 @@ fn main() -> ExitCode {
             layout,
             shape,
             coord,
-        } => cli::eval::run(layout, shape.as_deref(), coord, args.json),
+            full,
+        } => cli::eval::run(layout, shape.as_deref(), coord, *full, args.json),
         Command::Convert { layout, to, shape } => {
             cli::convert::run(layout, to, shape.as_deref(), args.json)
         }

@@ -292,6 +292,18 @@ pub fn rename_axes(l: &Layout, map: &[(Axis, Axis)]) -> Result<Layout, LayoutErr
             )));
         }
     }
+    // An alias of, or an axis related through the registry to, an axis the layout keeps would
+    // add coordinates just the same (`lane` is `laneid`; `tx = laneid + 32*warpid`).
+    for (from, to) in map.iter().filter(|(f, _)| axes.contains(f)) {
+        for a in axes.iter().filter(|a| *a != from) {
+            let kept = rename(a);
+            if let Some(how) = overlap(to, &kept) {
+                return Err(bad(format!(
+                    "renaming {from} to {to} would add its coordinates onto {kept}, which the layout already has ({how})"
+                )));
+            }
+        }
+    }
     let iters = |its: &[layout::Iter]| -> Vec<layout::Iter> {
         its.iter()
             .map(|it| layout::Iter::new(it.extent, it.stride, rename(&it.axis)))
@@ -303,6 +315,56 @@ pub fn rename_axes(l: &Layout, map: &[(Axis, Axis)]) -> Result<Layout, LayoutErr
         iters(axe.replica()),
         offset,
     )?))
+}
+
+/// How two axis names denote overlapping coordinates in the built-in registry, if they do:
+/// the same canonical axis (an alias), or one derived from the other through a relation of
+/// some target (`tx = laneid + 32*warpid` relates tx to laneid and warpid, not laneid to warpid).
+fn overlap(x: &Axis, y: &Axis) -> Option<String> {
+    let reg = layout::AxisRegistry::builtin();
+    let (cx, cy) = (reg.resolve(x), reg.resolve(y));
+    if cx == cy {
+        return Some(if x == y {
+            format!("{x} is {y}")
+        } else {
+            format!("{x} and {y} are both {cx}")
+        });
+    }
+    let derived = |from: &Axis, to: &Axis| {
+        // Every axis `from` expands to through the relations, transitively.
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo = vec![from.clone()];
+        while let Some(a) = todo.pop() {
+            for r in reg.targets().flat_map(|t| &t.relations) {
+                if reg.resolve(&r.axis) == a {
+                    for (_, t) in &r.terms {
+                        let t = reg.resolve(t);
+                        if seen.insert(t.clone()) {
+                            todo.push(t);
+                        }
+                    }
+                }
+            }
+        }
+        seen.contains(to)
+    };
+    let relation = |d: &Axis| {
+        reg.targets()
+            .flat_map(|t| &t.relations)
+            .find(|r| reg.resolve(&r.axis) == *d)
+            .map(|r| {
+                let terms: Vec<String> = r.terms.iter().map(|(c, a)| format!("{c}*{a}")).collect();
+                format!("{} = {}", r.axis, terms.join(" + "))
+            })
+            .unwrap_or_default()
+    };
+    if derived(&cx, &cy) {
+        Some(format!("the registry relates {cx} to {cy}: {}", relation(&cx)))
+    } else if derived(&cy, &cx) {
+        Some(format!("the registry relates {cy} to {cx}: {}", relation(&cy)))
+    } else {
+        None
+    }
 }
 
 /// Parses `--axes from=to,from=to`.

@@ -36,6 +36,19 @@ pub fn decide(a: &Forward, b: &Forward, limit: i64) -> Outcome {
         };
     }
     let fast = fast_pair(a, b);
+    if fast.is_none() {
+        // The general path evaluates every point of every index on both sides.
+        let work = n
+            .checked_mul(points_per_index(a).saturating_add(points_per_index(b)))
+            .unwrap_or(i64::MAX);
+        if work > limit {
+            return Outcome::Unknown {
+                reason: format!(
+                    "enumerating would evaluate {work} points, above the exhaustive limit {limit}"
+                ),
+            };
+        }
+    }
     let mut checksum = None;
     let first_bad = match &fast {
         Some(Fast::ReplicasDiffer) => Some(0),
@@ -72,6 +85,14 @@ pub fn decide(a: &Forward, b: &Forward, limit: i64) -> Outcome {
                 ),
             },
         },
+    }
+}
+
+/// The most points one index of `f` maps to (an upper bound for strided forms).
+pub fn points_per_index(f: &Forward) -> i64 {
+    match &f.kind {
+        ForwardKind::Strided { replicas, .. } => replicas.len() as i64,
+        ForwardKind::Table { sets } => sets.iter().map(Vec::len).max().unwrap_or(0) as i64,
     }
 }
 

@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use layout::convert::{convert, Target};
+use layout::axe::MAX_REPLICA_POINTS;
 use layout::relation::{point_of, relation};
 use layout::{AxeLayout, Axis, Layout, LayoutError, Swizzle};
 
@@ -226,11 +227,11 @@ fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<For
             .collect()
     };
     let digits = digit_maps.iter().map(|(e, p)| (*e, vec_of(p))).collect();
-    let count: i64 = rep_maps.iter().map(|(e, _)| *e).product();
-    if count > MAX_TABLE {
+    let count = a.replica_count();
+    if count > MAX_REPLICA_POINTS {
         return Err(LayoutError::invalid(
             "replica",
-            format!("{count} replica vectors exceed {MAX_TABLE}"),
+            format!("{count} replica vectors exceed {MAX_REPLICA_POINTS}"),
         ));
     }
     let mut replicas = BTreeSet::new();

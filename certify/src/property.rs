@@ -71,11 +71,21 @@ pub fn prove_property(
         .map(<[i64]>::to_vec)
         .unwrap_or_else(|| default_logical_shape(l));
     let f = forward(l, Some(&shape))?;
-    if f.size() > policy.exhaustive_limit {
+    // The work is the number of points visited (indices x points per index), not just indices.
+    let points = f
+        .size()
+        .checked_mul(crate::exhaustive::points_per_index(&f))
+        .unwrap_or(i64::MAX);
+    if points > policy.exhaustive_limit {
         return large_domain(l, &f, &shape, prop, policy);
     }
-    let ((inj, inj_witness), (sur, sur_witness)) =
-        box_scan(&f).unwrap_or_else(|| (injective(&f), surjective(&f)));
+    let scan = match box_scan(&f) {
+        Some(scan) => scan,
+        // The point-set enumeration holds every point in a map: it has its own, lower bound.
+        None if points > MAX_POINT_SET => return large_domain(l, &f, &shape, prop, policy),
+        None => (injective(&f), surjective(&f)),
+    };
+    let ((inj, inj_witness), (sur, sur_witness)) = scan;
     let mut deciders = vec![(
         "exhaustive".to_string(),
         word(match prop {
@@ -139,6 +149,11 @@ fn word(b: bool) -> String {
         "refuted".into()
     }
 }
+
+/// Most points the point-set enumeration ([`injective`], [`surjective`]) holds in memory: 2^20
+/// (a point vector and a map entry each). Larger forms without a bitset scan go to the
+/// large-domain deciders.
+pub const MAX_POINT_SET: i64 = 1 << 20;
 
 /// Most cells of an image bounding box [`box_scan`] marks in a bitset (128 MiB).
 const BOX_SCAN_CELLS: i64 = 1 << 30;
@@ -326,8 +341,9 @@ fn large_domain(
         detail: Some(why),
     };
     let too_big = format!(
-        "the domain has {} indices, above the exhaustive limit",
-        f.size()
+        "the domain has {} indices ({} points per index at most), above the enumeration limits",
+        f.size(),
+        crate::exhaustive::points_per_index(f)
     );
     if !policy.use_smt {
         return Ok(unknown(too_big));
@@ -453,6 +469,22 @@ fn smt_injective_model(f: &Forward, rlimit: u32) -> Option<Option<(i64, i64)>> {
     }
 }
 
+/// An error when enumerating both forms would visit more points than the exhaustive decider's
+/// default limit (the relation claims have no other decider: beyond it they are undecided).
+fn within_enumeration_limit(fa: &Forward, fb: &Forward) -> Result<(), LayoutError> {
+    let per = crate::exhaustive::points_per_index(fa)
+        .saturating_add(crate::exhaustive::points_per_index(fb));
+    let work = fa.size().checked_mul(per).unwrap_or(i64::MAX);
+    let limit = crate::exhaustive::DEFAULT_LIMIT;
+    if work > limit {
+        return Err(LayoutError::invalid(
+            "claim",
+            format!("enumerating it would visit {work} points, above the exhaustive limit {limit}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether every pair of `a` is a pair of `b` over the claim's domain (`shape`, else
 /// [`crate::domain::resolve`]'s), by enumeration; the first logical
 /// index where `a` has a point `b` lacks, when not.
@@ -463,6 +495,7 @@ pub fn refines(
 ) -> Result<Result<(), Vec<i64>>, LayoutError> {
     let domain = crate::domain::resolve(a, b, shape)?;
     let (fa, fb) = crate::claim::forms(a, b, &domain.shape)?;
+    within_enumeration_limit(&fa, &fb)?;
     for x in 0..fa.size() {
         let pb = fb.points(x);
         if fa.points(x).iter().any(|p| pb.binary_search(p).is_err()) {
@@ -492,6 +525,7 @@ pub fn equal_on_region(
         ));
     }
     let (fa, fb) = crate::claim::forms(a, b, shape)?;
+    within_enumeration_limit(&fa, &fb)?;
     for x in 0..fa.size() {
         let c = layout::shape::unflatten_row_major(shape, x)?;
         if c.iter()

@@ -53,7 +53,16 @@ use fold::{Fold, ModeCost};
 use language::{parse_expr, print_expr, LayoutExpr};
 pub use rewrites::ProvedRule;
 
-/// Saturation limits.
+/// The most nodes (operators, leaves, integers) an input expression of [`simplify`] or
+/// [`join`] may have. The explanation's length and the checker's work per step both grow with
+/// the term, so the work is bounded by the input's size; larger input is an error naming it.
+pub const MAX_INPUT_NODES: usize = 128;
+
+/// The deepest an input expression of [`simplify`] or [`join`] may nest (a leaf is depth 1).
+pub const MAX_INPUT_DEPTH: usize = 32;
+
+/// Saturation limits: deterministic work counts, no wall-clock limit (the same input gives
+/// the same answer on any machine). With [`MAX_INPUT_NODES`] they bound every run.
 #[derive(Clone, Debug)]
 pub struct Saturation {
     /// Most iterations.
@@ -161,8 +170,36 @@ fn parse_concrete(text: &str) -> Result<RecExpr<LayoutExpr>, String> {
             Err(why) => format!("{name} is no layout: {why}"),
             Ok(_) => format!("{name} is no layout"),
         }),
-        None => Ok(e),
+        None => within_input_limits(e),
     }
+}
+
+/// The expression itself when it is within [`MAX_INPUT_NODES`] and [`MAX_INPUT_DEPTH`].
+fn within_input_limits(e: RecExpr<LayoutExpr>) -> Result<RecExpr<LayoutExpr>, String> {
+    use egg::Language;
+    let nodes = e.as_ref().len();
+    if nodes > MAX_INPUT_NODES {
+        return Err(format!(
+            "the expression has {nodes} nodes; simplify and equiv-expr take at most {MAX_INPUT_NODES}"
+        ));
+    }
+    // Children come before their parents in a RecExpr.
+    let mut depth: Vec<usize> = Vec::with_capacity(nodes);
+    for n in e.as_ref() {
+        let d = 1 + n
+            .children()
+            .iter()
+            .map(|c| depth[usize::from(*c)])
+            .max()
+            .unwrap_or(0);
+        if d > MAX_INPUT_DEPTH {
+            return Err(format!(
+                "the expression nests deeper than {MAX_INPUT_DEPTH} levels; simplify and equiv-expr take at most {MAX_INPUT_DEPTH}"
+            ));
+        }
+        depth.push(d);
+    }
+    Ok(e)
 }
 
 /// The cheapest expression equivalent to `expr` under the proved rules and folding.

@@ -1,6 +1,6 @@
 //! Facts `laycert show` reports about a layout: size, span per axis, injectivity and
 //! surjectivity, each decided exactly (F2 rank for linear layouts, enumeration of the relation
-//! otherwise, up to [`crate::relation::MAX_PAIRS`] pairs; beyond that the fact is `unknown`).
+//! otherwise, up to [`MAX_FACT_PAIRS`] pairs; beyond that the fact is `unknown`).
 //!
 //! Injective: no physical point is reached from two logical coordinates. Surjective: the image
 //! fills its bounding box (per axis, every value between the smallest and largest reached).
@@ -14,6 +14,10 @@ use crate::convert::linear_rank;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::relation::{in_dims_are_independent, relation};
+
+/// Most pairs (coordinate, point) of the relation [`facts`] enumerates: 2^16, so `show` answers
+/// in well under a second on any layout; larger relations give `unknown` facts.
+pub const MAX_FACT_PAIRS: i64 = 1 << 16;
 
 /// A decided (or undecided) yes/no property with its witness.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +90,20 @@ pub fn facts(l: &Layout, shape: Option<&[i64]>) -> Result<Facts> {
         });
     }
     let size = l.domain_size();
-    let pairs = match relation(l, shape) {
+    let per = match l {
+        Layout::Axe(a) => a.replica_count(),
+        _ => 1,
+    };
+    let pairs = match size.checked_mul(per).filter(|&n| n <= MAX_FACT_PAIRS) {
+        Some(_) => relation(l, shape),
+        None => Err(crate::error::LayoutError::invalid(
+            "relation",
+            format!(
+                "{size} coordinates x {per} replicas exceed the {MAX_FACT_PAIRS} pairs show enumerates"
+            ),
+        )),
+    };
+    let pairs = match pairs {
         Ok(p) => p,
         Err(e) => {
             let why = e.to_string();

@@ -39,8 +39,9 @@ use crate::layout::Layout;
 use crate::linear::LinearLayout;
 use crate::shape;
 
-/// Largest number of pairs [`relation`] enumerates.
-pub const MAX_PAIRS: i64 = 1 << 22;
+/// Largest number of pairs [`relation`] enumerates: 2^18 (each pair is a coordinate and a point
+/// map, a few hundred bytes: 2^22 pairs took 3.4 GB and 40 s).
+pub const MAX_PAIRS: i64 = 1 << 18;
 
 /// One pair of the relation: a logical coordinate and a physical point.
 pub type Pair = (Vec<i64>, Point);
@@ -173,8 +174,15 @@ pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pa
             let default = l.default_shape();
             let s = logical_shape.unwrap_or(&default);
             let n = shape::size_of(s)?;
-            if n > MAX_PAIRS {
-                return Err(too_big(n));
+            // Each coordinate maps to up to `replica_count` points: bound the pairs, not
+            // just the coordinates, before enumerating.
+            let per = match l {
+                Layout::Axe(a) => a.replica_count(),
+                _ => 1,
+            };
+            let pairs = n.checked_mul(per).unwrap_or(i64::MAX);
+            if pairs > MAX_PAIRS {
+                return Err(too_big(pairs));
             }
             for x in 0..n {
                 let c = shape::unflatten_row_major(s, x)?;

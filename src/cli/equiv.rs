@@ -72,9 +72,37 @@ fn point(d: &Decision, p: &[i64]) -> String {
     format!("{{{}}}", parts.join(", "))
 }
 
+/// The point set, summarized past [`super::SUMMARY_POINTS`] points.
 fn points(d: &Decision, ps: &[Vec<i64>]) -> String {
-    let parts: Vec<String> = ps.iter().map(|p| point(d, p)).collect();
-    format!("{{{}}}", parts.join(", "))
+    let parts: Vec<String> = ps
+        .iter()
+        .take(super::SUMMARY_POINTS + 1)
+        .map(|p| point(d, p))
+        .collect();
+    if ps.len() <= super::SUMMARY_POINTS {
+        return format!("{{{}}}", parts.join(", "));
+    }
+    format!(
+        "{} points, first {}: {{{}}}",
+        ps.len(),
+        super::SUMMARY_POINTS,
+        parts[..super::SUMMARY_POINTS].join(", ")
+    )
+}
+
+/// The counterexample as JSON, each side's points cut at half of [`super::MAX_FULL_POINTS`]
+/// (`left_count` / `right_count` give the sizes).
+fn counterexample_json(c: &certify::decider::Counterexample) -> serde_json::Value {
+    let cap = super::MAX_FULL_POINTS / 2;
+    json!({
+        "index": c.index,
+        "coord": c.coord,
+        "left": &c.left[..c.left.len().min(cap)],
+        "right": &c.right[..c.right.len().min(cap)],
+        "left_count": c.left.len(),
+        "right_count": c.right.len(),
+        "truncated": c.left.len() > cap || c.right.len() > cap,
+    })
 }
 
 fn run_line(d: &Decision) -> String {
@@ -127,17 +155,29 @@ fn lines(d: &Decision) -> Vec<String> {
     out
 }
 
+/// A decider's outcome as JSON, its counterexample cut like [`counterexample_json`].
+fn outcome_json(o: &Outcome) -> serde_json::Value {
+    let mut v = json!(o);
+    if let (Outcome::Refuted { counterexample }, Some(m)) = (o, v.as_object_mut()) {
+        m.insert(
+            "counterexample".into(),
+            counterexample_json(counterexample),
+        );
+    }
+    v
+}
+
 fn json_report(d: &Decision) -> Report {
     Report::json(json!({
         "verdict": d.verdict(),
         "shape": d.shape,
         "domain": d.domain.describe(),
         "axes": d.axes.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
-        "counterexample": d.counterexample,
+        "counterexample": d.counterexample.as_ref().map(counterexample_json),
         "rechecked": d.rechecked,
         "deciders": d.runs.iter().map(|r| json!({
             "decider": r.decider.name(),
-            "outcome": r.outcome,
+            "outcome": outcome_json(&r.outcome),
             "micros": r.micros,
         })).collect::<Vec<_>>(),
     }))

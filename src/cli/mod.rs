@@ -52,6 +52,39 @@ impl Report {
     }
 }
 
+/// Points a point set prints by default; more are summarized as `N points, first k: {..}`.
+pub const SUMMARY_POINTS: usize = 16;
+
+/// Most points a point set prints in full (`--full`, `--json`): 16384, under 1 MB of text.
+/// A larger set is an error naming its size.
+pub const MAX_FULL_POINTS: usize = 16_384;
+
+/// A set of rendered points on one line: `{p, q}` when it has at most [`SUMMARY_POINTS`] (or
+/// `full` is set and it has at most [`MAX_FULL_POINTS`]), else `N points, first k: {..}`; an
+/// error naming the count when `full` asks for more than [`MAX_FULL_POINTS`].
+pub fn point_set(points: &[String], full: bool) -> Result<String, BadInput> {
+    let n = points.len();
+    if full && n > MAX_FULL_POINTS {
+        return Err(too_many_points(n));
+    }
+    if full || n <= SUMMARY_POINTS {
+        return Ok(format!("{{{}}}", points.join(", ")));
+    }
+    Ok(format!(
+        "{n} points, first {SUMMARY_POINTS}: {{{}}}",
+        points[..SUMMARY_POINTS].join(", ")
+    ))
+}
+
+/// The error for a full point set over [`MAX_FULL_POINTS`].
+pub fn too_many_points(n: usize) -> BadInput {
+    BadInput {
+        message: format!(
+            "error: the set has {n} points; --full and --json print at most {MAX_FULL_POINTS}"
+        ),
+    }
+}
+
 /// Bad input: the message for stderr (already rendered, with a caret for parse errors).
 #[derive(Debug)]
 pub struct BadInput {

@@ -3,6 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
+use certify::property::{prove_property, Property};
+use certify::Policy;
 use layout::facts::{facts, Fact};
 use layout::Layout;
 
@@ -28,7 +30,25 @@ pub fn run(text: &str, shape: Option<&str>, as_json: bool) -> Result<Report, Bad
         l.eval(Some(s), &vec![0; s.len()])
             .map_err(|e| input::render(&e, "--shape", &list(s)))?;
     }
-    let f = facts(&l, logical).map_err(|e| input::render(&e, "facts", text))?;
+    let mut f = facts(&l, logical).map_err(|e| input::render(&e, "facts", text))?;
+    // Past the relation `facts` enumerates, certify's property deciders (a bitset scan with
+    // their own work limit, or z3) may still decide a memory layout's facts.
+    if matches!(l, Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_)) {
+        for (fact, prop) in [
+            (&mut f.injective, Property::Injective),
+            (&mut f.surjective, Property::Surjective),
+        ] {
+            if matches!(fact, Fact::Unknown(_)) {
+                if let Ok(r) = prove_property(&l, prop, logical, &Policy::default()) {
+                    match r.verdict {
+                        "proved" => *fact = Fact::Yes,
+                        "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
     let spans: Vec<(String, i64)> = match &l {
         Layout::Axe(a) => a
             .axes()

@@ -9,6 +9,13 @@
 //! Layout literals are cut into verbatim text and holes: an integer parameter or an arithmetic
 //! run (`e1*e2`, `(e2*s)`) becomes an integer hole, an axis parameter an axis hole; `layout`'s
 //! own parser reads the literal once the holes are filled.
+//!
+//! Nesting is bounded: operators, parentheses, `!` and the operands of one `+ - * / %` chain
+//! may nest at most [`MAX_NESTING`] levels deep (the layout notations stop at 64 too); deeper
+//! input is a [`ParseError`] with a caret, never a stack overflow in the parser or in the
+//! recursive evaluators behind it. Chains of `&&` and `||` are not bounded: they are built as
+//! balanced trees (both are associative and evaluated left to right), so a chain of n
+//! conditions is only log2(n) deep.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -19,6 +26,10 @@ use super::ops::{signature, ArgKind};
 use super::syntax::{
     Arg, CallArg, CmpOp, Cond, IntExpr, Param, Piece, Relation, Rule, RuleFile, Sort, Term,
 };
+
+/// How deeply terms, integer expressions and conditions may nest (operators, parentheses,
+/// `!`, and the operands of one arithmetic chain each count one level).
+pub const MAX_NESTING: usize = 64;
 
 /// Words that cannot name a parameter.
 const RESERVED: &[&str] = &[
@@ -40,6 +51,7 @@ pub fn parse_file(src: &str) -> Result<RuleFile, ParseError> {
         src,
         pos: 0,
         params: BTreeMap::new(),
+        depth: 0,
     };
     let mut rules: Vec<Rule> = Vec::new();
     loop {
@@ -70,6 +82,7 @@ pub fn parse_term(src: &str) -> Result<Term, ParseError> {
         src,
         pos: 0,
         params: BTreeMap::new(),
+        depth: 0,
     };
     let t = p.term()?;
     p.ws();
@@ -126,6 +139,24 @@ struct Parser<'a> {
     src: &'a str,
     pos: usize,
     params: BTreeMap<String, Sort>,
+    /// The current nesting level (see [`MAX_NESTING`]).
+    depth: usize,
+}
+
+/// Joins conditions with `join` as a balanced tree (left to right order kept).
+fn balanced(mut cs: Vec<Cond>, join: fn(Box<Cond>, Box<Cond>) -> Cond) -> Cond {
+    while cs.len() > 1 {
+        let mut next = Vec::with_capacity(cs.len().div_ceil(2));
+        let mut it = cs.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => join(Box::new(a), Box::new(b)),
+                None => a,
+            });
+        }
+        cs = next;
+    }
+    cs.pop().expect("at least one condition")
 }
 
 impl<'a> Parser<'a> {
@@ -145,6 +176,27 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
+    }
+
+    /// Runs `f` one nesting level deeper, or fails when that passes [`MAX_NESTING`].
+    fn nested<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
+        self.deeper()?;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    /// Enters one more nesting level (the caller restores `depth`).
+    fn deeper(&mut self) -> Result<(), ParseError> {
+        if self.depth >= MAX_NESTING {
+            self.ws();
+            return Err(self.err(&format!("at most {MAX_NESTING} levels of nesting")));
+        }
+        self.depth += 1;
+        Ok(())
     }
 
     fn found(&self) -> String {
@@ -364,22 +416,26 @@ impl<'a> Parser<'a> {
     }
 
     fn cond(&mut self) -> Result<Cond, ParseError> {
-        let mut c = self.cond_and()?;
+        let mut cs = vec![self.cond_and()?];
         while self.eat("||") {
-            c = Cond::Or(Box::new(c), Box::new(self.cond_and()?));
+            cs.push(self.cond_and()?);
         }
-        Ok(c)
+        Ok(balanced(cs, Cond::Or))
     }
 
     fn cond_and(&mut self) -> Result<Cond, ParseError> {
-        let mut c = self.cond_not()?;
+        let mut cs = vec![self.cond_not()?];
         while self.eat("&&") {
-            c = Cond::And(Box::new(c), Box::new(self.cond_not()?));
+            cs.push(self.cond_not()?);
         }
-        Ok(c)
+        Ok(balanced(cs, Cond::And))
     }
 
     fn cond_not(&mut self) -> Result<Cond, ParseError> {
+        self.nested(Self::cond_atom)
+    }
+
+    fn cond_atom(&mut self) -> Result<Cond, ParseError> {
         if self.peek_is("!") && !self.peek_is("!=") {
             self.pos += 1;
             return Ok(Cond::Not(Box::new(self.cond_not()?)));
@@ -435,7 +491,15 @@ impl<'a> Parser<'a> {
         .map(|(t, op)| (op, t.len()))
     }
 
+    /// A `+ -` chain; each further operand is one level deeper (the tree is left-deep).
     fn expr(&mut self) -> Result<IntExpr, ParseError> {
+        let base = self.depth;
+        let r = self.expr_chain();
+        self.depth = base;
+        r
+    }
+
+    fn expr_chain(&mut self) -> Result<IntExpr, ParseError> {
         let mut e = self.product()?;
         loop {
             let op = if self.peek_is("+") {
@@ -446,11 +510,20 @@ impl<'a> Parser<'a> {
                 return Ok(e);
             };
             self.pos += 1;
+            self.deeper()?;
             e = IntExpr::Bin(op, Box::new(e), Box::new(self.product()?));
         }
     }
 
+    /// A `* / %` chain; each further operand is one level deeper (the tree is left-deep).
     fn product(&mut self) -> Result<IntExpr, ParseError> {
+        let base = self.depth;
+        let r = self.product_chain();
+        self.depth = base;
+        r
+    }
+
+    fn product_chain(&mut self) -> Result<IntExpr, ParseError> {
         let mut e = self.unary()?;
         loop {
             let op = ['*', '/', '%']
@@ -458,11 +531,16 @@ impl<'a> Parser<'a> {
                 .find(|c| self.peek_is(&c.to_string()) && !self.peek_is("//"));
             let Some(op) = op else { return Ok(e) };
             self.pos += 1;
+            self.deeper()?;
             e = IntExpr::Bin(op, Box::new(e), Box::new(self.unary()?));
         }
     }
 
     fn unary(&mut self) -> Result<IntExpr, ParseError> {
+        self.nested(Self::unary_atom)
+    }
+
+    fn unary_atom(&mut self) -> Result<IntExpr, ParseError> {
         if self.eat("-") {
             return Ok(IntExpr::Neg(Box::new(self.unary()?)));
         }
@@ -504,6 +582,10 @@ impl<'a> Parser<'a> {
     }
 
     fn term(&mut self) -> Result<Term, ParseError> {
+        self.nested(Self::term_atom)
+    }
+
+    fn term_atom(&mut self) -> Result<Term, ParseError> {
         self.ws();
         let start = self.pos;
         if let Some((name, span)) = self.peek_ident() {
@@ -631,6 +713,7 @@ impl<'a> Parser<'a> {
             src: &self.src[..span.end],
             pos: span.start,
             params: std::mem::take(&mut self.params),
+            depth: self.depth,
         };
         let pieces = inner.pieces(span.clone());
         self.params = inner.params;

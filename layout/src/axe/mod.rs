@@ -39,8 +39,9 @@ use crate::axis::{Axis, Point};
 use crate::error::{LayoutError, Result};
 use crate::shape;
 
-/// Largest replica set `eval` enumerates (more is an error value, not a hang).
-pub const MAX_REPLICA_POINTS: i64 = 1 << 20;
+/// Largest replica set `eval` enumerates (more is an error value, not a hang): 2^16, so one
+/// evaluation stays within a few megabytes and milliseconds.
+pub const MAX_REPLICA_POINTS: i64 = 1 << 16;
 
 /// One iter `(extent, stride@axis)`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -46,7 +46,7 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
                     .into());
             }
             c.expect("=")?;
-            let bases = bases_list(&mut c, &mut rank)?;
+            let bases = bases_list(&mut c, &mut rank, shape)?;
             ins.push(InDim { name, bases });
             if c.eat("}") {
                 break;
@@ -77,9 +77,12 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     LinearLayout::with_inferred_outs(ins, &refs, shape.unwrap_or(&[]))
 }
 
+/// One in-dim's bases; with a tensor `shape` of the same rank, every basis must lie inside it
+/// (a basis value past a dim would silently widen that out-dim beyond the tensor).
 fn bases_list(
     c: &mut Cursor,
     rank: &mut Option<(usize, usize)>,
+    shape: Option<&[i64]>,
 ) -> Result<Vec<Vec<i64>>, ParseError> {
     c.expect("[")?;
     let mut out = Vec::new();
@@ -107,6 +110,18 @@ fn bases_list(
                 c.pos(),
                 format!("non-negative basis values (found {v})"),
             ));
+        }
+        if let Some(s) = shape.filter(|s| s.len() == b.len()) {
+            if let Some(j) = (0..b.len()).find(|&j| b[j] >= s[j]) {
+                return Err(c.error_at(
+                    at,
+                    c.pos(),
+                    format!(
+                        "a basis inside the shape {s:?} (basis {b:?} has dim{j} = {} >= {})",
+                        b[j], s[j]
+                    ),
+                ));
+            }
         }
         out.push(b);
         if c.eat("]") {
