@@ -40,7 +40,7 @@ fn long_arithmetic_chains_count_as_nesting() {
     let long = vec!["1"; 10_000].join(" + ");
     let e = parse_source("chain", &rule_with_condition(&format!("a <= {long}"))).unwrap_err();
     assert!(e.to_string().contains("levels of nesting"), "{e}");
-    let short = vec!["1"; 8].join(" + ");
+    let short = ["1"; 8].join(" + ");
     assert!(parse_source("chain", &rule_with_condition(&format!("a <= {short}"))).is_ok());
 }
 
