@@ -559,7 +559,7 @@ fn ill_typed_rules_are_parse_errors_not_refutations() {
         ("rule r forall e : int where 1 <= e <= 4 S[4:1@e] == S[4:1]", 46),
         ("rule r forall a : axis S[a:1] == S[4:1]", 25),
         ("rule r S[(4,y):(1,4)] == S[16:1]", 12),
-        ("rule r (4,2):(1,4) == S[8:1] - 3", 30),
+        ("rule r (4,2):(1,4) == S[8:1] - 3", 29),
     ] {
         let e = parse_source("f", text).unwrap_err();
         assert_eq!(e.error.span.start, at, "{text}: {}", e.render());
