@@ -473,7 +473,8 @@ fn confirm_refutation(text: &str, r: &RuleReport) {
 /// A CuTe side of rank 2 against an Axe side is compared over the CuTe top shape in both.
 #[test]
 fn cute_against_axe_is_compared_over_the_cute_top_shape_in_both_paths() {
-    let big = "rule r forall a b : int where 1 <= a <= 1000, 1 <= b <= 1000, a % 10 == 5, b % 10 == 5
+    let big =
+        "rule r forall a b : int where 1 <= a <= 1000, 1 <= b <= 1000, a % 10 == 5, b % 10 == 5
   (a, b):(1, a) == S[(b, a):(a, 1)]";
     let r = &prove_source("b", big, &Options::default()).unwrap()[0];
     assert_eq!(r.word(), "REFUTED", "{}", r.line());
@@ -556,7 +557,10 @@ fn a_z3_proof_whose_recheck_decides_nothing_is_unknown() {
 fn ill_typed_rules_are_parse_errors_not_refutations() {
     for (text, at) in [
         ("rule r foo((4):(1)) == 4:1", 7),
-        ("rule r forall e : int where 1 <= e <= 4 S[4:1@e] == S[4:1]", 46),
+        (
+            "rule r forall e : int where 1 <= e <= 4 S[4:1@e] == S[4:1]",
+            46,
+        ),
         ("rule r forall a : axis S[a:1] == S[4:1]", 25),
         ("rule r S[(4,y):(1,4)] == S[16:1]", 12),
         ("rule r (4,2):(1,4) == S[8:1] - 3", 29),
@@ -575,7 +579,10 @@ fn huge_limits_are_capped_and_the_work_budget_gives_unknown() {
         use_smt: false,
         ..Options::default()
     };
-    assert_eq!(opts.grid_limit(), certify::rules::prove::MAX_INSTANCES_LIMIT);
+    assert_eq!(
+        opts.grid_limit(),
+        certify::rules::prove::MAX_INSTANCES_LIMIT
+    );
     let text = "rule r forall a b : int where 1 <= a <= 300, 1 <= b <= 300
   (a, b):(1, a) == (a*b):1";
     let tight = Options {
