@@ -588,6 +588,9 @@ pub fn in_domain(sort: &Sort, l: &Layout) -> bool {
     }
 }
 
+/// A flat layout's extents and strides.
+type FlatLayout = (Vec<i64>, Vec<i64>);
+
 /// Every flat (shape, stride) of rank `1..=rank`, extents `1..=extent`, strides `lo..=hi`; an
 /// error when there are more than `limit`.
 fn flat_grid(
@@ -597,7 +600,7 @@ fn flat_grid(
     lo: i64,
     hi: i64,
     limit: u64,
-) -> Result<Vec<(Vec<i64>, Vec<i64>)>, String> {
+) -> Result<Vec<FlatLayout>, String> {
     let per_mode =
         (extent.max(0) as u128).saturating_mul((hi as i128 - lo as i128 + 1).max(0) as u128);
     let count = (1..=rank).fold(0u128, |acc, r| {
@@ -610,7 +613,7 @@ fn flat_grid(
     }
     let mut out = Vec::new();
     for r in 1..=rank as usize {
-        let mut cur: Vec<(Vec<i64>, Vec<i64>)> = vec![(vec![], vec![])];
+        let mut cur: Vec<FlatLayout> = vec![(vec![], vec![])];
         for _ in 0..r {
             let mut next = Vec::new();
             for (s, d) in &cur {
