@@ -977,8 +977,9 @@ fn prove_prints_one_line_per_rule_and_exits_1_on_refuted() {
         "{out}"
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
+    // UNKNOWN is a failure unless --allow-unknown.
     assert!(
-        xml.contains("failures=\"1\"") && xml.contains("skipped=\"1\""),
+        xml.contains("failures=\"2\"") && xml.contains("skipped=\"0\""),
         "{xml}"
     );
     let cert = certs.join("merge.cert.json");
@@ -994,7 +995,7 @@ fn prove_prints_one_line_per_rule_and_exits_1_on_refuted() {
 }
 
 #[test]
-fn prove_strict_fails_on_unknown_and_json_is_one_object() {
+fn prove_exits_3_on_unknown_unless_allowed_and_json_is_one_object() {
     let d = temp_dir("strict");
     let f = d.join("r.rules");
     std::fs::write(
@@ -1004,14 +1005,25 @@ fn prove_strict_fails_on_unknown_and_json_is_one_object() {
     .unwrap();
     assert_eq!(
         laycert(&["prove", f.to_str().unwrap()]).status.code(),
-        Some(0)
+        Some(3)
     );
     assert_eq!(
         laycert(&["prove", "--strict", f.to_str().unwrap()])
             .status
             .code(),
-        Some(1)
+        Some(3)
     );
+    let allowed = laycert(&["prove", "--allow-unknown", f.to_str().unwrap()]);
+    assert_eq!(allowed.status.code(), Some(0));
+    let junit = d.join("j.xml");
+    laycert(&[
+        "prove",
+        f.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<failure message=\"UNKNOWN\">"), "{xml}");
     let v = json(&laycert(&["--json", "prove", f.to_str().unwrap()]));
     assert_eq!(v["unknown"], 1);
     assert_eq!(v["rules"][0]["verdict"], "UNKNOWN");
@@ -1025,11 +1037,68 @@ fn prove_rejects_a_bad_rule_file_with_a_caret() {
     let o = laycert(&["prove", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains(":1: error: rule file"),
+        stderr(&o).contains("r.rules:1:19: error: rule file"),
         "{}",
         stderr(&o)
     );
     assert!(stderr(&o).contains("^^^"), "{}", stderr(&o));
+}
+
+#[test]
+fn prove_rejects_ill_typed_rules_and_huge_limits_as_bad_input() {
+    let d = temp_dir("illtyped");
+    for (text, at) in [
+        ("rule r\n  foo((4):(1)) == 4:1\n", ":2:3: error"),
+        (
+            "rule r forall e : int where 1 <= e <= 4\n  S[4:1@e] == S[4:1]\n",
+            ":2:9: error",
+        ),
+        ("rule r\n  S[(4,y):(1,4)] == S[16:1]\n", ":2:8: error"),
+    ] {
+        let f = d.join("r.rules");
+        std::fs::write(&f, text).unwrap();
+        let o = laycert(&["prove", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stdout(&o));
+        assert!(stderr(&o).contains(at), "{text}: {}", stderr(&o));
+        assert!(stderr(&o).contains('^'), "{}", stderr(&o));
+    }
+    let f = d.join("ok.rules");
+    std::fs::write(&f, "rule r S[4:1] == 4:1\n").unwrap();
+    let o = laycert(&[
+        "prove",
+        "--max-instances",
+        "18446744073709551615",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("above the maximum"), "{}", stderr(&o));
+}
+
+#[test]
+fn prove_refutes_cute_against_axe_over_the_cute_top_shape() {
+    // Regression: z3 compared the sides at one flat index and proved this false rule.
+    let d = temp_dir("order");
+    let f = d.join("r.rules");
+    std::fs::write(
+        &f,
+        "rule r forall a b : int where 1 <= a <= 1000, 1 <= b <= 1000, a % 10 == 5, b % 10 == 5\n  (a, b):(1, a) == S[(b, a):(a, 1)]\n",
+    )
+    .unwrap();
+    let certs = d.join("certs");
+    let o = laycert(&[
+        "prove",
+        f.to_str().unwrap(),
+        "--cert-dir",
+        certs.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        first_line(&o).starts_with("REFUTED r: params a="),
+        "{}",
+        stdout(&o)
+    );
+    let c = laycert(&["check", certs.join("r.cert.json").to_str().unwrap()]);
+    assert!(stdout(&c).contains("REFUTED"), "{}", stdout(&c));
 }
 
 #[test]

@@ -266,7 +266,8 @@ enum Command {
     },
     /// Prove rewrite rules (rule files) for every parameter assignment within their bounds:
     /// one line per rule, PROVED / REFUTED (with a counterexample) / UNKNOWN (why).
-    /// Exit 1 on REFUTED (and on UNKNOWN with --strict), 2 on bad input.
+    /// Exit 0 all proved, 1 some REFUTED, 3 some UNKNOWN (0 with --allow-unknown), 2 bad input
+    /// (a rule that does not parse or type-check; --max-instances above 2^24).
     Prove {
         /// Rule files (`corpus/rules/*.rules`).
         #[arg(required = true)]
@@ -277,10 +278,13 @@ enum Command {
         /// Write one certificate per rule into this directory.
         #[arg(long)]
         cert_dir: Option<String>,
-        /// Also exit 1 when a rule is UNKNOWN.
+        /// Exit 0, not 3, when a rule is UNKNOWN (JUnit then marks it skipped, not failed).
         #[arg(long)]
+        allow_unknown: bool,
+        /// Accepted for compatibility: UNKNOWN fails by default now (exit 3).
+        #[arg(long, hide = true)]
         strict: bool,
-        /// Largest parameter grid enumerated exhaustively (default 200000).
+        /// Largest parameter grid enumerated exhaustively (default 200000, at most 2^24).
         #[arg(long)]
         max_instances: Option<u64>,
     },
@@ -295,8 +299,11 @@ enum Command {
         /// Write one certificate per pair into this directory.
         #[arg(long)]
         cert_dir: Option<String>,
-        /// Also exit 1 when a pair is UNKNOWN.
+        /// Exit 0, not 3, when a pair is UNKNOWN.
         #[arg(long)]
+        allow_unknown: bool,
+        /// Accepted for compatibility: UNKNOWN fails by default now (exit 3).
+        #[arg(long, hide = true)]
         strict: bool,
     },
     /// Simplify a layout expression with the e-graph (only PROVED rules; concrete subterms
@@ -428,13 +435,13 @@ enum GpuCommand {
 fn outputs<'a>(
     junit: &'a Option<String>,
     cert_dir: &'a Option<String>,
-    strict: bool,
+    allow_unknown: bool,
     max_instances: Option<u64>,
 ) -> cli::prove::Outputs<'a> {
     cli::prove::Outputs {
         junit: junit.as_deref(),
         cert_dir: cert_dir.as_deref(),
-        strict,
+        allow_unknown,
         max_instances,
     }
 }
@@ -549,19 +556,25 @@ fn main() -> ExitCode {
             files,
             junit,
             cert_dir,
-            strict,
+            allow_unknown,
+            strict: _,
             max_instances,
         } => cli::prove::run(
             files,
-            &outputs(junit, cert_dir, *strict, *max_instances),
+            &outputs(junit, cert_dir, *allow_unknown, *max_instances),
             args.json,
         ),
         Command::Validate {
             pairs,
             junit,
             cert_dir,
-            strict,
-        } => cli::prove::validate(pairs, &outputs(junit, cert_dir, *strict, None), args.json),
+            allow_unknown,
+            strict: _,
+        } => cli::prove::validate(
+            pairs,
+            &outputs(junit, cert_dir, *allow_unknown, None),
+            args.json,
+        ),
         Command::Simplify { expr, rules, cert } => {
             cli::simplify::simplify(expr, rules, cert.as_deref(), args.json)
         }

@@ -2,11 +2,14 @@
 //! and of concrete (before, after, relation) pairs logged by a compiler. One line per rule
 //! (`PROVED name (method, N instances, time)`, `REFUTED name: ...`, `UNKNOWN name: why`), then a
 //! summary with rules per second; `--json` one object; `--junit` JUnit XML; `--cert-dir` one
-//! certificate per rule. Exit 1 on REFUTED, and with `--strict` on UNKNOWN too.
+//! certificate per rule. Exit 1 on REFUTED, else 3 on UNKNOWN (0 with `--allow-unknown`), 2 on
+//! bad input (a rule file that does not parse or type-check, with a caret at `file:line:col`;
+//! `--max-instances` above [`MAX_INSTANCES_LIMIT`]).
 
 use std::time::Instant;
 
 use certify::rules::certificate::RuleCertificate;
+use certify::rules::prove::MAX_INSTANCES_LIMIT;
 use certify::rules::{prove_rule, Options, RuleReport, Verdict};
 use serde_json::json;
 
@@ -18,8 +21,8 @@ pub struct Outputs<'a> {
     pub junit: Option<&'a str>,
     /// Directory for one certificate per rule.
     pub cert_dir: Option<&'a str>,
-    /// Exit 1 on UNKNOWN too.
-    pub strict: bool,
+    /// Exit 0 rather than 3 when a rule is UNKNOWN (and JUnit marks it skipped, not failed).
+    pub allow_unknown: bool,
     /// Largest parameter grid enumerated.
     pub max_instances: Option<u64>,
 }
@@ -30,17 +33,24 @@ fn read(path: &str, what: &str) -> Result<String, BadInput> {
     })
 }
 
-fn options(out: &Outputs) -> Options {
+fn options(out: &Outputs) -> Result<Options, BadInput> {
     let mut o = Options::default();
     if let Some(m) = out.max_instances {
+        if m > MAX_INSTANCES_LIMIT {
+            return Err(BadInput {
+                message: format!(
+                    "error: --max-instances {m} is above the maximum {MAX_INSTANCES_LIMIT} (2^24)"
+                ),
+            });
+        }
         o.max_instances = m;
     }
-    o
+    Ok(o)
 }
 
 /// Runs `prove`.
 pub fn run(files: &[String], out: &Outputs, as_json: bool) -> Result<Report, BadInput> {
-    let opts = options(out);
+    let opts = options(out)?;
     let t = Instant::now();
     let mut groups = Vec::new();
     for f in files {
@@ -56,7 +66,7 @@ pub fn run(files: &[String], out: &Outputs, as_json: bool) -> Result<Report, Bad
 /// Runs `validate`: each JSON line `{"before": L, "after": L, "relation": "equal"}` (optional
 /// `"name"`, `"shape"`) becomes a rule without parameters and is proved or refuted.
 pub fn validate(path: &str, out: &Outputs, as_json: bool) -> Result<Report, BadInput> {
-    let opts = options(out);
+    let opts = options(out)?;
     let t = Instant::now();
     let text = read(path, "pairs file")?;
     let mut reports = Vec::new();
@@ -131,7 +141,7 @@ fn finish(
         }
     }
     if let Some(path) = out.junit {
-        std::fs::write(path, junit(&groups)).map_err(|e| BadInput {
+        std::fs::write(path, junit(&groups, out.allow_unknown)).map_err(|e| BadInput {
             message: format!("error: junit {path:?}: {e}"),
         })?;
     }
@@ -152,14 +162,25 @@ fn finish(
         lines.push(summary);
         Report::ok(lines)
     };
-    report.code = u8::from(refuted > 0 || (out.strict && unknown > 0));
+    report.code = if refuted > 0 {
+        1
+    } else if unknown > 0 && !out.allow_unknown {
+        3
+    } else {
+        0
+    };
     Ok(report)
 }
 
 fn rule_json(r: &RuleReport) -> serde_json::Value {
     let mut v = json!({
         "name": r.name, "verdict": r.word(), "method": r.method,
-        "instances": r.instances.to_string(), "seconds": r.micros as f64 / 1e6,
+        "grid": r.grid.to_string(),
+        "instances": r.instances.map(|n| n.to_string()),
+        "rechecked": r.rechecked,
+        "rechecked_boundary": r.rechecked_boundary,
+        "work": r.work,
+        "seconds": r.micros as f64 / 1e6,
     });
     match &r.verdict {
         Verdict::Proved => {}
@@ -182,12 +203,18 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// JUnit XML: one test suite per file, one test case per rule.
-fn junit(groups: &[(String, Vec<RuleReport>)]) -> String {
+/// JUnit XML: one test suite per file, one test case per rule. REFUTED is a failure; UNKNOWN
+/// is a failure too, or skipped when unknowns are allowed.
+fn junit(groups: &[(String, Vec<RuleReport>)], allow_unknown: bool) -> String {
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
     for (file, reports) in groups {
-        let fails = reports.iter().filter(|r| r.word() == "REFUTED").count();
-        let skips = reports.iter().filter(|r| r.word() == "UNKNOWN").count();
+        let refuted = reports.iter().filter(|r| r.word() == "REFUTED").count();
+        let unknown = reports.iter().filter(|r| r.word() == "UNKNOWN").count();
+        let (fails, skips) = if allow_unknown {
+            (refuted, unknown)
+        } else {
+            (refuted + unknown, 0)
+        };
         s += &format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\" skipped=\"{skips}\">\n",
             xml(file),
@@ -205,7 +232,12 @@ fn junit(groups: &[(String, Vec<RuleReport>)]) -> String {
                 Verdict::Refuted(x) => {
                     s += &format!("<failure message=\"REFUTED\">{}</failure>", xml(&x.line()))
                 }
-                Verdict::Unknown(why) => s += &format!("<skipped message=\"{}\"/>", xml(why)),
+                Verdict::Unknown(why) if allow_unknown => {
+                    s += &format!("<skipped message=\"{}\"/>", xml(why))
+                }
+                Verdict::Unknown(why) => {
+                    s += &format!("<failure message=\"UNKNOWN\">{}</failure>", xml(why))
+                }
             }
             s += "</testcase>\n";
         }

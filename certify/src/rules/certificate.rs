@@ -1,15 +1,21 @@
-//! Rule certificates: a versioned JSON record of one rule's proof (its text, method, instance
-//! count, the digest of the decided instances or of the SMT queries, the queries themselves,
-//! the counterexample). [`check`] re-proves the rule from its text with the recorded limits and
-//! fails on any difference; a SHA-256 `seal` over the other fields catches edits first.
+//! Rule certificates: a versioned JSON record of one rule's proof (its text, method, the
+//! counts: assignments in the box, instances meeting the conditions when counted, instances
+//! re-checked concretely after z3; the digest of the decided instances or of the SMT queries,
+//! the queries themselves, the counterexample). [`check`] re-proves the rule from its text
+//! with the recorded limits and fails on any difference; a SHA-256 `seal` over the other
+//! fields catches edits first. A certificate records any verdict: only `PROVED`, re-derived,
+//! says the rule holds.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::prove::{prove_rule, Options, RuleReport, Verdict};
+use super::prove::{prove_rule, Options, RuleReport, Verdict, MAX_INSTANCES_LIMIT};
 
 /// The format version this build writes and checks.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+
+/// The largest work budget a certificate may ask its checker to spend.
+pub const MAX_WORK_BUDGET: u64 = 1 << 36;
 
 /// The certificate of one rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,10 +33,18 @@ pub struct RuleCertificate {
     pub verdict: String,
     /// The method, when one applied.
     pub method: Option<String>,
-    /// Instances covered.
-    pub instances: String,
+    /// Parameter assignments in the box.
+    pub grid: String,
+    /// Assignments meeting the conditions, when counted.
+    pub instances: Option<String>,
     /// Instances with both sides defined (exhaustive).
     pub defined: u64,
+    /// Instances re-checked concretely after z3 (boundary and random).
+    pub rechecked: u64,
+    /// Of those, the boundary instances.
+    pub rechecked_boundary: u64,
+    /// Work units spent.
+    pub work: u64,
     /// Digest of the decided instances or of the queries.
     pub digest: String,
     /// SMT-LIB2 queries z3 answered.
@@ -39,6 +53,8 @@ pub struct RuleCertificate {
     pub detail: Option<String>,
     /// The grid limit the proof ran under.
     pub max_instances: u64,
+    /// The work budget the proof ran under.
+    pub work_budget: u64,
     /// SHA-256 over all other fields.
     pub seal: String,
 }
@@ -61,12 +77,17 @@ impl RuleCertificate {
             rule: r.text.clone(),
             verdict: r.word().into(),
             method: r.method.clone(),
-            instances: r.instances.to_string(),
+            grid: r.grid.to_string(),
+            instances: r.instances.map(|n| n.to_string()),
             defined: r.defined,
+            rechecked: r.rechecked,
+            rechecked_boundary: r.rechecked_boundary,
+            work: r.work,
             digest: r.digest.clone(),
             smt_queries: r.smt_queries.clone(),
             detail: detail(r),
             max_instances: opts.max_instances,
+            work_budget: opts.work_budget,
             seal: String::new(),
         };
         c.seal = c.compute_seal();
@@ -86,7 +107,10 @@ impl RuleCertificate {
     }
 }
 
-/// Re-checks a rule certificate from scratch: the seal, then a fresh proof of the rule text.
+/// Re-checks a rule certificate from scratch: the seal, then a fresh proof of the rule text
+/// under the recorded limits. Returns the certificate the fresh proof gives (its `verdict` is
+/// the re-derived one: `PROVED` only when the rule re-proves); any difference from the
+/// recorded fields, a claimed `PROVED` included, is an error.
 pub fn check(text: &str) -> Result<RuleCertificate, String> {
     let c: RuleCertificate =
         serde_json::from_str(text).map_err(|e| format!("not a rule certificate: {e}"))?;
@@ -112,8 +136,21 @@ pub fn check(text: &str) -> Result<RuleCertificate, String> {
             rule.name, c.name
         ));
     }
+    if c.max_instances > MAX_INSTANCES_LIMIT {
+        return Err(format!(
+            "max_instances {} is above the limit {MAX_INSTANCES_LIMIT}",
+            c.max_instances
+        ));
+    }
+    if c.work_budget > MAX_WORK_BUDGET {
+        return Err(format!(
+            "work_budget {} is above the limit {MAX_WORK_BUDGET}",
+            c.work_budget
+        ));
+    }
     let opts = Options {
         max_instances: c.max_instances,
+        work_budget: c.work_budget,
         ..Options::default()
     };
     let fresh = RuleCertificate::of(&prove_rule(rule, &opts), &opts);
@@ -129,10 +166,18 @@ pub fn check(text: &str) -> Result<RuleCertificate, String> {
     };
     same("verdict", &c.verdict, &fresh.verdict)?;
     same("method", &c.method, &fresh.method)?;
+    same("grid", &c.grid, &fresh.grid)?;
     same("instances", &c.instances, &fresh.instances)?;
     same("defined instances", &c.defined, &fresh.defined)?;
+    same("re-checked instances", &c.rechecked, &fresh.rechecked)?;
+    same(
+        "re-checked boundary instances",
+        &c.rechecked_boundary,
+        &fresh.rechecked_boundary,
+    )?;
+    same("work", &c.work, &fresh.work)?;
     same("digest", &c.digest, &fresh.digest)?;
     same("SMT queries", &c.smt_queries, &fresh.smt_queries)?;
     same("detail", &c.detail, &fresh.detail)?;
-    Ok(c)
+    Ok(fresh)
 }

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod certificate;
+pub mod crosscheck;
 pub mod eval;
 pub mod explain;
 pub mod literal;
@@ -55,7 +56,8 @@ pub struct RuleFileError {
 }
 
 impl RuleFileError {
-    /// The error with the offending line and a caret under the span.
+    /// The error as `file:line:col: error: ...`, with the offending line and a caret under the
+    /// span.
     pub fn render(&self) -> String {
         let start = self.error.span.start.min(self.text.len());
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
@@ -63,10 +65,11 @@ impl RuleFileError {
             .find('\n')
             .map_or(self.text.len(), |i| start + i);
         let line_no = self.text[..start].matches('\n').count() + 1;
+        let col = self.text[line_start..start].chars().count() + 1;
         let mut e = (*self.error).clone();
         e.span = (start - line_start)..(self.error.span.end.min(line_end).max(start) - line_start);
         format!(
-            "{}:{line_no}: {}",
+            "{}:{line_no}:{col}: {}",
             self.name,
             e.render(&self.text[line_start..line_end])
         )

@@ -60,6 +60,7 @@ pub fn parse_file(src: &str) -> Result<RuleFile, ParseError> {
             break;
         }
         let rule = p.rule()?;
+        check_literals(&rule)?;
         if let Some(prev) = rules.iter().find(|r| r.name == rule.name) {
             let at = prev.span.start;
             return Err(p.err_at(
@@ -619,6 +620,15 @@ impl<'a> Parser<'a> {
                     return Ok(Term::Var { name, span });
                 }
             }
+            // No layout notation starts with `name(`: an operator this build does not know.
+            if after.starts_with('(') && !INT_FUNCTIONS.iter().any(|(f, _)| *f == name) {
+                let known: Vec<&str> = super::ops::OPERATORS.iter().map(|o| o.0).collect();
+                return Err(self.err_at(
+                    span,
+                    &format!("an operator ({})", known.join(", ")),
+                    &format!("{name:?}, not an operator"),
+                ));
+            }
         }
         self.literal()
     }
@@ -760,7 +770,22 @@ impl<'a> Parser<'a> {
             }
             if let Some(n) = self.peek_ident_here() {
                 let len = n.len();
+                let span = self.pos..self.pos + len;
                 match self.params.get(&n) {
+                    Some(Sort::Axis(_)) if prev != Some('@') => {
+                        return Err(self.err_at(
+                            span,
+                            "an axis parameter only after '@' (as in `4@a`)",
+                            &format!("{n:?} (an axis parameter) outside an axis position"),
+                        ))
+                    }
+                    Some(Sort::Int) if prev == Some('@') => {
+                        return Err(self.err_at(
+                            span,
+                            "an axis name or an axis parameter after '@'",
+                            &format!("{n:?} (declared as int)"),
+                        ))
+                    }
                     Some(Sort::Axis(_)) => out.push(Piece::Axis(n)),
                     Some(s) if s.is_layout() => {
                         return Err(self.err_at(
@@ -826,4 +851,145 @@ fn ident_len(r: &str) -> Option<usize> {
         it.find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
             .map_or(r.len(), |(i, _)| i),
     )
+}
+
+/// Markers of a notation parser's SEMANTIC errors (values that depend on the instance), as
+/// opposed to text that never parses.
+const SEMANTIC: &[&str] = &[
+    "a valid",
+    "an offset on a new axis",
+    "extents",
+    "Sw<B,M,S>",
+    "a layout a swizzle",
+    "a power-of-two",
+    "an integer that fits",
+];
+
+/// Every layout literal of a rule must parse in its notation at a probe instance (integer
+/// holes 1, axis holes the sort's first axis), unless the failure is one a value causes: a
+/// literal that never parses (an unknown word, a misplaced symbol) is a malformed rule, not an
+/// instance where a side is undefined.
+fn check_literals(rule: &Rule) -> Result<(), ParseError> {
+    let mut lits = Vec::new();
+    collect_term(&rule.lhs, &mut lits);
+    collect_term(&rule.rhs, &mut lits);
+    for c in &rule.conds {
+        collect_cond(c, &mut lits);
+    }
+    for lit in lits {
+        let Term::Lit { text, pieces, span } = lit else {
+            continue;
+        };
+        // The filled text, and where each piece lies in it and in the literal.
+        let mut filled = String::new();
+        let mut map: Vec<(usize, usize)> = Vec::new(); // (filled start, literal offset)
+        let mut cursor = 0;
+        for p in pieces {
+            let at = filled.len();
+            match p {
+                Piece::Text(t) => {
+                    let off = text[cursor..]
+                        .find(t.as_str())
+                        .map_or(cursor, |i| cursor + i);
+                    map.push((at, off));
+                    cursor = off + t.len();
+                    filled.push_str(t);
+                }
+                Piece::Int(_) => {
+                    map.push((at, cursor));
+                    filled.push('1');
+                }
+                Piece::Axis(n) => {
+                    map.push((at, cursor));
+                    let axis = rule
+                        .params
+                        .iter()
+                        .find(|q| &q.name == n)
+                        .and_then(|q| match &q.sort {
+                            Sort::Axis(a) => a.first().cloned(),
+                            _ => None,
+                        })
+                        .unwrap_or_else(|| "m".into());
+                    filled.push_str(&axis);
+                }
+            }
+        }
+        let Err(layout::LayoutError::Parse(e)) = layout::Layout::parse(&filled, None) else {
+            continue;
+        };
+        if SEMANTIC.iter().any(|m| e.expected.starts_with(m)) {
+            continue;
+        }
+        let i = map
+            .partition_point(|&(f, _)| f <= e.span.start)
+            .saturating_sub(1);
+        let (f, off) = map.get(i).copied().unwrap_or((0, 0));
+        let in_text = matches!(pieces.get(i), Some(Piece::Text(_)));
+        let start = span.start + off + if in_text { e.span.start - f } else { 0 };
+        let len = e.span.len().max(1);
+        return Err(ParseError {
+            notation: "rule file",
+            span: start..(start + len).min(span.end).max(start + 1),
+            expected: format!(
+                "a layout literal in a notation ({} parser expected {})",
+                e.notation, e.expected
+            ),
+            found: e.found,
+        });
+    }
+    Ok(())
+}
+
+fn collect_term<'t>(t: &'t Term, out: &mut Vec<&'t Term>) {
+    match t {
+        Term::Lit { .. } => out.push(t),
+        Term::Var { .. } => {}
+        Term::Op { args, .. } => {
+            for a in args {
+                match a {
+                    Arg::Term(t) => collect_term(t, out),
+                    Arg::Int(e) => collect_int(e, out),
+                    Arg::Shape(es) => es.iter().for_each(|e| collect_int(e, out)),
+                    Arg::Region(rs) => rs.iter().for_each(|(b, e)| {
+                        collect_int(b, out);
+                        collect_int(e, out);
+                    }),
+                }
+            }
+        }
+    }
+    if let Term::Lit { pieces, .. } = t {
+        for p in pieces {
+            if let Piece::Int(e) = p {
+                collect_int(e, out);
+            }
+        }
+    }
+}
+
+fn collect_int<'t>(e: &'t IntExpr, out: &mut Vec<&'t Term>) {
+    match e {
+        IntExpr::Num(_) | IntExpr::Param(_) => {}
+        IntExpr::Neg(x) => collect_int(x, out),
+        IntExpr::Bin(_, x, y) => {
+            collect_int(x, out);
+            collect_int(y, out);
+        }
+        IntExpr::Call(_, a) => match a.as_ref() {
+            CallArg::Term(t) => collect_term(t, out),
+            CallArg::Int(x) => collect_int(x, out),
+        },
+    }
+}
+
+fn collect_cond<'t>(c: &'t Cond, out: &mut Vec<&'t Term>) {
+    match c {
+        Cond::Cmp(es, _) => es.iter().for_each(|e| collect_int(e, out)),
+        Cond::And(x, y) | Cond::Or(x, y) => {
+            collect_cond(x, out);
+            collect_cond(y, out);
+        }
+        Cond::Not(x) => collect_cond(x, out),
+        Cond::Defined(t) => collect_term(t, out),
+    }
 }

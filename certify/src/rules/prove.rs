@@ -1,13 +1,16 @@
 //! Bounded proof of one rule: every parameter assignment within the rule's bounds that meets its
 //! conditions is an INSTANCE, and the rule holds at an instance when both sides are undefined,
-//! or both are defined and related as claimed (`==`: the certify deciders say equivalent;
-//! `===`: identical printed values). One side defined and the other not is a refutation.
+//! or both are defined and related as claimed (`==`: the certify deciders say equivalent over
+//! the claim domain, [`claim_domain`]; `===`: identical printed values). One side defined and
+//! the other not is a refutation.
 //!
 //! Methods: `exhaustive` enumerates the parameter grid when it has at most
-//! [`Options::max_instances`] points (in parallel; each instance decided by certify's normal
-//! form and exhaustive deciders); otherwise, for rules in the strided fragment (both sides
-//! literals of strided Axe/CuTe layouts), `z3` proves the rule over symbolic parameters
-//! (see [`super::symbolic`]) and corner instances are re-checked concretely.
+//! [`Options::max_instances`] points (in parallel batches; each instance decided by certify's
+//! normal form and exhaustive deciders; a deterministic work budget bounds the whole run);
+//! otherwise, for rules in the strided fragment (both sides literals of strided Axe/CuTe
+//! layouts), `z3` proves the rule over symbolic parameters (see [`super::symbolic`]) and the
+//! proof stands only after the concrete re-check of [`super::crosscheck`] decided at least one
+//! instance and refuted none.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -24,10 +27,19 @@ use super::symbolic;
 use super::syntax::{Cond, IntExpr, Relation, Rule, Sort};
 use crate::claim::{equivalent, semantic_points, Policy};
 
+/// The largest `max_instances` a run accepts (`laycert prove --max-instances` above it is bad
+/// input): 2^24 parameter assignments.
+pub const MAX_INSTANCES_LIMIT: u64 = 1 << 24;
+
+/// Work units one instance costs besides the logical indices it enumerates (parsing, the
+/// forward forms, the normal form).
+pub const INSTANCE_COST: u64 = 256;
+
 /// Limits of a proof run.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Largest parameter grid enumerated exhaustively.
+    /// Largest parameter grid enumerated exhaustively (at most [`MAX_INSTANCES_LIMIT`]; more
+    /// is clamped).
     pub max_instances: u64,
     /// Largest domain of one instance's layouts (exhaustive decider).
     pub exhaustive_limit: i64,
@@ -35,6 +47,14 @@ pub struct Options {
     pub rlimit: u32,
     /// Try z3 over symbolic parameters when the grid is too large.
     pub use_smt: bool,
+    /// Re-check every z3 proof concretely at boundary and random instances (a proof whose
+    /// re-check decided nothing is UNKNOWN). Off only where a test compares z3's own answer
+    /// with the exhaustive path.
+    pub cross_check: bool,
+    /// Deterministic work budget of one rule, in work units (an instance costs
+    /// [`INSTANCE_COST`] plus the logical indices it enumerates, a condition test 1): when it is
+    /// spent the rule is UNKNOWN, never a hang.
+    pub work_budget: u64,
 }
 
 impl Default for Options {
@@ -44,7 +64,16 @@ impl Default for Options {
             exhaustive_limit: 1 << 16,
             rlimit: 50_000_000,
             use_smt: true,
+            cross_check: true,
+            work_budget: 1 << 33,
         }
+    }
+}
+
+impl Options {
+    /// The grid limit actually used: `max_instances`, at most [`MAX_INSTANCES_LIMIT`].
+    pub fn grid_limit(&self) -> u64 {
+        self.max_instances.min(MAX_INSTANCES_LIMIT)
     }
 }
 
@@ -103,38 +132,55 @@ pub enum Instance {
 
 /// Decides the rule at one assignment (conditions assumed to hold).
 pub fn check_instance(rule: &Rule, order: &[String], a: &Assignment, opts: &Options) -> Instance {
+    decide_instance(rule, order, a, opts).0
+}
+
+/// [`check_instance`] and the work it cost: [`INSTANCE_COST`] plus the logical indices the
+/// deciders may enumerate (the domain size, at most the exhaustive limit).
+pub fn decide_instance(
+    rule: &Rule,
+    order: &[String],
+    a: &Assignment,
+    opts: &Options,
+) -> (Instance, u64) {
     let params = show_assignment(order, a);
     let undefined = |e: &LayoutError| format!("undefined ({e})");
     let (l, r) = (eval::term(&rule.lhs, a), eval::term(&rule.rhs, a));
     let (x, y) = match (l, r) {
-        (Err(_), Err(_)) => return Instance::Holds { defined: false },
+        (Err(_), Err(_)) => return (Instance::Holds { defined: false }, INSTANCE_COST),
         (Ok(x), Err(e)) => {
-            return differs(
+            let d = differs(
                 params,
                 x.print(),
                 undefined(&e),
                 None,
                 "defined",
                 "undefined",
-            )
+            );
+            return (d, INSTANCE_COST);
         }
         (Err(e), Ok(y)) => {
-            return differs(
+            let d = differs(
                 params,
                 undefined(&e),
                 y.print(),
                 None,
                 "undefined",
                 "defined",
-            )
+            );
+            return (d, INSTANCE_COST);
         }
         (Ok(x), Ok(y)) => (x, y),
     };
-    match rule.relation {
+    let cost = INSTANCE_COST
+        + x.domain_size().clamp(0, opts.exhaustive_limit.max(0)) as u64
+        + y.domain_size().clamp(0, opts.exhaustive_limit.max(0)) as u64;
+    let decision = match rule.relation {
         Relation::Identical if x == y => Instance::Holds { defined: true },
         Relation::Identical => differs(params, x.print(), y.print(), None, "this value", "another"),
         Relation::SameMap => same_map(params, &x, &y, opts),
-    }
+    };
+    (decision, cost)
 }
 
 fn differs(
@@ -155,21 +201,88 @@ fn differs(
     }))
 }
 
-/// The logical shape two layouts are compared over: the left side's logical shape (Axe: the
-/// flat index; CuTe: its top-level modes; TV and linear: their fixed domain), when the sizes
-/// agree.
-pub fn comparison_shape(x: &Layout, y: &Layout) -> Option<Vec<i64>> {
+/// Why two layouts have no claim domain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoDomain {
+    /// Their domains differ (sizes, or two fixed domains): a `==` claim between them is false.
+    NotComparable(String),
+    /// Two different N-D shapes read in different orders: the claim must name one.
+    Ambiguous(String),
+}
+
+/// How a layout reads an N-D coordinate of its logical shape as a flat index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    Colex,
+    RowMajor,
+}
+
+/// The domain two layouts are compared over when the claim names none (spec certify.md §1b):
+/// each layout's natural shape (CuTe and swizzled CuTe: top-level mode sizes, read
+/// colexicographically; Axe: `[size]`, row-major; CuTe TV and linear: their FIXED tile or
+/// out-dims). A fixed side gives the domain (two fixed sides must agree); equal natural shapes
+/// give that shape; different sizes are not comparable; exactly one shape of rank >= 2 is
+/// used; two different shapes of rank >= 2 read in the same order give the flat index `[n]`;
+/// otherwise the claim is ambiguous. Both sides are evaluated at the same N-D coordinate, each
+/// flattening it in its own order.
+///
+/// Seam: this is the definition `certify::domain::resolve(a, b, None)` implements on main;
+/// once that module lands this function delegates to it.
+pub fn claim_domain(x: &Layout, y: &Layout) -> Result<Vec<i64>, NoDomain> {
     let fixed = |l: &Layout| matches!(l, Layout::Tv(_) | Layout::Linear(_));
-    if fixed(y) && !fixed(x) {
-        return None;
+    let order = |l: &Layout| match l {
+        Layout::Cute(_) | Layout::Swizzled(_) => Order::Colex,
+        _ => Order::RowMajor,
+    };
+    let (nx, ny) = (
+        crate::forward::default_logical_shape(x),
+        crate::forward::default_logical_shape(y),
+    );
+    if x.domain_size() != y.domain_size() {
+        return Err(NoDomain::NotComparable(format!(
+            "domain {nx:?} has {} indices, domain {ny:?} has {}",
+            x.domain_size(),
+            y.domain_size()
+        )));
     }
-    (x.domain_size() == y.domain_size()).then(|| crate::forward::default_logical_shape(x))
+    match (fixed(x), fixed(y)) {
+        (true, true) if nx != ny => Err(NoDomain::NotComparable(format!(
+            "fixed domains {nx:?} and {ny:?} differ"
+        ))),
+        (true, _) => Ok(nx),
+        (_, true) => Ok(ny),
+        _ if nx == ny => Ok(nx),
+        _ => match (nx.len() >= 2, ny.len() >= 2) {
+            (true, false) => Ok(nx),
+            (false, true) => Ok(ny),
+            (true, true) if order(x) == order(y) => Ok(vec![x.domain_size()]),
+            (true, true) => Err(NoDomain::Ambiguous(format!(
+                "shapes {nx:?} and {ny:?} are read in different orders: name the domain"
+            ))),
+            (false, false) => Ok(vec![x.domain_size()]),
+        },
+    }
+}
+
+/// The shape two layouts are compared over ([`claim_domain`]), when they have one.
+pub fn comparison_shape(x: &Layout, y: &Layout) -> Option<Vec<i64>> {
+    claim_domain(x, y).ok()
 }
 
 fn same_map(params: String, x: &Layout, y: &Layout, opts: &Options) -> Instance {
-    let Some(shape) = comparison_shape(x, y) else {
-        let what = |l: &Layout| format!("domain {:?}", l.default_shape());
-        return differs(params, x.print(), y.print(), None, &what(x), &what(y));
+    let shape = match claim_domain(x, y) {
+        Ok(s) => s,
+        Err(NoDomain::NotComparable(why)) => {
+            return differs(
+                params,
+                x.print(),
+                y.print(),
+                None,
+                &why,
+                "(no common domain)",
+            )
+        }
+        Err(NoDomain::Ambiguous(why)) => return Instance::Unknown(format!("{params}: {why}")),
     };
     let policy = Policy {
         exhaustive_limit: opts.exhaustive_limit,
@@ -202,6 +315,31 @@ fn same_map(params: String, x: &Layout, y: &Layout, opts: &Options) -> Instance 
     }
 }
 
+/// A refutation at `coord` of the claim domain of `x` and `y`, when the semantics evaluate
+/// both sides there and they differ (a z3 model's coordinate, re-evaluated).
+pub fn refutation_at(
+    params: String,
+    x: &Layout,
+    y: &Layout,
+    coord: &[i64],
+) -> Option<Box<Refutation>> {
+    let shape = claim_domain(x, y).ok()?;
+    let (px, py) = (
+        semantic_points(x, &shape, coord).ok()?,
+        semantic_points(y, &shape, coord).ok()?,
+    );
+    (px != py).then(|| {
+        Box::new(Refutation {
+            params,
+            lhs_value: x.print(),
+            rhs_value: y.print(),
+            coordinate: Some(coord.to_vec()),
+            lhs: show_points(&px),
+            rhs: show_points(&py),
+        })
+    })
+}
+
 /// A set of points as `{m:5}` or `[{..}, {..}]`.
 pub fn show_points(p: &BTreeSet<layout::Point>) -> String {
     let v: Vec<String> = p.iter().map(format_point).collect();
@@ -232,13 +370,24 @@ pub struct RuleReport {
     pub text: String,
     /// The verdict.
     pub verdict: Verdict,
-    /// `exhaustive` or `z3` (absent when no method applied).
+    /// `exhaustive` or `z3 ...` (absent when no method applied).
     pub method: Option<String>,
-    /// Instances covered (grid points meeting the conditions; for z3, the grid's size).
-    pub instances: u128,
+    /// Parameter assignments in the box the bounds span (every parameter over its range).
+    pub grid: u128,
+    /// Assignments of the box that meet the conditions (the instances), when counted: the
+    /// exhaustive path counts them; the z3 path knows them only when the conditions are the
+    /// box itself.
+    pub instances: Option<u128>,
     /// Instances where both sides were defined (exhaustive only).
     pub defined: u64,
-    /// SHA-256 over the decided instances (exhaustive), or over the SMT queries (z3).
+    /// Instances decided concretely after a z3 proof (boundaries, then a seeded random sample).
+    pub rechecked: u64,
+    /// Of [`RuleReport::rechecked`], the boundary instances.
+    pub rechecked_boundary: u64,
+    /// Work units spent.
+    pub work: u64,
+    /// SHA-256 over the decided instances (exhaustive), or over the SMT queries and the
+    /// re-checked instances (z3).
     pub digest: String,
     /// The SMT-LIB2 queries z3 answered.
     pub smt_queries: Vec<String>,
@@ -256,15 +405,38 @@ impl RuleReport {
         }
     }
 
+    /// The counts, as the summary line says them: `224 instances of 288 in the box` or
+    /// `box of 1000000 assignments, instances not counted, 41 re-checked concretely (9
+    /// boundary, 32 random)`.
+    pub fn counts(&self) -> String {
+        let instances = match self.instances {
+            Some(n) => format!("{n} instances of {} in the box", self.grid),
+            None => format!(
+                "box of {} assignments, instances meeting the conditions not counted",
+                self.grid
+            ),
+        };
+        if self.method.as_deref().is_some_and(|m| m.starts_with("z3")) {
+            format!(
+                "{instances}, {} re-checked concretely ({} boundary, {} random)",
+                self.rechecked,
+                self.rechecked_boundary,
+                self.rechecked - self.rechecked_boundary
+            )
+        } else {
+            instances
+        }
+    }
+
     /// The one-line summary `laycert prove` prints.
     pub fn line(&self) -> String {
         let secs = self.micros as f64 / 1e6;
         match &self.verdict {
             Verdict::Proved => format!(
-                "PROVED {} ({}, {} instances, {secs:.3}s)",
+                "PROVED {} ({}, {}, {secs:.3}s)",
                 self.name,
                 self.method.as_deref().unwrap_or("?"),
-                self.instances
+                self.counts()
             ),
             Verdict::Refuted(r) => format!("REFUTED {}: {}", self.name, r.line()),
             Verdict::Unknown(why) => format!("UNKNOWN {}: {why}", self.name),
@@ -272,10 +444,42 @@ impl RuleReport {
     }
 }
 
-/// The finite domain of each parameter, in declaration order.
-pub fn domains(rule: &Rule) -> Result<Vec<(String, Vec<Bound>)>, String> {
+/// The values one parameter ranges over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Values {
+    /// The integers `lo..=hi`.
+    Ints(i64, i64),
+    /// These values.
+    List(Vec<Bound>),
+}
+
+impl Values {
+    /// How many values.
+    pub fn len(&self) -> u128 {
+        match self {
+            Values::Ints(lo, hi) => (*hi as i128 - *lo as i128 + 1).max(0) as u128,
+            Values::List(v) => v.len() as u128,
+        }
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th value (`i < len`).
+    pub fn get(&self, i: u128) -> Bound {
+        match self {
+            Values::Ints(lo, _) => Bound::Int((*lo as i128 + i as i128) as i64),
+            Values::List(v) => v[i as usize].clone(),
+        }
+    }
+}
+
+/// The integer parameters' ranges `lo..=hi`, from the conditions (bounds may use parameters
+/// settled before: their extreme values bound).
+pub fn int_box(rule: &Rule) -> Result<BTreeMap<String, (i64, i64)>, String> {
     let mut known = BTreeMap::new();
-    // Bounds may use other parameters: settle them in rounds.
     for _ in 0..rule.params.len() {
         for p in rule.params.iter().filter(|p| p.sort == Sort::Int) {
             if let Ok(b) = bounds_in(&p.name, &rule.conds, &known) {
@@ -283,33 +487,49 @@ pub fn domains(rule: &Rule) -> Result<Vec<(String, Vec<Bound>)>, String> {
             }
         }
     }
+    for p in rule.params.iter().filter(|p| p.sort == Sort::Int) {
+        known.insert(p.name.clone(), bounds_in(&p.name, &rule.conds, &known)?);
+    }
+    Ok(known)
+}
+
+/// The finite domain of each parameter, in declaration order. Layout sorts whose grids exceed
+/// `limit` values are an error (they are enumerated, never encoded).
+pub fn domains(rule: &Rule, limit: u64) -> Result<Vec<(String, Values)>, String> {
+    let ints = int_box(rule)?;
     rule.params
         .iter()
         .map(|p| {
             let vals = match &p.sort {
                 Sort::Int => {
-                    let (lo, hi) = bounds_in(&p.name, &rule.conds, &known)?;
-                    let n = (hi as i128) - (lo as i128) + 1;
-                    if n > 1 << 24 {
-                        return Ok((p.name.clone(), Vec::new()));
-                    }
-                    (lo..=hi).map(Bound::Int).collect()
+                    let (lo, hi) = ints[&p.name];
+                    Values::Ints(lo, hi)
                 }
-                Sort::Axis(axes) => axes.iter().cloned().map(Bound::Axis).collect(),
+                Sort::Axis(axes) => Values::List(axes.iter().cloned().map(Bound::Axis).collect()),
                 Sort::Cute {
                     rank,
                     extent,
                     stride,
-                } => flat_grid(*rank, *extent, 0, *stride)
-                    .into_iter()
-                    .filter_map(|(s, d)| CuteLayout::from_flat(&s, &d).ok())
-                    .map(|c| Bound::Layout(Layout::Cute(c)))
-                    .collect(),
+                } => Values::List(
+                    flat_grid(&p.name, *rank, *extent, 0, *stride, limit)?
+                        .into_iter()
+                        .filter_map(|(s, d)| CuteLayout::from_flat(&s, &d).ok())
+                        .map(|c| Bound::Layout(Layout::Cute(c)))
+                        .collect(),
+                ),
                 Sort::Axe {
                     rank,
                     extent,
                     stride,
-                } => flat_grid(*rank, *extent, -*stride, *stride)
+                } => Values::List(
+                    flat_grid(
+                        &p.name,
+                        *rank,
+                        *extent,
+                        stride.saturating_neg(),
+                        *stride,
+                        limit,
+                    )?
                     .into_iter()
                     .filter_map(|(s, d)| {
                         let iters = s.iter().zip(&d).map(|(&e, &v)| Iter::on_m(e, v)).collect();
@@ -317,6 +537,7 @@ pub fn domains(rule: &Rule) -> Result<Vec<(String, Vec<Bound>)>, String> {
                     })
                     .map(|x| Bound::Layout(Layout::Axe(x)))
                     .collect(),
+                ),
             };
             Ok((p.name.clone(), vals))
         })
@@ -367,11 +588,32 @@ pub fn in_domain(sort: &Sort, l: &Layout) -> bool {
     }
 }
 
-/// Every flat (shape, stride) of rank `1..=rank`, extents `1..=extent`, strides `lo..=hi`.
-fn flat_grid(rank: u32, extent: i64, lo: i64, hi: i64) -> Vec<(Vec<i64>, Vec<i64>)> {
+/// A flat layout's extents and strides.
+type FlatLayout = (Vec<i64>, Vec<i64>);
+
+/// Every flat (shape, stride) of rank `1..=rank`, extents `1..=extent`, strides `lo..=hi`; an
+/// error when there are more than `limit`.
+fn flat_grid(
+    name: &str,
+    rank: u32,
+    extent: i64,
+    lo: i64,
+    hi: i64,
+    limit: u64,
+) -> Result<Vec<FlatLayout>, String> {
+    let per_mode =
+        (extent.max(0) as u128).saturating_mul((hi as i128 - lo as i128 + 1).max(0) as u128);
+    let count = (1..=rank).fold(0u128, |acc, r| {
+        acc.saturating_add(per_mode.saturating_pow(r))
+    });
+    if count > limit as u128 {
+        return Err(format!(
+            "layout parameter {name} ranges over {count} layouts (limit {limit})"
+        ));
+    }
     let mut out = Vec::new();
     for r in 1..=rank as usize {
-        let mut cur: Vec<(Vec<i64>, Vec<i64>)> = vec![(vec![], vec![])];
+        let mut cur: Vec<FlatLayout> = vec![(vec![], vec![])];
         for _ in 0..r {
             let mut next = Vec::new();
             for (s, d) in &cur {
@@ -388,7 +630,7 @@ fn flat_grid(rank: u32, extent: i64, lo: i64, hi: i64) -> Vec<(Vec<i64>, Vec<i64
         }
         out.extend(cur);
     }
-    out
+    Ok(out)
 }
 
 /// `lo <= p <= hi` from the rule's top-level comparison conditions (constants on the other
@@ -457,6 +699,24 @@ pub fn bounds_in(
     }
 }
 
+/// Whether the conditions say exactly that every parameter lies in its box (each is a
+/// comparison chain of one parameter with integer constants), so the box's assignments are
+/// all instances.
+pub fn conditions_are_the_box(rule: &Rule) -> bool {
+    rule.conds.iter().all(|c| match c {
+        Cond::Cmp(es, ops) => {
+            let params = es.iter().filter(|e| matches!(e, IntExpr::Param(_))).count();
+            params == 1
+                && es.iter().all(|e| {
+                    matches!(e, IntExpr::Param(_))
+                        || eval::interval(e, &BTreeMap::new()).is_some_and(|(a, b)| a == b)
+                })
+                && ops.iter().all(|o| *o != super::syntax::CmpOp::Ne)
+        }
+        _ => false,
+    })
+}
+
 /// Proves one rule (see the module doc).
 pub fn prove_rule(rule: &Rule, opts: &Options) -> RuleReport {
     let t = Instant::now();
@@ -465,28 +725,34 @@ pub fn prove_rule(rule: &Rule, opts: &Options) -> RuleReport {
         text: rule.text.clone(),
         verdict: Verdict::Unknown(String::new()),
         method: None,
-        instances: 0,
+        grid: 0,
+        instances: None,
         defined: 0,
+        rechecked: 0,
+        rechecked_boundary: 0,
+        work: 0,
         digest: String::new(),
         smt_queries: Vec::new(),
         micros: 0,
     };
     let order: Vec<String> = rule.params.iter().map(|p| p.name.clone()).collect();
-    match domains(rule) {
+    let limit = opts.grid_limit();
+    match domains(rule, limit) {
         Err(why) => report.verdict = Verdict::Unknown(why),
         Ok(doms) => {
-            let grid = doms.iter().fold(1u128, |acc, (_, d)| {
-                acc.saturating_mul(d.len().max(1) as u128)
-            });
-            let empty_domain = doms.iter().any(|(_, d)| d.is_empty());
-            if !empty_domain && grid <= opts.max_instances as u128 {
+            let grid = doms
+                .iter()
+                .fold(1u128, |acc, (_, d)| acc.saturating_mul(d.len()));
+            report.grid = grid;
+            if grid == 0 {
+                report.verdict = Verdict::Unknown("a parameter has no values (vacuous)".into());
+            } else if grid <= limit as u128 {
                 exhaustive(rule, &order, &doms, grid as u64, opts, &mut report);
             } else if opts.use_smt {
                 symbolic::prove(rule, &order, grid, opts, &mut report);
             } else {
                 report.verdict = Verdict::Unknown(format!(
-                    "the parameter grid has {grid} points (limit {}) and z3 is off",
-                    opts.max_instances
+                    "the parameter grid has {grid} points (limit {limit}) and z3 is off"
                 ));
             }
         }
@@ -496,61 +762,94 @@ pub fn prove_rule(rule: &Rule, opts: &Options) -> RuleReport {
 }
 
 /// The assignment at grid index `i` (first parameter slowest).
-pub fn assignment_at(doms: &[(String, Vec<Bound>)], mut i: u64) -> Assignment {
+pub fn assignment_at(doms: &[(String, Values)], mut i: u128) -> Assignment {
     let mut a = Assignment::new();
     for (name, vals) in doms.iter().rev() {
-        let n = vals.len() as u64;
-        a.insert(name.clone(), vals[(i % n) as usize].clone());
+        let n = vals.len().max(1);
+        a.insert(name.clone(), vals.get(i % n));
         i /= n;
     }
     a
 }
 
+/// Grid points decided per parallel batch (the work budget is settled in grid order after
+/// each batch, so the verdict does not depend on scheduling).
+const BATCH: u64 = 4096;
+
 fn exhaustive(
     rule: &Rule,
     order: &[String],
-    doms: &[(String, Vec<Bound>)],
+    doms: &[(String, Values)],
     grid: u64,
     opts: &Options,
     report: &mut RuleReport,
 ) {
-    let results: Vec<(u64, Instance)> = (0..grid)
-        .into_par_iter()
-        .filter_map(|i| {
-            let a = assignment_at(doms, i);
-            if !rule.conds.iter().all(|c| eval::cond(c, &a)) {
-                return None;
-            }
-            Some((i, check_instance(rule, order, &a, opts)))
-        })
-        .collect();
     report.method = Some("exhaustive".into());
-    report.instances = results.len() as u128;
     let mut h = Sha256::new();
     let mut unknown = None;
-    for (i, r) in &results {
-        match r {
-            Instance::Differs(refutation) => {
-                report.verdict = Verdict::Refuted(refutation.clone());
+    let mut refuted = None;
+    let (mut met, mut spent) = (0u64, 0u64);
+    let mut start = 0;
+    'batches: while start < grid {
+        let end = (start + BATCH).min(grid);
+        let results: Vec<(u64, Option<(Instance, u64)>)> = (start..end)
+            .into_par_iter()
+            .map(|i| {
+                let a = assignment_at(doms, i as u128);
+                if !rule.conds.iter().all(|c| eval::cond(c, &a)) {
+                    return (i, None);
+                }
+                (i, Some(decide_instance(rule, order, &a, opts)))
+            })
+            .collect();
+        for (i, r) in results {
+            let Some((r, cost)) = r else {
+                spent = spent.saturating_add(1);
+                continue;
+            };
+            spent = spent.saturating_add(cost);
+            if spent > opts.work_budget {
+                report.work = spent;
+                report.instances = None;
+                report.verdict = Verdict::Unknown(format!(
+                    "the work budget ({} units) ran out at grid point {i} of {grid}",
+                    opts.work_budget
+                ));
                 return;
             }
-            Instance::Unknown(why) if unknown.is_none() => unknown = Some(why.clone()),
-            Instance::Holds { defined } => {
-                report.defined += u64::from(*defined);
-                h.update(format!("{i}:{defined}\n"));
+            met += 1;
+            match r {
+                Instance::Differs(refutation) => {
+                    refuted = Some(refutation);
+                    break 'batches;
+                }
+                Instance::Unknown(why) => {
+                    if unknown.is_none() {
+                        unknown = Some(why);
+                    }
+                }
+                Instance::Holds { defined } => {
+                    report.defined += u64::from(defined);
+                    h.update(format!("{i}:{defined}\n"));
+                }
             }
-            Instance::Unknown(_) => {}
         }
+        start = end;
     }
+    report.work = spent;
+    if let Some(r) = refuted {
+        report.verdict = Verdict::Refuted(r);
+        return;
+    }
+    report.instances = Some(met as u128);
     report.digest = format!("{:x}", h.finalize());
     report.verdict = if let Some(why) = unknown {
         Verdict::Unknown(format!("an instance is undecided: {why}"))
-    } else if results.is_empty() {
+    } else if met == 0 {
         Verdict::Unknown("no parameter assignment meets the conditions (vacuous)".into())
     } else if report.defined == 0 {
         Verdict::Unknown(format!(
-            "both sides are undefined at all {} instances (vacuous)",
-            results.len()
+            "both sides are undefined at all {met} instances (vacuous)"
         ))
     } else {
         Verdict::Proved

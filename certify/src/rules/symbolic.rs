@@ -2,33 +2,63 @@
 //! shard-only Axe layouts (with offsets) or flat/nested CuTe layouts whose extents, strides and
 //! offsets are integer expressions of the parameters.
 //!
-//! Encoding (QF_BV, 64-bit, signed): parameters are bit-vectors constrained by the rule's
-//! conditions; every `+ - * /` carries a no-overflow guard (Alive2's bounded style), so the
-//! proof covers exactly the instances whose arithmetic fits in i64, which is what the concrete
-//! semantics computes. A side is DEFINED when all its extents are >= 1. Axe digits are
-//! row-major (`(x / P_i) mod e_i`, `P_i` the product of later extents), CuTe digits
-//! colexicographic; each axis's value is `offset + sum digit_i * stride_i` (absent axes 0).
-//! The query asks for parameters and an index `x` where exactly one side is defined, the sizes
-//! differ, or some axis differs; `unsat` proves the rule, a model is re-evaluated concretely
-//! before it is reported. Axis parameters are enumerated (one query per assignment). After
-//! `unsat`, the corners of the parameter box are decided concretely too; a disagreement is
-//! reported as UNKNOWN, never as a proof.
+//! Encoding (QF_BV, signed, 64-bit or narrower when interval arithmetic over the parameter
+//! box shows every value fits): every integer the concrete semantics computes is a value with
+//! an OK flag, false where that semantics fails (an overflow of `+ - * /` or of a negation,
+//! a division by zero, `pow2` outside `0..=62`). Each side is DEFINED exactly when its
+//! literal evaluates: every hole OK, every extent >= 1, the size's product and the
+//! constructors' span sums (CuTe `sum (e-1)|d|`, Axe per axis `1 + sum (e-1)|s| + |offset|`)
+//! without overflow, no axis carrying two offsets. The rule's conditions are encoded with
+//! their own semantics (a failing expression makes a comparison false), and with the
+//! parameter box they are the only assumptions. The query asks for parameters where exactly
+//! one side is defined, or both are and the sizes differ, or both are and some coordinate of
+//! the claim domain maps to different points.
+//!
+//! The claim domain (spec certify.md §1b, [`super::prove::claim_domain`]): a CuTe side of
+//! top-level rank >= 2 against an Axe side is compared over the CuTe side's top-level shape:
+//! its leaf digits are the coordinate, the CuTe side reads them colexicographically and the
+//! Axe side reads the row-major flat index of the same N-D coordinate. Otherwise both sides
+//! read one flat index in the same order (two CuTe sides: colexicographic; two Axe sides or a
+//! rank-1 CuTe side: `[n]`), which is exact.
+//!
+//! Axis parameters are enumerated (one query per assignment, at most
+//! [`MAX_AXIS_ASSIGNMENTS`]); axis names must be ones the axis registry leaves distinct (a
+//! renaming), so comparing per name is comparing the normalized points. Every literal's
+//! reading is checked against `layout`'s own parser at a probe instance; a literal read
+//! differently is outside the fragment. A model is re-evaluated concretely before it is
+//! reported; `unsat` is followed by the concrete re-check of [`super::crosscheck`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
 use z3::ast::{Bool, BV};
 
-use super::eval::{Assignment, Bound};
-use super::prove::{check_instance, Instance, Options, RuleReport, Verdict};
+use layout::{AxisRegistry, Layout, Point};
+
+use super::crosscheck;
+use super::eval::{self, Assignment, Bound};
+use super::prove::{
+    check_instance, claim_domain, conditions_are_the_box, int_box, refutation_at, Instance,
+    Options, RuleReport, Verdict,
+};
 use super::syntax::{CallArg, Cond, IntExpr, Piece, Rule, Sort, Term};
 use crate::smt::{canonical_smt2, check, limited_solver, z3_version, Verdict as Z3};
 
-/// A literal's strided structure: `(extent, stride, axis)` per iter, offsets per axis.
+/// The most axis-parameter assignments z3 is asked about (one query each).
+pub const MAX_AXIS_ASSIGNMENTS: usize = 64;
+
+/// A literal's strided structure.
 #[derive(Clone, Debug)]
 struct SymLayout {
+    /// CuTe (colexicographic) or Axe (row-major).
     colex: bool,
+    /// `(extent, stride, axis)` per leaf, in written order.
     iters: Vec<(IntExpr, IntExpr, String)>,
+    /// The top-level mode of each leaf (CuTe; Axe: all 0).
+    mode_of: Vec<usize>,
+    /// Number of top-level modes (Axe: 1).
+    top_rank: usize,
+    /// Axe offsets `(value, axis)`.
     offsets: Vec<(IntExpr, String)>,
 }
 
@@ -67,7 +97,7 @@ fn in_fragment(rule: &Rule) -> Result<(), String> {
         }
     }
     if !rule.conds.iter().all(cond_pure) {
-        return Err("a condition uses size/cosize/rank".into());
+        return Err("a condition uses size/cosize/rank/defined".into());
     }
     Ok(())
 }
@@ -115,6 +145,9 @@ struct TokParser {
     pos: usize,
 }
 
+/// Deepest CuTe nesting read (the notation's own parser refuses deeper tuples).
+const MAX_DEPTH: usize = 64;
+
 impl TokParser {
     fn eat(&mut self, c: char) -> bool {
         if self.toks.get(self.pos) == Some(&Tok::Punct(c)) {
@@ -145,18 +178,18 @@ impl TokParser {
         }
     }
 
-    /// An item with an optional `@axis`.
-    fn term(&mut self) -> Option<(IntExpr, String)> {
+    /// An item with an optional `@axis` (None: no `@`).
+    fn term(&mut self) -> Option<(IntExpr, Option<String>)> {
         let e = self.expr()?;
         let axis = if self.eat('@') {
-            self.ident()?
+            Some(self.ident()?)
         } else {
-            "m".into()
+            None
         };
         Some((e, axis))
     }
 
-    fn flat_tuple(&mut self) -> Option<Vec<(IntExpr, String)>> {
+    fn flat_tuple(&mut self) -> Option<Vec<(IntExpr, Option<String>)>> {
         if self.eat('(') {
             let mut v = vec![self.term()?];
             while self.eat(',') {
@@ -168,19 +201,31 @@ impl TokParser {
         }
     }
 
-    /// A nested CuTe tuple: its leaves and its bracket structure.
-    fn nested(&mut self, leaves: &mut Vec<IntExpr>, shape: &mut String) -> Option<()> {
+    /// A nested CuTe tuple: its leaves (with their top-level mode) and its bracket structure.
+    fn nested(
+        &mut self,
+        depth: usize,
+        mode: &mut usize,
+        leaves: &mut Vec<(IntExpr, usize)>,
+        shape: &mut String,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
         if self.eat('(') {
             shape.push('(');
-            self.nested(leaves, shape)?;
+            self.nested(depth + 1, mode, leaves, shape)?;
             while self.eat(',') {
                 shape.push(',');
-                self.nested(leaves, shape)?;
+                if depth == 0 {
+                    *mode += 1;
+                }
+                self.nested(depth + 1, mode, leaves, shape)?;
             }
             shape.push(')');
             self.eat(')').then_some(())
         } else {
-            leaves.push(self.expr()?);
+            leaves.push((self.expr()?, *mode));
             shape.push('x');
             Some(())
         }
@@ -203,47 +248,154 @@ fn sym_layout(toks: Vec<Tok>) -> Option<SymLayout> {
             return None;
         }
         let strides = p.flat_tuple()?;
-        if !p.eat(']') || extents.len() != strides.len() || extents.iter().any(|(_, a)| a != "m") {
+        if !p.eat(']') || extents.len() != strides.len() || extents.iter().any(|e| e.1.is_some()) {
             return None;
         }
-        let iters = extents
+        let iters: Vec<_> = extents
             .into_iter()
             .zip(strides)
-            .map(|((e, _), (s, a))| (e, s, a))
+            .map(|((e, _), (s, a))| (e, s, a.unwrap_or_else(|| "m".into())))
             .collect();
         let mut offsets = Vec::new();
         while p.eat('+') {
-            offsets.push(p.term()?);
+            let (e, a) = p.term()?;
+            offsets.push((e, a.unwrap_or_else(|| "m".into())));
         }
+        let n = iters.len();
         return p.done().then_some(SymLayout {
             colex: false,
             iters,
+            mode_of: vec![0; n],
+            top_rank: 1,
             offsets,
         });
     }
     let (mut shape, mut stride) = (Vec::new(), Vec::new());
     let (mut s1, mut s2) = (String::new(), String::new());
-    p.nested(&mut shape, &mut s1)?;
+    let (mut m1, mut m2) = (0, 0);
+    p.nested(0, &mut m1, &mut shape, &mut s1)?;
     if !p.eat(':') {
         return None;
     }
-    p.nested(&mut stride, &mut s2)?;
+    p.nested(0, &mut m2, &mut stride, &mut s2)?;
     (p.done() && s1 == s2).then(|| SymLayout {
         colex: true,
+        mode_of: shape.iter().map(|(_, m)| *m).collect(),
+        top_rank: m1 + 1,
         iters: shape
             .into_iter()
             .zip(stride)
-            .map(|(e, s)| (e, s, "m".to_string()))
+            .map(|((e, _), (s, _))| (e, s, "m".to_string()))
             .collect(),
         offsets: Vec::new(),
     })
 }
 
-struct Enc {
-    params: BTreeMap<String, BV>,
-    guards: Vec<Bool>,
-    width: u32,
-    fresh: usize,
+/// Whether `layout`'s parser reads the literal as `l` says, at one of a few probe
+/// assignments where it is defined (a literal that never parses there is not taken).
+fn reads_as_parsed(pieces: &[Piece], l: &SymLayout, rule: &Rule, axes: &Assignment) -> bool {
+    let ints: Vec<&str> = rule
+        .params
+        .iter()
+        .filter(|p| p.sort == Sort::Int)
+        .map(|p| p.name.as_str())
+        .collect();
+    let probes: [&dyn Fn(usize) -> i64; 4] = [
+        &|_| 1,
+        &|_| 2,
+        &|i| [2, 3, 5, 7, 11, 13, 17, 19][i % 8],
+        &|i| [3, 2, 1, 4, 5, 3, 2, 1][i % 8],
+    ];
+    for probe in probes {
+        let mut a = axes.clone();
+        for (i, n) in ints.iter().enumerate() {
+            a.insert((*n).to_string(), Bound::Int(probe(i)));
+        }
+        let Ok(text) = eval::fill(pieces, &a) else {
+            continue;
+        };
+        let parsed = match Layout::parse(&text, None) {
+            Ok(p) => p,
+            Err(layout::LayoutError::Parse(e))
+                if e.expected.starts_with("an offset on a new axis") =>
+            {
+                // Two offsets on one axis: the encoding makes this side undefined too.
+                let names: BTreeSet<&str> = l.offsets.iter().map(|o| o.1.as_str()).collect();
+                return names.len() != l.offsets.len();
+            }
+            Err(_) => continue,
+        };
+        let val = |e: &IntExpr| eval::int(e, &a).ok();
+        return match parsed {
+            Layout::Cute(c) if l.colex => {
+                let want: Option<Vec<(i64, i64)>> = l
+                    .iters
+                    .iter()
+                    .map(|(e, s, _)| Some((val(e)?, val(s)?)))
+                    .collect();
+                let per_mode: Vec<usize> = (0..l.top_rank)
+                    .map(|m| l.mode_of.iter().filter(|&&x| x == m).count())
+                    .collect();
+                let got_per_mode: Vec<usize> =
+                    c.modes().iter().map(|m| m.flat_modes().len()).collect();
+                want.as_ref() == Some(&c.flat_modes()) && per_mode == got_per_mode
+            }
+            Layout::Axe(x) if !l.colex => {
+                let want: Option<Vec<(i64, i64, String)>> = l
+                    .iters
+                    .iter()
+                    .map(|(e, s, a)| Some((val(e)?, val(s)?, a.clone())))
+                    .collect();
+                let got: Vec<(i64, i64, String)> = x
+                    .shard()
+                    .iter()
+                    .map(|i| (i.extent, i.stride, i.axis.as_str().to_string()))
+                    .collect();
+                let want_off: Option<BTreeMap<String, i64>> = l
+                    .offsets
+                    .iter()
+                    .map(|(e, a)| Some((a.clone(), val(e)?)))
+                    .filter(|o| o.as_ref().is_none_or(|(_, v)| *v != 0))
+                    .collect();
+                let got_off: BTreeMap<String, i64> = x
+                    .offset()
+                    .iter()
+                    .map(|(a, v)| (a.as_str().to_string(), *v))
+                    .collect();
+                x.replica().is_empty()
+                    && want.as_ref() == Some(&got)
+                    && want_off.as_ref() == Some(&got_off)
+            }
+            _ => false,
+        };
+    }
+    false
+}
+
+/// Whether the registry maps these axis names one-to-one onto distinct normalized axes with
+/// coefficient 1 (so per-name comparison is comparison of normalized points).
+fn axes_are_a_renaming(names: &BTreeSet<String>) -> bool {
+    let reg = AxisRegistry::builtin();
+    let mut targets = BTreeSet::new();
+    for n in names {
+        let Ok(axis) = layout::Axis::new(n) else {
+            return false;
+        };
+        let p: Point = [(axis, 1)].into();
+        let Ok(q) = layout::relation::normalize_point(reg, &p) else {
+            return false;
+        };
+        let mut it = q.into_iter();
+        match (it.next(), it.next()) {
+            (Some((t, 1)), None) => {
+                if !targets.insert(t) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 type Iv = (i128, i128);
@@ -261,14 +413,26 @@ fn iv_mul(a: Iv, b: Iv) -> Iv {
     )
 }
 
-/// Interval arithmetic over the parameter bounds: every value the encoding computes lies in
-/// the returned interval, so a width that holds it makes the guards vacuous in bounds.
-struct Ranges<'a> {
-    env: &'a BTreeMap<String, Iv>,
-    max_abs: i128,
+/// An integer of the encoding: its bit-vector, whether the concrete semantics computes it
+/// without error, and an interval holding its exact value for every assignment in the box.
+#[derive(Clone)]
+struct Val {
+    bv: BV,
+    ok: Bool,
+    iv: Iv,
 }
 
-impl Ranges<'_> {
+struct Enc {
+    width: u32,
+    params: BTreeMap<String, Val>,
+    max_abs: i128,
+    fresh: usize,
+    /// No-overflow facts of the coordinate arithmetic: true at every coordinate of a defined
+    /// instance (the constructors bounded every value), stated to help the solver.
+    lemmas: Vec<Bool>,
+}
+
+impl Enc {
     fn note(&mut self, v: Iv) -> Iv {
         self.max_abs = self
             .max_abs
@@ -277,126 +441,131 @@ impl Ranges<'_> {
         v
     }
 
-    fn int(&mut self, e: &IntExpr) -> Iv {
-        let v = match e {
-            IntExpr::Num(v) => (*v as i128, *v as i128),
-            IntExpr::Param(p) => self
-                .env
-                .get(p)
-                .copied()
-                .unwrap_or((i64::MIN as i128, i64::MAX as i128)),
-            IntExpr::Neg(x) => {
-                let x = self.int(x);
-                (-x.1, -x.0)
-            }
-            IntExpr::Bin(op, x, y) => {
-                let (x, y) = (self.int(x), self.int(y));
-                match op {
-                    '+' => (x.0.saturating_add(y.0), x.1.saturating_add(y.1)),
-                    '-' => (x.0.saturating_sub(y.1), x.1.saturating_sub(y.0)),
-                    '*' => iv_mul(x, y),
-                    _ => {
-                        let m = x.0.saturating_abs().max(x.1.saturating_abs());
-                        (-m, m)
-                    }
-                }
-            }
-            IntExpr::Call(_, a) => match a.as_ref() {
-                CallArg::Int(x) => {
-                    let x = self.int(x);
-                    (1, 1i128 << x.1.clamp(0, 62))
-                }
-                CallArg::Term(_) => (i64::MIN as i128, i64::MAX as i128),
-            },
-        };
-        self.note(v)
-    }
-
-    fn cond(&mut self, c: &Cond) {
-        match c {
-            Cond::Cmp(es, _) => es.iter().for_each(|e| {
-                self.int(e);
-            }),
-            Cond::And(x, y) | Cond::Or(x, y) => {
-                self.cond(x);
-                self.cond(y);
-            }
-            Cond::Not(x) => self.cond(x),
-            Cond::Defined(_) => {}
-        }
-    }
-
-    fn side(&mut self, l: &SymLayout) {
-        let mut place: Iv = (1, 1);
-        let mut sum: Iv = (0, 0);
-        for (e, _) in &l.offsets {
-            let v = self.int(e);
-            sum = self.note((sum.0 + v.0.min(0), sum.1 + v.1.max(0)));
-        }
-        for (e, s, _) in &l.iters {
-            let (e, s) = (self.int(e), self.int(s));
-            let digit = (0, (e.1 - 1).max(0));
-            let t = self.note(iv_mul(digit, s));
-            self.note(iv_mul(digit, place));
-            sum = self.note((
-                sum.0.saturating_add(t.0.min(0)),
-                sum.1.saturating_add(t.1.max(0)),
-            ));
-            place = self.note(iv_mul(place, e));
-        }
-    }
-}
-
-/// The narrowest width (a multiple of 8, at least 16, at most 64) holding every value.
-fn width_for(max_abs: i128) -> u32 {
-    let bits = 128 - max_abs.leading_zeros() + 2;
-    bits.div_ceil(8).clamp(2, 8) * 8
-}
-
-impl Enc {
-    fn k(&self, v: i64) -> BV {
+    fn kbv(&self, v: i64) -> BV {
         BV::from_i64(v, self.width)
     }
 
-    fn add(&mut self, x: &BV, y: &BV) -> BV {
-        self.guards.push(x.bvadd_no_overflow(y, true));
-        self.guards.push(x.bvadd_no_underflow(y));
-        x.bvadd(y)
+    fn k(&mut self, v: i64) -> Val {
+        let iv = self.note((v as i128, v as i128));
+        Val {
+            bv: self.kbv(v),
+            ok: Bool::from_bool(true),
+            iv,
+        }
     }
 
-    fn mul(&mut self, x: &BV, y: &BV) -> BV {
-        self.guards.push(x.bvmul_no_overflow(y, true));
-        self.guards.push(x.bvmul_no_underflow(y));
-        x.bvmul(y)
+    fn and_ok(x: &Val, y: &Val, more: &[Bool]) -> Bool {
+        let mut v = vec![x.ok.clone(), y.ok.clone()];
+        v.extend_from_slice(more);
+        Bool::and(&v)
     }
 
-    fn int(&mut self, e: &IntExpr) -> BV {
+    fn add(&mut self, x: &Val, y: &Val) -> Val {
+        let iv = self.note((x.iv.0.saturating_add(y.iv.0), x.iv.1.saturating_add(y.iv.1)));
+        let ok = Self::and_ok(
+            x,
+            y,
+            &[
+                x.bv.bvadd_no_overflow(&y.bv, true),
+                x.bv.bvadd_no_underflow(&y.bv),
+            ],
+        );
+        Val {
+            bv: x.bv.bvadd(&y.bv),
+            ok,
+            iv,
+        }
+    }
+
+    fn sub(&mut self, x: &Val, y: &Val) -> Val {
+        let iv = self.note((x.iv.0.saturating_sub(y.iv.1), x.iv.1.saturating_sub(y.iv.0)));
+        let ok = Self::and_ok(
+            x,
+            y,
+            &[
+                x.bv.bvsub_no_overflow(&y.bv),
+                x.bv.bvsub_no_underflow(&y.bv, true),
+            ],
+        );
+        Val {
+            bv: x.bv.bvsub(&y.bv),
+            ok,
+            iv,
+        }
+    }
+
+    fn mul(&mut self, x: &Val, y: &Val) -> Val {
+        let iv = self.note(iv_mul(x.iv, y.iv));
+        let ok = Self::and_ok(
+            x,
+            y,
+            &[
+                x.bv.bvmul_no_overflow(&y.bv, true),
+                x.bv.bvmul_no_underflow(&y.bv),
+            ],
+        );
+        Val {
+            bv: x.bv.bvmul(&y.bv),
+            ok,
+            iv,
+        }
+    }
+
+    fn neg(&mut self, x: &Val) -> Val {
+        let iv = self.note((x.iv.1.saturating_neg(), x.iv.0.saturating_neg()));
+        Val {
+            bv: x.bv.bvneg(),
+            ok: Bool::and(&[x.ok.clone(), x.bv.bvneg_no_overflow()]),
+            iv,
+        }
+    }
+
+    /// `|x|` (undefined at i64::MIN, as `checked_abs`).
+    fn abs(&mut self, x: &Val) -> Val {
+        let m = x.iv.0.saturating_abs().max(x.iv.1.saturating_abs());
+        let lo = if x.iv.0 <= 0 && x.iv.1 >= 0 {
+            0
+        } else {
+            x.iv.0.saturating_abs().min(x.iv.1.saturating_abs())
+        };
+        let iv = self.note((lo, m));
+        let negative = x.bv.bvslt(self.kbv(0));
+        Val {
+            bv: negative.ite(&x.bv.bvneg(), &x.bv),
+            ok: Bool::and(&[x.ok.clone(), x.bv.bvneg_no_overflow()]),
+            iv,
+        }
+    }
+
+    fn int(&mut self, e: &IntExpr) -> Val {
         match e {
             IntExpr::Num(v) => self.k(*v),
             IntExpr::Param(p) => self.params[p].clone(),
             IntExpr::Neg(x) => {
                 let x = self.int(x);
-                self.guards.push(x.bvneg_no_overflow());
-                x.bvneg()
+                self.neg(&x)
             }
             IntExpr::Bin(op, x, y) => {
                 let (x, y) = (self.int(x), self.int(y));
                 match op {
                     '+' => self.add(&x, &y),
-                    '-' => {
-                        self.guards.push(x.bvsub_no_overflow(&y));
-                        self.guards.push(x.bvsub_no_underflow(&y, true));
-                        x.bvsub(&y)
-                    }
+                    '-' => self.sub(&x, &y),
                     '*' => self.mul(&x, &y),
                     _ => {
-                        self.guards.push(y.eq(self.k(0)).not());
-                        self.guards.push(x.bvsdiv_no_overflow(&y));
-                        if *op == '/' {
-                            x.bvsdiv(&y)
+                        // checked_div / checked_rem: None for a zero divisor and MIN / -1.
+                        let m = x.iv.0.saturating_abs().max(x.iv.1.saturating_abs());
+                        let iv = self.note((-m, m));
+                        let ok = Self::and_ok(
+                            &x,
+                            &y,
+                            &[y.bv.eq(self.kbv(0)).not(), x.bv.bvsdiv_no_overflow(&y.bv)],
+                        );
+                        let bv = if *op == '/' {
+                            x.bv.bvsdiv(&y.bv)
                         } else {
-                            x.bvsrem(&y)
-                        }
+                            x.bv.bvsrem(&y.bv)
+                        };
+                        Val { bv, ok, iv }
                     }
                 }
             }
@@ -405,32 +574,41 @@ impl Enc {
                     unreachable!("in_fragment admits pow2 only")
                 };
                 let x = self.int(x);
-                self.guards.push(x.bvsge(self.k(0)));
-                self.guards.push(x.bvsle(self.k(62)));
-                self.k(1).bvshl(&x)
+                let top = x.iv.1.clamp(0, 62) as u32;
+                let iv = self.note((1, 1i128 << top));
+                let ok = Bool::and(&[
+                    x.ok.clone(),
+                    x.bv.bvsge(self.kbv(0)),
+                    x.bv.bvsle(self.kbv(62)),
+                ]);
+                Val {
+                    bv: self.kbv(1).bvshl(&x.bv),
+                    ok,
+                    iv,
+                }
             }
         }
     }
 
+    /// A condition with `eval::cond`'s semantics: a comparison whose expressions do not all
+    /// evaluate is false.
     fn cond(&mut self, c: &Cond) -> Bool {
         match c {
             Cond::Cmp(es, ops) => {
-                let vals: Vec<BV> = es.iter().map(|e| self.int(e)).collect();
-                let parts: Vec<Bool> = ops
-                    .iter()
-                    .zip(vals.windows(2))
-                    .map(|(op, w)| {
-                        use super::syntax::CmpOp::*;
-                        match op {
-                            Lt => w[0].bvslt(&w[1]),
-                            Le => w[0].bvsle(&w[1]),
-                            Gt => w[0].bvsgt(&w[1]),
-                            Ge => w[0].bvsge(&w[1]),
-                            Eq => w[0].eq(&w[1]),
-                            Ne => w[0].eq(&w[1]).not(),
-                        }
-                    })
-                    .collect();
+                let vals: Vec<Val> = es.iter().map(|e| self.int(e)).collect();
+                let mut parts: Vec<Bool> = vals.iter().map(|v| v.ok.clone()).collect();
+                for (op, w) in ops.iter().zip(vals.windows(2)) {
+                    use super::syntax::CmpOp::*;
+                    let (a, b) = (&w[0].bv, &w[1].bv);
+                    parts.push(match op {
+                        Lt => a.bvslt(b),
+                        Le => a.bvsle(b),
+                        Gt => a.bvsgt(b),
+                        Ge => a.bvsge(b),
+                        Eq => a.eq(b),
+                        Ne => a.eq(b).not(),
+                    });
+                }
                 Bool::and(&parts)
             }
             Cond::And(x, y) => {
@@ -446,80 +624,378 @@ impl Enc {
         }
     }
 
-    /// (defined, size, value per axis, digit constraints) of a side at index `x`. Digits are
-    /// fresh variables tied to `x` by `x = sum d_i * P_i, 0 <= d_i < e_i` (unique for
-    /// `x < size`), which avoids division by symbolic extents.
-    fn side(
-        &mut self,
-        l: &SymLayout,
-        x: &BV,
-        axes: &BTreeSet<String>,
-    ) -> (Bool, BV, Vec<BV>, Bool) {
-        let extents: Vec<BV> = l.iters.iter().map(|(e, _, _)| self.int(e)).collect();
-        let strides: Vec<BV> = l.iters.iter().map(|(_, s, _)| self.int(s)).collect();
-        let defined = Bool::and(
-            &extents
-                .iter()
-                .map(|e| e.bvsge(self.k(1)))
-                .collect::<Vec<_>>(),
-        );
-        let order: Vec<usize> = if l.colex {
-            (0..extents.len()).collect()
-        } else {
-            (0..extents.len()).rev().collect()
-        };
-        let mut vals: BTreeMap<&str, BV> = axes.iter().map(|a| (a.as_str(), self.k(0))).collect();
-        for (e, a) in &l.offsets {
-            let v = self.int(e);
-            let cur = vals[a.as_str()].clone();
-            let s = self.add(&cur, &v);
-            vals.insert(a, s);
+    /// A fresh variable in `0..=hi` (interval only; the range is asserted by the caller).
+    fn var(&mut self, prefix: &str, iv: Iv) -> Val {
+        self.fresh += 1;
+        let iv = self.note(iv);
+        Val {
+            bv: BV::new_const(format!("{prefix}{}", self.fresh), self.width),
+            ok: Bool::from_bool(true),
+            iv,
         }
-        let mut place = self.k(1);
-        let mut index = self.k(0);
-        let mut digit_ok = Vec::new();
-        for i in order {
-            self.fresh += 1;
-            let digit = BV::new_const(format!("d{}", self.fresh), self.width);
-            digit_ok.push(digit.bvsge(self.k(0)));
-            digit_ok.push(digit.bvslt(&extents[i]));
-            let at = self.mul(&digit, &place);
-            index = self.add(&index, &at);
-            let term = self.mul(&digit, &strides[i]);
-            let a = l.iters[i].2.as_str();
-            let cur = vals[a].clone();
-            let s = self.add(&cur, &term);
-            vals.insert(a, s);
-            place = self.mul(&place, &extents[i]);
-        }
-        digit_ok.push(index.eq(x));
-        (
-            defined,
-            place,
-            vals.into_values().collect(),
-            Bool::and(&digit_ok),
-        )
     }
 }
 
-/// Proves `rule` with z3 (see the module doc), filling `report`.
-pub fn prove(rule: &Rule, order: &[String], grid: u128, opts: &Options, report: &mut RuleReport) {
-    if let Err(why) = in_fragment(rule) {
-        report.verdict = Verdict::Unknown(format!(
-            "the parameter grid has {grid} points (limit {}) and the rule is outside z3's strided fragment: {why}",
-            opts.max_instances
-        ));
-        return;
+/// A side's encoding: definedness, size, and its leaves' extents and strides.
+struct SideEnc {
+    defined: Bool,
+    size: Val,
+    extents: Vec<Val>,
+    strides: Vec<Val>,
+    offsets: Vec<(Val, String)>,
+}
+
+/// Encodes one side and its definedness (see the module doc).
+fn side(enc: &mut Enc, l: &SymLayout) -> SideEnc {
+    let extents: Vec<Val> = l.iters.iter().map(|(e, _, _)| enc.int(e)).collect();
+    let strides: Vec<Val> = l.iters.iter().map(|(_, s, _)| enc.int(s)).collect();
+    let offsets: Vec<(Val, String)> = l
+        .offsets
+        .iter()
+        .map(|(e, a)| (enc.int(e), a.clone()))
+        .collect();
+    let mut ok: Vec<Bool> = extents
+        .iter()
+        .chain(&strides)
+        .chain(offsets.iter().map(|o| &o.0))
+        .map(|v| v.ok.clone())
+        .collect();
+    let one = enc.k(1);
+    for e in &extents {
+        ok.push(e.bv.bvsge(enc.kbv(1)));
     }
-    let (Term::Lit { pieces: lp, .. }, Term::Lit { pieces: rp, .. }) = (&rule.lhs, &rule.rhs)
-    else {
-        unreachable!("checked by in_fragment")
+    let mut size = one.clone();
+    for e in &extents {
+        size = enc.mul(&size, e);
+    }
+    ok.push(size.ok.clone());
+    let span_term = |enc: &mut Enc, e: &Val, s: &Val| {
+        let e1 = enc.sub(e, &one);
+        let a = enc.abs(s);
+        enc.mul(&e1, &a)
     };
-    // Every assignment of the axis parameters.
-    let mut axis_sets: Vec<Assignment> = vec![Assignment::new()];
+    if l.colex {
+        let mut reach = enc.k(0);
+        for (e, s) in extents.iter().zip(&strides) {
+            let t = span_term(enc, e, s);
+            reach = enc.add(&reach, &t);
+        }
+        ok.push(reach.ok.clone());
+    } else {
+        let names: BTreeSet<&str> = l.offsets.iter().map(|o| o.1.as_str()).collect();
+        if names.len() != l.offsets.len() {
+            ok.push(Bool::from_bool(false));
+        }
+        let axes: BTreeSet<&str> = l
+            .iters
+            .iter()
+            .map(|i| i.2.as_str())
+            .chain(names.iter().copied())
+            .collect();
+        for axis in axes {
+            let mut reach = one.clone();
+            for (i, (e, s)) in extents.iter().zip(&strides).enumerate() {
+                if l.iters[i].2 == axis {
+                    let t = span_term(enc, e, s);
+                    reach = enc.add(&reach, &t);
+                }
+            }
+            if let Some((o, _)) = offsets.iter().find(|o| o.1 == axis) {
+                let a = enc.abs(o);
+                reach = enc.add(&reach, &a);
+            }
+            ok.push(reach.ok.clone());
+        }
+    }
+    SideEnc {
+        defined: Bool::and(&ok),
+        size,
+        extents,
+        strides,
+        offsets,
+    }
+}
+
+/// Plain arithmetic for coordinates of a defined instance (exact there: the constructors
+/// bounded every value), with intervals for the width.
+fn padd(enc: &mut Enc, x: &Val, y: &Val) -> Val {
+    let iv = enc.note((x.iv.0.saturating_add(y.iv.0), x.iv.1.saturating_add(y.iv.1)));
+    enc.lemmas.push(x.bv.bvadd_no_overflow(&y.bv, true));
+    enc.lemmas.push(x.bv.bvadd_no_underflow(&y.bv));
+    Val {
+        bv: x.bv.bvadd(&y.bv),
+        ok: Bool::from_bool(true),
+        iv,
+    }
+}
+
+fn pmul(enc: &mut Enc, x: &Val, y: &Val) -> Val {
+    let iv = enc.note(iv_mul(x.iv, y.iv));
+    enc.lemmas.push(x.bv.bvmul_no_overflow(&y.bv, true));
+    enc.lemmas.push(x.bv.bvmul_no_underflow(&y.bv));
+    Val {
+        bv: x.bv.bvmul(&y.bv),
+        ok: Bool::from_bool(true),
+        iv,
+    }
+}
+
+/// Fresh digits of a side in its own order: `x = sum d_i * P_i`, `0 <= d_i < e_i`.
+fn digits_of(enc: &mut Enc, s: &SideEnc, colex: bool, x: &Val) -> (Vec<Val>, Vec<Bool>) {
+    let n = s.extents.len();
+    let order: Vec<usize> = if colex {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    };
+    let mut digits: Vec<Option<Val>> = vec![None; n];
+    let mut cons = Vec::new();
+    let mut place = enc.k(1);
+    let mut index = enc.k(0);
+    for i in order {
+        let e = s.extents[i].clone();
+        let d = enc.var("d", (0, (e.iv.1 - 1).max(0)));
+        cons.push(d.bv.bvsge(enc.kbv(0)));
+        cons.push(d.bv.bvslt(&e.bv));
+        let at = pmul(enc, &d, &place);
+        index = padd(enc, &index, &at);
+        place = pmul(enc, &place, &e);
+        digits[i] = Some(d);
+    }
+    cons.push(index.bv.eq(&x.bv));
+    (digits.into_iter().map(|d| d.expect("set")).collect(), cons)
+}
+
+/// Each axis's value at the digits: offset + sum digit * stride.
+fn points(
+    enc: &mut Enc,
+    l: &SymLayout,
+    s: &SideEnc,
+    digits: &[Val],
+    names: &BTreeSet<String>,
+) -> Vec<BV> {
+    names
+        .iter()
+        .map(|name| {
+            let mut v = enc.k(0);
+            for (o, a) in &s.offsets {
+                if a == name {
+                    v = padd(enc, &v, o);
+                }
+            }
+            for (i, d) in digits.iter().enumerate() {
+                if &l.iters[i].2 == name {
+                    let t = pmul(enc, d, &s.strides[i]);
+                    v = padd(enc, &v, &t);
+                }
+            }
+            v.bv
+        })
+        .collect()
+}
+
+/// How the model's coordinate is read back.
+enum Coord {
+    /// One flat index, in the order both sides share.
+    Flat(BV),
+    /// The CuTe side's top-level coordinate, one value per mode.
+    Modes(Vec<BV>),
+}
+
+/// One query: the solver, the parameter variables, and the coordinate.
+struct Query {
+    solver: z3::Solver,
+    params: BTreeMap<String, BV>,
+    coord: Coord,
+    max_abs: i128,
+}
+
+/// One of the three ways an instance can be bad.
+#[derive(Clone, Copy, Debug)]
+enum Part {
+    /// Exactly one side is defined.
+    Definedness,
+    /// Both are, and their sizes differ.
+    Size,
+    /// Both are, sizes agree, and some coordinate maps to different points.
+    Points,
+}
+
+fn build(
+    rule: &Rule,
+    l: &SymLayout,
+    r: &SymLayout,
+    ibox: &BTreeMap<String, (i64, i64)>,
+    width: u32,
+    rlimit: u32,
+    part: Part,
+) -> Query {
+    let mut enc = Enc {
+        width,
+        params: BTreeMap::new(),
+        max_abs: 0,
+        fresh: 0,
+        lemmas: Vec::new(),
+    };
+    let s = limited_solver(rlimit);
+    for p in rule.params.iter().filter(|p| p.sort == Sort::Int) {
+        let (lo, hi) = ibox[&p.name];
+        let iv = enc.note((lo as i128, hi as i128));
+        let bv = BV::new_const(p.name.as_str(), width);
+        s.assert(bv.bvsge(BV::from_i64(lo, width)));
+        s.assert(bv.bvsle(BV::from_i64(hi, width)));
+        enc.params.insert(
+            p.name.clone(),
+            Val {
+                bv,
+                ok: Bool::from_bool(true),
+                iv,
+            },
+        );
+    }
+    for c in &rule.conds {
+        let b = enc.cond(c);
+        s.assert(&b);
+    }
+    let (sl, sr) = (side(&mut enc, l), side(&mut enc, r));
+    let names: BTreeSet<String> = l
+        .iters
+        .iter()
+        .map(|i| i.2.clone())
+        .chain(l.offsets.iter().map(|o| o.1.clone()))
+        .chain(r.iters.iter().map(|i| i.2.clone()))
+        .chain(r.offsets.iter().map(|o| o.1.clone()))
+        .collect();
+    // The claim domain: a CuTe side of top-level rank >= 2 against an Axe side gives its
+    // top-level shape; otherwise one flat index read in the shared order.
+    let cute_top = match (l.colex, r.colex) {
+        (true, false) if l.top_rank >= 2 => Some(true),
+        (false, true) if r.top_rank >= 2 => Some(false),
+        _ => None,
+    };
+    let (dl, dr, mut cons, coord) = match cute_top {
+        None => {
+            let hi = sl.size.iv.1.max(sr.size.iv.1);
+            let x = enc.var("x", (0, (hi - 1).max(0)));
+            let mut cons = vec![x.bv.bvsge(enc.kbv(0)), x.bv.bvslt(&sl.size.bv)];
+            let (dl, cl) = digits_of(&mut enc, &sl, l.colex, &x);
+            let (dr, cr) = digits_of(&mut enc, &sr, r.colex, &x);
+            cons.extend(cl);
+            cons.extend(cr);
+            (dl, dr, cons, Coord::Flat(x.bv))
+        }
+        Some(left_is_cute) => {
+            let (c, cs, a, as_) = if left_is_cute {
+                (l, &sl, r, &sr)
+            } else {
+                (r, &sr, l, &sl)
+            };
+            let mut cons = Vec::new();
+            let mut cd = Vec::new();
+            for e in &cs.extents {
+                let d = enc.var("d", (0, (e.iv.1 - 1).max(0)));
+                cons.push(d.bv.bvsge(enc.kbv(0)));
+                cons.push(d.bv.bvslt(&e.bv));
+                cd.push(d);
+            }
+            // Mode coordinates (colexicographic within a mode) and mode sizes.
+            let mut modes = Vec::new();
+            let mut sizes = Vec::new();
+            for m in 0..c.top_rank {
+                let mut coord = enc.k(0);
+                let mut place = enc.k(1);
+                for (i, d) in cd.iter().enumerate() {
+                    if c.mode_of[i] == m {
+                        let t = pmul(&mut enc, d, &place);
+                        coord = padd(&mut enc, &coord, &t);
+                        place = pmul(&mut enc, &place, &cs.extents[i]);
+                    }
+                }
+                modes.push(coord);
+                sizes.push(place);
+            }
+            // The Axe side's row-major flat index of the same coordinate.
+            let mut flat = enc.k(0);
+            let mut place = enc.k(1);
+            for m in (0..c.top_rank).rev() {
+                let t = pmul(&mut enc, &modes[m], &place);
+                flat = padd(&mut enc, &flat, &t);
+                place = pmul(&mut enc, &place, &sizes[m]);
+            }
+            let (ad, acons) = digits_of(&mut enc, as_, a.colex, &flat);
+            cons.extend(acons);
+            let coord = Coord::Modes(modes.into_iter().map(|v| v.bv).collect());
+            if left_is_cute {
+                (cd, ad, cons, coord)
+            } else {
+                (ad, cd, cons, coord)
+            }
+        }
+    };
+    let vl = points(&mut enc, l, &sl, &dl, &names);
+    let vr = points(&mut enc, r, &sr, &dr, &names);
+    let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
+    cons.push(Bool::or(&differ));
+    cons.append(&mut enc.lemmas);
+    // "Some instance is bad" is the disjunction of the three parts; each is asked on its own
+    // with top-level assertions (which the solver's equation solving can use).
+    match part {
+        Part::Definedness => s.assert(sl.defined.eq(&sr.defined).not()),
+        Part::Size => {
+            s.assert(&sl.defined);
+            s.assert(&sr.defined);
+            s.assert(sl.size.bv.eq(&sr.size.bv).not());
+        }
+        Part::Points => {
+            s.assert(&sl.defined);
+            s.assert(&sr.defined);
+            s.assert(sl.size.bv.eq(&sr.size.bv));
+            for c in &cons {
+                s.assert(c);
+            }
+        }
+    }
+    Query {
+        solver: s,
+        params: enc
+            .params
+            .iter()
+            .map(|(n, v)| (n.clone(), v.bv.clone()))
+            .collect(),
+        coord,
+        max_abs: enc.max_abs,
+    }
+}
+
+/// The narrowest width (a multiple of 8, at least 16, at most 64) holding every value with
+/// two bits to spare; 64 when some value may not fit in i64 (the guards are then i64's own).
+fn width_for(max_abs: i128) -> u32 {
+    if max_abs >= 1i128 << 62 {
+        return 64;
+    }
+    let bits = 128 - max_abs.leading_zeros() + 2;
+    bits.div_ceil(8).clamp(2, 8) * 8
+}
+
+/// A model value, signed at the query's width.
+fn signed(m: &z3::Model, v: &BV, width: u32) -> i64 {
+    let raw = m.eval(v, true).and_then(|v| v.as_u64()).unwrap_or(0);
+    if width < 64 && raw >> (width - 1) & 1 == 1 {
+        raw as i64 - (1i64 << width)
+    } else {
+        raw as i64
+    }
+}
+
+/// Every assignment of the axis parameters (None: more than [`MAX_AXIS_ASSIGNMENTS`]).
+fn axis_assignments(rule: &Rule) -> Option<Vec<Assignment>> {
+    let mut sets: Vec<Assignment> = vec![Assignment::new()];
     for p in &rule.params {
         if let Sort::Axis(names) = &p.sort {
-            axis_sets = axis_sets
+            if sets.len().saturating_mul(names.len()) > MAX_AXIS_ASSIGNMENTS {
+                return None;
+            }
+            sets = sets
                 .into_iter()
                 .flat_map(|a| {
                     names.iter().map(move |n| {
@@ -531,52 +1007,71 @@ pub fn prove(rule: &Rule, order: &[String], grid: u128, opts: &Options, report: 
                 .collect();
         }
     }
+    Some(sets)
+}
+
+/// The model's coordinate in the concrete claim domain of `x` and `y`.
+fn model_coord(m: &z3::Model, q: &Query, width: u32, x: &Layout, y: &Layout) -> Option<Vec<i64>> {
+    let shape = claim_domain(x, y).ok()?;
+    match &q.coord {
+        Coord::Modes(vs) => Some(vs.iter().map(|v| signed(m, v, width)).collect()),
+        Coord::Flat(v) => {
+            let i = signed(m, v, width);
+            if shape.len() == 1 {
+                Some(vec![i])
+            } else {
+                layout::shape::unflatten_col_major(&shape, i).ok()
+            }
+        }
+    }
+}
+
+/// Proves `rule` with z3 (see the module doc), filling `report`.
+pub fn prove(rule: &Rule, order: &[String], grid: u128, opts: &Options, report: &mut RuleReport) {
+    let limit = opts.grid_limit();
+    let outside = |why: String| {
+        Verdict::Unknown(format!(
+            "the parameter grid has {grid} points (limit {limit}) and the rule is outside z3's strided fragment: {why}"
+        ))
+    };
+    if let Err(why) = in_fragment(rule) {
+        report.verdict = outside(why);
+        return;
+    }
+    let (Term::Lit { pieces: lp, .. }, Term::Lit { pieces: rp, .. }) = (&rule.lhs, &rule.rhs)
+    else {
+        unreachable!("checked by in_fragment")
+    };
+    let Some(axis_sets) = axis_assignments(rule) else {
+        report.verdict = outside(format!(
+            "more than {MAX_AXIS_ASSIGNMENTS} assignments of the axis parameters"
+        ));
+        return;
+    };
+    let ibox = match int_box(rule) {
+        Ok(b) => b,
+        Err(why) => {
+            report.verdict = Verdict::Unknown(why);
+            return;
+        }
+    };
     let mut h = Sha256::new();
     let mut widths = BTreeSet::new();
+    let mut queries = 0;
     for axes in &axis_sets {
         let (Some(l), Some(r)) = (
             tokens(lp, axes).and_then(sym_layout),
             tokens(rp, axes).and_then(sym_layout),
         ) else {
-            report.verdict = Verdict::Unknown(format!(
-                "the parameter grid has {grid} points (limit {}) and a side is not a strided Axe or CuTe literal",
-                opts.max_instances
-            ));
+            report.verdict = outside("a side is not a strided Axe or CuTe literal".into());
             return;
         };
-        let env: BTreeMap<String, Iv> = rule
-            .params
-            .iter()
-            .filter(|p| p.sort == Sort::Int)
-            .filter_map(|p| {
-                let (lo, hi) = super::prove::bounds(&p.name, &rule.conds).ok()?;
-                Some((p.name.clone(), (lo as i128, hi as i128)))
-            })
-            .collect();
-        let mut ranges = Ranges {
-            env: &env,
-            max_abs: 0,
-        };
-        rule.conds.iter().for_each(|c| ranges.cond(c));
-        ranges.side(&l);
-        ranges.side(&r);
-        let width = width_for(ranges.max_abs);
-        widths.insert(width);
-        let mut enc = Enc {
-            params: rule
-                .params
-                .iter()
-                .filter(|p| p.sort == Sort::Int)
-                .map(|p| (p.name.clone(), BV::new_const(p.name.as_str(), width)))
-                .collect(),
-            guards: Vec::new(),
-            width,
-            fresh: 0,
-        };
-        let s = limited_solver(opts.rlimit);
-        for c in &rule.conds {
-            let b = enc.cond(c);
-            s.assert(&b);
+        if !reads_as_parsed(lp, &l, rule, axes) || !reads_as_parsed(rp, &r, rule, axes) {
+            report.verdict = outside(
+                "a literal does not parse as read at any probe instance (layout's parser disagrees)"
+                    .into(),
+            );
+            return;
         }
         let names: BTreeSet<String> = l
             .iters
@@ -586,121 +1081,92 @@ pub fn prove(rule: &Rule, order: &[String], grid: u128, opts: &Options, report: 
             .chain(r.iters.iter().map(|i| i.2.clone()))
             .chain(r.offsets.iter().map(|o| o.1.clone()))
             .collect();
-        let x = BV::new_const("x", width);
-        let (dl, nl, vl, okl) = enc.side(&l, &x, &names);
-        let (dr, nr, vr, okr) = enc.side(&r, &x, &names);
-        for g in &enc.guards {
-            s.assert(g);
+        if !axes_are_a_renaming(&names) {
+            report.verdict = outside(format!(
+                "axes {names:?} are related by the axis registry (aliases or thread relations)"
+            ));
+            return;
         }
-        s.assert(x.bvsge(enc.k(0)));
-        let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
-        let both = Bool::and(&[dl.clone(), dr.clone()]);
-        let bad = Bool::or(&[
-            dl.eq(&dr).not(),
-            Bool::and(&[both.clone(), nl.eq(&nr).not()]),
-            Bool::and(&[both, x.bvslt(&nl), okl, okr, Bool::or(&differ)]),
-        ]);
-        s.assert(&bad);
-        let query = canonical_smt2(&s.to_smt2());
-        h.update(query.as_bytes());
-        report.smt_queries.push(query);
-        match check(&s) {
-            Z3::Unsat => {}
-            Z3::Unknown(why) => {
-                report.verdict = Verdict::Unknown(format!("z3: {why}"));
-                return;
-            }
-            Z3::Sat => {
-                let m = s.get_model().expect("sat has a model");
-                let mut a = axes.clone();
-                for (n, v) in &enc.params {
-                    let raw = m.eval(v, true).and_then(|v| v.as_u64()).unwrap_or(0);
-                    // Two's complement at the query's width.
-                    let val = if width < 64 && raw >> (width - 1) & 1 == 1 {
-                        raw as i64 - (1i64 << width)
-                    } else {
-                        raw as i64
-                    };
-                    a.insert(n.clone(), Bound::Int(val));
+        let width = width_for(build(rule, &l, &r, &ibox, 64, opts.rlimit, Part::Points).max_abs);
+        widths.insert(width);
+        for part in [Part::Definedness, Part::Size, Part::Points] {
+            let q = build(rule, &l, &r, &ibox, width, opts.rlimit, part);
+            queries += 1;
+            let query = canonical_smt2(&q.solver.to_smt2());
+            h.update(query.as_bytes());
+            report.smt_queries.push(query);
+            match check(&q.solver) {
+                Z3::Unsat => {}
+                Z3::Unknown(why) => {
+                    report.verdict = Verdict::Unknown(format!("z3: {why}"));
+                    return;
                 }
-                report.method = Some("z3".into());
-                let meets = rule.conds.iter().all(|c| super::eval::cond(c, &a));
-                report.verdict = match check_instance(rule, order, &a, opts) {
-                    Instance::Differs(r) if meets => Verdict::Refuted(r),
-                    _ => Verdict::Unknown(format!(
-                        "z3's model ({}) does not re-evaluate as a difference",
-                        super::eval::show_assignment(order, &a)
-                    )),
-                };
-                return;
+                Z3::Sat => {
+                    let m = q.solver.get_model().expect("sat has a model");
+                    let mut a = axes.clone();
+                    for (n, v) in &q.params {
+                        a.insert(n.clone(), Bound::Int(signed(&m, v, width)));
+                    }
+                    report.method = Some(format!("z3 {}", z3_version()));
+                    let meets = rule.conds.iter().all(|c| eval::cond(c, &a));
+                    let shown = eval::show_assignment(order, &a);
+                    let concrete = match check_instance(rule, order, &a, opts) {
+                        Instance::Differs(r) => Some(r),
+                        _ => match (eval::term(&rule.lhs, &a), eval::term(&rule.rhs, &a)) {
+                            (Ok(x), Ok(y)) => model_coord(&m, &q, width, &x, &y)
+                                .and_then(|c| refutation_at(shown.clone(), &x, &y, &c)),
+                            _ => None,
+                        },
+                    };
+                    report.verdict = match concrete {
+                        Some(r) if meets => Verdict::Refuted(r),
+                        _ => Verdict::Unknown(format!(
+                            "z3's model ({shown}) does not re-evaluate as a difference"
+                        )),
+                    };
+                    return;
+                }
             }
         }
     }
-    // Cross-check z3 against the semantics at the corners of the parameter box.
-    let checked = match corner_check(rule, order, &axis_sets, opts) {
-        Ok(n) => n,
-        Err(why) => {
-            report.verdict = Verdict::Unknown(why);
-            return;
-        }
-    };
     report.method = Some(format!(
-        "z3 {} QF_BV {}-bit overflow-guarded, {} quer{}, {checked} corner instances re-checked",
+        "z3 {} QF_BV {}-bit, per-side definedness, {queries} queries",
         z3_version(),
         widths
             .iter()
             .map(u32::to_string)
             .collect::<Vec<_>>()
             .join("/"),
-        axis_sets.len(),
-        if axis_sets.len() == 1 { "y" } else { "ies" }
     ));
-    report.instances = grid;
+    report.instances = conditions_are_the_box(rule).then_some(grid);
+    if !opts.cross_check {
+        report.digest = format!("{:x}", h.finalize());
+        report.verdict = Verdict::Proved;
+        return;
+    }
+    let re = crosscheck::recheck(rule, order, &ibox, &axis_sets, opts);
+    report.rechecked = re.boundary + re.random;
+    report.rechecked_boundary = re.boundary;
+    report.work = re.work;
+    for line in &re.decided {
+        h.update(line.as_bytes());
+    }
     report.digest = format!("{:x}", h.finalize());
-    report.verdict = Verdict::Proved;
-}
-
-/// Decides the rule concretely at the corners of the parameter box (each integer parameter at
-/// lo, lo+1, 0, hi-1, hi within its range; at most 512 assignments meeting the conditions). A
-/// difference there means z3 and the semantics disagree: an error, never a proof.
-fn corner_check(
-    rule: &Rule,
-    order: &[String],
-    axis_sets: &[Assignment],
-    opts: &Options,
-) -> Result<usize, String> {
-    let mut points: Vec<Assignment> = axis_sets.to_vec();
-    for p in rule.params.iter().filter(|p| p.sort == Sort::Int) {
-        let (lo, hi) = super::prove::bounds(&p.name, &rule.conds).unwrap_or((0, 0));
-        let vals: BTreeSet<i64> = [lo, lo.saturating_add(1), 0, hi.saturating_sub(1), hi]
-            .into_iter()
-            .filter(|v| (lo..=hi).contains(v))
-            .collect();
-        points = points
-            .into_iter()
-            .flat_map(|a| {
-                vals.iter().map(move |v| {
-                    let mut a = a.clone();
-                    a.insert(p.name.clone(), Bound::Int(*v));
-                    a
-                })
-            })
-            .take(4096)
-            .collect();
-    }
-    let mut n = 0;
-    for a in points
-        .iter()
-        .filter(|a| rule.conds.iter().all(|c| super::eval::cond(c, a)))
-        .take(512)
-    {
-        n += 1;
-        if let Instance::Differs(r) = check_instance(rule, order, a, opts) {
-            return Err(format!(
-                "z3 found no counterexample but the semantics refute the rule at {}: z3's encoding disagrees",
-                r.line()
-            ));
-        }
-    }
-    Ok(n)
+    report.verdict = if let Some(r) = re.refutation {
+        report.method = Some(format!(
+            "{}; z3 answered unsat but the concrete re-check refutes (an encoding error)",
+            report.method.as_deref().unwrap_or("z3")
+        ));
+        Verdict::Refuted(r)
+    } else if report.rechecked == 0 {
+        Verdict::Unknown(format!(
+            "z3 found no counterexample, but the concrete re-check decided none of the {} instances it tried{}: not proved",
+            re.tried,
+            re.undecided
+                .as_deref()
+                .map_or(String::new(), |w| format!(" (e.g. {w})"))
+        ))
+    } else {
+        Verdict::Proved
+    };
 }
