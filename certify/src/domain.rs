@@ -46,6 +46,7 @@
 
 use layout::{Layout, LayoutError};
 
+
 use crate::forward::default_logical_shape;
 
 /// How a side reads an N-D coordinate of the claim's domain.
@@ -174,6 +175,23 @@ fn size(s: &[i64]) -> Option<i64> {
 /// the claim names, if any. Errors: a fixed side that disagrees with the given shape or with
 /// the other fixed side, natural domains of different sizes, and an ambiguous pair (rule 6).
 pub fn resolve(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Domain, LayoutError> {
+    resolve_pair(a, b, given).map_err(|e| LayoutError::invalid("the claim's domain", e.to_string()))
+}
+
+/// Why a claim has no domain.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoDomain {
+    /// The sides cannot be compared over one domain (different sizes, two different fixed
+    /// domains, a fixed side against another given shape): as a claim of equality, refuted.
+    #[error("{0}")]
+    NotComparable(String),
+    /// Rule 6: the verdict depends on the shape and none was named.
+    #[error("{0}")]
+    Ambiguous(String),
+}
+
+/// [`resolve`] with the reason typed: what cannot be compared, or what is ambiguous.
+pub fn resolve_pair(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Domain, NoDomain> {
     let (na, nb) = (natural(a), natural(b));
     let orders = [na.order, nb.order];
     let domain = |shape: Vec<i64>, source| Domain {
@@ -181,7 +199,7 @@ pub fn resolve(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Domain, 
         source,
         orders,
     };
-    let bad = |why: String| LayoutError::invalid("the claim's domain", why);
+    let bad = NoDomain::NotComparable;
     if let Some(g) = given {
         for (side, n) in [("left", &na), ("right", &nb)] {
             if n.fixed && n.shape != g {
@@ -226,7 +244,7 @@ pub fn resolve(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Domain, 
         (false, true) => Ok(domain(nb.shape, Source::Right)),
         (false, false) => Ok(domain(vec![n], Source::Flat)),
         (true, true) if na.order == nb.order => Ok(domain(vec![n], Source::Flat)),
-        (true, true) => Err(bad(format!(
+        (true, true) => Err(NoDomain::Ambiguous(format!(
             "ambiguous: left reads {} {}, right reads {} {}, and the verdict depends on the shape; name one with --shape",
             show(&na.shape),
             na.order.name(),

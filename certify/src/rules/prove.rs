@@ -201,67 +201,12 @@ fn differs(
     }))
 }
 
-/// Why two layouts have no claim domain.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NoDomain {
-    /// Their domains differ (sizes, or two fixed domains): a `==` claim between them is false.
-    NotComparable(String),
-    /// Two different N-D shapes read in different orders: the claim must name one.
-    Ambiguous(String),
-}
+pub use crate::domain::NoDomain;
 
-/// How a layout reads an N-D coordinate of its logical shape as a flat index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Order {
-    Colex,
-    RowMajor,
-}
-
-/// The domain two layouts are compared over when the claim names none (spec certify.md §1b):
-/// each layout's natural shape (CuTe and swizzled CuTe: top-level mode sizes, read
-/// colexicographically; Axe: `[size]`, row-major; CuTe TV and linear: their FIXED tile or
-/// out-dims). A fixed side gives the domain (two fixed sides must agree); equal natural shapes
-/// give that shape; different sizes are not comparable; exactly one shape of rank >= 2 is
-/// used; two different shapes of rank >= 2 read in the same order give the flat index `[n]`;
-/// otherwise the claim is ambiguous. Both sides are evaluated at the same N-D coordinate, each
-/// flattening it in its own order.
-///
-/// Seam: this is the definition `certify::domain::resolve(a, b, None)` implements on main;
-/// once that module lands this function delegates to it.
+/// The domain two layouts are compared over when the claim names none: the one definition of
+/// spec certify.md 1b, [`crate::domain::resolve_pair`].
 pub fn claim_domain(x: &Layout, y: &Layout) -> Result<Vec<i64>, NoDomain> {
-    let fixed = |l: &Layout| matches!(l, Layout::Tv(_) | Layout::Linear(_));
-    let order = |l: &Layout| match l {
-        Layout::Cute(_) | Layout::Swizzled(_) => Order::Colex,
-        _ => Order::RowMajor,
-    };
-    let (nx, ny) = (
-        crate::forward::default_logical_shape(x),
-        crate::forward::default_logical_shape(y),
-    );
-    if x.domain_size() != y.domain_size() {
-        return Err(NoDomain::NotComparable(format!(
-            "domain {nx:?} has {} indices, domain {ny:?} has {}",
-            x.domain_size(),
-            y.domain_size()
-        )));
-    }
-    match (fixed(x), fixed(y)) {
-        (true, true) if nx != ny => Err(NoDomain::NotComparable(format!(
-            "fixed domains {nx:?} and {ny:?} differ"
-        ))),
-        (true, _) => Ok(nx),
-        (_, true) => Ok(ny),
-        _ if nx == ny => Ok(nx),
-        _ => match (nx.len() >= 2, ny.len() >= 2) {
-            (true, false) => Ok(nx),
-            (false, true) => Ok(ny),
-            (true, true) if order(x) == order(y) => Ok(vec![x.domain_size()]),
-            (true, true) => Err(NoDomain::Ambiguous(format!(
-                "shapes {nx:?} and {ny:?} are read in different orders: name the domain"
-            ))),
-            (false, false) => Ok(vec![x.domain_size()]),
-        },
-    }
+    crate::domain::resolve_pair(x, y, None).map(|d| d.shape)
 }
 
 /// The shape two layouts are compared over ([`claim_domain`]), when they have one.

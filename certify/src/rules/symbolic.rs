@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::{Digest, Sha256};
 use z3::ast::{Bool, BV};
 
-use layout::{AxisRegistry, Layout, Point};
+use layout::{Layout, Point};
 
 use super::crosscheck;
 use super::eval::{self, Assignment, Bound};
@@ -375,14 +375,13 @@ fn reads_as_parsed(pieces: &[Piece], l: &SymLayout, rule: &Rule, axes: &Assignme
 /// Whether the registry maps these axis names one-to-one onto distinct normalized axes with
 /// coefficient 1 (so per-name comparison is comparison of normalized points).
 fn axes_are_a_renaming(names: &BTreeSet<String>) -> bool {
-    let reg = AxisRegistry::builtin();
     let mut targets = BTreeSet::new();
     for n in names {
         let Ok(axis) = layout::Axis::new(n) else {
             return false;
         };
         let p: Point = [(axis, 1)].into();
-        let Ok(q) = layout::relation::normalize_point(reg, &p) else {
+        let Ok(q) = layout::relation::normalize(&p) else {
             return false;
         };
         let mut it = q.into_iter();
