@@ -119,12 +119,14 @@ fn fast_pair(a: &Forward, b: &Forward) -> Option<Fast> {
             replicas: ra,
             offset: oa,
             swizzle: None,
+            ..
         },
         ForwardKind::Strided {
             digits: db,
             replicas: rb,
             offset: ob,
             swizzle: None,
+            ..
         },
     ) = (&a.kind, &b.kind)
     else {
@@ -431,6 +433,7 @@ mod tests {
             kind: ForwardKind::Strided {
                 digits,
                 replicas: vec![vec![0, 0]],
+                replica_gens: Vec::new(),
                 offset,
                 swizzle: None,
             },

@@ -28,6 +28,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod canonical;
 pub mod certificate;
 pub mod claim;
 pub mod decider;

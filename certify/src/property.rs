@@ -157,6 +157,7 @@ fn box_scan(f: &Forward) -> Option<Scan> {
         replicas,
         offset,
         swizzle: None,
+        ..
     } = &f.kind
     else {
         return None;

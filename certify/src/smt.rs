@@ -178,6 +178,7 @@ impl<'f> Encodable<'f> {
             replicas,
             offset,
             swizzle,
+            ..
         } = &f.kind
         else {
             return None;
