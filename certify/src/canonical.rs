@@ -127,11 +127,7 @@ pub fn merge_digits(digits: &[(i64, Vec<i64>)]) -> Option<Vec<(i64, Vec<i64>)>> 
 }
 
 /// The replica shape of generators `gens` (whose sums are the sorted set `points`).
-fn replica_form(
-    gens: &[(i64, Vec<i64>)],
-    points: &[Vec<i64>],
-    axes: usize,
-) -> Option<ReplicaForm> {
+fn replica_form(gens: &[(i64, Vec<i64>)], points: &[Vec<i64>], axes: usize) -> Option<ReplicaForm> {
     let mut per_axis: BTreeMap<usize, Vec<(i64, i64)>> = BTreeMap::new();
     let mut single_axis = true;
     for (f, g) in gens {
@@ -472,11 +468,7 @@ mod tests {
     use layout::Axis;
     use proptest::prelude::*;
 
-    fn form(
-        digits: Vec<(i64, Vec<i64>)>,
-        gens: Vec<(i64, Vec<i64>)>,
-        offset: Vec<i64>,
-    ) -> Forward {
+    fn form(digits: Vec<(i64, Vec<i64>)>, gens: Vec<(i64, Vec<i64>)>, offset: Vec<i64>) -> Forward {
         let axes = offset.len();
         let mut set = vec![vec![0i64; axes]];
         for (f, g) in &gens {
@@ -552,15 +544,26 @@ mod tests {
     fn replica_sets_compare_as_sets() {
         // {0,1} + {0,2}, {0,1,2,3} and {0,1} + {0,1,2} are one set; {0,1} + {0,1} + {0,2} is
         // {0,..,4}.
-        let a = form(vec![(4, vec![8])], vec![(2, vec![1]), (2, vec![2])], vec![0]);
+        let a = form(
+            vec![(4, vec![8])],
+            vec![(2, vec![1]), (2, vec![2])],
+            vec![0],
+        );
         let b = form(vec![(4, vec![8])], vec![(4, vec![1])], vec![0]);
-        let c = form(vec![(4, vec![8])], vec![(2, vec![1]), (3, vec![1])], vec![0]);
+        let c = form(
+            vec![(4, vec![8])],
+            vec![(2, vec![1]), (3, vec![1])],
+            vec![0],
+        );
         let d = form(
             vec![(4, vec![8])],
             vec![(2, vec![1]), (2, vec![1]), (2, vec![2])],
             vec![0],
         );
-        assert_eq!(canonicalize(&a).unwrap().replicas, canonicalize(&b).unwrap().replicas);
+        assert_eq!(
+            canonicalize(&a).unwrap().replicas,
+            canonicalize(&b).unwrap().replicas
+        );
         assert_eq!(decide(&a, &b), None);
         assert_eq!(decide(&a, &c), None);
         assert_eq!(decide(&c, &d).map(|d| d.count), Some((4, 4)));
@@ -573,7 +576,11 @@ mod tests {
     #[test]
     fn overlapping_replicas_fall_back_to_points() {
         // {0,2,4} + {0,3} = {0,2,3,4,5,7} misses the gap condition.
-        let a = form(vec![(2, vec![9])], vec![(3, vec![2]), (2, vec![3])], vec![0]);
+        let a = form(
+            vec![(2, vec![9])],
+            vec![(3, vec![2]), (2, vec![3])],
+            vec![0],
+        );
         assert!(matches!(
             canonicalize(&a).unwrap().replicas,
             ReplicaForm::Points(_)

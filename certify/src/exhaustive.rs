@@ -58,6 +58,7 @@ pub fn decide(a: &Forward, b: &Forward, limit: i64) -> Outcome {
                 coord: layout::shape::unflatten_row_major(&a.shape, x).unwrap_or_default(),
                 left: a.points(x),
                 right: b.points(x),
+                explanation: None,
             },
         },
         None => Outcome::Proved {

@@ -40,5 +40,5 @@ pub mod property;
 pub mod smt;
 
 pub use claim::{equivalent, Policy, Report};
-pub use decider::{Counterexample, DeciderKind, Outcome};
+pub use decider::{Counterexample, DeciderKind, Explanation, Outcome};
 pub mod rules;

@@ -433,14 +433,18 @@ fn smt_injective_model(f: &Forward, rlimit: u32) -> Option<Option<(i64, i64)>> {
     if replicas.len() > 1 {
         return None;
     }
+    let enc = crate::smt::Encodable::of(f)?;
+    let width = crate::smt::width_for(&[&enc], f.size())?;
     let s = limited_solver(rlimit);
-    let n = BV::from_u64(f.size() as u64, 64);
-    let (x, y) = (BV::new_const("x", 64), BV::new_const("y", 64));
+    let n = BV::from_u64(f.size() as u64, width);
+    let (x, y) = (BV::new_const("x", width), BV::new_const("y", width));
     s.assert(x.bvult(&n));
     s.assert(y.bvult(&n));
     s.assert(x.eq(&y).not());
-    let enc = crate::smt::Encodable::of(f)?;
-    let (px, py) = (enc.encode(&x), enc.encode(&y));
+    let (px, py) = (
+        enc.encode(&s, &x, "x", width),
+        enc.encode(&s, &y, "y", width),
+    );
     let same: Vec<Bool> = px.iter().zip(&py).map(|(a, b)| a.eq(b)).collect();
     s.assert(Bool::and(&same));
     match check(&s) {
