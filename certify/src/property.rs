@@ -7,9 +7,19 @@
 //! - refines(A, B): every pair of A is a pair of B (`A(x) ⊆ B(x)` for every `x`);
 //! - equal on a region: `A(x) == B(x)` for every `x` in a box of logical coordinates.
 //!
-//! Each is decided by enumeration; injectivity of a strided, replica-free form also by z3
-//! (`exists x != y: F(x) == F(y)`), and the two must agree. Witnesses are re-evaluated by the
-//! trusted semantics. Example: `4:2` is injective, not surjective (offset 1 is a hole).
+//! A swizzle-free strided form is first analysed at any size by its structure (the
+//! `normal-form` decider, [`strided_analysis`]): every point is keyed to a scalar over the
+//! image's bounding box (mixed radix: injective on the box and linear), so the image is
+//! `key(O) + sum of the arithmetic progressions {0, k, .., (e-1)k}` of the digits and the
+//! replica generators. Sorted by `|k|`, the sum is an interval iff each `|k_j| <= 1 + reach`
+//! (the sum of `(e_i - 1)|k_i|` before it), else `reach + 1` is a hole: filling is exact.
+//! Injectivity: the Axe gap condition (`|k_j| > reach`) over the digits and the C2-merged
+//! replica generators proves it; a zero digit stride or a stride that is a small multiple of
+//! another gives a witness pair; otherwise it is undecided here. Enumeration decides domains
+//! up to the exhaustive limit (and must agree); above it, z3 answers what the structure
+//! leaves open (`exists x != y: F(x) == F(y)`, digits as bounded variables). Witnesses are
+//! re-evaluated by the trusted semantics. Example: `4:2` is injective, not surjective (offset
+//! 1 is a hole).
 
 use std::collections::BTreeMap;
 
@@ -71,35 +81,61 @@ pub fn prove_property(
         .map(<[i64]>::to_vec)
         .unwrap_or_else(|| default_logical_shape(l));
     let f = forward(l, Some(&shape))?;
+    let structural = strided_analysis(&f);
+    if let Some(a) = &structural {
+        if let Some((x, y)) = a.injective.as_ref().and_then(|i| i.1) {
+            confirm_collision(l, &shape, x, y)?;
+        }
+    }
+    let structural_word = structural.as_ref().and_then(|a| {
+        let inj = a.injective.as_ref().map(|i| i.0);
+        let sur = a.fills.as_ref().map(|s| s.0);
+        match prop {
+            Property::Injective => inj,
+            Property::Surjective => sur,
+            Property::Bijective => match (inj, sur) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+        }
+    });
     if f.size() > policy.exhaustive_limit {
+        if let (Some(holds), Some(a)) = (structural_word, &structural) {
+            return Ok(PropertyReport {
+                verdict: if holds { "proved" } else { "refuted" },
+                deciders: vec![("normal-form".into(), word(holds))],
+                detail: (!holds).then(|| a.detail(prop, &shape)).flatten(),
+            });
+        }
         return large_domain(l, &f, &shape, prop, policy);
     }
     let ((inj, inj_witness), (sur, sur_witness)) =
         box_scan(&f).unwrap_or_else(|| (injective(&f), surjective(&f)));
-    let mut deciders = vec![(
-        "exhaustive".to_string(),
-        word(match prop {
-            Property::Injective => inj,
-            Property::Surjective => sur,
-            Property::Bijective => inj && sur,
-        }),
-    )];
-    if let Some((x, y)) = inj_witness {
-        // Confirm by the semantics: both coordinates reach a common point.
-        let cx = layout::shape::unflatten_row_major(&shape, x)?;
-        let cy = layout::shape::unflatten_row_major(&shape, y)?;
-        let (px, py) = (
-            semantic_points(l, &shape, &cx)?,
-            semantic_points(l, &shape, &cy)?,
-        );
-        if px.is_disjoint(&py) {
+    let holds = match prop {
+        Property::Injective => inj,
+        Property::Surjective => sur,
+        Property::Bijective => inj && sur,
+    };
+    let mut deciders = Vec::new();
+    if let Some(w) = structural_word {
+        if w != holds {
             return Err(LayoutError::invalid(
-                "injectivity witness",
-                format!("{cx:?} and {cy:?} share no point by the semantics"),
+                "decision",
+                "the normal-form and exhaustive deciders disagree on a property",
             ));
         }
+        deciders.push(("normal-form".to_string(), word(w)));
     }
-    if matches!(prop, Property::Injective | Property::Bijective) && policy.use_smt {
+    deciders.push(("exhaustive".to_string(), word(holds)));
+    if let Some((x, y)) = inj_witness {
+        confirm_collision(l, &shape, x, y)?;
+    }
+    // z3 is the second decider only where the structure left the claim open.
+    if matches!(prop, Property::Injective | Property::Bijective)
+        && policy.use_smt
+        && structural_word.is_none()
+    {
         if let Some(z) = smt_injective(&f, policy.rlimit) {
             if z != inj {
                 return Err(LayoutError::invalid(
@@ -110,11 +146,6 @@ pub fn prove_property(
             deciders.push(("smt".into(), word(z)));
         }
     }
-    let holds = match prop {
-        Property::Injective => inj,
-        Property::Surjective => sur,
-        Property::Bijective => inj && sur,
-    };
     let detail = if holds {
         None
     } else if !inj && prop != Property::Surjective {
@@ -130,6 +161,252 @@ pub fn prove_property(
         deciders,
         detail,
     })
+}
+
+/// Confirms by the semantics that logical indices `x` and `y` reach a common point.
+fn confirm_collision(l: &Layout, shape: &[i64], x: i64, y: i64) -> Result<(), LayoutError> {
+    let cx = layout::shape::unflatten_row_major(shape, x)?;
+    let cy = layout::shape::unflatten_row_major(shape, y)?;
+    if x == y || semantic_points(l, shape, &cx)?.is_disjoint(&semantic_points(l, shape, &cy)?) {
+        return Err(LayoutError::invalid(
+            "injectivity witness",
+            format!("{cx:?} and {cy:?} share no point by the semantics"),
+        ));
+    }
+    Ok(())
+}
+
+/// What the structure of a swizzle-free strided form decides (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StridedAnalysis {
+    /// Injective, with two colliding logical indices when not; `None`: undecided.
+    pub injective: Option<(bool, Option<(i64, i64)>)>,
+    /// Fills its bounding box, with an unreached point when not; `None`: undecided.
+    pub fills: Option<(bool, Option<Vec<i64>>)>,
+    /// Points of the bounding box.
+    pub cells: i128,
+}
+
+impl StridedAnalysis {
+    fn detail(&self, prop: Property, shape: &[i64]) -> Option<String> {
+        if prop != Property::Surjective {
+            if let Some((false, Some((x, y)))) = self.injective {
+                let c = |i| layout::shape::unflatten_row_major(shape, i).unwrap_or_default();
+                return Some(format!(
+                    "logical {:?} and {:?} reach the same point",
+                    c(x),
+                    c(y)
+                ));
+            }
+        }
+        match &self.fills {
+            Some((false, Some(p))) => Some(format!(
+                "point {p:?} of the image's bounding box ({} points) is not reached",
+                self.cells
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Injectivity and filling of a swizzle-free strided form from its digits and replica
+/// generators alone, at any size; `None` for other forms or when the box overflows i128.
+///
+/// ```
+/// use certify::forward::forward;
+/// use certify::property::strided_analysis;
+/// use layout::Layout;
+/// let f = forward(&Layout::parse("(3000,3000):(1,3000)", None).unwrap(), None).unwrap();
+/// let a = strided_analysis(&f).unwrap();
+/// assert_eq!((a.injective, a.fills), (Some((true, None)), Some((true, None))));
+/// let f = forward(&Layout::parse("(4,4):(1,2)", None).unwrap(), None).unwrap();
+/// let a = strided_analysis(&f).unwrap();
+/// assert_eq!(a.injective.map(|i| i.0), Some(false));
+/// ```
+pub fn strided_analysis(f: &Forward) -> Option<StridedAnalysis> {
+    let ForwardKind::Strided {
+        digits,
+        replica_gens,
+        offset,
+        swizzle: None,
+        ..
+    } = &f.kind
+    else {
+        return None;
+    };
+    let axes = offset.len();
+    // The image's bounding box, and the mixed-radix key over it.
+    let all = || digits.iter().chain(replica_gens.iter());
+    let mut lo = vec![0i128; axes];
+    let mut radix = vec![0i128; axes];
+    let mut cells: i128 = 1;
+    for a in (0..axes).rev() {
+        let (mut l, mut h) = (offset[a] as i128, offset[a] as i128);
+        for (e, s) in all() {
+            let span = (*e as i128 - 1).checked_mul(s[a] as i128)?;
+            l = l.checked_add(span.min(0))?;
+            h = h.checked_add(span.max(0))?;
+        }
+        lo[a] = l;
+        radix[a] = cells;
+        cells = cells.checked_mul(h.checked_sub(l)?.checked_add(1)?)?;
+    }
+    let key = |v: &[i64]| -> Option<i128> {
+        v.iter().zip(&radix).try_fold(0i128, |acc, (x, r)| {
+            acc.checked_add((*x as i128).checked_mul(*r)?)
+        })
+    };
+    // Place value of each digit (row-major: the last digit counts fastest).
+    let mut place = vec![0i64; digits.len()];
+    let mut p: i64 = 1;
+    for i in (0..digits.len()).rev() {
+        place[i] = p;
+        p = p.checked_mul(digits[i].0)?;
+    }
+    let dk: Vec<(i64, i128, usize)> = digits
+        .iter()
+        .enumerate()
+        .filter(|(_, (e, _))| *e > 1)
+        .map(|(i, (e, s))| Some((*e, key(s)?, i)))
+        .collect::<Option<_>>()?;
+    let rk: Vec<(i64, i128)> = replica_gens
+        .iter()
+        .filter(|(e, _)| *e > 1)
+        .map(|(e, s)| Some((*e, key(s)?.checked_abs()?)))
+        .collect::<Option<_>>()?;
+    // Filling: the sum of all progressions is an interval of `cells` keys.
+    let mut prog: Vec<(i64, i128)> = dk.iter().map(|&(e, k, _)| (e, k.abs())).collect();
+    prog.extend(rk.iter().copied());
+    prog.retain(|&(_, k)| k != 0);
+    prog.sort_by_key(|&(_, k)| k);
+    let mut reach: i128 = 0;
+    let mut hole = None;
+    for &(e, k) in &prog {
+        if k > reach + 1 {
+            hole = Some(reach + 1);
+            break;
+        }
+        reach = reach.checked_add((e as i128 - 1).checked_mul(k)?)?;
+    }
+    // The smallest key of the image: each negative progression at its far end.
+    let mut min_key = key(offset)?;
+    for (e, s) in all() {
+        let k = key(s)?;
+        if k < 0 {
+            min_key = min_key.checked_add((*e as i128 - 1).checked_mul(k)?)?;
+        }
+    }
+    let lo_key = lo
+        .iter()
+        .zip(&radix)
+        .try_fold(0i128, |acc, (x, r)| acc.checked_add(x.checked_mul(*r)?))?;
+    let decode = |k: i128| -> Vec<i64> {
+        let mut rest = k - lo_key;
+        (0..axes)
+            .map(|a| {
+                let d = rest / radix[a];
+                rest -= d * radix[a];
+                (lo[a] + d) as i64
+            })
+            .collect()
+    };
+    let fills = match hole {
+        Some(h) => (false, Some(decode(min_key + h))),
+        None if reach + 1 == cells => (true, None),
+        // An interval that misses the box's corners: its key-range end is a box point not
+        // reached (the interval starts at `min_key`, so `min_key + reach + 1` or one below
+        // `min_key` lies in the box).
+        None => {
+            let next = min_key + reach + 1;
+            let k = if next < lo_key + cells {
+                next
+            } else {
+                min_key - 1
+            };
+            (false, Some(decode(k)))
+        }
+    };
+    Some(StridedAnalysis {
+        injective: injectivity(&dk, &rk, &place),
+        fills: Some(fills),
+        cells,
+    })
+}
+
+/// Injectivity from keyed digits `(extent, key, digit)` and replica generators `(extent, |key|)`.
+fn injectivity(
+    dk: &[(i64, i128, usize)],
+    rk: &[(i64, i128)],
+    place: &[i64],
+) -> Option<(bool, Option<(i64, i64)>)> {
+    // A zero digit stride: index 0 and one step of that digit have the same points.
+    if let Some(&(_, _, i)) = dk.iter().find(|d| d.1 == 0) {
+        return Some((false, Some((0, place[i]))));
+    }
+    // The replica set's own overlaps are allowed: merge its runs first (rule C2).
+    let mut reps: Vec<(i64, i128)> = rk.iter().copied().filter(|r| r.1 != 0).collect();
+    'merge: loop {
+        reps.sort_by_key(|&(e, k)| (k, e));
+        for i in 0..reps.len() {
+            for j in 0..reps.len() {
+                let ((e1, s1), (e2, s2)) = (reps[i], reps[j]);
+                if i != j && s2 % s1 == 0 && (1..=e1 as i128).contains(&(s2 / s1)) {
+                    reps[i] = (
+                        i64::try_from(e1 as i128 + (s2 / s1) * (e2 as i128 - 1)).ok()?,
+                        s1,
+                    );
+                    reps.remove(j);
+                    continue 'merge;
+                }
+            }
+        }
+        break;
+    }
+    let mut all: Vec<(i64, i128, Option<usize>)> = dk
+        .iter()
+        .map(|&(e, k, i)| (e, k.abs(), Some(i)))
+        .chain(reps.iter().map(|&(e, k)| (e, k, None)))
+        .collect();
+    all.sort_by_key(|&(_, k, _)| k);
+    let mut reach: i128 = 0;
+    let mut gapped = true;
+    for &(e, k, _) in &all {
+        if k <= reach {
+            gapped = false;
+            break;
+        }
+        reach = reach.checked_add((e as i128 - 1).checked_mul(k)?)?;
+    }
+    if gapped {
+        return Some((true, None));
+    }
+    // Witnesses: a digit stride that is m times another digit's (m below that extent) or
+    // m times a replica generator's (m below its extent).
+    for &(ei, ki, i) in dk {
+        for &(_, kj, j) in dk {
+            if i == j || kj.abs() % ki.abs() != 0 {
+                continue;
+            }
+            let m = kj.abs() / ki.abs();
+            if m >= ei as i128 {
+                continue;
+            }
+            let m = m as i64;
+            // k_j == m k_i: x = P_j, y = m P_i; k_j == -m k_i: x = P_j + m P_i, y = 0.
+            let pair = if (kj > 0) == (ki > 0) {
+                (place[j], m.checked_mul(place[i])?)
+            } else {
+                (place[j].checked_add(m.checked_mul(place[i])?)?, 0)
+            };
+            return Some((false, Some((pair.0.min(pair.1), pair.0.max(pair.1)))));
+        }
+        for &(f, g) in &reps {
+            if ki.abs() % g == 0 && ki.abs() / g < f as i128 {
+                return Some((false, Some((0, place[i]))));
+            }
+        }
+    }
+    None
 }
 
 fn word(b: bool) -> String {

@@ -93,6 +93,13 @@ pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>
             None,
         );
     }
+    // Over a common refinement of the two digit lists both sides share one set of digit
+    // variables (splitting a digit is exact), so z3 need not relate two decompositions of x.
+    let (mut ea, mut eb) = (ea, eb);
+    if let Some(r) = crate::canonical::refine(&ea.digits, &eb.digits) {
+        ea.digits = r.iter().map(|(e, s, _)| (*e, s.clone())).collect();
+        eb.digits = r.into_iter().map(|(e, _, s)| (e, s)).collect();
+    }
     let Some(width) = width_for(&[&ea, &eb], n) else {
         return (
             Outcome::Unknown {
@@ -104,8 +111,13 @@ pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>
     let s = limited_solver(rlimit);
     let x = BV::new_const("x", width);
     s.assert(x.bvult(BV::from_u64(n as u64, width)));
+    let shared = ea
+        .digits
+        .iter()
+        .map(|d| d.0)
+        .eq(eb.digits.iter().map(|d| d.0));
     let pa = ea.encode(&s, &x, "a", width);
-    let pb = eb.encode(&s, &x, "b", width);
+    let pb = eb.encode(&s, &x, if shared { "a" } else { "b" }, width);
     let differs: Vec<z3::ast::Bool> = pa.iter().zip(&pb).map(|(u, v)| u.eq(v).not()).collect();
     s.assert(z3::ast::Bool::or(&differs));
     let query = canonical_smt2(&s.to_smt2());
@@ -179,7 +191,7 @@ fn refuted(a: &Forward, b: &Forward, x: i64) -> Outcome {
 
 /// A strided form ready to encode: digits, base (offset + smallest replica), swizzle.
 pub(crate) struct Encodable<'f> {
-    digits: &'f [(i64, Vec<i64>)],
+    digits: std::borrow::Cow<'f, [(i64, Vec<i64>)]>,
     base: Vec<i64>,
     swizzle: Option<(usize, layout::Swizzle)>,
     replica_shape: Vec<Vec<i64>>,
@@ -200,7 +212,7 @@ impl<'f> Encodable<'f> {
         };
         let min = &replicas[0];
         Some(Encodable {
-            digits,
+            digits: std::borrow::Cow::Borrowed(digits),
             base: offset.iter().zip(min).map(|(o, r)| o + r).collect(),
             swizzle: *swizzle,
             replica_shape: replicas
@@ -217,7 +229,7 @@ impl<'f> Encodable<'f> {
         let mut m: i64 = 0;
         for (a, &b) in self.base.iter().enumerate() {
             let mut reach = b.checked_abs()?;
-            for (e, s) in self.digits {
+            for (e, s) in self.digits.iter() {
                 reach = reach.checked_add((e - 1).checked_mul(s[a].checked_abs()?)?)?;
             }
             m = m.max(reach);
