@@ -2,8 +2,9 @@
 //! strided form: any extents, stride 0, size 1, negative strides, offsets, replicas) are
 //! compared by their [`crate::canonical`] forms, complete at any size: identical forms prove
 //! equivalence, different forms refute it at the first differing index, with the count of
-//! differing indices. Two swizzled forms with the same swizzle and identical unswizzled forms
-//! are equal. Every other pair (XOR-mixed linear layouts, tables) goes through the F2 form.
+//! differing indices. Two swizzled forms with the same swizzle are equal when their unswizzled
+//! forms are, and differ where the unswizzled forms first differ if the swizzled points do
+//! there. Every other pair (XOR-mixed linear layouts, tables) goes through the F2 form.
 //!
 //! F2 form: both layouts converted exactly to Triton's hardware -> logical bases and compared
 //! structurally.
@@ -63,7 +64,7 @@ pub fn decide(a: &Layout, b: &Layout, shape: &[i64], fa: &Forward, fb: &Forward)
 
 /// Most differing indices listed in an explanation, and most indices scanned to find them.
 const LISTED: usize = 3;
-const SCANNED: i64 = 4096;
+const SCANNED: i64 = 256;
 
 /// The canonical-form decision of two strided forms, or `None` when it does not apply (a
 /// table, different swizzles, an overflow).
@@ -90,7 +91,21 @@ pub fn decide_strided(fa: &Forward, fb: &Forward) -> Option<Outcome> {
                     ca.digits.len()
                 ),
             }),
-            Comparison::Differ(_) => None,
+            // Refute only where the swizzled points differ (a swizzle that merges values
+            // could hide the difference; then the F2 form and the other deciders decide).
+            Comparison::Differ(d) => {
+                let (left, right) = (fa.points(d.first), fb.points(d.first));
+                (left != right).then(|| Outcome::Refuted {
+                    counterexample: Counterexample {
+                        index: d.first,
+                        coord: layout::shape::unflatten_row_major(&fa.shape, d.first)
+                            .unwrap_or_default(),
+                        left,
+                        right,
+                        explanation: None,
+                    },
+                })
+            }
         };
     }
     let (ca, cb) = (canonicalize(fa)?, canonicalize(fb)?);

@@ -749,13 +749,58 @@ pub fn refines(
             .map(<[i64]>::to_vec)
             .unwrap_or_else(|| default_logical_shape(a)),
     )?;
-    for x in 0..fa.size() {
-        let pb = fb.points(x);
-        if fa.points(x).iter().any(|p| pb.binary_search(p).is_err()) {
-            return Ok(Err(layout::shape::unflatten_row_major(&fa.shape, x)?));
-        }
+    if let Some(first) = refines_by_canonical_forms(&fa, &fb) {
+        return match first {
+            None => Ok(Ok(())),
+            Some(x) => Ok(Err(layout::shape::unflatten_row_major(&fa.shape, x)?)),
+        };
     }
-    Ok(Ok(()))
+    Ok(refines_by_enumeration(&fa, &fb).map_or(Ok(()), |x| {
+        Err(layout::shape::unflatten_row_major(&fa.shape, x).unwrap_or_default())
+    }))
+}
+
+/// The first index where `A(x)` is not a subset of `B(x)`, by enumeration.
+fn refines_by_enumeration(fa: &Forward, fb: &Forward) -> Option<i64> {
+    (0..fa.size()).find(|&x| {
+        let pb = fb.points(x);
+        fa.points(x).iter().any(|p| pb.binary_search(p).is_err())
+    })
+}
+
+/// Refinement from the canonical forms, at any size: `Some(None)` holds, `Some(Some(x))` fails
+/// first at index `x`, `None` undecided. With `A(x) = a(x) + R'_A` and `B(x) = b(x) + R'_B`
+/// (lex-minimum plus shape): when `B` has one point per index, `A(x) ⊆ B(x)` iff `A` has one
+/// too and `a(x) == b(x)`, so refinement is equality; when `a == b` as maps, it holds iff
+/// `R'_A ⊆ R'_B` (every index alike). Other cases are left to enumeration.
+fn refines_by_canonical_forms(fa: &Forward, fb: &Forward) -> Option<Option<i64>> {
+    use crate::canonical::{canonicalize, compare, Comparison};
+    let (ca, cb) = (canonicalize(fa)?, canonicalize(fb)?);
+    let shape = |f: &Forward| -> Option<Vec<Vec<i64>>> {
+        let ForwardKind::Strided { replicas, .. } = &f.kind else {
+            return None;
+        };
+        let min = replicas.first()?;
+        replicas
+            .iter()
+            .map(|p| p.iter().zip(min).map(|(x, m)| x.checked_sub(*m)).collect())
+            .collect()
+    };
+    let (ra, rb) = (shape(fa)?, shape(fb)?);
+    if rb.len() == 1 {
+        if ra.len() > 1 {
+            return Some(Some(0));
+        }
+        return match compare(&ca, &cb, fa, fb)? {
+            Comparison::Equal => Some(None),
+            Comparison::Differ(d) => Some(Some(d.first)),
+        };
+    }
+    if ca.base == cb.base && ca.digits == cb.digits {
+        let all = ra.iter().all(|p| rb.binary_search(p).is_ok());
+        return Some((!all).then_some(0));
+    }
+    None
 }
 
 /// Whether `a` and `b` agree on the box `region` (`[lo, hi)` per dim) of `shape`; the first
@@ -795,6 +840,42 @@ pub fn equal_on_region(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// Refinement by canonical forms, where it decides, equals enumeration (first failing
+        /// index included), on random Axe pairs with replicas.
+        #[test]
+        fn refinement_by_canonical_forms_equals_enumeration(
+            shard in prop::collection::vec((1i64..4, -3i64..4), 1..4),
+            reps_a in prop::collection::vec((1i64..3, 0i64..4), 0..2),
+            reps_b in prop::collection::vec((1i64..3, 0i64..4), 0..3),
+            bump in 0usize..5,
+        ) {
+            let text = |shard: &[(i64, i64)], reps: &[(i64, i64)]| {
+                let e: Vec<String> = shard.iter().map(|x| x.0.to_string()).collect();
+                let s: Vec<String> = shard.iter().map(|x| format!("{}@m", x.1)).collect();
+                let mut t = format!("S[({}):({})]", e.join(","), s.join(","));
+                if !reps.is_empty() {
+                    let e: Vec<String> = reps.iter().map(|x| x.0.to_string()).collect();
+                    let s: Vec<String> = reps.iter().map(|x| format!("{}@m", x.1)).collect();
+                    t += &format!(" + R[({}):({})]", e.join(","), s.join(","));
+                }
+                t
+            };
+            let mut sb = shard.clone();
+            if bump < sb.len() {
+                sb[bump].1 += 1;
+            }
+            let a = Layout::parse(&text(&shard, &reps_a), None).unwrap();
+            let b = Layout::parse(&text(&sb, &reps_b), None).unwrap();
+            let n: i64 = shard.iter().map(|x| x.0).product();
+            let (fa, fb) = crate::claim::forms(&a, &b, &[n]).unwrap();
+            if let Some(got) = refines_by_canonical_forms(&fa, &fb) {
+                prop_assert_eq!(got, refines_by_enumeration(&fa, &fb));
+            }
+        }
+    }
 
     proptest! {
         /// The bitset scan and the point-set enumeration agree on random strided layouts
