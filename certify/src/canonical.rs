@@ -35,10 +35,12 @@
 //! are unique. Equal maps have identical forms; identical forms denote the same map.
 //!
 //! Two digits `(2, s), (2, 0)` and `(2, 0), (2, s)` (s != 0) are different maps and stay
-//! different: neither pair merges. Worked vector: `(30000,(100,300)):(30000,(1,100))` read
-//! over `(30000,30000)` has digits `[(30000,[1]), (300,[100]), (100,[1])]` (row-major digits of
-//! the colexicographic CuTe modes) which merge to `[(30000,[1]), (30000,[30000])]`... in
-//! whichever spelling the same map is written, the form is the same; see the tests.
+//! different: neither pair merges. Worked vector: row-major `(30000,30000):(30000,1)` read
+//! over `(30000,30000)` has digits `[(30000,[30000]), (30000,[1])]`; its regrouped spelling
+//! `(30000,(100,300)):(30000,(1,100))` has `[(30000,[30000]), (300,[100]), (100,[1])]`; both
+//! merge to the one digit `[(900000000,[1])]` (tests: `regrouped_mode_has_the_same_form`
+//! checks a transposed variant, the CLI test `equiv_explains_a_counterexample_at_any_size` its
+//! one-stride mutant).
 //!
 //! Every operation is linear in the number of digits and generators (plus the point lists in
 //! the fallback), and all arithmetic is checked: an overflow means no form (`None`).
@@ -422,12 +424,12 @@ fn zero_count(c: &[i64], rest: &[(i64, Vec<i64>)]) -> Option<i64> {
     Some(count)
 }
 
+/// One digit of a common refinement: `(extent, stride of a, stride of b)`.
+pub type RefinedDigit = (i64, Vec<i64>, Vec<i64>);
+
 /// The common refinement of two digit lists of the same size: `(extent, stride_a, stride_b)`,
 /// slowest first, or `None` when the extents do not form a divisibility chain.
-pub fn refine(
-    a: &[(i64, Vec<i64>)],
-    b: &[(i64, Vec<i64>)],
-) -> Option<Vec<(i64, Vec<i64>, Vec<i64>)>> {
+pub fn refine(a: &[(i64, Vec<i64>)], b: &[(i64, Vec<i64>)]) -> Option<Vec<RefinedDigit>> {
     let mut out = Vec::new();
     let (mut ra, mut rb) = (a.to_vec(), b.to_vec());
     while let (Some((ea, sa)), Some((eb, sb))) = (ra.pop(), rb.pop()) {
