@@ -80,10 +80,14 @@ pub struct Canonical {
 /// use certify::canonical::canonicalize;
 /// use certify::forward::forward;
 /// use layout::Layout;
-/// let a = forward(&Layout::parse("(4,2):(2,1)", Some(&[8])).unwrap(), Some(&[8])).unwrap();
-/// let b = forward(&Layout::parse("S[8:1]", None).unwrap(), Some(&[8])).unwrap();
+/// // CuTe (4,2):(2,1) read over its shape (4,2), and Axe S[8:1] over the same shape.
+/// let a = forward(&Layout::parse("(4,2):(2,1)", None).unwrap(), None).unwrap();
+/// let b = forward(&Layout::parse("S[8:1]", None).unwrap(), Some(&[4, 2])).unwrap();
 /// assert_eq!(canonicalize(&a), canonicalize(&b));
 /// assert_eq!(canonicalize(&a).unwrap().digits, vec![(8, vec![1])]);
+/// // Read over the flat index [8] (colexicographic CuTe), it is x -> 2 * (x % 4) + x / 4.
+/// let c = forward(&Layout::parse("(4,2):(2,1)", None).unwrap(), Some(&[8])).unwrap();
+/// assert_eq!(canonicalize(&c).unwrap().digits, vec![(2, vec![1]), (4, vec![2])]);
 /// ```
 pub fn canonicalize(f: &Forward) -> Option<Canonical> {
     let ForwardKind::Strided {
