@@ -1348,3 +1348,21 @@ fn check_is_valid_only_for_a_proof() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn equiv_explains_a_counterexample_at_any_size() {
+    // 9 * 10^8 indices, decided by canonical forms: the count, the first points and the mode.
+    let o = laycert(&[
+        "equiv",
+        "(30000,30000):(30000,1)",
+        "(30000,(100,300)):(30000,(1,101))",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.starts_with("not equivalent\n"), "{out}");
+    assert!(
+        out.contains("differs at 897000000 of 900000000 logical indices (first (0,100), (0,101), (0,102)); mode 1"),
+        "{out}"
+    );
+    assert!(out.contains("normal-form refuted"), "{out}");
+}

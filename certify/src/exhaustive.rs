@@ -71,6 +71,7 @@ pub fn decide(a: &Forward, b: &Forward, limit: i64) -> Outcome {
                 coord: layout::shape::unflatten_row_major(&a.shape, x).unwrap_or_default(),
                 left: a.points(x),
                 right: b.points(x),
+                explanation: None,
             },
         },
         None => Outcome::Proved {
@@ -140,12 +141,14 @@ fn fast_pair(a: &Forward, b: &Forward) -> Option<Fast> {
             replicas: ra,
             offset: oa,
             swizzle: None,
+            ..
         },
         ForwardKind::Strided {
             digits: db,
             replicas: rb,
             offset: ob,
             swizzle: None,
+            ..
         },
     ) = (&a.kind, &b.kind)
     else {
@@ -452,6 +455,7 @@ mod tests {
             kind: ForwardKind::Strided {
                 digits,
                 replicas: vec![vec![0, 0]],
+                replica_gens: Vec::new(),
                 offset,
                 swizzle: None,
             },

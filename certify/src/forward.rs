@@ -39,6 +39,9 @@ pub enum ForwardKind {
         digits: Vec<(i64, Vec<i64>)>,
         /// The distinct replica vectors, sorted (just the zero vector when R is empty).
         replicas: Vec<Vec<i64>>,
+        /// The replica iters `(extent, stride vector)` that generate `replicas` (their sums);
+        /// the canonical form and the property analysis read the set's structure from them.
+        replica_gens: Vec<(i64, Vec<i64>)>,
         /// The offset vector.
         offset: Vec<i64>,
         /// A swizzle applied last to one axis (by index into `axes`).
@@ -66,6 +69,7 @@ impl Forward {
                 replicas,
                 offset,
                 swizzle,
+                ..
             } => {
                 let mut base = offset.clone();
                 let mut rest = x;
@@ -110,10 +114,12 @@ impl Forward {
             ForwardKind::Strided {
                 digits,
                 replicas,
+                replica_gens,
                 offset,
                 swizzle,
             } => ForwardKind::Strided {
                 digits: digits.iter().map(|(e, s)| (*e, lift(s))).collect(),
+                replica_gens: replica_gens.iter().map(|(e, s)| (*e, lift(s))).collect(),
                 replicas: {
                     let mut r: Vec<Vec<i64>> = replicas.iter().map(lift).collect();
                     r.sort();
@@ -251,6 +257,7 @@ fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<For
         kind: ForwardKind::Strided {
             digits,
             replicas: replicas.into_iter().collect(),
+            replica_gens: rep_maps.iter().map(|(e, p)| (*e, vec_of(p))).collect(),
             offset: vec_of(&off),
             swizzle,
         },

@@ -76,6 +76,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod canonical;
 pub mod certificate;
 pub mod claim;
 pub mod decider;
@@ -88,5 +89,5 @@ pub mod property;
 pub mod smt;
 
 pub use claim::{equivalent, Policy, Report};
-pub use decider::{Counterexample, DeciderKind, Outcome};
+pub use decider::{Counterexample, DeciderKind, Explanation, Outcome};
 pub mod rules;

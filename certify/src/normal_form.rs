@@ -1,5 +1,13 @@
-//! The normal-form decider: both layouts converted exactly to their F2 form (Triton's
-//! hardware -> logical bases) and compared structurally.
+//! The normal-form decider. Two strided forms (CuTe, Axe, TV and linear layouts with an exact
+//! strided form: any extents, stride 0, size 1, negative strides, offsets, replicas) are
+//! compared by their [`crate::canonical`] forms, complete at any size: identical forms prove
+//! equivalence, different forms refute it at the first differing index, with the count of
+//! differing indices. Two swizzled forms with the same swizzle are equal when their unswizzled
+//! forms are, and differ where the unswizzled forms first differ if the swizzled points do
+//! there. Every other pair (XOR-mixed linear layouts, tables) goes through the F2 form.
+//!
+//! F2 form: both layouts converted exactly to Triton's hardware -> logical bases and compared
+//! structurally.
 //!
 //! An F2-linear map is determined by its bases, and the exact conversions of `layout::convert`
 //! read in-dims off the physical bit ranges, so two layouts relating the same pairs convert to
@@ -13,8 +21,9 @@
 use layout::convert::{convert, Target};
 use layout::{Layout, LinearLayout};
 
-use crate::decider::{Counterexample, Outcome};
-use crate::forward::Forward;
+use crate::canonical::{canonicalize, compare, Comparison};
+use crate::decider::{Counterexample, Explanation, Outcome};
+use crate::forward::{Forward, ForwardKind};
 
 /// The F2 normal form of `l` over `shape` (empty in-dims dropped, in-dims sorted by name), or
 /// why there is none.
@@ -44,9 +53,123 @@ pub fn f2_form(l: &Layout, shape: &[i64]) -> Result<LinearLayout, String> {
     }
 }
 
-/// Decides `a == b` by F2 normal forms; `fa`, `fb` are the sides' forward forms over common
-/// axes (used only to render the counterexample's point sets).
+/// Decides `a == b` by canonical forms (strided pairs) or F2 normal forms (the rest); `fa`,
+/// `fb` are the sides' forward forms over common axes.
 pub fn decide(a: &Layout, b: &Layout, shape: &[i64], fa: &Forward, fb: &Forward) -> Outcome {
+    if let Some(o) = decide_strided(fa, fb) {
+        return o;
+    }
+    decide_f2(a, b, shape, fa, fb)
+}
+
+/// Most differing indices listed in an explanation, and most indices scanned to find them.
+const LISTED: usize = 3;
+const SCANNED: i64 = 256;
+
+/// The canonical-form decision of two strided forms, or `None` when it does not apply (a
+/// table, different swizzles, an overflow).
+pub fn decide_strided(fa: &Forward, fb: &Forward) -> Option<Outcome> {
+    if fa.size() != fb.size() || fa.axes != fb.axes {
+        return None;
+    }
+    let (ForwardKind::Strided { swizzle: wa, .. }, ForwardKind::Strided { swizzle: wb, .. }) =
+        (&fa.kind, &fb.kind)
+    else {
+        return None;
+    };
+    if wa.is_some() || wb.is_some() {
+        // sw(F) == sw(G) whenever F == G; a difference under one swizzle may still vanish.
+        if wa != wb {
+            return None;
+        }
+        let (ua, ub) = (unswizzled(fa), unswizzled(fb));
+        let (ca, cb) = (canonicalize(&ua)?, canonicalize(&ub)?);
+        return match compare(&ca, &cb, &ua, &ub)? {
+            Comparison::Equal => Some(Outcome::Proved {
+                evidence: format!(
+                    "the same swizzle after identical canonical forms ({} digits)",
+                    ca.digits.len()
+                ),
+            }),
+            // Refute only where the swizzled points differ (a swizzle that merges values
+            // could hide the difference; then the F2 form and the other deciders decide).
+            Comparison::Differ(d) => {
+                let (left, right) = (fa.points(d.first), fb.points(d.first));
+                (left != right).then(|| Outcome::Refuted {
+                    counterexample: Counterexample {
+                        index: d.first,
+                        coord: layout::shape::unflatten_row_major(&fa.shape, d.first)
+                            .unwrap_or_default(),
+                        left,
+                        right,
+                        explanation: None,
+                    },
+                })
+            }
+        };
+    }
+    let (ca, cb) = (canonicalize(fa)?, canonicalize(fb)?);
+    match compare(&ca, &cb, fa, fb)? {
+        Comparison::Equal => Some(Outcome::Proved {
+            evidence: format!(
+                "identical canonical forms ({} digits after merging, {} logical indices)",
+                ca.digits.len(),
+                ca.size
+            ),
+        }),
+        Comparison::Differ(d) => {
+            let index = d.first;
+            let (left, right) = (fa.points(index), fb.points(index));
+            if left == right {
+                return Some(Outcome::Unknown {
+                    reason: format!(
+                        "the canonical forms part at index {index}, where the points agree"
+                    ),
+                });
+            }
+            let coord_of =
+                |x: i64| layout::shape::unflatten_row_major(&fa.shape, x).unwrap_or_default();
+            let mut first = vec![coord_of(index)];
+            let end = fa.size().min(index.saturating_add(SCANNED));
+            first.extend(
+                (index + 1..end)
+                    .filter(|&x| fa.points(x) != fb.points(x))
+                    .take(LISTED - 1)
+                    .map(coord_of),
+            );
+            let coord = coord_of(index);
+            let mode = (index > 0)
+                .then(|| coord.iter().rposition(|&c| c != 0))
+                .flatten();
+            Some(Outcome::Refuted {
+                counterexample: Counterexample {
+                    index,
+                    coord,
+                    left,
+                    right,
+                    explanation: Some(Explanation {
+                        differing: d.count,
+                        of: fa.size(),
+                        first,
+                        mode,
+                        why: d.why,
+                    }),
+                },
+            })
+        }
+    }
+}
+
+fn unswizzled(f: &Forward) -> Forward {
+    let mut u = f.clone();
+    if let ForwardKind::Strided { swizzle, .. } = &mut u.kind {
+        *swizzle = None;
+    }
+    u
+}
+
+/// Decides `a == b` by F2 normal forms; `fa`, `fb` render the counterexample's point sets.
+fn decide_f2(a: &Layout, b: &Layout, shape: &[i64], fa: &Forward, fb: &Forward) -> Outcome {
     let (na, nb) = match (f2_form(a, shape), f2_form(b, shape)) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(why), _) | (_, Err(why)) => {
@@ -97,6 +220,7 @@ pub fn decide(a: &Layout, b: &Layout, shape: &[i64], fa: &Forward, fb: &Forward)
                         coord: cell,
                         left,
                         right,
+                        explanation: None,
                     },
                 };
             }

@@ -7,9 +7,19 @@
 //! - refines(A, B): every pair of A is a pair of B (`A(x) ⊆ B(x)` for every `x`);
 //! - equal on a region: `A(x) == B(x)` for every `x` in a box of logical coordinates.
 //!
-//! Each is decided by enumeration; injectivity of a strided, replica-free form also by z3
-//! (`exists x != y: F(x) == F(y)`), and the two must agree. Witnesses are re-evaluated by the
-//! trusted semantics. Example: `4:2` is injective, not surjective (offset 1 is a hole).
+//! A swizzle-free strided form is first analysed at any size by its structure (the
+//! `normal-form` decider, [`strided_analysis`]): every point is keyed to a scalar over the
+//! image's bounding box (mixed radix: injective on the box and linear), so the image is
+//! `key(O) + sum of the arithmetic progressions {0, k, .., (e-1)k}` of the digits and the
+//! replica generators. Sorted by `|k|`, the sum is an interval iff each `|k_j| <= 1 + reach`
+//! (the sum of `(e_i - 1)|k_i|` before it), else `reach + 1` is a hole: filling is exact.
+//! Injectivity: the Axe gap condition (`|k_j| > reach`) over the digits and the C2-merged
+//! replica generators proves it; a zero digit stride or a stride that is a small multiple of
+//! another gives a witness pair; otherwise it is undecided here. Enumeration decides domains
+//! up to the exhaustive limit (and must agree); above it, z3 answers what the structure
+//! leaves open (`exists x != y: F(x) == F(y)`, digits as bounded variables). Witnesses are
+//! re-evaluated by the trusted semantics. Example: `4:2` is injective, not surjective (offset
+//! 1 is a hole).
 
 use std::collections::BTreeMap;
 
@@ -71,45 +81,75 @@ pub fn prove_property(
         .map(<[i64]>::to_vec)
         .unwrap_or_else(|| default_logical_shape(l));
     let f = forward(l, Some(&shape))?;
+    let structural = strided_analysis(&f);
+    if let Some(a) = &structural {
+        if let Some((x, y)) = a.injective.as_ref().and_then(|i| i.1) {
+            confirm_collision(l, &shape, x, y)?;
+        }
+    }
+    let structural_word = structural.as_ref().and_then(|a| {
+        let inj = a.injective.as_ref().map(|i| i.0);
+        let sur = a.fills.as_ref().map(|s| s.0);
+        match prop {
+            Property::Injective => inj,
+            Property::Surjective => sur,
+            Property::Bijective => match (inj, sur) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+        }
+    });
     // The work is the number of points visited (indices x points per index), not just indices.
     let points = f
         .size()
         .checked_mul(crate::exhaustive::points_per_index(&f))
         .unwrap_or(i64::MAX);
-    if points > policy.exhaustive_limit {
+    let scan = if points > policy.exhaustive_limit {
+        None
+    } else {
+        match box_scan(&f) {
+            Some(scan) => Some(scan),
+            // The point-set enumeration holds every point in a map: it has its own, lower bound.
+            None if points > MAX_POINT_SET => None,
+            None => Some((injective(&f), surjective(&f))),
+        }
+    };
+    let Some(scan) = scan else {
+        if let (Some(holds), Some(a)) = (structural_word, &structural) {
+            return Ok(PropertyReport {
+                verdict: if holds { "proved" } else { "refuted" },
+                deciders: vec![("normal-form".into(), word(holds))],
+                detail: (!holds).then(|| a.detail(prop, &shape)).flatten(),
+            });
+        }
         return large_domain(l, &f, &shape, prop, policy);
-    }
-    let scan = match box_scan(&f) {
-        Some(scan) => scan,
-        // The point-set enumeration holds every point in a map: it has its own, lower bound.
-        None if points > MAX_POINT_SET => return large_domain(l, &f, &shape, prop, policy),
-        None => (injective(&f), surjective(&f)),
     };
     let ((inj, inj_witness), (sur, sur_witness)) = scan;
-    let mut deciders = vec![(
-        "exhaustive".to_string(),
-        word(match prop {
-            Property::Injective => inj,
-            Property::Surjective => sur,
-            Property::Bijective => inj && sur,
-        }),
-    )];
-    if let Some((x, y)) = inj_witness {
-        // Confirm by the semantics: both coordinates reach a common point.
-        let cx = layout::shape::unflatten_row_major(&shape, x)?;
-        let cy = layout::shape::unflatten_row_major(&shape, y)?;
-        let (px, py) = (
-            semantic_points(l, &shape, &cx)?,
-            semantic_points(l, &shape, &cy)?,
-        );
-        if px.is_disjoint(&py) {
+    let holds = match prop {
+        Property::Injective => inj,
+        Property::Surjective => sur,
+        Property::Bijective => inj && sur,
+    };
+    let mut deciders = Vec::new();
+    if let Some(w) = structural_word {
+        if w != holds {
             return Err(LayoutError::invalid(
-                "injectivity witness",
-                format!("{cx:?} and {cy:?} share no point by the semantics"),
+                "decision",
+                "the normal-form and exhaustive deciders disagree on a property",
             ));
         }
+        deciders.push(("normal-form".to_string(), word(w)));
     }
-    if matches!(prop, Property::Injective | Property::Bijective) && policy.use_smt {
+    deciders.push(("exhaustive".to_string(), word(holds)));
+    if let Some((x, y)) = inj_witness {
+        confirm_collision(l, &shape, x, y)?;
+    }
+    // z3 is the second decider only where the structure left the claim open.
+    if matches!(prop, Property::Injective | Property::Bijective)
+        && policy.use_smt
+        && structural_word.is_none()
+    {
         if let Some(z) = smt_injective(&f, policy.rlimit) {
             if z != inj {
                 return Err(LayoutError::invalid(
@@ -120,11 +160,6 @@ pub fn prove_property(
             deciders.push(("smt".into(), word(z)));
         }
     }
-    let holds = match prop {
-        Property::Injective => inj,
-        Property::Surjective => sur,
-        Property::Bijective => inj && sur,
-    };
     let detail = if holds {
         None
     } else if !inj && prop != Property::Surjective {
@@ -140,6 +175,252 @@ pub fn prove_property(
         deciders,
         detail,
     })
+}
+
+/// Confirms by the semantics that logical indices `x` and `y` reach a common point.
+fn confirm_collision(l: &Layout, shape: &[i64], x: i64, y: i64) -> Result<(), LayoutError> {
+    let cx = layout::shape::unflatten_row_major(shape, x)?;
+    let cy = layout::shape::unflatten_row_major(shape, y)?;
+    if x == y || semantic_points(l, shape, &cx)?.is_disjoint(&semantic_points(l, shape, &cy)?) {
+        return Err(LayoutError::invalid(
+            "injectivity witness",
+            format!("{cx:?} and {cy:?} share no point by the semantics"),
+        ));
+    }
+    Ok(())
+}
+
+/// What the structure of a swizzle-free strided form decides (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StridedAnalysis {
+    /// Injective, with two colliding logical indices when not; `None`: undecided.
+    pub injective: Option<(bool, Option<(i64, i64)>)>,
+    /// Fills its bounding box, with an unreached point when not; `None`: undecided.
+    pub fills: Option<(bool, Option<Vec<i64>>)>,
+    /// Points of the bounding box.
+    pub cells: i128,
+}
+
+impl StridedAnalysis {
+    fn detail(&self, prop: Property, shape: &[i64]) -> Option<String> {
+        if prop != Property::Surjective {
+            if let Some((false, Some((x, y)))) = self.injective {
+                let c = |i| layout::shape::unflatten_row_major(shape, i).unwrap_or_default();
+                return Some(format!(
+                    "logical {:?} and {:?} reach the same point",
+                    c(x),
+                    c(y)
+                ));
+            }
+        }
+        match &self.fills {
+            Some((false, Some(p))) => Some(format!(
+                "point {p:?} of the image's bounding box ({} points) is not reached",
+                self.cells
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Injectivity and filling of a swizzle-free strided form from its digits and replica
+/// generators alone, at any size; `None` for other forms or when the box overflows i128.
+///
+/// ```
+/// use certify::forward::forward;
+/// use certify::property::strided_analysis;
+/// use layout::Layout;
+/// let f = forward(&Layout::parse("(3000,3000):(1,3000)", None).unwrap(), None).unwrap();
+/// let a = strided_analysis(&f).unwrap();
+/// assert_eq!((a.injective, a.fills), (Some((true, None)), Some((true, None))));
+/// let f = forward(&Layout::parse("(4,4):(1,2)", None).unwrap(), None).unwrap();
+/// let a = strided_analysis(&f).unwrap();
+/// assert_eq!(a.injective.map(|i| i.0), Some(false));
+/// ```
+pub fn strided_analysis(f: &Forward) -> Option<StridedAnalysis> {
+    let ForwardKind::Strided {
+        digits,
+        replica_gens,
+        offset,
+        swizzle: None,
+        ..
+    } = &f.kind
+    else {
+        return None;
+    };
+    let axes = offset.len();
+    // The image's bounding box, and the mixed-radix key over it.
+    let all = || digits.iter().chain(replica_gens.iter());
+    let mut lo = vec![0i128; axes];
+    let mut radix = vec![0i128; axes];
+    let mut cells: i128 = 1;
+    for a in (0..axes).rev() {
+        let (mut l, mut h) = (offset[a] as i128, offset[a] as i128);
+        for (e, s) in all() {
+            let span = (*e as i128 - 1).checked_mul(s[a] as i128)?;
+            l = l.checked_add(span.min(0))?;
+            h = h.checked_add(span.max(0))?;
+        }
+        lo[a] = l;
+        radix[a] = cells;
+        cells = cells.checked_mul(h.checked_sub(l)?.checked_add(1)?)?;
+    }
+    let key = |v: &[i64]| -> Option<i128> {
+        v.iter().zip(&radix).try_fold(0i128, |acc, (x, r)| {
+            acc.checked_add((*x as i128).checked_mul(*r)?)
+        })
+    };
+    // Place value of each digit (row-major: the last digit counts fastest).
+    let mut place = vec![0i64; digits.len()];
+    let mut p: i64 = 1;
+    for i in (0..digits.len()).rev() {
+        place[i] = p;
+        p = p.checked_mul(digits[i].0)?;
+    }
+    let dk: Vec<(i64, i128, usize)> = digits
+        .iter()
+        .enumerate()
+        .filter(|(_, (e, _))| *e > 1)
+        .map(|(i, (e, s))| Some((*e, key(s)?, i)))
+        .collect::<Option<_>>()?;
+    let rk: Vec<(i64, i128)> = replica_gens
+        .iter()
+        .filter(|(e, _)| *e > 1)
+        .map(|(e, s)| Some((*e, key(s)?.checked_abs()?)))
+        .collect::<Option<_>>()?;
+    // Filling: the sum of all progressions is an interval of `cells` keys.
+    let mut prog: Vec<(i64, i128)> = dk.iter().map(|&(e, k, _)| (e, k.abs())).collect();
+    prog.extend(rk.iter().copied());
+    prog.retain(|&(_, k)| k != 0);
+    prog.sort_by_key(|&(_, k)| k);
+    let mut reach: i128 = 0;
+    let mut hole = None;
+    for &(e, k) in &prog {
+        if k > reach + 1 {
+            hole = Some(reach + 1);
+            break;
+        }
+        reach = reach.checked_add((e as i128 - 1).checked_mul(k)?)?;
+    }
+    // The smallest key of the image: each negative progression at its far end.
+    let mut min_key = key(offset)?;
+    for (e, s) in all() {
+        let k = key(s)?;
+        if k < 0 {
+            min_key = min_key.checked_add((*e as i128 - 1).checked_mul(k)?)?;
+        }
+    }
+    let lo_key = lo
+        .iter()
+        .zip(&radix)
+        .try_fold(0i128, |acc, (x, r)| acc.checked_add(x.checked_mul(*r)?))?;
+    let decode = |k: i128| -> Vec<i64> {
+        let mut rest = k - lo_key;
+        (0..axes)
+            .map(|a| {
+                let d = rest / radix[a];
+                rest -= d * radix[a];
+                (lo[a] + d) as i64
+            })
+            .collect()
+    };
+    let fills = match hole {
+        Some(h) => (false, Some(decode(min_key + h))),
+        None if reach + 1 == cells => (true, None),
+        // An interval that misses the box's corners: its key-range end is a box point not
+        // reached (the interval starts at `min_key`, so `min_key + reach + 1` or one below
+        // `min_key` lies in the box).
+        None => {
+            let next = min_key + reach + 1;
+            let k = if next < lo_key + cells {
+                next
+            } else {
+                min_key - 1
+            };
+            (false, Some(decode(k)))
+        }
+    };
+    Some(StridedAnalysis {
+        injective: injectivity(&dk, &rk, &place),
+        fills: Some(fills),
+        cells,
+    })
+}
+
+/// Injectivity from keyed digits `(extent, key, digit)` and replica generators `(extent, |key|)`.
+fn injectivity(
+    dk: &[(i64, i128, usize)],
+    rk: &[(i64, i128)],
+    place: &[i64],
+) -> Option<(bool, Option<(i64, i64)>)> {
+    // A zero digit stride: index 0 and one step of that digit have the same points.
+    if let Some(&(_, _, i)) = dk.iter().find(|d| d.1 == 0) {
+        return Some((false, Some((0, place[i]))));
+    }
+    // The replica set's own overlaps are allowed: merge its runs first (rule C2).
+    let mut reps: Vec<(i64, i128)> = rk.iter().copied().filter(|r| r.1 != 0).collect();
+    'merge: loop {
+        reps.sort_by_key(|&(e, k)| (k, e));
+        for i in 0..reps.len() {
+            for j in 0..reps.len() {
+                let ((e1, s1), (e2, s2)) = (reps[i], reps[j]);
+                if i != j && s2 % s1 == 0 && (1..=e1 as i128).contains(&(s2 / s1)) {
+                    reps[i] = (
+                        i64::try_from(e1 as i128 + (s2 / s1) * (e2 as i128 - 1)).ok()?,
+                        s1,
+                    );
+                    reps.remove(j);
+                    continue 'merge;
+                }
+            }
+        }
+        break;
+    }
+    let mut all: Vec<(i64, i128, Option<usize>)> = dk
+        .iter()
+        .map(|&(e, k, i)| (e, k.abs(), Some(i)))
+        .chain(reps.iter().map(|&(e, k)| (e, k, None)))
+        .collect();
+    all.sort_by_key(|&(_, k, _)| k);
+    let mut reach: i128 = 0;
+    let mut gapped = true;
+    for &(e, k, _) in &all {
+        if k <= reach {
+            gapped = false;
+            break;
+        }
+        reach = reach.checked_add((e as i128 - 1).checked_mul(k)?)?;
+    }
+    if gapped {
+        return Some((true, None));
+    }
+    // Witnesses: a digit stride that is m times another digit's (m below that extent) or
+    // m times a replica generator's (m below its extent).
+    for &(ei, ki, i) in dk {
+        for &(_, kj, j) in dk {
+            if i == j || kj.abs() % ki.abs() != 0 {
+                continue;
+            }
+            let m = kj.abs() / ki.abs();
+            if m >= ei as i128 {
+                continue;
+            }
+            let m = m as i64;
+            // k_j == m k_i: x = P_j, y = m P_i; k_j == -m k_i: x = P_j + m P_i, y = 0.
+            let pair = if (kj > 0) == (ki > 0) {
+                (place[j], m.checked_mul(place[i])?)
+            } else {
+                (place[j].checked_add(m.checked_mul(place[i])?)?, 0)
+            };
+            return Some((false, Some((pair.0.min(pair.1), pair.0.max(pair.1)))));
+        }
+        for &(f, g) in &reps {
+            if ki.abs() % g == 0 && ki.abs() / g < f as i128 {
+                return Some((false, Some((0, place[i]))));
+            }
+        }
+    }
+    None
 }
 
 fn word(b: bool) -> String {
@@ -172,6 +453,7 @@ fn box_scan(f: &Forward) -> Option<Scan> {
         replicas,
         offset,
         swizzle: None,
+        ..
     } = &f.kind
     else {
         return None;
@@ -448,14 +730,18 @@ fn smt_injective_model(f: &Forward, rlimit: u32) -> Option<Option<(i64, i64)>> {
     if replicas.len() > 1 {
         return None;
     }
+    let enc = crate::smt::Encodable::of(f)?;
+    let width = crate::smt::width_for(&[&enc], f.size())?;
     let s = limited_solver(rlimit);
-    let n = BV::from_u64(f.size() as u64, 64);
-    let (x, y) = (BV::new_const("x", 64), BV::new_const("y", 64));
+    let n = BV::from_u64(f.size() as u64, width);
+    let (x, y) = (BV::new_const("x", width), BV::new_const("y", width));
     s.assert(x.bvult(&n));
     s.assert(y.bvult(&n));
     s.assert(x.eq(&y).not());
-    let enc = crate::smt::Encodable::of(f)?;
-    let (px, py) = (enc.encode(&x), enc.encode(&y));
+    let (px, py) = (
+        enc.encode(&s, &x, "x", width),
+        enc.encode(&s, &y, "y", width),
+    );
     let same: Vec<Bool> = px.iter().zip(&py).map(|(a, b)| a.eq(b)).collect();
     s.assert(Bool::and(&same));
     match check(&s) {
@@ -495,14 +781,59 @@ pub fn refines(
 ) -> Result<Result<(), Vec<i64>>, LayoutError> {
     let domain = crate::domain::resolve(a, b, shape)?;
     let (fa, fb) = crate::claim::forms(a, b, &domain.shape)?;
-    within_enumeration_limit(&fa, &fb)?;
-    for x in 0..fa.size() {
-        let pb = fb.points(x);
-        if fa.points(x).iter().any(|p| pb.binary_search(p).is_err()) {
-            return Ok(Err(layout::shape::unflatten_row_major(&fa.shape, x)?));
-        }
+    if let Some(first) = refines_by_canonical_forms(&fa, &fb) {
+        return match first {
+            None => Ok(Ok(())),
+            Some(x) => Ok(Err(layout::shape::unflatten_row_major(&fa.shape, x)?)),
+        };
     }
-    Ok(Ok(()))
+    within_enumeration_limit(&fa, &fb)?;
+    Ok(refines_by_enumeration(&fa, &fb).map_or(Ok(()), |x| {
+        Err(layout::shape::unflatten_row_major(&fa.shape, x).unwrap_or_default())
+    }))
+}
+
+/// The first index where `A(x)` is not a subset of `B(x)`, by enumeration.
+fn refines_by_enumeration(fa: &Forward, fb: &Forward) -> Option<i64> {
+    (0..fa.size()).find(|&x| {
+        let pb = fb.points(x);
+        fa.points(x).iter().any(|p| pb.binary_search(p).is_err())
+    })
+}
+
+/// Refinement from the canonical forms, at any size: `Some(None)` holds, `Some(Some(x))` fails
+/// first at index `x`, `None` undecided. With `A(x) = a(x) + R'_A` and `B(x) = b(x) + R'_B`
+/// (lex-minimum plus shape): when `B` has one point per index, `A(x) ⊆ B(x)` iff `A` has one
+/// too and `a(x) == b(x)`, so refinement is equality; when `a == b` as maps, it holds iff
+/// `R'_A ⊆ R'_B` (every index alike). Other cases are left to enumeration.
+fn refines_by_canonical_forms(fa: &Forward, fb: &Forward) -> Option<Option<i64>> {
+    use crate::canonical::{canonicalize, compare, Comparison};
+    let (ca, cb) = (canonicalize(fa)?, canonicalize(fb)?);
+    let shape = |f: &Forward| -> Option<Vec<Vec<i64>>> {
+        let ForwardKind::Strided { replicas, .. } = &f.kind else {
+            return None;
+        };
+        let min = replicas.first()?;
+        replicas
+            .iter()
+            .map(|p| p.iter().zip(min).map(|(x, m)| x.checked_sub(*m)).collect())
+            .collect()
+    };
+    let (ra, rb) = (shape(fa)?, shape(fb)?);
+    if rb.len() == 1 {
+        if ra.len() > 1 {
+            return Some(Some(0));
+        }
+        return match compare(&ca, &cb, fa, fb)? {
+            Comparison::Equal => Some(None),
+            Comparison::Differ(d) => Some(Some(d.first)),
+        };
+    }
+    if ca.base == cb.base && ca.digits == cb.digits {
+        let all = ra.iter().all(|p| rb.binary_search(p).is_ok());
+        return Some((!all).then_some(0));
+    }
+    None
 }
 
 /// Whether `a` and `b` agree on the box `region` (`[lo, hi)` per dim) of `shape`; the first
@@ -543,6 +874,42 @@ pub fn equal_on_region(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// Refinement by canonical forms, where it decides, equals enumeration (first failing
+        /// index included), on random Axe pairs with replicas.
+        #[test]
+        fn refinement_by_canonical_forms_equals_enumeration(
+            shard in prop::collection::vec((1i64..4, -3i64..4), 1..4),
+            reps_a in prop::collection::vec((1i64..3, 0i64..4), 0..2),
+            reps_b in prop::collection::vec((1i64..3, 0i64..4), 0..3),
+            bump in 0usize..5,
+        ) {
+            let text = |shard: &[(i64, i64)], reps: &[(i64, i64)]| {
+                let e: Vec<String> = shard.iter().map(|x| x.0.to_string()).collect();
+                let s: Vec<String> = shard.iter().map(|x| format!("{}@m", x.1)).collect();
+                let mut t = format!("S[({}):({})]", e.join(","), s.join(","));
+                if !reps.is_empty() {
+                    let e: Vec<String> = reps.iter().map(|x| x.0.to_string()).collect();
+                    let s: Vec<String> = reps.iter().map(|x| format!("{}@m", x.1)).collect();
+                    t += &format!(" + R[({}):({})]", e.join(","), s.join(","));
+                }
+                t
+            };
+            let mut sb = shard.clone();
+            if bump < sb.len() {
+                sb[bump].1 += 1;
+            }
+            let a = Layout::parse(&text(&shard, &reps_a), None).unwrap();
+            let b = Layout::parse(&text(&sb, &reps_b), None).unwrap();
+            let n: i64 = shard.iter().map(|x| x.0).product();
+            let (fa, fb) = crate::claim::forms(&a, &b, &[n]).unwrap();
+            if let Some(got) = refines_by_canonical_forms(&fa, &fb) {
+                prop_assert_eq!(got, refines_by_enumeration(&fa, &fb));
+            }
+        }
+    }
 
     proptest! {
         /// The bitset scan and the point-set enumeration agree on random strided layouts

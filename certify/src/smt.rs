@@ -4,6 +4,15 @@
 //! bindings need no libclang; the crate's build script detects the library's version. A
 //! resource limit (`rlimit`, deterministic, unlike a wall-clock timeout) bounds every query:
 //! hitting it is `Unknown`, never a hang.
+//!
+//! Encoding without division: a strided form's logical index `x` is decomposed by one bounded
+//! digit variable per digit (`0 <= d_i < e_i`, `x == sum_i d_i * P_i` with `P_i` the product
+//! of the faster extents), so a point is `base + sum_i d_i * s_i`: additions and
+//! multiplications by constants only, which z3 bit-blasts to adders, where `bvudiv`/`bvurem`
+//! by non-powers of two were out of reach. The bit width is chosen by interval analysis: wide
+//! enough for the index range, every partial sum of every axis and the swizzle's bits, plus a
+//! sign bit, so no term wraps. Example: `(1021020):(1)` against `(3,5,7,11,13,17,4):(..)`
+//! needs 23 bits.
 
 use z3::ast::BV;
 use z3::{Params, SatResult, Solver};
@@ -51,9 +60,6 @@ pub fn z3_version() -> String {
 /// Default resource limit of one equivalence query.
 pub const DEFAULT_RLIMIT: u32 = 20_000_000;
 
-/// Bit width of the encoding: every value a valid layout produces fits in i64.
-const WIDTH: u32 = 64;
-
 /// The SMT-LIB2 text of the query "some logical index maps differently", and z3's answer.
 /// Both forms must be strided (see [`ForwardKind`]) over the same axes.
 pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>) {
@@ -87,11 +93,31 @@ pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>
             None,
         );
     }
+    // Over a common refinement of the two digit lists both sides share one set of digit
+    // variables (splitting a digit is exact), so z3 need not relate two decompositions of x.
+    let (mut ea, mut eb) = (ea, eb);
+    if let Some(r) = crate::canonical::refine(&ea.digits, &eb.digits) {
+        ea.digits = r.iter().map(|(e, s, _)| (*e, s.clone())).collect();
+        eb.digits = r.into_iter().map(|(e, _, s)| (e, s)).collect();
+    }
+    let Some(width) = width_for(&[&ea, &eb], n) else {
+        return (
+            Outcome::Unknown {
+                reason: "the values exceed 63 bits; no BV encoding".into(),
+            },
+            None,
+        );
+    };
     let s = limited_solver(rlimit);
-    let x = BV::new_const("x", WIDTH);
-    s.assert(x.bvult(BV::from_u64(n as u64, WIDTH)));
-    let pa = ea.encode(&x);
-    let pb = eb.encode(&x);
+    let x = BV::new_const("x", width);
+    s.assert(x.bvult(BV::from_u64(n as u64, width)));
+    let shared = ea
+        .digits
+        .iter()
+        .map(|d| d.0)
+        .eq(eb.digits.iter().map(|d| d.0));
+    let pa = ea.encode(&s, &x, "a", width);
+    let pb = eb.encode(&s, &x, if shared { "a" } else { "b" }, width);
     let differs: Vec<z3::ast::Bool> = pa.iter().zip(&pb).map(|(u, v)| u.eq(v).not()).collect();
     s.assert(z3::ast::Bool::or(&differs));
     let query = canonical_smt2(&s.to_smt2());
@@ -158,13 +184,14 @@ fn refuted(a: &Forward, b: &Forward, x: i64) -> Outcome {
             coord: layout::shape::unflatten_row_major(&a.shape, x).unwrap_or_default(),
             left: a.points(x),
             right: b.points(x),
+            explanation: None,
         },
     }
 }
 
 /// A strided form ready to encode: digits, base (offset + smallest replica), swizzle.
 pub(crate) struct Encodable<'f> {
-    digits: &'f [(i64, Vec<i64>)],
+    digits: std::borrow::Cow<'f, [(i64, Vec<i64>)]>,
     base: Vec<i64>,
     swizzle: Option<(usize, layout::Swizzle)>,
     replica_shape: Vec<Vec<i64>>,
@@ -178,13 +205,14 @@ impl<'f> Encodable<'f> {
             replicas,
             offset,
             swizzle,
+            ..
         } = &f.kind
         else {
             return None;
         };
         let min = &replicas[0];
         Some(Encodable {
-            digits,
+            digits: std::borrow::Cow::Borrowed(digits),
             base: offset.iter().zip(min).map(|(o, r)| o + r).collect(),
             swizzle: *swizzle,
             replica_shape: replicas
@@ -195,13 +223,38 @@ impl<'f> Encodable<'f> {
         })
     }
 
-    /// One BV term per axis: `sw(base + sum_i ((x / P_i) mod e_i) * s_i)`.
-    pub(crate) fn encode(&self, x: &BV) -> Vec<BV> {
-        let k = |v: i64| BV::from_i64(v, WIDTH);
+    /// The largest magnitude the encoding of this form handles: the index bound is given
+    /// separately; every partial sum of every axis, and the swizzle's highest bit.
+    fn magnitude(&self) -> Option<i64> {
+        let mut m: i64 = 0;
+        for (a, &b) in self.base.iter().enumerate() {
+            let mut reach = b.checked_abs()?;
+            for (e, s) in self.digits.iter() {
+                reach = reach.checked_add((e - 1).checked_mul(s[a].checked_abs()?)?)?;
+            }
+            m = m.max(reach);
+        }
+        if let Some((_, sw)) = self.swizzle {
+            m = m.max(sw.source_mask()).max(sw.dest_mask());
+        }
+        Some(m)
+    }
+
+    /// One BV term per axis, `sw(base + sum_i d_i * s_i)`, with digit variables `d_i`
+    /// (named `{tag}_d{i}`) bounded by their extents and tied to `x` by `x == sum d_i * P_i`
+    /// (asserted on `solver`). `width` comes from [`width_for`], so nothing wraps.
+    pub(crate) fn encode(&self, solver: &Solver, x: &BV, tag: &str, width: u32) -> Vec<BV> {
+        let k = |v: i64| BV::from_i64(v, width);
         let mut out: Vec<BV> = self.base.iter().map(|&v| k(v)).collect();
+        let mut index = k(0);
         let mut place = 1i64;
-        for (e, s) in self.digits.iter().rev() {
-            let digit = x.bvudiv(k(place)).bvurem(k(*e));
+        for (i, (e, s)) in self.digits.iter().enumerate().rev() {
+            if *e == 1 {
+                continue;
+            }
+            let digit = BV::new_const(format!("{tag}_d{i}"), width);
+            solver.assert(digit.bvult(k(*e)));
+            index = index.bvadd(digit.bvmul(k(place)));
             for (o, &sv) in out.iter_mut().zip(s) {
                 if sv != 0 {
                     *o = o.bvadd(digit.bvmul(k(sv)));
@@ -209,6 +262,7 @@ impl<'f> Encodable<'f> {
             }
             place = place.saturating_mul(*e);
         }
+        solver.assert(x.eq(&index));
         if let Some((i, sw)) = self.swizzle {
             let v = out[i].clone();
             let moved = v.bvand(k(sw.source_mask()));
@@ -217,10 +271,22 @@ impl<'f> Encodable<'f> {
             } else {
                 moved.bvshl(k(-(sw.shift() as i64)))
             };
-            out[i] = v.bvxor(shifted);
+            // The semantics leave negative values unswizzled (`Forward::points`).
+            out[i] = v.bvslt(k(0)).ite(&v, &v.bvxor(shifted));
         }
         out
     }
+}
+
+/// The bit width that holds every value of the forms' encodings (indices below `n`, partial
+/// sums, swizzle bits) as a signed number, with a spare bit; `None` beyond 64 bits.
+pub(crate) fn width_for(forms: &[&Encodable], n: i64) -> Option<u32> {
+    let mut m = n;
+    for f in forms {
+        m = m.max(f.magnitude()?);
+    }
+    let bits = 64 - m.leading_zeros() + 2;
+    (bits <= 64).then_some(bits.max(8))
 }
 
 #[cfg(test)]

@@ -28,7 +28,12 @@ fn worked_properties() {
     )
     .unwrap();
     assert_eq!(r.verdict, "refuted");
-    assert_eq!(r.deciders.len(), 2, "exhaustive and smt: {:?}", r.deciders);
+    assert_eq!(
+        r.deciders.len(),
+        2,
+        "normal-form and exhaustive: {:?}",
+        r.deciders
+    );
     assert!(r.detail.unwrap().contains("reach the same point"));
     assert_eq!(
         verdict("Sw<3,4,3> o (8,1024):(1024,1)", Property::Bijective),
@@ -88,8 +93,9 @@ proptest! {
     }
 }
 
-/// Above the exhaustive limit: z3 decides injectivity, counting decides filling; both agree
-/// with enumeration on domains small enough to enumerate.
+/// Above the exhaustive limit: the structure (normal form) decides injectivity and filling, z3
+/// and counting what it leaves open; all agree with enumeration on domains small enough to
+/// enumerate.
 #[test]
 fn large_domains_by_z3_and_counting() {
     let small = Policy {
@@ -109,7 +115,22 @@ fn large_domains_by_z3_and_counting() {
         &big,
     );
     assert_eq!(grid.verdict, "proved", "{grid:?}");
-    assert_eq!(grid.deciders[0].0, "smt");
+    assert_eq!(grid.deciders[0].0, "normal-form");
+    // 16 = 2*3 + 2*5: a collision the structure does not name (the gap condition fails at 16,
+    // no stride is a small multiple of another); z3 finds it.
+    let open = at("(3,3,1024):(3,5,16)", Property::Injective, &big);
+    assert_eq!(open.verdict, "refuted", "{open:?}");
+    assert_eq!(open.deciders[0].0, "smt");
+    // One more unit: injective, still open for the structure (5 <= 2*3), proved by z3.
+    let open = at("(3,3,1024):(3,5,17)", Property::Injective, &big);
+    assert_eq!(
+        (open.verdict, open.deciders[0].0.as_str()),
+        ("proved", "smt")
+    );
+    // Strides 3, 10, 31 meet the gap condition (10 > 2*3, 31 > 2*3 + 2*10): the structure.
+    let gapped = at("(3,3,1024):(3,10,31)", Property::Injective, &big);
+    assert_eq!(gapped.verdict, "proved");
+    assert_eq!(gapped.deciders[0].0, "normal-form");
     // A mutated grid stride overlaps two tiles: refuted with a witness the semantics confirm.
     let bad = at(
         "(64,64,128,128):(1,8192,32,524288)",
@@ -121,7 +142,7 @@ fn large_domains_by_z3_and_counting() {
     // Injective with holes: not surjective, by counting.
     let holes = at("(4096,4096):(1,8192)", Property::Bijective, &big);
     assert_eq!(holes.verdict, "refuted");
-    assert!(holes.detail.unwrap().contains("cannot fill"));
+    assert!(holes.detail.unwrap().contains("is not reached"));
     assert_eq!(
         at("(4096,4096):(1,8192)", Property::Injective, &big).verdict,
         "proved"
@@ -134,6 +155,10 @@ fn large_domains_by_z3_and_counting() {
         "(2,4):(4,1)",
         "(3,5):(5,1)",
         "(2,3):(-3,1)",
+        "(3,3,4):(3,5,16)",
+        "(3,3,4):(3,5,17)",
+        "(4,4):(1,2)",
+        "(2,2,2):(0,1,2)",
     ] {
         for p in [
             Property::Injective,
@@ -143,6 +168,74 @@ fn large_domains_by_z3_and_counting() {
             let (a, b) = (at(t, p, &big), at(t, p, &small));
             if b.verdict != "unknown" {
                 assert_eq!(a.verdict, b.verdict, "{t} {p:?}: {a:?} vs {b:?}");
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The structural analysis (normal form) agrees with enumeration of the image on random
+    /// Axe layouts with stride 0, negative strides, two axes, replicas and offsets; its
+    /// witnesses are real.
+    #[test]
+    fn structural_properties_equal_enumeration(
+        shard in prop::collection::vec((1i64..5, -7i64..8, 0usize..2), 1..4),
+        reps in prop::collection::vec((1i64..4, -4i64..5, 0usize..2), 0..3),
+        off in -2i64..3,
+    ) {
+        use certify::forward::forward;
+        use certify::property::strided_analysis;
+        use std::collections::BTreeMap;
+        let axis = |k: usize| ["m", "laneid"][k];
+        let part = |its: &[(i64, i64, usize)]| {
+            let e: Vec<String> = its.iter().map(|x| x.0.to_string()).collect();
+            let s: Vec<String> = its.iter().map(|x| format!("{}@{}", x.1, axis(x.2))).collect();
+            format!("({}):({})", e.join(","), s.join(","))
+        };
+        let mut t = format!("S[{}]", part(&shard));
+        if !reps.is_empty() {
+            t += &format!(" + R[{}]", part(&reps));
+        }
+        t += &format!(" + {off}@m");
+        let f = forward(&parse(&t), None).unwrap();
+        let a = strided_analysis(&f).unwrap();
+        // Enumerate: who reaches each point, and the bounding box.
+        let mut owner: BTreeMap<Vec<i64>, i64> = BTreeMap::new();
+        let mut injective = true;
+        for x in 0..f.size() {
+            for p in f.points(x) {
+                if let Some(&y) = owner.get(&p) {
+                    if y != x { injective = false; }
+                }
+                owner.insert(p, x);
+            }
+        }
+        let dims = f.axes.len();
+        let mut cells = 1i128;
+        for d in 0..dims {
+            let lo = owner.keys().map(|p| p[d]).min().unwrap();
+            let hi = owner.keys().map(|p| p[d]).max().unwrap();
+            cells *= (hi - lo + 1) as i128;
+        }
+        let fills = cells == owner.len() as i128;
+        prop_assert_eq!(a.cells, cells, "{}", t);
+        if let Some((inj, w)) = a.injective {
+            prop_assert_eq!(inj, injective, "{}", t);
+            if let Some((x, y)) = w {
+                let (px, py) = (f.points(x), f.points(y));
+                prop_assert!(x != y && px.iter().any(|p| py.contains(p)), "{} {:?}", t, (x, y));
+            }
+        }
+        let (sur, hole) = a.fills.clone().unwrap();
+        prop_assert_eq!(sur, fills, "{}", t);
+        if let Some(h) = hole {
+            prop_assert!(!owner.contains_key(&h), "{} hole {:?} is reached", t, h);
+            for d in 0..dims {
+                let lo = owner.keys().map(|p| p[d]).min().unwrap();
+                let hi = owner.keys().map(|p| p[d]).max().unwrap();
+                prop_assert!(lo <= h[d] && h[d] <= hi, "{} hole {:?} outside the box", t, h);
             }
         }
     }

@@ -142,13 +142,54 @@ fn a_large_plan_is_proved_by_its_parts() {
     assert_eq!(r.deciders, [("parts".to_string(), "proved".to_string())]);
     let grid = &r.parts[3];
     assert_eq!(grid.name, "grid partitions the tensor");
-    assert!(grid.evidence.contains("smt: proved"), "{}", grid.evidence);
+    assert!(
+        grid.evidence.contains("normal-form: proved"),
+        "{}",
+        grid.evidence
+    );
     // The swizzled tile is F2-linear: the tile stage is also decided by ranks.
     assert!(
         r.parts[4].evidence.contains("f2 ranks: proved"),
         "{}",
         r.parts[4].evidence
     );
+}
+
+/// Odd sizes above the enumeration limit: the destination's injectivity and the grid's
+/// bijectivity are decided by the strided structure (normal form), not by z3 or enumeration.
+#[test]
+fn odd_sized_permutations_are_proved_by_their_structure() {
+    for (src, dst, shape, dtype) in [
+        (
+            "(3000,3000):(3000,1)",
+            "(3000,3000):(1,3000)",
+            vec![3000, 3000],
+            Dtype::F32,
+        ),
+        (
+            "(8191,4097):(4097,1)",
+            "(8191,4097):(1,8191)",
+            vec![8191, 4097],
+            Dtype::F32,
+        ),
+        (
+            "(48,1000,1000):(1000000,1000,1)",
+            "(48,1000,1000):(1000000,1,1000)",
+            vec![48, 1000, 1000],
+            Dtype::F16,
+        ),
+    ] {
+        let c = plan(src, dst, &shape, dtype, &CopyOptions::default());
+        let r = prove_staged_copy(&c, &Policy::default()).unwrap();
+        assert_eq!(r.verdict, "proved", "{src} -> {dst}: {:?}", r.detail);
+        for k in [2, 3] {
+            assert!(
+                r.parts[k].evidence.contains("normal-form: proved"),
+                "{src}: {}",
+                r.parts[k].evidence
+            );
+        }
+    }
 }
 
 #[test]

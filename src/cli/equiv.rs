@@ -135,6 +135,9 @@ fn lines(d: &Decision) -> Vec<String> {
         out.push(format!("counterexample at logical ({}):", coord.join(",")));
         out.push(format!("  left:  {}", points(d, &c.left)));
         out.push(format!("  right: {}", points(d, &c.right)));
+        if let Some(e) = &c.explanation {
+            out.push(format!("  {}", e.line()));
+        }
     }
     out.push(run_line(d));
     for r in &d.runs {
