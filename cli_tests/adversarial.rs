@@ -349,3 +349,67 @@ fn the_reported_blow_ups_stay_small_and_bounded() {
     assert_eq!(code, 2);
     assert!(err.contains("at most"), "{err}");
 }
+
+/// Runs the binary without limits and returns (code, stdout, stderr).
+fn plain(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(bin()).args(args).output().expect("the binary runs");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+#[test]
+fn large_point_sets_print_as_a_count_and_the_first_sixteen() {
+    let l = "S[16:1] + R[4096:1@reg]";
+    let (code, out, _) = plain(&["eval", l, "--coord", "3"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("4096 points, first 16: {{m:3, reg:0}, {m:3, reg:1},"), "{out}");
+    assert!(out.len() < 1_000, "{}", out.len());
+    let (code, out, _) = plain(&["eval", l, "--coord", "3", "--full"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("{m:3").count(), 4096);
+    // Small sets print whole, as before.
+    let (_, out, _) = plain(&["eval", "S[16:1] + R[4:1@reg]", "--coord", "3"]);
+    assert_eq!(out.trim(), "{{m:3, reg:0}, {m:3, reg:1}, {m:3, reg:2}, {m:3, reg:3}}");
+    // A full set past the print limit is an error naming the count.
+    let (code, _, err) = plain(&["eval", "S[16:1] + R[65536:1@reg]", "--coord", "3", "--full"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("65536 points"), "{err}");
+}
+
+#[test]
+fn equiv_counterexamples_are_summarized() {
+    let (a, b) = ("S[16:1] + R[65536:1@reg]", "S[16:1] + R[65536:2@reg]");
+    let (code, out, _) = plain(&["equiv", a, b]);
+    assert_eq!(code, 1);
+    assert!(out.contains("left:  65536 points, first 16: {{m:0, reg:0}"), "{out}");
+    assert!(out.len() < 4_000, "{}", out.len());
+    let (code, out, _) = plain(&["--json", "equiv", a, b]);
+    assert_eq!(code, 1);
+    assert!(out.len() < 1 << 20, "{}", out.len());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["counterexample"]["left_count"], 65536);
+    assert_eq!(v["counterexample"]["truncated"], true);
+}
+
+#[test]
+fn axes_renaming_onto_an_alias_or_a_related_axis_is_refused() {
+    let l = "S[(4,32):(1@foo,1@laneid)]";
+    for target in ["lane", "laneid", "tx", "thread"] {
+        let (code, _, err) = plain(&["equiv", l, l, "--axes", &format!("foo={target}")]);
+        assert_eq!(code, 2, "foo={target}");
+        assert!(err.contains("foo") && err.contains("laneid"), "{err}");
+    }
+    let (code, _, err) = plain(&["equiv", l, l, "--axes", "foo=warpid"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn linear_attribute_bases_outside_the_shape_are_refused() {
+    let (code, _, err) =
+        plain(&["show", "#ttg.linear<{register=[[0,64]], lane=[[1,0]]}>", "--shape", "4,4"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("[0, 64]") && err.contains("[4, 4]") && err.contains('^'), "{err}");
+}
