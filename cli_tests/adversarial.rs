@@ -30,7 +30,12 @@ fn run(args: &[String]) -> (i32, String) {
 fn run_all(cases: Vec<Vec<String>>) -> usize {
     let n = cases.len();
     let broken: Vec<String> = cases.iter().filter_map(|a| check(a).err()).collect();
-    assert!(broken.is_empty(), "{} of {n} runs broke the contract:\n{}", broken.len(), broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "{} of {n} runs broke the contract:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
     n
 }
 
@@ -58,7 +63,9 @@ fn check(args: &[String]) -> Result<(i32, String), String> {
     let mut err_pipe = child.stderr.take().unwrap();
     let err_thread = std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let _ = (&mut err_pipe).take(MAX_OUTPUT as u64 + 1).read_to_end(&mut buf);
+        let _ = (&mut err_pipe)
+            .take(MAX_OUTPUT as u64 + 1)
+            .read_to_end(&mut buf);
         buf
     });
     let mut out = Vec::new();
@@ -82,7 +89,11 @@ fn check(args: &[String]) -> Result<(i32, String), String> {
         eprintln!("{:>8.3} s {}", started.elapsed().as_secs_f64(), shown(args));
     }
     if out.len() + err.len() > MAX_OUTPUT {
-        return Err(format!("{} printed {} bytes", shown(args), out.len() + err.len()));
+        return Err(format!(
+            "{} printed {} bytes",
+            shown(args),
+            out.len() + err.len()
+        ));
     }
     let Some(code) = status.code() else {
         return Err(format!(
@@ -149,8 +160,8 @@ fn layouts() -> Vec<String> {
         format!("S[4:1] + {max}@m"),
         format!("({max}):(1)"),
         format!("(2,{max}):(1,2)"),
-        format!("(4611686018427387904,2):(1,1)"),
-        format!("S[16:1] + R[4611686018427387904:1@reg]"),
+        "(4611686018427387904,2):(1,1)".to_string(),
+        "S[16:1] + R[4611686018427387904:1@reg]".to_string(),
         nest("(", "8", ")", 10_000),
         format!("S[{}:1]", nest("(", "8", ")", 10_000)),
         format!("{}:1", nest("(", "2", ",2)", 5_000)),
@@ -192,7 +203,16 @@ fn with_layout(l: &str) -> Vec<Vec<String>> {
         s(&["canon", l, "--target", "cuda"]),
         s(&["group", l, "--shape", "4,2"]),
         s(&["tile", l, "8:1", "--inner-shape", "4", "--outer-shape", "8"]),
-        s(&["tile-of", l, "--shape", "16", "--inner", "S[4:1]", "--inner-shape", "4"]),
+        s(&[
+            "tile-of",
+            l,
+            "--shape",
+            "16",
+            "--inner",
+            "S[4:1]",
+            "--inner-shape",
+            "4",
+        ]),
         s(&["slice", l, "--shape", "16", "--region", "2:9"]),
         s(&["direct-sum", l, "S[2:1]", "--shapes", "4/2"]),
         s(&["cute", "compose", l, "(4,2):(2,1)"]),
@@ -202,14 +222,35 @@ fn with_layout(l: &str) -> Vec<Vec<String>> {
         s(&["cute", "right-inverse", l]),
         s(&["cute", "nullspace", l]),
         s(&["linear", "compose", l, l]),
-        s(&["linear", "invert-and-compose", l, "#ttg.linear<{register=[[1]]}>"]),
-        s(&["bank-conflicts", "--regs", l, "--smem", "(8,64):(64,1)", "--dtype", "f16"]),
+        s(&[
+            "linear",
+            "invert-and-compose",
+            l,
+            "#ttg.linear<{register=[[1]]}>",
+        ]),
+        s(&[
+            "bank-conflicts",
+            "--regs",
+            l,
+            "--smem",
+            "(8,64):(64,1)",
+            "--dtype",
+            "f16",
+        ]),
         s(&["swizzle", "--write", l, "--read", l, "--dtype", "f16"]),
         s(&["shuffle", l, l]),
         s(&["equiv-expr", &format!("coalesce({l})"), l]),
         s(&["decompose", l, "--shape", "32,16"]),
         s(&[
-            "gen", "copy", "--src", l, "--dst", "(64,64):(1,64)", "--shape", "64,64", "--dtype",
+            "gen",
+            "copy",
+            "--src",
+            l,
+            "--dst",
+            "(64,64):(1,64)",
+            "--shape",
+            "64,64",
+            "--dtype",
             "f32",
         ]),
     ]
@@ -218,7 +259,7 @@ fn with_layout(l: &str) -> Vec<Vec<String>> {
 /// Hostile flags and argument values, and the file-reading subcommands.
 fn other_cases() -> Vec<Vec<String>> {
     let max = i64::MAX.to_string();
-    let huge_shape = vec!["4611686018427387904"; 4].join(",");
+    let huge_shape = ["4611686018427387904"; 4].join(",");
     let mut v = vec![
         s(&[]),
         s(&["--bogus"]),
@@ -228,11 +269,22 @@ fn other_cases() -> Vec<Vec<String>> {
         s(&["show", "8:1", "--shape", &max]),
         s(&["show", "8:1", "--shape", "-8"]),
         s(&["show", "8:1", "--shape", &vec!["1"; 5000].join(",")]),
-        s(&["show", "#ttg.linear<{register=[[0,1]]}>", "--shape", &huge_shape]),
+        s(&[
+            "show",
+            "#ttg.linear<{register=[[0,1]]}>",
+            "--shape",
+            &huge_shape,
+        ]),
         s(&["eval", "8:1", "--coord", &max]),
         s(&["eval", "8:1", "--coord", ""]),
         s(&["eval", "8:1", "--coord", "-1"]),
-        s(&["eval", "S[16:1] + R[1048576:1@reg]", "--coord", "3", "--full"]),
+        s(&[
+            "eval",
+            "S[16:1] + R[1048576:1@reg]",
+            "--coord",
+            "3",
+            "--full",
+        ]),
         s(&["convert", "8:1", "--to", "\u{e9}"]),
         s(&["prove-property", "\u{1F600}", "8:1"]),
         s(&["equiv", "8:1", "8:1", "--shape", &huge_shape]),
@@ -241,22 +293,54 @@ fn other_cases() -> Vec<Vec<String>> {
         s(&["cute", "\u{e9}"]),
         s(&["cute", "recast", "8:1", &max, "1"]),
         s(&["cute", "complement", "8:1", &max]),
-        s(&["slice", "8:1", "--shape", "8", "--region", &format!("0:{max}")]),
+        s(&[
+            "slice",
+            "8:1",
+            "--shape",
+            "8",
+            "--region",
+            &format!("0:{max}"),
+        ]),
         s(&["group", "8:1", "--shape", &huge_shape]),
         s(&["draw", "8:1", "-o", ""]),
         s(&["draw", "(8,8):(8,1)", "-o", "x.svg", "--banks", &max]),
         s(&["linear", "from", "#ttg.blocked<{}>", "--shape", &huge_shape]),
-        s(&["swizzle", "--write", "8:1", "--read", "8:1", "--dtype", "f999"]),
+        s(&[
+            "swizzle", "--write", "8:1", "--read", "8:1", "--dtype", "f999",
+        ]),
         s(&["shuffle", "8:1", "8:1", "--dtype", ""]),
         s(&["simplify", ""]),
         s(&["simplify", &nest("coalesce(", "8:1", ")", 1_500)]),
         s(&["simplify", &nest("coalesce(", "8:1", ")", 10_000)]),
         s(&["equiv-expr", &nest("coalesce(", "8:1", ")", 1_500), "8:1"]),
         s(&["decompose", "8:1", "--shape", &huge_shape]),
-        s(&["gen", "copy", "--src", "8:1", "--dst", "8:1", "--shape", &huge_shape, "--dtype", "f32"]),
         s(&[
-            "gen", "copy", "--src", "(64,64):(64,1)", "--dst", "(64,64):(1,64)", "--shape", "64,64",
-            "--dtype", "f32", "--threads", &max, "--tile-bytes", &max,
+            "gen",
+            "copy",
+            "--src",
+            "8:1",
+            "--dst",
+            "8:1",
+            "--shape",
+            &huge_shape,
+            "--dtype",
+            "f32",
+        ]),
+        s(&[
+            "gen",
+            "copy",
+            "--src",
+            "(64,64):(64,1)",
+            "--dst",
+            "(64,64):(1,64)",
+            "--shape",
+            "64,64",
+            "--dtype",
+            "f32",
+            "--threads",
+            &max,
+            "--tile-bytes",
+            &max,
         ]),
         s(&["gpu", "bench", "--bogus"]),
         s(&["check", "missing.json"]),
@@ -352,7 +436,10 @@ fn the_reported_blow_ups_stay_small_and_bounded() {
 
 /// Runs the binary without limits and returns (code, stdout, stderr).
 fn plain(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(bin()).args(args).output().expect("the binary runs");
+    let o = Command::new(bin())
+        .args(args)
+        .output()
+        .expect("the binary runs");
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&o.stdout).to_string(),
@@ -365,14 +452,20 @@ fn large_point_sets_print_as_a_count_and_the_first_sixteen() {
     let l = "S[16:1] + R[4096:1@reg]";
     let (code, out, _) = plain(&["eval", l, "--coord", "3"]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("4096 points, first 16: {{m:3, reg:0}, {m:3, reg:1},"), "{out}");
+    assert!(
+        out.starts_with("4096 points, first 16: {{m:3, reg:0}, {m:3, reg:1},"),
+        "{out}"
+    );
     assert!(out.len() < 1_000, "{}", out.len());
     let (code, out, _) = plain(&["eval", l, "--coord", "3", "--full"]);
     assert_eq!(code, 0);
     assert_eq!(out.matches("{m:3").count(), 4096);
     // Small sets print whole, as before.
     let (_, out, _) = plain(&["eval", "S[16:1] + R[4:1@reg]", "--coord", "3"]);
-    assert_eq!(out.trim(), "{{m:3, reg:0}, {m:3, reg:1}, {m:3, reg:2}, {m:3, reg:3}}");
+    assert_eq!(
+        out.trim(),
+        "{{m:3, reg:0}, {m:3, reg:1}, {m:3, reg:2}, {m:3, reg:3}}"
+    );
     // A full set past the print limit is an error naming the count.
     let (code, _, err) = plain(&["eval", "S[16:1] + R[65536:1@reg]", "--coord", "3", "--full"]);
     assert_eq!(code, 2);
@@ -384,7 +477,10 @@ fn equiv_counterexamples_are_summarized() {
     let (a, b) = ("S[16:1] + R[65536:1@reg]", "S[16:1] + R[65536:2@reg]");
     let (code, out, _) = plain(&["equiv", a, b]);
     assert_eq!(code, 1);
-    assert!(out.contains("left:  65536 points, first 16: {{m:0, reg:0}"), "{out}");
+    assert!(
+        out.contains("left:  65536 points, first 16: {{m:0, reg:0}"),
+        "{out}"
+    );
     assert!(out.len() < 4_000, "{}", out.len());
     let (code, out, _) = plain(&["--json", "equiv", a, b]);
     assert_eq!(code, 1);
@@ -408,8 +504,15 @@ fn axes_renaming_onto_an_alias_or_a_related_axis_is_refused() {
 
 #[test]
 fn linear_attribute_bases_outside_the_shape_are_refused() {
-    let (code, _, err) =
-        plain(&["show", "#ttg.linear<{register=[[0,64]], lane=[[1,0]]}>", "--shape", "4,4"]);
+    let (code, _, err) = plain(&[
+        "show",
+        "#ttg.linear<{register=[[0,64]], lane=[[1,0]]}>",
+        "--shape",
+        "4,4",
+    ]);
     assert_eq!(code, 2);
-    assert!(err.contains("[0, 64]") && err.contains("[4, 4]") && err.contains('^'), "{err}");
+    assert!(
+        err.contains("[0, 64]") && err.contains("[4, 4]") && err.contains('^'),
+        "{err}"
+    );
 }

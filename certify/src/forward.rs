@@ -14,9 +14,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use layout::axe::MAX_REPLICA_POINTS;
 use layout::convert::{convert, Target};
 use layout::relation::{normalize_point, relation};
-use layout::axe::MAX_REPLICA_POINTS;
 use layout::{AxeLayout, Axis, AxisRegistry, Layout, LayoutError, Swizzle};
 
 /// A layout as logical index -> set of points over `axes`.

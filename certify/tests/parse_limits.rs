@@ -40,7 +40,7 @@ fn long_arithmetic_chains_count_as_nesting() {
     let long = vec!["1"; 10_000].join(" + ");
     let e = parse_source("chain", &rule_with_condition(&format!("a <= {long}"))).unwrap_err();
     assert!(e.to_string().contains("levels of nesting"), "{e}");
-    let short = vec!["1"; 8].join(" + ");
+    let short = ["1"; 8].join(" + ");
     assert!(parse_source("chain", &rule_with_condition(&format!("a <= {short}"))).is_ok());
 }
 
@@ -66,7 +66,12 @@ fn long_and_or_chains_parse_and_keep_their_meaning() {
 
 #[test]
 fn non_ascii_literals_are_parse_errors_not_panics() {
-    for text in ["coalesce(é)", "coalesce(\u{1F600}[4:1])", "é", "compose(8:1, é)"] {
+    for text in [
+        "coalesce(é)",
+        "coalesce(\u{1F600}[4:1])",
+        "é",
+        "compose(8:1, é)",
+    ] {
         // The rule parser reads the literal; layout's parser judges it later. Neither panics.
         let _ = parse_term(text);
     }
