@@ -359,9 +359,15 @@ fn overlap(x: &Axis, y: &Axis) -> Option<String> {
             .unwrap_or_default()
     };
     if derived(&cx, &cy) {
-        Some(format!("the registry relates {cx} to {cy}: {}", relation(&cx)))
+        Some(format!(
+            "the registry relates {cx} to {cy}: {}",
+            relation(&cx)
+        ))
     } else if derived(&cy, &cx) {
-        Some(format!("the registry relates {cy} to {cx}: {}", relation(&cy)))
+        Some(format!(
+            "the registry relates {cy} to {cx}: {}",
+            relation(&cy)
+        ))
     } else {
         None
     }

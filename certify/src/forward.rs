@@ -14,8 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use layout::convert::{convert, Target};
 use layout::axe::MAX_REPLICA_POINTS;
+use layout::convert::{convert, Target};
 use layout::relation::{point_of, relation};
 use layout::{AxeLayout, Axis, Layout, LayoutError, Swizzle};
 

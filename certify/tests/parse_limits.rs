@@ -63,3 +63,16 @@ fn long_and_or_chains_parse_and_keep_their_meaning() {
     let r = prove_source("or", &rule_with_condition(&any), &opts).unwrap();
     assert_eq!(r[0].word(), "PROVED", "{}", r[0].line());
 }
+
+#[test]
+fn non_ascii_literals_are_parse_errors_not_panics() {
+    for text in [
+        "coalesce(é)",
+        "coalesce(\u{1F600}[4:1])",
+        "é",
+        "compose(8:1, é)",
+    ] {
+        // The rule parser reads the literal; layout's parser judges it later. Neither panics.
+        let _ = parse_term(text);
+    }
+}

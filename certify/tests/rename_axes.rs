@@ -13,7 +13,10 @@ fn rename(text: &str, from: &str, to: &str) -> Result<Layout, String> {
 #[test]
 fn renaming_onto_an_alias_of_a_kept_axis_is_refused_naming_both() {
     let e = rename("S[(4,32):(1@foo,1@laneid)]", "foo", "lane").unwrap_err();
-    assert!(e.contains("foo") && e.contains("lane") && e.contains("laneid"), "{e}");
+    assert!(
+        e.contains("foo") && e.contains("lane") && e.contains("laneid"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -31,8 +31,12 @@ fn deep_coalesce_chains_are_refused_by_depth() {
     let e = simplify(&deep, &[], &Saturation::default()).unwrap_err();
     assert!(started.elapsed().as_secs() < 5);
     assert!(e.contains("levels") || e.contains("nodes"), "{e}");
-    let e = simplify(&chain("coalesce", "8:1", MAX_INPUT_DEPTH), &[], &Saturation::default())
-        .unwrap_err();
+    let e = simplify(
+        &chain("coalesce", "8:1", MAX_INPUT_DEPTH),
+        &[],
+        &Saturation::default(),
+    )
+    .unwrap_err();
     assert!(e.contains(&format!("at most {MAX_INPUT_DEPTH}")), "{e}");
     let e = join(&deep, "8:1", &[], &Saturation::default()).unwrap_err();
     assert!(e.contains("levels") || e.contains("nodes"), "{e}");

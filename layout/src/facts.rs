@@ -13,11 +13,12 @@ use crate::axis::{format_point, Axis, Point};
 use crate::convert::linear_rank;
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::relation::{in_dims_are_independent, relation};
+use crate::relation::{in_dims_are_independent, relation, MAX_PAIRS};
 
-/// Most pairs (coordinate, point) of the relation [`facts`] enumerates: 2^16, so `show` answers
-/// in well under a second on any layout; larger relations give `unknown` facts.
-pub const MAX_FACT_PAIRS: i64 = 1 << 16;
+/// Most pairs (coordinate, point) of the relation [`facts`] enumerates: [`MAX_PAIRS`] (2^18,
+/// the corpus's largest atoms are 2^17), checked before enumerating so replicas count too;
+/// larger relations give `unknown` facts.
+pub const MAX_FACT_PAIRS: i64 = MAX_PAIRS;
 
 /// A decided (or undecided) yes/no property with its witness.
 #[derive(Clone, Debug, PartialEq, Eq)]

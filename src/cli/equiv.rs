@@ -162,10 +162,7 @@ fn lines(d: &Decision) -> Vec<String> {
 fn outcome_json(o: &Outcome) -> serde_json::Value {
     let mut v = json!(o);
     if let (Outcome::Refuted { counterexample }, Some(m)) = (o, v.as_object_mut()) {
-        m.insert(
-            "counterexample".into(),
-            counterexample_json(counterexample),
-        );
+        m.insert("counterexample".into(), counterexample_json(counterexample));
     }
     v
 }

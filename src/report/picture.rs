@@ -151,6 +151,21 @@ type CoordPoints = Vec<(Vec<i64>, BTreeSet<Point>)>;
 /// Every logical coordinate of `shape` with the points `l` relates it to.
 fn cells(l: &Layout, shape: &[i64]) -> Result<CoordPoints, LayoutError> {
     let size = layout::shape::size_of(shape)?;
+    // Every coordinate's replica points are labelled: bound the points, not just the cells.
+    let per = match l {
+        Layout::Axe(a) => a.replica_count(),
+        _ => 1,
+    };
+    let points = size.checked_mul(per).unwrap_or(i64::MAX);
+    if points > MAX_CELLS * 16 {
+        return Err(LayoutError::invalid(
+            "picture",
+            format!(
+                "{size} cells x {per} replicas is {points} points; at most {} are drawn",
+                MAX_CELLS * 16
+            ),
+        ));
+    }
     (0..size)
         .map(|x| {
             let c = layout::shape::unflatten_row_major(shape, x)?;

@@ -676,11 +676,11 @@ impl<'a> Parser<'a> {
         let mut i = start;
         while i < bytes.len() {
             let c = bytes[i];
-            if stack.is_empty() {
-                let r = &self.src[i..];
-                if matches!(c, b',' | b')' | b']' | b'}' | b'\n' | b'=') || r.starts_with("//") {
-                    break;
-                }
+            if stack.is_empty()
+                && (matches!(c, b',' | b')' | b']' | b'}' | b'\n' | b'=')
+                    || bytes[i..].starts_with(b"//"))
+            {
+                break;
             }
             match c {
                 b'(' => stack.push(b')'),
