@@ -598,7 +598,15 @@ fn cute_algebra_prints_like_pycute() {
         run(&["cute", "left-inverse", "(4,3):(3,1)"]),
         (Some(0), "(3, 4):(4, 1)".to_string())
     );
-    let o = laycert(&["cute", "compose", "(5,3):(7,1)", "2:3"]);
+    assert_eq!(
+        run(&["cute", "compose", "1:1", "4:1"]),
+        (Some(0), "4:1".to_string())
+    );
+    assert_eq!(
+        run(&["cute", "left-inverse", "4:2"]),
+        (Some(0), "(2, 4):(0, 1)".to_string())
+    );
+    let o = laycert(&["cute", "compose", "(4,8):(8,1)", "4:3"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("stride divisibility"), "{}", stderr(&o));
 }

@@ -30,6 +30,7 @@ enum Command {
     Show {
         /// The layout, in any notation (Axe `S[..]`, CuTe `(4,2):(2,1)`, `Sw<..> o ..`, TV
         /// `.. -> (16,8)`, Triton `#ttg.*` attributes, `LinearLayout::toString()` text).
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape, e.g. `8,16` (default: the layout's own; Triton attributes need one).
         #[arg(long)]
@@ -38,6 +39,7 @@ enum Command {
     /// Evaluate a layout at one coordinate; prints the set of points it maps to.
     Eval {
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape, e.g. `8,16` (default: the layout's own).
         #[arg(long)]
@@ -49,6 +51,7 @@ enum Command {
     /// Convert a layout to another formalism, exactly, or say why it has no exact form there.
     Convert {
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Target formalism: `axe`, `cute` or `linear`.
         #[arg(long)]
@@ -62,8 +65,10 @@ enum Command {
     /// Exit 0 equivalent, 1 not equivalent, 3 unknown, 2 bad input.
     Equiv {
         /// Left layout.
+        #[arg(allow_hyphen_values = true)]
         a: String,
         /// Right layout.
+        #[arg(allow_hyphen_values = true)]
         b: String,
         /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
         #[arg(long)]
@@ -82,6 +87,7 @@ enum Command {
         /// `injective`, `surjective` or `bijective`.
         property: String,
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
         #[arg(long)]
@@ -190,6 +196,7 @@ enum Command {
     /// shared-memory bank map with conflicts marked.
     Draw {
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
         #[arg(long)]
