@@ -41,7 +41,7 @@ impl Notation {
         } else if head.contains('@') && !t.starts_with('#') && !t.starts_with("Sw<") {
             // TIRx's docstring form, a shard with named axes and no `S[..]`.
             Notation::Axe
-        } else if t.starts_with("Sw<") {
+        } else if t.starts_with("Sw<") || t.starts_with("ComposedLayout<") {
             Notation::Swizzled
         } else if t.starts_with("#ttg.linear") || t.starts_with("#triton_gpu.linear") {
             Notation::LinearAttr
