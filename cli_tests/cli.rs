@@ -1184,3 +1184,24 @@ fn gen_copy_writes_a_movement_certificate_that_check_re_decides() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn atoms_are_listed_and_named_in_any_command() {
+    let o = laycert(&["atoms", "SM80_16x8x16_F16F16F16F16"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.starts_with("3 atoms"), "{out}");
+    assert!(out.contains("mma_traits_sm80.hpp"), "{out}");
+    let all = String::from_utf8(laycert(&["atoms"]).stdout).unwrap();
+    let n: usize = all.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(n >= 100, "{n} atoms");
+    let o = laycert(&[
+        "equiv",
+        "atom:SM80_16x8x16_F16F16F16F16_TN.A",
+        "((4,8),(2,2,2)):((32,1),(16,8,128)) -> (16,16)",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = laycert(&["show", "atom:SM80_16x8x16_F16F16F16F16_TN.Q"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean"), "{}", stderr(&o));
+}

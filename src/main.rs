@@ -328,6 +328,12 @@ enum Command {
         #[arg(long)]
         cert: Option<String>,
     },
+    /// List the atoms of the embedded corpus (each usable as `atom:NAME` wherever a command
+    /// takes a layout): name, shape, layout and source. FILTER keeps names containing it.
+    Atoms {
+        /// Keep the atoms whose name contains this text (case-insensitive).
+        filter: Option<String>,
+    },
     /// Decomposition search: is the layout `tile(atom, C)` (or `Sw o tile(atom, C)`) for an atom
     /// of the embedded corpus? The cheapest proved tiling first; exit 1 when none.
     Decompose {
@@ -568,6 +574,7 @@ fn main() -> ExitCode {
             cli::simplify::equiv_expr(a, b, rules, cert.as_deref(), args.json)
         }
         Command::Decompose { layout, shape } => cli::decompose::run(layout, shape, args.json),
+        Command::Atoms { filter } => cli::atoms::run(filter.as_deref(), args.json),
         Command::Gen {
             what: GenCommand::Copy { spec, out, cert },
         } => cli::gen::copy(&spec.args(), out.as_deref(), cert.as_deref(), args.json),
