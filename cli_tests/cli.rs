@@ -1205,3 +1205,28 @@ fn atoms_are_listed_and_named_in_any_command() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("did you mean"), "{}", stderr(&o));
 }
+
+#[test]
+fn eval_takes_a_flat_index_in_the_notations_order() {
+    let eval = |l: &str, extra: &[&str], c: &str| {
+        let mut args = vec!["eval", l, "--coord", c];
+        args.extend_from_slice(extra);
+        String::from_utf8(laycert(&args).stdout).unwrap()
+    };
+    // CuTe: colexicographic, 21 = (1, 5) on (4,8); offset 1*8 + 5*1 = 13.
+    assert_eq!(
+        eval("(4,8):(8,1)", &[], "21"),
+        eval("(4,8):(8,1)", &[], "1,5")
+    );
+    assert!(eval("(4,8):(8,1)", &[], "21").contains("13"));
+    // Axe on a 2-D shape: row-major, 21 = (2, 5) on (4,8); offset 2*1 + 5*4 = 22.
+    let shape = ["--shape", "4,8"];
+    assert_eq!(
+        eval("S[(4,8):(1,4)]", &shape, "21"),
+        eval("S[(4,8):(1,4)]", &shape, "2,5")
+    );
+    assert!(eval("S[(4,8):(1,4)]", &shape, "21").contains("22"));
+    let o = laycert(&["eval", "(4,8):(8,1)", "--coord", "32"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("outside the domain"), "{}", stderr(&o));
+}
