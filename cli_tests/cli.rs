@@ -627,7 +627,15 @@ fn cute_algebra_prints_like_pycute() {
         run(&["cute", "left-inverse", "(4,3):(3,1)"]),
         (Some(0), "(3, 4):(4, 1)".to_string())
     );
-    let o = laycert(&["cute", "compose", "(5,3):(7,1)", "2:3"]);
+    assert_eq!(
+        run(&["cute", "compose", "1:1", "4:1"]),
+        (Some(0), "4:1".to_string())
+    );
+    assert_eq!(
+        run(&["cute", "left-inverse", "4:2"]),
+        (Some(0), "(2, 4):(0, 1)".to_string())
+    );
+    let o = laycert(&["cute", "compose", "(4,8):(8,1)", "4:3"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("stride divisibility"), "{}", stderr(&o));
 }
@@ -1365,4 +1373,50 @@ fn equiv_explains_a_counterexample_at_any_size() {
         "{out}"
     );
     assert!(out.contains("normal-form refuted"), "{out}");
+}
+
+#[test]
+fn atoms_are_listed_and_named_in_any_command() {
+    let o = laycert(&["atoms", "SM80_16x8x16_F16F16F16F16"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.starts_with("3 atoms"), "{out}");
+    assert!(out.contains("mma_traits_sm80.hpp"), "{out}");
+    let all = String::from_utf8(laycert(&["atoms"]).stdout).unwrap();
+    let n: usize = all.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(n >= 100, "{n} atoms");
+    let o = laycert(&[
+        "equiv",
+        "atom:SM80_16x8x16_F16F16F16F16_TN.A",
+        "((4,8),(2,2,2)):((32,1),(16,8,128)) -> (16,16)",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = laycert(&["show", "atom:SM80_16x8x16_F16F16F16F16_TN.Q"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean"), "{}", stderr(&o));
+}
+
+#[test]
+fn eval_takes_a_flat_index_in_the_notations_order() {
+    let eval = |l: &str, extra: &[&str], c: &str| {
+        let mut args = vec!["eval", l, "--coord", c];
+        args.extend_from_slice(extra);
+        String::from_utf8(laycert(&args).stdout).unwrap()
+    };
+    // CuTe: colexicographic, 21 = (1, 5) on (4,8); offset 1*8 + 5*1 = 13.
+    assert_eq!(
+        eval("(4,8):(8,1)", &[], "21"),
+        eval("(4,8):(8,1)", &[], "1,5")
+    );
+    assert!(eval("(4,8):(8,1)", &[], "21").contains("13"));
+    // Axe on a 2-D shape: row-major, 21 = (2, 5) on (4,8); offset 2*1 + 5*4 = 22.
+    let shape = ["--shape", "4,8"];
+    assert_eq!(
+        eval("S[(4,8):(1,4)]", &shape, "21"),
+        eval("S[(4,8):(1,4)]", &shape, "2,5")
+    );
+    assert!(eval("S[(4,8):(1,4)]", &shape, "21").contains("22"));
+    let o = laycert(&["eval", "(4,8):(8,1)", "--coord", "32"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("outside the domain"), "{}", stderr(&o));
 }

@@ -30,6 +30,7 @@ enum Command {
     Show {
         /// The layout, in any notation (Axe `S[..]`, CuTe `(4,2):(2,1)`, `Sw<..> o ..`, TV
         /// `.. -> (16,8)`, Triton `#ttg.*` attributes, `LinearLayout::toString()` text).
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape, e.g. `8,16` (default: the layout's own; Triton attributes need one).
         #[arg(long)]
@@ -38,6 +39,7 @@ enum Command {
     /// Evaluate a layout at one coordinate; prints the set of points it maps to.
     Eval {
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape, e.g. `8,16` (default: the layout's own).
         #[arg(long)]
@@ -52,6 +54,7 @@ enum Command {
     /// Convert a layout to another formalism, exactly, or say why it has no exact form there.
     Convert {
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Target formalism: `axe`, `cute` or `linear`.
         #[arg(long)]
@@ -65,8 +68,10 @@ enum Command {
     /// Exit 0 equivalent, 1 not equivalent, 3 unknown, 2 bad input.
     Equiv {
         /// Left layout.
+        #[arg(allow_hyphen_values = true)]
         a: String,
         /// Right layout.
+        #[arg(allow_hyphen_values = true)]
         b: String,
         /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
         #[arg(long)]
@@ -85,6 +90,7 @@ enum Command {
         /// `injective`, `surjective` or `bijective`.
         property: String,
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
         #[arg(long)]
@@ -193,6 +199,7 @@ enum Command {
     /// shared-memory bank map with conflicts marked.
     Draw {
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Logical shape (and the tensor shape of Triton attributes), e.g. `16,8`.
         #[arg(long)]
@@ -334,6 +341,12 @@ enum Command {
         /// certify.md 1b). Every step is decided over it.
         #[arg(long)]
         shape: Option<String>,
+    },
+    /// List the atoms of the embedded corpus (each usable as `atom:NAME` wherever a command
+    /// takes a layout): name, shape, layout and source. FILTER keeps names containing it.
+    Atoms {
+        /// Keep the atoms whose name contains this text (case-insensitive).
+        filter: Option<String>,
     },
     /// Decomposition search: is the layout `tile(atom, C)` (or `Sw o tile(atom, C)`) for an atom
     /// of the embedded corpus? The cheapest proved tiling first; exit 1 when none.
@@ -586,6 +599,7 @@ fn main() -> ExitCode {
             shape,
         } => cli::simplify::equiv_expr(a, b, rules, cert.as_deref(), shape.as_deref(), args.json),
         Command::Decompose { layout, shape } => cli::decompose::run(layout, shape, args.json),
+        Command::Atoms { filter } => cli::atoms::run(filter.as_deref(), args.json),
         Command::Gen {
             what: GenCommand::Copy { spec, out, cert },
         } => cli::gen::copy(&spec.args(), out.as_deref(), cert.as_deref(), args.json),

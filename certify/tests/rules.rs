@@ -93,7 +93,7 @@ fn a_rule_undefined_everywhere_is_unknown_not_proved() {
     let r = &prove_source(
         "v",
         "rule vacuous forall a : int where 1 <= a <= 3
-        compose((5,3):(7,1), 2:3) == compose((5,3):(7,1), 2:3)",
+        compose((4,8):(8,1), 4:3) == compose((4,8):(8,1), 4:3)",
         &Options::default(),
     )
     .unwrap()[0];

@@ -10,6 +10,45 @@ use layout::Layout;
 
 use super::{input, BadInput, Report};
 
+/// A single index on a domain of rank >= 2 is a flat index, read in the notation's order (the
+/// claim domain's): CuTe (plain, swizzled, TV) colexicographic, Axe row-major. Linear layouts
+/// keep their in-dim coordinates. `(4,8):(8,1)` at 21 is the coordinate `(1, 5)`.
+fn flat_to_coord(
+    l: &Layout,
+    logical: Option<&[i64]>,
+    c: Vec<i64>,
+    text: &str,
+) -> Result<Vec<i64>, BadInput> {
+    let dom = logical
+        .map(<[i64]>::to_vec)
+        .unwrap_or_else(|| l.default_shape());
+    if c.len() != 1 || dom.len() < 2 || matches!(l, Layout::Linear(_)) {
+        return Ok(c);
+    }
+    let size = dom.iter().try_fold(1i64, |a, &b| a.checked_mul(b));
+    let i = c[0];
+    if !size.is_some_and(|n| (0..n).contains(&i)) {
+        return Err(BadInput {
+            message: format!(
+                "error: --coord {text:?}: the flat index {i} is outside the domain {dom:?} (size {})",
+                size.map_or("beyond 2^63".to_string(), |n| n.to_string())
+            ),
+        });
+    }
+    let mut out = vec![0i64; dom.len()];
+    let mut rest = i;
+    let order: Vec<usize> = if matches!(l, Layout::Axe(_)) {
+        (0..dom.len()).rev().collect()
+    } else {
+        (0..dom.len()).collect()
+    };
+    for k in order {
+        out[k] = rest % dom[k];
+        rest /= dom[k];
+    }
+    Ok(out)
+}
+
 /// Runs `eval`.
 pub fn run(
     text: &str,
@@ -27,6 +66,7 @@ pub fn run(
     } else {
         shape.as_deref()
     };
+    let c = flat_to_coord(&l, logical, c, coord)?;
     let points = l
         .eval(logical, &c)
         .map_err(|e| input::render(&e, "evaluation", coord))?;

@@ -14,9 +14,50 @@ pub fn render(e: &LayoutError, what: &str, input: &str) -> BadInput {
     BadInput { message }
 }
 
-/// Parses the layout argument (with the shape, which Triton attributes need).
+/// Parses the layout argument (with the shape, which Triton attributes need). `atom:NAME`
+/// names an atom of the embedded corpus (`laycert atoms` lists them); its own shape applies
+/// when none is given.
 pub fn layout(text: &str, shape: Option<&[i64]>) -> Result<Layout, BadInput> {
+    if let Some(name) = text.trim().strip_prefix("atom:") {
+        let atom = atom(name.trim())?;
+        let shape = shape.or(atom.shape.as_deref());
+        return Layout::parse(&atom.layout, shape)
+            .map_err(|e| render(&e, &format!("atom:{}", atom.name), &atom.layout));
+    }
     Layout::parse(text, shape).map_err(|e| render(&e, "the layout", text))
+}
+
+/// The atom of the embedded corpus named `name`; an unknown name lists the closest ones.
+pub fn atom(name: &str) -> Result<corpus::atom::Atom, BadInput> {
+    let corpus = corpus::Corpus::embedded().map_err(|e| BadInput {
+        message: format!("error: the embedded corpus: {e}"),
+    })?;
+    if let Some(a) = corpus.atom(name) {
+        return Ok(a.clone());
+    }
+    let lower = name.to_lowercase();
+    let mut near: Vec<&str> = corpus
+        .atoms
+        .iter()
+        .map(|a| a.name.as_str())
+        .filter(|n| {
+            let n = n.to_lowercase();
+            n.contains(&lower) || lower.contains(&n) || common_prefix(&n, &lower) >= 8
+        })
+        .collect();
+    near.truncate(8);
+    let hint = if near.is_empty() {
+        "`laycert atoms` lists them".to_string()
+    } else {
+        format!("did you mean {}?", near.join(", "))
+    };
+    Err(BadInput {
+        message: format!("error: atom:{name}: no atom of that name in the corpus; {hint}"),
+    })
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
 /// Parses a `--shape` argument such as `8,16`.

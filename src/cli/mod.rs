@@ -3,6 +3,7 @@
 //! way for every command.
 
 pub mod algebra;
+pub mod atoms;
 pub mod bank;
 pub mod check;
 pub mod convert;

@@ -5,8 +5,8 @@
 //! | op | arguments |
 //! |----|-----------|
 //! | `coalesce` | `L [PROFILE]` |
-//! | `compose` | `A B` |
-//! | `complement` | `A M` |
+//! | `compose` | `A B` (B a layout or a tiler: `(2, 4)`, `(4:2, 8:1)`) |
+//! | `complement` | `A M` (M a size, a shape `(4, 8)` or a layout) |
 //! | `divide` | `A TILER [logical\|zipped\|tiled\|flat]` |
 //! | `product` | `A TILER [logical\|zipped\|tiled\|blocked\|raked]` |
 //!
@@ -18,13 +18,14 @@
 //! Example: `cli_op("compose", ["(10,2):(16,4)", "4:5"]) = "(2, 2):(80, 4)"`.
 
 use super::tiler::{
-    flat_divide_by, logical_divide_by, logical_product_by, parse_tiler, tiled_divide_by,
-    tiled_product_by, zipped_divide_by, zipped_product_by, Tiler,
+    composition_by, flat_divide_by, logical_divide_by, logical_product_by, parse_tiler,
+    tiled_divide_by, tiled_product_by, zipped_divide_by, zipped_product_by, Tiler,
 };
 use super::{
-    blocked_product, coalesce, coalesce_by_mode, complement, composition, composition_swizzled,
-    flat_divide, left_inverse, logical_divide, logical_product, nullspace, raked_product, recast,
-    recast_swizzled, right_inverse, tiled_divide, tiled_product, zipped_divide, zipped_product,
+    blocked_product, coalesce, coalesce_by_mode, complement, complement_shape, composition,
+    composition_swizzled, flat_divide, left_inverse, logical_divide, logical_product, nullspace,
+    raked_product, recast, recast_swizzled, right_inverse, tiled_divide, tiled_product,
+    zipped_divide, zipped_product,
 };
 use crate::error::{LayoutError, Result};
 use crate::notation::cute::{parse_int_tuple, parse_layout, parse_swizzled};
@@ -70,21 +71,36 @@ pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
         "compose" => {
             let (a, b) = (
                 arg(0, "left layout")?,
-                parse_layout(arg(1, "right layout")?)?,
+                parse_tiler(arg(1, "right layout or tiler")?)?,
             );
-            if a.trim_start().starts_with("Sw<") {
-                composition_swizzled(&parse_swizzled(a)?, &b)?.to_string()
-            } else {
-                composition(&parse_layout(a)?, &b)?.to_string()
+            match b {
+                Tiler::Layout(b) if a.trim_start().starts_with("Sw<") => {
+                    composition_swizzled(&parse_swizzled(a)?, &b)?.to_string()
+                }
+                Tiler::Layout(b) => composition(&parse_layout(a)?, &b)?.to_string(),
+                t => composition_by(&parse_layout(a)?, &t)?.to_string(),
             }
         }
         "complement" => {
             let a = parse_layout(arg(0, "layout")?)?;
-            let m = arg(1, "cotarget size")?;
-            let m = m.trim().parse::<i64>().map_err(|_| {
-                LayoutError::invalid(format!("cute complement cotarget '{m}'"), "not an integer")
-            })?;
-            complement(&a, m)?.to_string()
+            let m = arg(1, "cotarget: a size, a shape or a layout")?;
+            if let Ok(n) = m.trim().parse::<i64>() {
+                complement(&a, n)?.to_string()
+            } else {
+                // A shape `(4, 8)` or a layout (its shape) as CUTLASS's cotarget.
+                let shape = match parse_layout(m) {
+                    Ok(l) => l.shape().leaves(),
+                    Err(_) => parse_int_tuple(m)
+                        .map_err(|_| {
+                            LayoutError::invalid(
+                                format!("cute complement cotarget '{m}'"),
+                                "not an integer, a shape such as (4, 8) or a layout",
+                            )
+                        })?
+                        .leaves(),
+                };
+                complement_shape(&a, &shape)?.to_string()
+            }
         }
         "divide" | "product" => {
             let a = parse_layout(arg(0, "layout")?)?;
@@ -176,6 +192,32 @@ mod tests {
         );
         assert_eq!(run("complement", &["4:2", "24"]).unwrap(), "(2, 3):(1, 8)");
         assert_eq!(
+            run("complement", &["3:2", "(8, 8)"]).unwrap(),
+            "(2, 16):(1, 6)"
+        );
+        assert_eq!(
+            run("complement", &["4:2", "16:1"]).unwrap(),
+            "(2, 2):(1, 8)"
+        );
+        assert_eq!(
+            run("compose", &["(4,8):(8,1)", "(2, 4)"]).unwrap(),
+            "(2, 4):(8, 1)"
+        );
+        assert_eq!(
+            run(
+                "compose",
+                &["(4,(6,3,6),(1,1)):(108,(6,36,1),(6,36))", "(3, 1)"]
+            )
+            .unwrap(),
+            "(3, 1):(108, 0)"
+        );
+        assert_eq!(run("compose", &["8:1", "(5:1,)"]).unwrap(), "(5,):(1,)");
+        assert_eq!(run("left-inverse", &["4:2"]).unwrap(), "(2, 4):(0, 1)");
+        assert_eq!(
+            run("left-inverse", &["(3,2):(2,18)"]).unwrap(),
+            "(2, 9, 2):(0, 1, 3)"
+        );
+        assert_eq!(
             run("divide", &["(4,2,3):(2,1,8)", "4:2"]).unwrap(),
             "((2, 2), (2, 3)):((4, 1), (2, 8))"
         );
@@ -199,7 +241,7 @@ mod tests {
 
     #[test]
     fn cli_op_errors_name_the_problem() {
-        assert!(run("compose", &["(5,3):(7,1)", "2:3"])
+        assert!(run("compose", &["(4,8):(8,1)", "4:3"])
             .unwrap_err()
             .to_string()
             .contains("stride divisibility"));

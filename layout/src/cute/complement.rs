@@ -6,8 +6,7 @@
 //! holes); it contributes `floor(d/current) : current`, and `current` becomes `s*d`. Finally
 //! `ceil(M/current) : current` covers the rest up to M. The result is coalesced; its strides
 //! increase, so it is ordered, and `(A, complement(A, M))` is injective. When every `d` is a
-//! multiple of `current` (A is "exact"), `(A, complement)` is moreover onto an interval; the left
-//! inverse needs that and asks for it.
+//! multiple of `current` (A is "exact"), `(A, complement)` is moreover onto an interval.
 //! Example: `complement(4:2, 24) = (2, 3):(1, 8)`; `complement((2,2):(1,6), 24) = (3, 2):(2, 12)`.
 
 use super::coalesce::{coalesce, from_modes};
@@ -17,16 +16,56 @@ use crate::error::{LayoutError, Result};
 
 /// `complement(A, M)` (see the module doc). `complement(4:2, 24) = (2, 3):(1, 8)`.
 pub fn complement(a: &CuteLayout, cotarget: i64) -> Result<CuteLayout> {
-    complement_walk(a, cotarget, false)
+    complement_walk(a, cotarget)
 }
 
-/// The complement, additionally requiring every stride to be a multiple of where the modes
-/// before it end, so that `(A, complement(A, M))` has no holes below its cosize.
-pub(crate) fn exact_complement(a: &CuteLayout, cotarget: i64) -> Result<CuteLayout> {
-    complement_walk(a, cotarget, true)
+/// `complement(A, S)` for a shape cotarget, as CUTLASS computes it: the last mode's extent is
+/// the product of `S` divided by where A's modes end, element by element rounding up
+/// (`ceil(s_i / rest)`, then `rest = ceil(rest / s_i)`).
+/// `complement(3:2, (8, 8)) = (2, 16):(1, 6)`.
+pub fn complement_shape(a: &CuteLayout, cotarget: &[i64]) -> Result<CuteLayout> {
+    if cotarget.iter().any(|&s| s < 1) {
+        return Err(LayoutError::invalid(
+            format!("complement of {a} in the shape {cotarget:?}"),
+            "every extent of the cotarget must be at least 1",
+        ));
+    }
+    // The walk with cotarget 1 gives the gap modes and, last, `1:current`.
+    let walked = complement_walk(a, 1)?;
+    let current = cosize_end(a)?;
+    let mut rest = current;
+    let mut last = 1i64;
+    for &s in cotarget {
+        last = arith::mul(last, ceil_div(s, rest), "complement size")?;
+        rest = ceil_div(rest, s);
+    }
+    let mut modes: Vec<(i64, i64)> = walked.flat_modes();
+    modes.retain(|&(s, _)| s > 1);
+    modes.push((last, current));
+    arith::product(modes.iter().map(|m| m.0), "complement size")?;
+    Ok(coalesce(&checked(&modes)?))
 }
 
-fn complement_walk(a: &CuteLayout, cotarget: i64, exact: bool) -> Result<CuteLayout> {
+fn ceil_div(a: i64, b: i64) -> i64 {
+    a / b + i64::from(a % b != 0)
+}
+
+/// Where A's modes end in stride order (the `current` of the walk after every mode).
+fn cosize_end(a: &CuteLayout) -> Result<i64> {
+    let mut modes: Vec<(i64, i64)> = a
+        .flat_modes()
+        .into_iter()
+        .filter(|&(s, d)| s != 1 && d != 0)
+        .map(|(s, d)| (d, s))
+        .collect();
+    modes.sort_unstable();
+    match modes.last() {
+        Some(&(d, s)) => arith::mul(s, d, "complement stride"),
+        None => Ok(1),
+    }
+}
+
+fn complement_walk(a: &CuteLayout, cotarget: i64) -> Result<CuteLayout> {
     if cotarget < 1 {
         return Err(LayoutError::invalid(
             format!("complement of {a} in [0, {cotarget})"),
@@ -54,14 +93,6 @@ fn complement_walk(a: &CuteLayout, cotarget: i64, exact: bool) -> Result<CuteLay
                 format!("complement of {a}"),
                 format!(
                     "the mode {s}:{d} starts below {current}, where the modes of smaller stride end: A overlaps itself there"
-                ),
-            ));
-        }
-        if exact && d % current != 0 {
-            return Err(LayoutError::invalid(
-                format!("exact complement of {a}"),
-                format!(
-                    "the mode {s}:{d} does not start at a multiple of {current}, leaving holes no layout fills"
                 ),
             ));
         }
@@ -110,7 +141,6 @@ mod tests {
         assert!(e.contains("overlaps itself"), "{e}");
         assert!(comp("(2,2):(2,3)", 12).is_err());
         assert_eq!(comp("(2,2):(2,5)", 20).unwrap(), "(2, 2):(1, 10)");
-        assert!(exact_complement(&parse_layout("(2,2):(2,5)").unwrap(), 20).is_err());
         assert!(comp("4:1", 0).is_err());
     }
 }

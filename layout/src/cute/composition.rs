@@ -1,7 +1,9 @@
 //! Composition `R = A ∘ B`, `R(c) = A(B(c))`, with R congruent to B.
 //!
 //! A is read as a function on all non-negative integers: its coalesced flat modes
-//! `(s_0:d_0)..(s_{n-1}:d_{n-1})`, the last mode unbounded (CuTe's convention). Each leaf `s:d`
+//! `(s_0:d_0)..(s_{n-1}:d_{n-1})`, the last mode unbounded (CuTe's convention; as CUTLASS
+//! does, A's last flat mode is kept for that even when its extent is 1, so `1:1 ∘ 4:1 = 4:1`
+//! and `(4,1):(1,8) ∘ 2:4 = 2:8`, where pycute gives `4:0` and `2:4`). Each leaf `s:d`
 //! of B walks A's modes: `d` steps over whole modes while it is a multiple of their extents, then
 //! takes `min(s_k / d, rest)` steps inside one. Two conditions make the result a layout:
 //!
@@ -31,7 +33,7 @@ use crate::swizzle::SwizzledLayout;
 
 /// `A ∘ B` (see the module doc). `(10,2):(16,4) ∘ 4:5 = (2, 2):(80, 4)`.
 pub fn composition(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
-    let a_modes = coalesce(a).flat_modes();
+    let a_modes = extension_modes(a);
     let (shape, stride) = compose_tree(a, &a_modes, b.shape(), b.stride())?;
     let r = CuteLayout::new(shape, stride)?;
     check_no_carry(a, b, &r)?;
@@ -106,8 +108,34 @@ pub fn composition_swizzled(a: &SwizzledLayout, b: &CuteLayout) -> Result<Swizzl
     SwizzledLayout::with_offset(*a.swizzle(), a.offset(), composition(a.layout(), b)?)
 }
 
-/// `A(i)` for any `i >= 0`: the function composition extends, CuTe's convention of reading
-/// the COALESCED A with its last mode unbounded (so `1:1` extends to `i -> 0`, as `1:0`).
+/// The modes A is read with beyond its domain, as CUTLASS reads it: all flat modes but the last
+/// coalesced, then the last flat mode as it is, unbounded, even when its extent is 1 (the CuTe
+/// DSL gives `1:1 ∘ 4:1 = 4:1` and reads `(4,1):(1,8)` at 12 as `0 + 3*8 = 24`; pycute
+/// coalesces A first, reading `1:1` as `1:0` and `(4,1):(1,8)` as `4:1`).
+fn extension_modes(a: &CuteLayout) -> Vec<(i64, i64)> {
+    let flat = a.flat_modes();
+    match flat.split_last() {
+        Some((&(1, d), prefix)) => {
+            let mut modes: Vec<(i64, i64)> = coalesce(&from_modes(prefix))
+                .flat_modes()
+                .into_iter()
+                .filter(|m| m.0 > 1)
+                .collect();
+            // A last mode continuing the one before it reads the same way as that one
+            // unbounded: merge them, so the walk sees one mode.
+            match modes.last() {
+                Some(&(ps, pd)) if ps.checked_mul(pd) == Some(d) => {}
+                _ => modes.push((1, d)),
+            }
+            modes
+        }
+        _ => coalesce(a).flat_modes(),
+    }
+}
+
+/// `A(i)` for any `i >= 0`: the function composition extends, CUTLASS's convention of reading
+/// A coalesced with its last flat mode unbounded (see `extension_modes`; `1:1` extends to
+/// `i -> i`).
 /// For `(4,2):(1,10)`, `eval_extended(9) = 1 + 2*10 = 21`.
 pub fn eval_extended(a: &CuteLayout, i: i64) -> Result<i64> {
     if i < 0 {
@@ -116,7 +144,7 @@ pub fn eval_extended(a: &CuteLayout, i: i64) -> Result<i64> {
             "indices are non-negative",
         ));
     }
-    let modes = coalesce(a).flat_modes();
+    let modes = extension_modes(a);
     let mut rest = i;
     let mut out = 0i64;
     for (k, (s, d)) in modes.iter().enumerate() {
@@ -190,6 +218,12 @@ fn compose_leaf_walk(
     let (mut rest_s, mut rest_d) = (s, d);
     let mut out = Vec::new();
     for &(sk, dk) in inner {
+        // Every remaining step stays inside this mode: no divisibility is needed (CUTLASS:
+        // `(3,4):(16,12) ∘ 2:2 = 2:32`).
+        if rest_d < sk && (rest_s - 1).checked_mul(rest_d).is_some_and(|x| x < sk) {
+            out.push((rest_s, arith::mul(rest_d, dk, "composition stride")?));
+            return Ok(out);
+        }
         if sk % rest_d != 0 && rest_d % sk != 0 {
             return Err(LayoutError::invalid(
                 format!("composition {a} ∘ {s}:{d}"),
@@ -258,10 +292,28 @@ mod tests {
         }
     }
 
+    /// The CuTe DSL 4.8.1 answers `(2, 2):(24, 1)`, which reads A(6) as 1 where
+    /// `(4,8):(8,1)` at 6 is `2*8 + 1 = 17`.
     #[test]
     fn composition_rejects_stride_divisibility_violation() {
-        let e = comp("(5,3):(7,1)", "2:3").unwrap_err().to_string();
+        let e = comp("(4,8):(8,1)", "4:3").unwrap_err().to_string();
         assert!(e.contains("stride divisibility"), "{e}");
+        let (a, dsl) = (l("(4,8):(8,1)"), l("(2,2):(24,1)"));
+        assert_eq!(eval_extended(&a, 6).unwrap(), 17);
+        assert_eq!(dsl.eval_index(2).unwrap(), 1);
+    }
+
+    /// CUTLASS answers where every step of B stays inside one mode of A, with no divisibility
+    /// (`(3,4):(16,12) ∘ 2:2 = 2:32`, the CuTe DSL's answer), and reads an A ending in an
+    /// extent-1 mode along that mode's stride (`1:1 ∘ 4:1 = 4:1`; pycute gives `4:0`).
+    #[test]
+    fn composition_follows_cutlass_inside_one_mode_and_past_an_extent_one_tail() {
+        assert_eq!(comp("(3,4):(16,12)", "2:2").unwrap(), "2:32");
+        assert_pointwise("(3,4):(16,12)", "2:2");
+        assert_eq!(comp("(5,3):(7,1)", "2:3").unwrap(), "2:21");
+        assert_eq!(comp("1:1", "4:1").unwrap(), "4:1");
+        assert_eq!(comp("(2,2,1):(2,4,4)", "4:12").unwrap(), "4:12");
+        assert_eq!(eval_extended(&l("(4,1):(1,8)"), 12).unwrap(), 24);
     }
 
     #[test]

@@ -6,14 +6,17 @@
 //! `extent : index-stride` (its stride in the compact column-major index space of L's shape), and
 //! `current` becomes `extent * stride`. Stop when no mode matches; coalesce. Stride-0 modes never
 //! match, so they are skipped rather than ending the walk.
-//! Left inverse: the right inverse of `(L, complement(L))`, a bijection onto an interval when L
-//! is injective without holes between its modes (the exact complement exists); otherwise there
-//! is no left inverse layout and the error says why.
+//! Left inverse (CUTLASS's construction): L's coalesced modes `s_k:d_k` sorted by stride, read
+//! as the mixed radix `(d_0, d_1/d_0, .., d_n/d_{n-1}, s_n)` with strides `(0, i_0, .., i_n)`.
+//! It is a left inverse exactly when every stride is a multiple of the one below it and at
+//! least where that mode ends; otherwise no layout of this form is one and the error says why
+//! (CUTLASS answers anyway, with a layout that fails `Li(L(i)) == i`). On offsets L never
+//! produces, CUTLASS's choice differs from the right inverse of `(L, complement(L))` that
+//! pycute returns: `left_inverse(4:2)` is `(2, 4):(0, 1)` here and in CUTLASS, `(2, 4):(4, 1)`
+//! in pycute; both are left inverses.
 //! Example: `right_inverse((4,3):(3,1)) = (3, 4):(4, 1)`; `left_inverse((4,3):(3,1)) = (3, 4):(4, 1)`.
 
 use super::coalesce::{coalesce, from_modes};
-use super::complement::exact_complement;
-use super::hierarchy::make_layout;
 use super::CuteLayout;
 use crate::error::{LayoutError, Result};
 
@@ -44,15 +47,58 @@ pub fn right_inverse(l: &CuteLayout) -> Result<CuteLayout> {
     Ok(coalesce(&from_modes(&out)))
 }
 
-/// `Li` with `Li(L(i)) == i`, for injective L. `left_inverse((4,3):(3,1)) = (3, 4):(4, 1)`.
+/// `Li` with `Li(L(i)) == i`, for injective L, as CUTLASS builds it: L's coalesced modes
+/// `s_k:d_k` sorted by stride, read as the mixed radix `(d_0, d_1/d_0, .., d_n/d_{n-1}, s_n)`
+/// with strides `(0, i_0, .., i_n)` (`i_k` the mode's index stride). It is a left inverse
+/// exactly when each stride is a multiple of the one below it and at least where that mode
+/// ends; otherwise the error says why (CUTLASS answers anyway, with a layout that fails
+/// `Li(L(i)) == i`). `left_inverse((4,3):(3,1)) = (3, 4):(4, 1)`;
+/// `left_inverse(4:2) = (2, 4):(0, 1)`; `left_inverse((2,2):(1,3)) = (3, 2):(1, 2)`.
 pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout> {
-    if let Some(&(s, d)) = l.flat_modes().iter().find(|m| m.0 > 1 && m.1 == 0) {
-        return Err(LayoutError::invalid(
-            format!("left inverse of {l}"),
-            format!("the mode {s}:{d} repeats offsets, so the layout is not injective"),
-        ));
+    let bad = |why: String| LayoutError::invalid(format!("left inverse of {l}"), why);
+    let mut modes: Vec<(i64, i64, i64)> = Vec::new();
+    let mut index_stride = 1i64;
+    for (s, d) in coalesce(l).flat_modes() {
+        if s > 1 {
+            if d == 0 {
+                return Err(bad(format!(
+                    "the mode {s}:{d} repeats offsets, so the layout is not injective"
+                )));
+            }
+            if d < 0 {
+                return Err(bad(format!("stride {d} is negative")));
+            }
+            modes.push((d, s, index_stride));
+        }
+        index_stride = index_stride.saturating_mul(s);
     }
-    right_inverse(&make_layout(&[l.clone(), exact_complement(l, 1)?])?)
+    modes.sort_unstable();
+    for w in modes.windows(2) {
+        let ((d0, s0, _), (d1, s1, _)) = (w[0], w[1]);
+        if d1 < s0.saturating_mul(d0) {
+            return Err(bad(format!(
+                "the mode {s1}:{d1} starts below {}, where the mode {s0}:{d0} ends: the layout overlaps itself, so it is not injective",
+                s0.saturating_mul(d0)
+            )));
+        }
+        if d1 % d0 != 0 {
+            return Err(bad(format!(
+                "the mode {s1}:{d1} does not start at a multiple of the stride {d0} below it, leaving holes no layout reads back"
+            )));
+        }
+    }
+    let mut out = Vec::with_capacity(modes.len() + 1);
+    let (mut below, mut prev_index) = (1i64, 0i64);
+    for &(d, _, i) in &modes {
+        out.push((d / below, prev_index));
+        below = d;
+        prev_index = i;
+    }
+    if let Some(&(_, s, i)) = modes.last() {
+        out.push((s, i));
+    }
+    let out: Vec<(i64, i64)> = out.into_iter().filter(|m| m.0 > 1).collect();
+    Ok(coalesce(&from_modes(&out)))
 }
 
 #[cfg(test)]
@@ -81,6 +127,28 @@ mod tests {
         assert_eq!(r.to_string(), "(3, 4):(4, 1)");
         assert_eq!(right_inverse(&l("(2,4):(0,1)")).unwrap().to_string(), "4:2");
         assert_eq!(right_inverse(&l("4:2")).unwrap().to_string(), "1:0");
+    }
+
+    /// CUTLASS's left inverses (the CuTe DSL 4.8.1's answers), each checked on L's image.
+    #[test]
+    fn left_inverse_is_cutlass_mixed_radix_and_undoes_the_layout() {
+        for (t, want) in [
+            ("4:2", "(2, 4):(0, 1)"),
+            ("(3,2):(2,18)", "(2, 9, 2):(0, 1, 3)"),
+            ("((8,6,4),3):((144,4,1),24)", "(4, 6, 6, 8):(48, 8, 192, 1)"),
+            ("(2,2):(1,3)", "(3, 2):(1, 2)"),
+        ] {
+            let a = l(t);
+            let li = left_inverse(&a).unwrap();
+            assert_eq!(li.to_string(), want, "{t}");
+            for i in 0..a.size() {
+                assert_eq!(
+                    li.eval_index(a.eval_index(i).unwrap()).unwrap(),
+                    i,
+                    "{t} at {i}"
+                );
+            }
+        }
     }
 
     #[test]

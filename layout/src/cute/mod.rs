@@ -31,7 +31,7 @@ pub mod tiler;
 
 pub use cli::cli_op;
 pub use coalesce::{coalesce, coalesce_by_mode};
-pub use complement::complement;
+pub use complement::{complement, complement_shape};
 pub use composition::{composition, composition_swizzled, eval_extended};
 pub use divide::{flat_divide, logical_divide, tiled_divide, zipped_divide};
 pub use hierarchy::{append, flatten, make_layout, pad_rank, select, zip};
@@ -39,8 +39,8 @@ pub use inverse::{left_inverse, nullspace, right_inverse};
 pub use product::{blocked_product, logical_product, raked_product, tiled_product, zipped_product};
 pub use recast::{recast, recast_swizzled};
 pub use tiler::{
-    flat_divide_by, logical_divide_by, logical_product_by, parse_tiler, tiled_divide_by,
-    tiled_product_by, zipped_divide_by, zipped_product_by, Tiler,
+    composition_by, flat_divide_by, logical_divide_by, logical_product_by, parse_tiler,
+    tiled_divide_by, tiled_product_by, zipped_divide_by, zipped_product_by, Tiler,
 };
 
 use crate::arith;

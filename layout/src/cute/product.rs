@@ -8,6 +8,7 @@
 //! layout here) and `tiled_product` brings the copies' top-level modes up.
 //! Example: `blocked_product((3,4):(4,1), (2,5):(1,2)) = ((3, 2), (4, 5)):((4, 12), (1, 24))`.
 
+use super::coalesce::coalesce_by_mode;
 use super::complement::complement;
 use super::composition::composition;
 use super::divide::halves;
@@ -40,14 +41,39 @@ pub fn tiled_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
 /// `blocked_product((3,4):(4,1), (2,5):(1,2)) = ((3, 2), (4, 5)):((4, 12), (1, 24))`.
 pub fn blocked_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
     let [block, copies] = padded_product(a, b)?;
-    zip(&block, &copies)
+    zip_modes(&block, &copies)
+}
+
+/// Mode `i` of each side paired; rank-1 operands pair whole, as one mode (CUTLASS's
+/// `blocked_product(4:2, 4:1) = ((4, (2, 2)),):((2, (1, 8)),)`: the copies `(2,2):(1,8)` are
+/// the one mode of B's rank).
+fn zip_modes(x: &CuteLayout, y: &CuteLayout) -> Result<CuteLayout> {
+    if x.rank() == 1 || y.rank() == 1 {
+        if let (Some(x0), Some(y0)) = (whole_if_rank1(x), whole_if_rank1(y)) {
+            return make_layout(&[make_layout(&[x0, y0])?]);
+        }
+    }
+    zip(x, y)
+}
+
+/// The layout as one mode when it stands for a rank-1 operand: a scalar or a 1-tuple's mode,
+/// or any layout (a rank-1 B composed into a multi-mode result).
+fn whole_if_rank1(l: &CuteLayout) -> Option<CuteLayout> {
+    match l.modes().as_slice() {
+        [m] => Some(m.clone()),
+        _ => Some(l.clone()),
+    }
 }
 
 /// Mode `i` is `(copies_i, A_i)`.
 /// `raked_product((3,4):(4,1), (2,5):(1,2)) = ((2, 3), (5, 4)):((12, 4), (24, 1))`.
 pub fn raked_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
     let [block, copies] = padded_product(a, b)?;
-    zip(&copies, &block)
+    // CUTLASS coalesces each mode of the raked product (the CuTe DSL prints
+    // `raked_product((4,5):(10,2), 2:1) = ((2,4),5):((1,10),2)`).
+    let r = zip_modes(&copies, &block)?;
+    let ones = super::IntTuple::Tuple(vec![super::IntTuple::Int(1); r.rank()]);
+    coalesce_by_mode(&r, &ones)
 }
 
 fn padded_product(a: &CuteLayout, b: &CuteLayout) -> Result<[CuteLayout; 2]> {

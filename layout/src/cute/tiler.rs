@@ -15,7 +15,7 @@ use std::fmt;
 
 use super::divide::halves;
 use super::hierarchy::{make_layout, unit};
-use super::{logical_divide, logical_product, CuteLayout};
+use super::{composition, logical_divide, logical_product, CuteLayout};
 use crate::error::{LayoutError, Result};
 use crate::notation::cute::parse_layout;
 
@@ -55,7 +55,8 @@ pub fn parse_tiler(text: &str) -> Result<Tiler> {
         return Ok(Tiler::Layout(l));
     }
     if let Ok(n) = t.trim_start_matches('_').parse::<i64>() {
-        return CuteLayout::from_flat(&[n], &[1]).map(Tiler::Layout);
+        // CuTe's `make_layout(n)`: compact, so an extent of 1 has stride 0.
+        return CuteLayout::from_flat(&[n], &[i64::from(n != 1)]).map(Tiler::Layout);
     }
     let inner = t
         .strip_prefix('(')
@@ -81,6 +82,10 @@ pub fn parse_tiler(text: &str) -> Result<Tiler> {
         return Err(bad("unbalanced parentheses"));
     }
     parts.push(&inner[start..]);
+    // A 1-tuple as Python and pycute print it: `(4,)`, `(2:1,)`.
+    if parts.len() == 2 && parts[1].trim().is_empty() {
+        parts.pop();
+    }
     if parts.iter().any(|p| p.trim().is_empty()) {
         return Err(bad("an empty element"));
     }
@@ -112,6 +117,23 @@ fn paired<'t>(
         .enumerate()
         .map(|(i, m)| (m, ts.get(i)))
         .collect())
+}
+
+/// `A ∘ T` by a tiler: a layout composes whole; a tuple composes mode by mode and, as in
+/// CUTLASS, drops the modes of A it does not reach; `_` keeps the mode.
+/// `composition_by((4,8):(8,1), (2, 4)) = (2, 4):(8, 1)`.
+pub fn composition_by(a: &CuteLayout, t: &Tiler) -> Result<CuteLayout> {
+    match t {
+        Tiler::Skip => Ok(a.clone()),
+        Tiler::Layout(b) => composition(a, b),
+        Tiler::Modes(ts) => {
+            let modes = paired(a, ts, "composition")?
+                .into_iter()
+                .filter_map(|(m, t)| t.map(|t| composition_by(&m, t)))
+                .collect::<Result<Vec<_>>>()?;
+            make_layout(&modes)
+        }
+    }
 }
 
 /// `logical_divide` by a tiler (mode by mode for a tuple).

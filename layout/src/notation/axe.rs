@@ -1,4 +1,6 @@
-//! TIRx/Axe notation: `S[shape:stride] + R[shape:stride] + offset@axis ...`.
+//! TIRx/Axe notation: `S[shape:stride] + R[shape:stride] + offset@axis ...`. TIRx's own
+//! spellings are read too: the docstring form without `S[..]`, `(2, 8):(2@warpid, 1@laneid)`,
+//! and the Python wrapper `TileLayout(S[...])`.
 //!
 //! ```text
 //! layout  := shard [ '+' replica ] { '+' offset }
@@ -65,10 +67,21 @@ fn iters_text(iters: &[Iter]) -> String {
 }
 
 fn parse_layout(c: &mut Cursor) -> Result<AxeLayout> {
+    c.skip_ws();
+    // TIRx's wrapper as written in Python: `TileLayout(S[...])`.
+    if c.eat("TileLayout(") {
+        let l = parse_layout(c)?;
+        c.expect(")")?;
+        return Ok(l);
+    }
     let start = c.pos();
-    c.expect("S[")
-        .map_err(|_| c.error("'S[' (an Axe layout starts with its shard)"))?;
-    let shard = parse_iters(c, true)?;
+    // TIRx docstrings write a shard without its `S[..]`: `(2, 8):(2@warpid, 1@laneid)`.
+    let bare = c.peek() == Some('(') || c.peek().is_some_and(|ch| ch.is_ascii_digit());
+    if !bare {
+        c.expect("S[")
+            .map_err(|_| c.error("'S[' (an Axe layout starts with its shard)"))?;
+    }
+    let shard = parse_iters(c, !bare, if bare { "" } else { "]" })?;
     let mut replica = Vec::new();
     let mut offset: BTreeMap<Axis, i64> = BTreeMap::new();
     while c.eat("+") {
@@ -82,7 +95,7 @@ fn parse_layout(c: &mut Cursor) -> Result<AxeLayout> {
                     )
                     .into());
             }
-            replica = parse_iters(c, false)?;
+            replica = parse_iters(c, false, "]")?;
         } else {
             let at = c.pos();
             let (v, a) = parse_term(c)?;
@@ -111,7 +124,8 @@ fn with_span(c: &Cursor, start: usize, e: LayoutError) -> LayoutError {
     }
 }
 
-fn parse_iters(c: &mut Cursor, strides_optional: bool) -> Result<Vec<Iter>> {
+/// Extents and strides up to `close` (`]` inside `S[..]`/`R[..]`, nothing for a bare shard).
+fn parse_iters(c: &mut Cursor, strides_optional: bool, close: &str) -> Result<Vec<Iter>> {
     let (extents, ext_span) = parse_extents(c)?;
     let strides: Vec<(i64, Axis)> = if c.eat(":") {
         let (s, _) = parse_terms(c)?;
@@ -147,7 +161,9 @@ fn parse_iters(c: &mut Cursor, strides_optional: bool) -> Result<Vec<Iter>> {
             )
             .into());
     }
-    c.expect("]")?;
+    if !close.is_empty() {
+        c.expect(close)?;
+    }
     extents
         .iter()
         .zip(&strides)

@@ -12,20 +12,139 @@ use crate::swizzle::{Swizzle, SwizzledLayout};
 
 const NOTATION: &str = "CuTe";
 
-/// Parses `shape:stride`.
+/// Parses `shape:stride` (or C++ CuTe's type, `Layout<Shape<_4,_8>,Stride<_8,_1>>`).
 pub fn parse_layout(text: &str) -> Result<CuteLayout> {
+    if let Some(t) = cpp_type_text(text) {
+        return parse_layout(&t);
+    }
     let mut c = Cursor::new(text, NOTATION);
     let l = layout(&mut c)?;
     c.expect_end("end of layout")?;
     Ok(l)
 }
 
-/// Parses `Sw<B,M,S> o shape:stride`.
+/// Parses `Sw<B,M,S> o shape:stride` (also as CuTe's `print()` writes it, with a pointer tag
+/// `Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)`, and as the C++ type
+/// `ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag, Layout<...>>`).
 pub fn parse_swizzled(text: &str) -> Result<SwizzledLayout> {
+    if let Some(t) = cpp_type_text(text) {
+        return parse_swizzled(&t);
+    }
     let mut c = Cursor::new(text, NOTATION);
     let l = swizzled(&mut c)?;
     c.expect_end("end of layout")?;
     Ok(l)
+}
+
+/// Skips a pointer tag and its `o` as CuTe prints them (`smem_ptr[16b](unset) o`,
+/// `smem_ptr16b o`, `gmem_ptr[32b](0x0) o`), when one is next.
+fn skip_pointer_tag(c: &mut Cursor) {
+    let mut probe = c.clone();
+    if !["smem_ptr", "gmem_ptr", "rmem_ptr"]
+        .iter()
+        .any(|t| probe.eat(t))
+    {
+        return;
+    }
+    let rest = probe.rest();
+    let mut len = 0;
+    let mut close = None;
+    for ch in rest.chars() {
+        match (close, ch) {
+            (Some(end), _) if ch == end => close = None,
+            (Some(_), _) => {}
+            (None, '[') => close = Some(']'),
+            (None, '(') => close = Some(')'),
+            (None, ch) if ch.is_ascii_alphanumeric() || ch == '_' => {}
+            (None, _) => break,
+        }
+        len += ch.len_utf8();
+    }
+    if close.is_none() && probe.eat(&rest[..len]) && (probe.eat("o") || probe.eat("∘")) {
+        *c = probe;
+    }
+}
+
+/// C++ CuTe's type spelling rewritten to the notation: `Layout<Shape<_4,_8>,Stride<_8,_1>>`
+/// is `(_4,_8):(_8,_1)`, `ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag_bits<16>, Layout<..>>`
+/// is `Sw<3,4,3> o ..`; `Int<8>` and `C<8>` are `8`. `None` when the text is not such a type.
+pub fn cpp_type_text(text: &str) -> Option<String> {
+    let t = text.trim();
+    if !(t.starts_with("Layout<") || t.starts_with("ComposedLayout<")) {
+        return None;
+    }
+    let (out, rest) = cpp_term(t, 0)?;
+    rest.trim().is_empty().then_some(out)
+}
+
+/// One C++ term and the text after it.
+fn cpp_term(t: &str, depth: usize) -> Option<(String, &str)> {
+    if depth > 32 {
+        return None;
+    }
+    let t = t.trim_start();
+    let name_len = t
+        .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == ':'))
+        .unwrap_or(t.len());
+    let (name, rest) = t.split_at(name_len);
+    let name = name.trim_start_matches("cute::");
+    let Some(mut rest) = rest.trim_start().strip_prefix('<') else {
+        // A leaf: `_8`, `8`, or the pointer flag of a composed layout (no value).
+        if name.starts_with("smem_ptr_flag") {
+            return Some((String::new(), rest));
+        }
+        let v = name.trim_start_matches('_');
+        return (!v.is_empty() && v.chars().all(|ch| ch.is_ascii_digit()))
+            .then(|| (v.to_string(), rest));
+    };
+    let mut args = Vec::new();
+    loop {
+        let (a, r) = cpp_term(rest, depth + 1)?;
+        args.push(a);
+        let r = r.trim_start();
+        if let Some(r) = r.strip_prefix(',') {
+            rest = r;
+        } else {
+            rest = r.strip_prefix('>')?;
+            break;
+        }
+    }
+    let out = match (name, args.as_slice()) {
+        ("Int" | "C" | "_", [v]) => v.clone(),
+        ("Shape" | "Stride" | "tuple", _) => format!("({})", args.join(",")),
+        ("Layout", [shape]) => format!("{shape}:{}", compact_col_major_text(shape)?),
+        ("Layout", [shape, stride]) => format!("{shape}:{stride}"),
+        ("Swizzle", [b, m, s]) => format!("Sw<{b},{m},{s}>"),
+        ("smem_ptr_flag" | "smem_ptr_flag_bits", _) => String::new(),
+        ("ComposedLayout", [sw, ptr, l])
+            if ptr.is_empty() || ptr.chars().all(|c| c.is_ascii_digit()) =>
+        {
+            format!("{sw} o {l}")
+        }
+        ("ComposedLayout", [sw, l]) => format!("{sw} o {l}"),
+        _ => return None,
+    };
+    Some((out, rest))
+}
+
+/// The column-major compact strides of a shape's text (CuTe's default for `Layout<Shape>`).
+fn compact_col_major_text(shape: &str) -> Option<String> {
+    let tuple = parse_int_tuple(shape).ok()?;
+    let mut acc = 1i64;
+    fn walk(t: &IntTuple, acc: &mut i64) -> Option<String> {
+        match t {
+            IntTuple::Int(n) => {
+                let d = if *n == 1 { 0 } else { *acc };
+                *acc = acc.checked_mul(*n)?;
+                Some(d.to_string())
+            }
+            IntTuple::Tuple(ts) => {
+                let parts: Option<Vec<String>> = ts.iter().map(|x| walk(x, acc)).collect();
+                Some(format!("({})", parts?.join(",")))
+            }
+        }
+    }
+    walk(&tuple, &mut acc)
 }
 
 /// Parses `shape:stride -> (tile)`.
@@ -62,6 +181,8 @@ pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
     if !(c.eat("o") || c.eat("∘")) {
         return Err(c.error("'o' (composition) after the swizzle").into());
     }
+    // CuTe's print() names the pointer between them: `Sw<..> o smem_ptr[16b](unset) o L`.
+    skip_pointer_tag(c);
     // An optional offset between the swizzle and the layout: `Sw<..> o 32 o L` (`_32` too).
     let mut probe = c.clone();
     probe.skip_ws();

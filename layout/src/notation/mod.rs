@@ -35,9 +35,13 @@ impl Notation {
     /// Detects the notation of `text`.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
-        if t.starts_with("S[") || t.starts_with("S [") {
+        let head = t.split("->").next().unwrap_or(t);
+        if t.starts_with("S[") || t.starts_with("S [") || t.starts_with("TileLayout(") {
             Notation::Axe
-        } else if t.starts_with("Sw<") {
+        } else if head.contains('@') && !t.starts_with('#') && !t.starts_with("Sw<") {
+            // TIRx's docstring form, a shard with named axes and no `S[..]`.
+            Notation::Axe
+        } else if t.starts_with("Sw<") || t.starts_with("ComposedLayout<") {
             Notation::Swizzled
         } else if t.starts_with("#ttg.linear") || t.starts_with("#triton_gpu.linear") {
             Notation::LinearAttr

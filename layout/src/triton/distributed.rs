@@ -10,6 +10,11 @@
 //! `[0,1],[8,0],[0,8],[0,16],[0,32],[32,0]`, lanes `[0,2],[0,4],[1,0],[2,0],[4,0]`, warps
 //! `[0,0],[16,0]`.
 //!
+//! The fp64 mma (`instrShape = [8, 8]`, `m8n8k4`) has no second row group of registers, and
+//! its operands drop registers beyond a smaller tensor. An FMA operand (`dot_op` of a
+//! `blocked` parent, no `kWidth`) holds the whole K extent per thread in registers (in the
+//! parent's order), lanes and warps as the parent but with copies along K.
+//!
 //! `slice` removes one dim of its parent: the parent on the shape with that dim of size 1,
 //! the dim dropped from every basis, and zero register bases dropped (lanes and warps that
 //! differed only along the removed dim keep zero bases: they hold copies).
@@ -74,8 +79,8 @@ impl TritonAttr {
         let wpc = self.pow2_list("warpsPerCTA", rank, shape)?;
         let instr = self.list("instrShape")?;
         let spelled = match major {
-            2 if rank == 3 => "[1, 16, 8]",
-            2 => "[16, 8]",
+            2 if rank == 3 => "[1, 16, 8] or [1, 8, 8]",
+            2 => "[16, 8] or [8, 8] (fp64)",
             _ => "[16, N, K]",
         };
         if instr.len() != instr_len {
@@ -107,7 +112,9 @@ impl TritonAttr {
                 )),
             }
         };
-        let m_log = log_of(mn, 16, "m")?;
+        // Version 2 also has the fp64 instruction `m8n8k4`: instrShape [8, 8].
+        let fp64 = major == 2 && instr[mn] == 8 && instr[mn + 1] == 8;
+        let m_log = if fp64 { 3 } else { log_of(mn, 16, "m")? };
         let n_log = log_of(mn + 1, 8, "n")?;
         if major == 3 {
             log_of(2, 1, "k")?;
@@ -147,24 +154,31 @@ impl TritonAttr {
     pub(super) fn dot_to_linear(&self, shape: &[i64], shape_log: &[u32]) -> Result<LinearLayout> {
         let rank = shape.len();
         let parent = self.parent()?;
-        if parent.raw.kind != "nvidia_mma" {
-            return Err(self.err(
-                "parent",
-                format!(
-                    "#ttg.{} parents are not supported: operands of #ttg.nvidia_mma are",
-                    parent.raw.kind
-                ),
-            ));
-        }
         let op = self.int("opIdx")?;
         if op != 0 && op != 1 {
             return Err(self.err("opIdx", format!("{op}: 0 is operand A, 1 is operand B")));
+        }
+        match parent.raw.kind.as_str() {
+            "nvidia_mma" => {}
+            "blocked" => return self.fma_dot_to_linear(&parent, op == 0, shape_log),
+            other => {
+                return Err(self.err(
+                    "parent",
+                    format!(
+                        "#ttg.{other} parents are not supported: operands of #ttg.nvidia_mma \
+                         and #ttg.blocked (FMA) are"
+                    ),
+                ))
+            }
         }
         let k_width = self.int("kWidth")?;
         let kw_log = log2(k_width)
             .filter(|&l| l <= 4)
             .ok_or_else(|| self.err("kWidth", format!("{k_width} is not a power of two 1..16")))?;
-        let (major, wpc, _, _) = parent.mma_fields(shape)?;
+        let (major, wpc, m_log, _) = parent.mma_fields(shape)?;
+        // The fp64 instruction (m8n8k4) has no second row group, and Triton drops its
+        // registers beyond a smaller tensor instead of broadcasting them.
+        let fp64 = major == 2 && m_log == 3;
         if major == 3 && op == 1 {
             return Err(self.err(
                 "opIdx",
@@ -181,7 +195,7 @@ impl TritonAttr {
         tile.identity("register", k, kw_log)?;
         tile.identity("lane", k, 2)?;
         tile.identity("lane", other, 3)?;
-        tile.identity("register", other, if is_a { 1 } else { 0 })?;
+        tile.identity("register", other, if is_a && !fp64 { 1 } else { 0 })?;
         tile.identity("register", k, 1)?;
         for d in Self::mma_warp_order(major, rank) {
             if d == k {
@@ -193,7 +207,67 @@ impl TritonAttr {
         let mut repeat = vec![k, other];
         repeat.extend((0..rank - 2).rev());
         let cga = parent.cga(rank)?.broadcast_dim(k);
-        tile.finish(shape_log, &cga, &repeat, Registers::Broadcast)
+        let registers = if fp64 {
+            Registers::Drop
+        } else {
+            Registers::Broadcast
+        };
+        tile.finish(shape_log, &cga, &repeat, registers)
+    }
+
+    /// An FMA operand (`dot_op` of a `blocked` parent): each thread holds the whole K extent
+    /// in registers; lanes and warps follow the parent, holding copies along K (zero bases).
+    /// Unlike the blocked parent, registers beyond a smaller tensor are kept as copies.
+    fn fma_dot_to_linear(
+        &self,
+        parent: &TritonAttr,
+        is_a: bool,
+        shape_log: &[u32],
+    ) -> Result<LinearLayout> {
+        if let Some(kw) = self.value("kWidth") {
+            if !matches!(
+                kw,
+                super::AttrValue::Int(0) | super::AttrValue::TypedInt(0, _)
+            ) {
+                return Err(self.err(
+                    "kWidth",
+                    "is not used by an operand of a #ttg.blocked parent (FMA); leave it out",
+                ));
+            }
+        }
+        let rank = shape_log.len();
+        if rank < 2 {
+            return Err(self.err("parent", "an FMA operand needs a tensor of rank at least 2"));
+        }
+        let shape: Vec<i64> = shape_log.iter().map(|&l| 1i64 << l).collect();
+        let spt = parent.pow2_list("sizePerThread", rank, &shape)?;
+        let tpw = parent.pow2_list("threadsPerWarp", rank, &shape)?;
+        let wpc = parent.pow2_list("warpsPerCTA", rank, &shape)?;
+        let order = parent.list("order")?;
+        if order.len() != rank {
+            return Err(parent.err(
+                "order",
+                format!("has {} entries but the shape has rank {rank}", order.len()),
+            ));
+        }
+        let order = check_order(&order).map_err(|why| parent.err("order", why))?;
+        let k = if is_a { rank - 1 } else { rank - 2 };
+        let mut tile = TileBuilder::new(rank);
+        for &d in &order {
+            let bits = if d == k { shape_log[k] } else { spt[d] };
+            tile.identity("register", d, bits)?;
+        }
+        for (name, logs) in [("lane", &tpw), ("warp", &wpc)] {
+            for &d in &order {
+                if d == k {
+                    tile.zeros(name, logs[d]);
+                } else {
+                    tile.identity(name, d, logs[d])?;
+                }
+            }
+        }
+        let cga = parent.cga(rank)?.broadcast_dim(k);
+        tile.finish(shape_log, &cga, &order, Registers::Broadcast)
     }
 
     pub(super) fn slice_to_linear(&self, shape: &[i64]) -> Result<LinearLayout> {

@@ -10,14 +10,16 @@
 //! in-dims `offset, block`; see `shared`), each optionally spread over a cluster of CTAs
 //! (`CGALayout`, or the older `CTAsPerCGA`/`CTASplitNum`/`CTAOrder`; see `cga`).
 //! Every kind is checked against Triton 3.9's own conversion on generated cases
-//! (`layout/tests/triton_oracle*.rs`).
+//! (`layout/tests/triton_oracle*.rs`; `triton_oracle_fit.rs` at shapes smaller than, equal to
+//! and larger than each tile, rank 1 to 4).
 //!
 //! Blocked and mma layouts first build one CTA tile as a product of identity factors, each walking one tensor
 //! dim from its next free bit, then fit the tile to the shape.
 //!
 //! - Blocked: per `order` (fastest dim first), registers take `sizePerThread`, then lanes
 //!   `threadsPerWarp`, then warps `warpsPerCTA`.
-//! - `nvidia_mma` (v2 `instrShape = [16, 8]`, or `[1, 16, 8]` with a batch dim; v3 (Hopper
+//! - `nvidia_mma` (v2 `instrShape = [16, 8]` or fp64 `[8, 8]`, with a leading 1 for a batch
+//!   dim; v3 (Hopper
 //!   wgmma) `[16, N, K]`): one warp's `M x N` accumulator tile is register bit 0 on n, lanes
 //!   2 x 4 on n then 8 on m, registers up to `M` on m, then registers up to `N` on n. Warps are
 //!   laid over the tiles fastest-last-dim first for v2, and m first for v3 (the four warps of
@@ -657,7 +659,13 @@ mod tests {
         );
         let blocked = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>";
         let fma = format!("#ttg.dot_op<{{opIdx = 0, parent = {blocked}, kWidth = 1}}>");
-        refusal(&fma, &[64, 64], "parent");
+        refusal(&fma, &[64, 64], "kWidth");
+        let fma = format!("#ttg.dot_op<{{opIdx = 0, parent = {blocked}}}>");
+        assert!(import(&fma, &[64, 64]).is_ok());
+        let sw_parent =
+            "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>";
+        let shared = format!("#ttg.dot_op<{{opIdx = 0, parent = {sw_parent}}}>");
+        refusal(&shared, &[64, 64], "parent");
         let v3 = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>";
         let b3 = format!("#ttg.dot_op<{{opIdx = 1, parent = {v3}, kWidth = 2}}>");
         assert!(refusal(&b3, &[64, 64], "opIdx").contains("shared memory"));
@@ -696,7 +704,11 @@ mod tests {
             &[16, 8],
             "instrShape",
         );
-        refusal(&MMA2.replace("[16, 8]}", "[8, 8]}"), &[16, 8], "instrShape");
+        refusal(
+            &MMA2.replace("[16, 8]}", "[8, 16]}"),
+            &[16, 8],
+            "instrShape",
+        );
         refusal(
             &MMA2.replace("[16, 8]}", "[16, 8, 16]}"),
             &[16, 8],
