@@ -1420,3 +1420,50 @@ fn eval_takes_a_flat_index_in_the_notations_order() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("outside the domain"), "{}", stderr(&o));
 }
+
+/// `validate` honours a line's `"shape"`, decides a chain of lines over one domain, and
+/// refuses a name that is no identifier (it was pasted into the rule text: an injection).
+#[test]
+fn validate_decides_lines_over_their_claims_domain() {
+    let dir = std::env::temp_dir().join(format!("laycert-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("pairs.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"name": "flat", "before": "S[(3,3):(3,1)]", "after": "(3,3):(1,3)", "shape": [9]}"#,
+            "\n",
+            r#"{"name": "nd", "before": "S[(3,3):(3,1)]", "after": "(3,3):(1,3)"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let o = laycert(&["validate", log.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("PROVED flat"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("REFUTED nd"), "{}", stdout(&o));
+    // A chain: to_axe keeps the N-D map, to_cute the flat one; over the chain's one domain
+    // (3,3) the second step fails, so the chain does not prove its end-to-end claim.
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"name": "a", "before": "(3,3):(3,1)", "after": "to_axe((3,3):(3,1))"}"#,
+            "\n",
+            r#"{"name": "b", "before": "to_axe((3,3):(3,1))", "after": "to_cute(to_axe((3,3):(3,1)))"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let o = laycert(&["validate", log.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("REFUTED b"), "{}", stdout(&o));
+    std::fs::write(
+        &log,
+        "{\"name\": \"x\\nrule y\\n  1:1\\n  == 1:1\", \"before\": \"1:1\", \"after\": \"1:1\"}\n",
+    )
+    .unwrap();
+    let o = laycert(&["validate", log.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not an identifier"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -46,7 +46,6 @@
 
 use layout::{Layout, LayoutError};
 
-
 use crate::forward::default_logical_shape;
 
 /// How a side reads an N-D coordinate of the claim's domain.

@@ -55,6 +55,9 @@ pub struct RuleCertificate {
     pub max_instances: u64,
     /// The work budget the proof ran under.
     pub work_budget: u64,
+    /// The logical domain the claim named (`validate`'s `"shape"`), when it named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<Vec<i64>>,
     /// SHA-256 over all other fields.
     pub seal: String,
 }
@@ -88,6 +91,7 @@ impl RuleCertificate {
             detail: detail(r),
             max_instances: opts.max_instances,
             work_budget: opts.work_budget,
+            domain: r.domain.clone(),
             seal: String::new(),
         };
         c.seal = c.compute_seal();
@@ -151,6 +155,7 @@ pub fn check(text: &str) -> Result<RuleCertificate, String> {
     let opts = Options {
         max_instances: c.max_instances,
         work_budget: c.work_budget,
+        domain: c.domain.clone(),
         ..Options::default()
     };
     let fresh = RuleCertificate::of(&prove_rule(rule, &opts), &opts);

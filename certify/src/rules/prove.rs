@@ -55,6 +55,9 @@ pub struct Options {
     /// [`INSTANCE_COST`] plus the logical indices it enumerates, a condition test 1): when it is
     /// spent the rule is UNKNOWN, never a hang.
     pub work_budget: u64,
+    /// The claim's logical domain when the claim names one (`validate`'s `"shape"`); absent:
+    /// the one [`crate::domain::resolve_pair`] gives for each instance's two values.
+    pub domain: Option<Vec<i64>>,
 }
 
 impl Default for Options {
@@ -66,6 +69,7 @@ impl Default for Options {
             use_smt: true,
             cross_check: true,
             work_budget: 1 << 33,
+            domain: None,
         }
     }
 }
@@ -215,7 +219,8 @@ pub fn comparison_shape(x: &Layout, y: &Layout) -> Option<Vec<i64>> {
 }
 
 fn same_map(params: String, x: &Layout, y: &Layout, opts: &Options) -> Instance {
-    let shape = match claim_domain(x, y) {
+    let domain = crate::domain::resolve_pair(x, y, opts.domain.as_deref()).map(|d| d.shape);
+    let shape = match domain {
         Ok(s) => s,
         Err(NoDomain::NotComparable(why)) => {
             return differs(
@@ -338,6 +343,8 @@ pub struct RuleReport {
     pub smt_queries: Vec<String>,
     /// Wall time in microseconds.
     pub micros: u128,
+    /// The logical domain the claim named ([`Options::domain`]), when it named one.
+    pub domain: Option<Vec<i64>>,
 }
 
 impl RuleReport {
@@ -679,6 +686,7 @@ pub fn prove_rule(rule: &Rule, opts: &Options) -> RuleReport {
         digest: String::new(),
         smt_queries: Vec::new(),
         micros: 0,
+        domain: opts.domain.clone(),
     };
     let order: Vec<String> = rule.params.iter().map(|p| p.name.clone()).collect();
     let limit = opts.grid_limit();
