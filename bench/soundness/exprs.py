@@ -36,6 +36,17 @@ def value(e):
         if any(L(i) != C(i) for i in range(ref.size(v))):
             return None
         return ("cute", c.shape, c.stride)
+    if e[0] == "to_cute":
+        # an exact conversion keeps the map over the Axe side's own domain, its flat index:
+        # the CuTe modes are the Axe iters reversed (laycert's `convert --to cute` form)
+        v = value(e[1])
+        if v is None or v[0] != "axe" or v[2] or any(x != 0 for x in v[3].values()) \
+                or any(a != "m" for _, _, a in v[1]):
+            return None
+        D = list(reversed(v[1]))
+        if len(D) == 1:
+            return ("cute", D[0][0], D[0][1])
+        return ("cute", tuple(e for e, _, _ in D), tuple(s for _, s, _ in D))
     if e[0] == "compose":
         a, b = value(e[1]), value(e[2])
         if a is None or b is None or a[0] != "cute" or b[0] != "cute":
@@ -59,18 +70,18 @@ def value(e):
 def show(e):
     if e[0] == "lit":
         return ref.text(e[1])
-    if e[0] == "coalesce":
-        return f"coalesce({show(e[1])})"
+    if e[0] in ("coalesce", "to_cute"):
+        return f"{e[0]}({show(e[1])})"
     return f"compose({show(e[1])}, {show(e[2])})"
 
 
 def parse_expr(s):
     """Reads an expression of the forms above (laycert's simplify output included)."""
     s = s.strip()
-    m = re.fullmatch(r"coalesce\((.*)\)", s)
+    m = re.fullmatch(r"(coalesce|to_cute)\((.*)\)", s)
     if m:
-        inner = parse_expr(m.group(1))
-        return None if inner is None else ("coalesce", inner)
+        inner = parse_expr(m.group(2))
+        return None if inner is None else (m.group(1), inner)
     m = re.fullmatch(r"compose\((.*)\)", s)
     if m:
         body, depth = m.group(1), 0
@@ -122,6 +133,20 @@ def expr_cases(seed, count, start):
         if v is None:
             continue
         cid = f"ex{start + i}"
+        if rng.random() < 0.15:
+            # an Axe literal against its CuTe conversion (inside convert_to_cute_preserves_map's
+            # domain), both orders: exercises the domain every step of the chain is decided over
+            e1, e2 = rng.randint(1, 4), rng.randint(1, 4)
+            x = ("lit", ("axe", [(e1, rng.randint(0, 4), "m"), (e2, rng.randint(0, 4), "m")], [], {}))
+            pair = [x, ("to_cute", x)]
+            if rng.random() < 0.5:
+                pair.reverse()
+            va, vb = value(pair[0]), value(pair[1])
+            dom = ref.resolve(va, vb, None)
+            truth = "invalid" if dom is None else ("equal" if ref.equal_over(va, vb, dom)[0] else "differ")
+            out.append({"id": cid, "fam": "equiv_expr_convert", "kind": "equiv_expr", "a": show(pair[0]),
+                        "b": show(pair[1]), "truth": truth, "domain": dom})
+            continue
         if rng.random() < 0.4:
             out.append({"id": cid, "fam": "simplify", "kind": "simplify", "a": show(e)})
             continue

@@ -562,6 +562,8 @@ def fam_triton(out, seed, count, start):
         shape = [spt[d] * tpw[d] * wpc[d] * (1 << rng.randint(0, 1)) for d in range(rank)]
         if rng.random() < 0.3:
             shape = [max(1, s // 2) for s in shape]
+        if ref.prod(shape) > SMALL_LIMIT:
+            continue
         L = ttgl.BlockedLayout(size_per_thread=spt, threads_per_warp=tpw, warps_per_cta=wpc, order=order)
         ll = bld.to_linear_layout(L._to_ir(bld), shape)
         ins = [("register", [list(b) for b in ll.reg_bases]), ("lane", [list(b) for b in ll.lane_bases]),
@@ -599,7 +601,9 @@ def rule_cases(seed, count, start):
         rng = R(seed, "ru", i)
         big = rng.random() < 0.25
         t = rng.choice(["merge", "merge_miss", "cute_axe", "cute_axe_nd", "cute_coalesce",
-                        "overflow", "cute_axe_interior"])
+                        "overflow", "cute_axe_interior", "convert_to_cute"])
+        if t == "convert_to_cute":
+            big = False
         hi = rng.choice([4096, 2048, 1000]) if big else rng.randint(2, 7)
         name = f"r{start + i}_{t}"
         out.append(make_rule(name, t, hi, big, rng))
@@ -651,6 +655,21 @@ def make_rule(name, t, hi, big, rng):
         inst = lambda p: (("cute", (p["a"], p["b"]), (1, p["a"] + kk)), ("cute", p["a"] * p["b"], 1))
         params = {"a": (1, hi), "b": (1, hi)}
         known = True if kk == 0 else None
+    elif t == "convert_to_cute":  # the corpus rule convert_to_cute_preserves_map, both orders
+        sw = rng.random() < 0.5
+        sides = ["S[(e1,e2):(s1,s2)]", "to_cute(S[(e1,e2):(s1,s2)])"]
+        if sw:
+            sides.reverse()
+        text = (f"rule {name} forall e1 e2 s1 s2 : int\n"
+                f"  where 1 <= e1 <= {hi}, 1 <= e2 <= {hi}, 0 <= s1 <= 4, 0 <= s2 <= 4\n"
+                f"  {sides[0]} == {sides[1]}\n")
+
+        def inst(p):
+            ax = ("axe", [(p["e1"], p["s1"], "m"), (p["e2"], p["s2"], "m")], [], {})
+            cu = ("cute", (p["e2"], p["e1"]), (p["s2"], p["s1"]))  # the flat-preserving conversion
+            return (cu, ax) if sw else (ax, cu)
+        params = {"e1": (1, hi), "e2": (1, hi), "s1": (0, 4), "s2": (0, 4)}
+        known = None
     elif t == "cute_axe_interior":  # differs only at an interior instance a == K (corners agree)
         K = rng.randint(2, max(2, hi - 1))
         text = (f"rule {name} forall a b : int where 1 <= a <= {hi}, 1 <= b <= {hi}, a == 1 || b == 1 || a == {K}\n"
@@ -805,8 +824,9 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     n = lambda base: int(base * scale)
 
-    def part(base):
-        total = n(base)
+    def part(base, cap=None):
+        # rules and expressions cost seconds each in laycert (z3, saturation): capped scale
+        total = n(base) if cap is None else int(base * min(scale, cap))
         per = (total + nworkers - 1) // nworkers
         return per, worker * per
 
@@ -821,12 +841,12 @@ def main():
             per, st = part(base)
             counts[name] = fn(f, seed, per, st)
     with open(os.path.join(outdir, f"rules{sfx}.jsonl"), "w") as f:
-        per, st = part(60)
+        per, st = part(60, cap=3)
         for i, r in enumerate(rule_cases(seed, per, st)):
             r["id"] = f"ru{st + i}"
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(outdir, f"expr{sfx}.jsonl"), "w") as f:
-        per, st = part(150)
+        per, st = part(150, cap=8)
         for r in exprs.expr_cases(seed, per, st):
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(outdir, f"validate{sfx}.jsonl"), "w") as f:
@@ -834,7 +854,7 @@ def main():
         for r in exprs.validate_cases(seed, per, st):
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(outdir, f"malformed{sfx}.jsonl"), "w") as f:
-        per, st = part(1500)
+        per, st = part(2000)
         for i, r in enumerate(malformed_cases(seed, per, st) if worker == 0 else malformed_cases(seed, per, st)[8:]):
             r["id"] = f"mf{worker}_{i}"
             f.write(json.dumps(r) + "\n")
