@@ -226,7 +226,8 @@ def make_certs(laycert, data, outdir, scale, seed):
     pool = [e for e in equiv if e.get("shape") and not e["a"].startswith("#") and not e["b"].startswith("#")
             and e["fam"] != "large"]
     rng.shuffle(pool)
-    n_orig = min(100, max(20, int(40 * scale)))
+    # certificate checks re-decide with z3 (~0.1-1 s each on a busy machine): bounded
+    n_orig = min(20, max(10, int(40 * scale)))
     for e in pool[:n_orig]:
         f = os.path.join(tmp, "c.json")
         rc, out, err, _ = run(laycert, ["equiv", e["a"], e["b"], "--shape", ",".join(map(str, e["shape"])), "--cert", f])
@@ -237,8 +238,13 @@ def make_certs(laycert, data, outdir, scale, seed):
     truths = {r["rule"].split("\n", 1)[0]: r["truth"] for r in rules}
     # exhaustive-path rules, and two z3-path ones (laycert answers UNKNOWN for some of those:
     # a certificate of an UNKNOWN verdict must not check as `valid`)
-    small_rules = ([r for r in rules if r["path"] == "exhaustive"][: max(5, min(20, int(10 * scale)))]
-                   + [r for r in rules if r["path"] == "z3" and "cute_axe_nd" in r["fam"]][:2])
+    small_rules = [r for r in rules if r["path"] == "exhaustive"][:5]
+    # always one rule laycert answers UNKNOWN today (true by construction over (a,b), each side
+    # reading the coordinate in its own order; z3 path): its certificate claims nothing
+    fixed = ("rule cert_unknown_nd forall a b : int where 1 <= a <= 4096, 1 <= b <= 4096\n"
+             "  (a,b):(1,a) == S[(a,b):(1,a)]\n")
+    small_rules = small_rules + [{"rule": fixed, "truth": "true"}]
+    rules = rules + [{"rule": fixed, "truth": "true"}]
     if small_rules:
         rf = os.path.join(tmp, "r.rules")
         open(rf, "w").write("\n".join(r["rule"] for r in small_rules))
@@ -250,14 +256,14 @@ def make_certs(laycert, data, outdir, scale, seed):
     for r in rules:
         rule_truth[r["rule"].strip()] = r["truth"]
     ex = [json.loads(x) for x in open(os.path.join(data, "expr.jsonl"))]
-    for e in ex[: max(10, int(15 * scale))]:
+    for e in ex[: min(10, max(5, int(15 * scale)))]:
         f = os.path.join(tmp, "e.json")
         args = ["simplify", e["a"], "--cert", f] if e["kind"] == "simplify" else ["equiv-expr", e["a"], e["b"], "--cert", f]
         rc, out, err, _ = run(laycert, args)
         if os.path.exists(f):
             originals.append(("explanation", json.load(open(f))))
             os.remove(f)
-    per = 40
+    per = 40 if scale < 1 else 12
     cases = []
     for k, (kind, c) in enumerate(originals):
         # control: the untampered certificate, re-sealed -- must stay valid if its claim is true
@@ -384,7 +390,7 @@ def equiv_cli(laycert, data, scale, seed):
     cases = [c for c in cases if c["fam"] != "large"]
     rng.shuffle(cases)
     out = []
-    for c in cases[: max(50, int(150 * scale))]:
+    for c in cases[: min(150, max(50, int(150 * scale)))]:
         args = ["equiv", c["a"], c["b"]]
         if c.get("shape"):
             args += ["--shape", ",".join(map(str, c["shape"]))]
@@ -411,7 +417,7 @@ def equiv_cli(laycert, data, scale, seed):
 
 
 def validate_cli(laycert, data, scale):
-    cases = [json.loads(x) for x in open(os.path.join(data, "validate.jsonl"))]
+    cases = [json.loads(x) for x in open(os.path.join(data, "validate.jsonl"))][:2000]
     tmp = tempfile.mkdtemp()
     out = []
     for start in range(0, len(cases), 200):
@@ -456,7 +462,7 @@ def main():
     res = []
     # a sample of the tampered certificates through `laycert check` itself
     rng = random.Random(f"{seed}-chk")
-    sample = rng.sample(certs, min(len(certs), max(40, int(100 * scale))))
+    sample = rng.sample(certs, min(len(certs), 60))
     tmp = tempfile.mkdtemp()
     for c in sample:
         f = os.path.join(tmp, "t.json")

@@ -59,12 +59,14 @@ def confirm_rule(r):
 
 def main():
     data, res = sys.argv[1], sys.argv[2]
-    cases = {}
+    cases, unjudged = {}, set()
     for f in glob.glob(os.path.join(data, "*.jsonl")):
-        if os.path.basename(f).startswith("certs"):
-            continue
         for line in open(f):
             c = json.loads(line)
+            if os.path.basename(f).startswith("certs"):
+                if not c.get("judged", True):
+                    unjudged.add(c["id"])
+                continue
             cases[c.get("id")] = c
     table = collections.Counter()
     failures = collections.defaultdict(list)
@@ -75,6 +77,8 @@ def main():
             w = r["outcome"]
             detail = r.get("detail") or r.get("why") or ""
             case = cases.get(r["id"])
+            if w == "FALSE_VALID" and r["id"] in unjudged:
+                w = "valid_unjudged"  # the reference could not read the tampered claim
             if w == "cex" and mode == "equiv":
                 w, detail = confirm_equiv(r, case)
             elif w == "cex" and mode == "rules":

@@ -841,12 +841,12 @@ def main():
             per, st = part(base)
             counts[name] = fn(f, seed, per, st)
     with open(os.path.join(outdir, f"rules{sfx}.jsonl"), "w") as f:
-        per, st = part(60, cap=3)
+        per, st = part(60, cap=1.5)
         for i, r in enumerate(rule_cases(seed, per, st)):
             r["id"] = f"ru{st + i}"
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(outdir, f"expr{sfx}.jsonl"), "w") as f:
-        per, st = part(150, cap=8)
+        per, st = part(150, cap=20)
         for r in exprs.expr_cases(seed, per, st):
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(outdir, f"validate{sfx}.jsonl"), "w") as f:
@@ -854,7 +854,7 @@ def main():
         for r in exprs.validate_cases(seed, per, st):
             f.write(json.dumps(r) + "\n")
     with open(os.path.join(outdir, f"malformed{sfx}.jsonl"), "w") as f:
-        per, st = part(2000)
+        per, st = part(1200)
         for i, r in enumerate(malformed_cases(seed, per, st) if worker == 0 else malformed_cases(seed, per, st)[8:]):
             r["id"] = f"mf{worker}_{i}"
             f.write(json.dumps(r) + "\n")

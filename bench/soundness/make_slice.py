@@ -14,7 +14,7 @@ import os
 import random
 import sys
 
-PER_FAMILY = {"cute_cute": 60, "cute_axe": 60, "axe_axe": 60, "alias": 20, "swizzle": 40, "linear": 30,
+PER_FAMILY = {"equiv_expr": 15, "equiv_expr_convert": 10, "cute_cute": 60, "cute_axe": 60, "axe_axe": 60, "alias": 20, "swizzle": 40, "linear": 30,
               "triton_blocked": 20, "large": 15, "natural_shapes": 20, "linear_alias_indims": 6}
 BUGS = {
     "linear_alias_indims": "linear in-dims that alias one axis (register + reg) are added into one "
@@ -27,6 +27,9 @@ BUGS = {
     "rule_cute_axe_nd": "z3 rule path compares CuTe and Axe at one flat index",
     "rule_convert_to_cute": "claim domain on the exhaustive rule path: compared over the LEFT side's "
                             "natural shape (to_cute's rank-2 result makes S == to_cute(S) false over it)",
+    "equiv_expr_convert": "equiv-expr steps decided over the left term's default shape "
+                          "(S == to_cute(S) is equal over [n], not over to_cute's (e2,e1))",
+    "cert_unknown": "laycert check says valid for a certificate whose verdict is UNKNOWN",
     "validate_shape": "validate ignores the pairs file's \"shape\" field",
 }
 
@@ -52,14 +55,24 @@ def main():
         c = json.loads(line)
         if c["path"] == "exhaustive" or c["id"] in failing:
             by_fam[c["fam"]].append(dict(c, kind="rule"))
+    for line in open(os.path.join(data, "expr.jsonl")):
+        c = json.loads(line)
+        if c["kind"] == "equiv_expr":
+            by_fam[c["fam"]].append(c)
+    certs = os.path.join(data, "certs.jsonl")
+    for line in open(certs) if os.path.exists(certs) else []:
+        c = json.loads(line)
+        # the controls: untampered certificates (a rule certificate of an UNKNOWN verdict)
+        if c["control"] and "UNKNOWN" in c["cert"]:
+            by_fam["cert_unknown"].append(dict(c, kind="cert"))
     for line in open(os.path.join(data, "validate.jsonl")):
         c = json.loads(line)
         by_fam[c["fam"]].append(dict(c, kind="validate"))
     slice_, bugs = [], []
     for fam, cases in sorted(by_fam.items()):
         rng.shuffle(cases)
-        bad = [c for c in cases if c["id"] in failing]
-        good = [c for c in cases if c["id"] not in failing]
+        bad = [c for c in cases if c["id"] in failing or fam == "cert_unknown"]
+        good = [c for c in cases if c not in bad]
         want = PER_FAMILY.get(fam, 10 if fam.startswith("rule") else 25)
         slice_ += good[:want]
         for c in bad[:6]:

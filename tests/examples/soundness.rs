@@ -88,7 +88,10 @@ fn equiv_case(v: &Value, swap: bool, smt: bool, big_limit: bool) -> Outcome {
         Err(e) => out("error", e.to_string()),
         Ok(r) => match (r.verdict(), truth) {
             ("unknown", _) => out("unknown", ""),
-            (_, "invalid") => out("AMBIGUOUS_VERDICT", format!("{} over {:?}", r.verdict(), r.shape)),
+            (_, "invalid") => out(
+                "AMBIGUOUS_VERDICT",
+                format!("{} over {:?}", r.verdict(), r.shape),
+            ),
             ("equivalent", "equal") => out("agree", ""),
             ("equivalent", _) => out(
                 "FALSE_EQUAL",
@@ -129,7 +132,10 @@ fn rule_case(v: &Value) -> Outcome {
     match (&r.verdict, truth) {
         (Verdict::Unknown(why), _) => out("unknown", why.clone()),
         (Verdict::Proved, "true") => out("agree", method),
-        (Verdict::Proved, _) => out("FALSE_PROVED", format!("{method}; reference: false at {}", v["witness"])),
+        (Verdict::Proved, _) => out(
+            "FALSE_PROVED",
+            format!("{method}; reference: false at {}", v["witness"]),
+        ),
         (Verdict::Refuted(_), "true") => out("FALSE_REFUTED", r.line()),
         (Verdict::Refuted(x), _) => Outcome {
             word: "cex",
@@ -156,7 +162,10 @@ fn validate_case(v: &Value) -> Outcome {
         (Verdict::Unknown(w), _) => out("unknown", w.clone()),
         (_, "invalid") => out("AMBIGUOUS_VERDICT", reports[0].line()),
         (Verdict::Proved, "equal") | (Verdict::Refuted(_), "differ") => out("agree", ""),
-        (Verdict::Proved, _) => out("FALSE_PROVED", format!("reference: {truth} over {}", v["domain"])),
+        (Verdict::Proved, _) => out(
+            "FALSE_PROVED",
+            format!("reference: {truth} over {}", v["domain"]),
+        ),
         (Verdict::Refuted(_), _) => out("FALSE_REFUTED", reports[0].line()),
     }
 }
@@ -170,7 +179,10 @@ fn expr_case(v: &Value, rules: &[egraph::ProvedRule]) -> Outcome {
             Ok(s) => {
                 let check = certify::rules::explain::check(&s.certificate.to_json());
                 if let Err(e) = check {
-                    return out("FALSE_VALID", format!("simplify's own certificate fails: {e}"));
+                    return out(
+                        "FALSE_VALID",
+                        format!("simplify's own certificate fails: {e}"),
+                    );
                 }
                 Outcome {
                     word: "simplified",
@@ -187,7 +199,10 @@ fn expr_case(v: &Value, rules: &[egraph::ProvedRule]) -> Outcome {
         Ok(egraph::Joined::Proved(_)) => match truth {
             "equal" => out("agree", "equal"),
             "invalid" => out("AMBIGUOUS_VERDICT", "equal"),
-            _ => out("FALSE_EQUAL", format!("equiv-expr: equal; reference: {truth} over {}", v["domain"])),
+            _ => out(
+                "FALSE_EQUAL",
+                format!("equiv-expr: equal; reference: {truth} over {}", v["domain"]),
+            ),
         },
         Ok(_) => out("unknown", "not joined"),
     }
@@ -300,7 +315,11 @@ fn main() {
             let t = Instant::now();
             // z3 on every SMT_EVERY-th case (every 4*SMT_EVERY-th of the 2^20..2^32 family,
             // where one query takes seconds)
-            let every = if fam == "large" { 4 * smt_every } else { smt_every };
+            let every = if fam == "large" {
+                4 * smt_every
+            } else {
+                smt_every
+            };
             let smt = n % every == 0;
             let res = catch_unwind(AssertUnwindSafe(|| match mode.as_str() {
                 "equiv" => equiv_case(&v, swap, smt, fam == "large"),
@@ -323,12 +342,17 @@ fn main() {
                 }
             };
             if ms > limit_ms && !is_failure(o.word) {
-                o = out("SLOW", format!("{ms} ms (limit {limit_ms}); outcome {}", o.word));
+                o = out(
+                    "SLOW",
+                    format!("{ms} ms (limit {limit_ms}); outcome {}", o.word),
+                );
             }
             if is_failure(o.word) || o.word == "AMBIGUOUS_VERDICT" {
                 failures += u64::from(is_failure(o.word));
             }
-            *summary.entry((fam.clone(), o.word.to_string())).or_default() += 1;
+            *summary
+                .entry((fam.clone(), o.word.to_string()))
+                .or_default() += 1;
             let mut rec = json!({"id": v["id"], "fam": fam, "dir": dir, "outcome": o.word,
                 "detail": o.detail, "ms": ms as u64, "smt": smt});
             if !o.extra.is_null() {
