@@ -50,9 +50,14 @@ echo "== CLI pass and in-process driver (three processes side by side)"
 python3 bench/soundness/cli_pass.py "$LAYCERT" "$DATA" "$RES" "$CLI" "$SEED" > "$RES/cli.log" 2>&1 &
 CLI_PID=$!
 drive() {  # the driver under a memory limit too (8 GiB of address space)
+  local rc=0
   prlimit --as=$((8 << 30)) "$DRIVER" "$1" "$DATA/$1.jsonl" "$RES/$1.jsonl" "$SMT" \
-    > "$RES/$1.summary.txt" 2>&1 || true
+    > "$RES/$1.summary.txt" 2>&1 || rc=$?
   head -1 "$RES/$1.summary.txt"
+  if [ "$rc" -gt 1 ]; then  # an abort (memory, stack) is a failure of the case after the last line
+    echo "{\"id\": \"driver_$1\", \"fam\": \"driver_$1\", \"outcome\": \"CRASH\", \"detail\": \"driver exit $rc after $(wc -l < "$RES/$1.jsonl") cases\"}" \
+      > "$RES/$1_crash.jsonl"
+  fi
 }
 drive equiv &
 EQ_PID=$!
