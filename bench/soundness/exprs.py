@@ -38,7 +38,8 @@ def value(e):
         return ("cute", c.shape, c.stride)
     if e[0] == "to_cute":
         # an exact conversion keeps the map over the Axe side's own domain, its flat index:
-        # the CuTe modes are the Axe iters reversed (laycert's `convert --to cute` form)
+        # ONE top-level mode whose sub-modes are the Axe iters reversed, so the CuTe layout's
+        # natural domain is that flat index too (laycert's `convert --to cute` form)
         v = value(e[1])
         if v is None or v[0] != "axe" or v[2] or any(x != 0 for x in v[3].values()) \
                 or any(a != "m" for _, _, a in v[1]):
@@ -46,7 +47,7 @@ def value(e):
         D = list(reversed(v[1]))
         if len(D) == 1:
             return ("cute", D[0][0], D[0][1])
-        return ("cute", tuple(e for e, _, _ in D), tuple(s for _, s, _ in D))
+        return ("cute", (tuple(e for e, _, _ in D),), (tuple(s for _, s, _ in D),))
     if e[0] == "compose":
         a, b = value(e[1]), value(e[2])
         if a is None or b is None or a[0] != "cute" or b[0] != "cute":

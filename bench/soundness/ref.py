@@ -16,8 +16,8 @@ coordinate colexicographically (first dim fastest), Axe row-major; TV and linear
 FIXED domain (tile / out-dims). Points are put in one vocabulary: axis aliases resolved,
 tx = laneid + 32*warpid and warpid = wwid + 4*wgid substituted, zero components dropped. Linear
 in-dims name axes (offset = m, lane = laneid, register = reg, warp = warpid, block = cta); two
-in-dims that name ONE axis stay distinct inputs (a layout with `register` and `reg` has two
-independent inputs; adding them would merge different hardware slots).
+in-dims that name ONE axis ADD on it, as two Axe iters on one axis do (layout/src/relation.rs's
+definition: a point is the sum of its parts per resolved axis).
 """
 
 import itertools
@@ -255,13 +255,7 @@ def relation_table(l):
     table = {}
     if l[0] == "linear":
         _, ins, outs = l
-        names = []
-        seen = {}
-        for n, _ in ins:
-            a = canon_axis(IN_DIM_AXIS.get(n, n))
-            # two in-dims naming one axis stay distinct inputs
-            seen[a] = seen.get(a, 0) + 1
-            names.append(a if seen[a] == 1 else f"{a}#{seen[a]}")
+        names = [canon_axis(IN_DIM_AXIS.get(n, n)) for n, _ in ins]
         nout = len(outs)
         for xs in itertools.product(*[range(1 << len(b)) for _, b in ins]):
             out = [0] * nout
@@ -269,7 +263,10 @@ def relation_table(l):
                 for k, bv in enumerate(bases):
                     if x >> k & 1:
                         out = [o ^ v for o, v in zip(out, bv)]
-            p = norm_point(dict(zip(names, xs)))
+            parts = {}
+            for a, x in zip(names, xs):  # in-dims naming one axis add on it
+                parts[a] = parts.get(a, 0) + x
+            p = norm_point(parts)
             table.setdefault(tuple(out), set()).add(p)
     else:
         _, shape, stride, tile = l

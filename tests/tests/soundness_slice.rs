@@ -58,8 +58,12 @@ fn equiv_disagreement(v: &Value, swap: bool) -> Option<String> {
     }
 }
 
-fn rule_disagreement(text: &str, truth: &str) -> Option<String> {
-    let reports = prove_source("slice.rules", text, &Options::default()).ok()?;
+fn rule_disagreement(text: &str, truth: &str, domain: Option<Vec<i64>>) -> Option<String> {
+    let opts = Options {
+        domain,
+        ..Options::default()
+    };
+    let reports = prove_source("slice.rules", text, &opts).ok()?;
     match (&reports.first()?.verdict, truth) {
         (Verdict::Proved, "false" | "differ") => Some("PROVED; reference: false".into()),
         (Verdict::Refuted(_), "true" | "equal") => {
@@ -115,7 +119,7 @@ fn disagreement(v: &Value) -> Option<String> {
         "equiv_expr" => equiv_expr_disagreement(v),
         "cert" => cert_disagreement(v),
         "equiv" => equiv_disagreement(v, false).or_else(|| equiv_disagreement(v, true)),
-        "rule" => rule_disagreement(v["rule"].as_str()?, v["truth"].as_str()?),
+        "rule" => rule_disagreement(v["rule"].as_str()?, v["truth"].as_str()?, None),
         "validate" => rule_disagreement(
             &format!(
                 "rule line\n  {}\n  == {}\n",
@@ -123,6 +127,8 @@ fn disagreement(v: &Value) -> Option<String> {
                 v["after"].as_str()?
             ),
             v["truth"].as_str()?,
+            // `validate`'s "shape" is the claim's domain.
+            shape_of(v, "shape"),
         ),
         other => Some(format!("unknown case kind {other}")),
     }
