@@ -431,7 +431,7 @@ fn word(b: bool) -> String {
     }
 }
 
-/// Most points the point-set enumeration ([`injective`], [`surjective`]) holds in memory: 2^20
+/// Most points the point-set enumeration (`injective`, `surjective`) holds in memory: 2^20
 /// (a point vector and a map entry each). Larger forms without a bitset scan go to the
 /// large-domain deciders.
 pub const MAX_POINT_SET: i64 = 1 << 20;
