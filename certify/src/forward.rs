@@ -232,7 +232,9 @@ fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<For
             .map(|ax| p.get(ax).copied().unwrap_or(0))
             .collect()
     };
-    let digits = digit_maps.iter().map(|(e, p)| (*e, vec_of(p))).collect();
+    let digits: Vec<(i64, Vec<i64>)> = digit_maps.iter().map(|(e, p)| (*e, vec_of(p))).collect();
+    let gens: Vec<(i64, Vec<i64>)> = rep_maps.iter().map(|(e, p)| (*e, vec_of(p))).collect();
+    fused_bound(&axes, &digits, &gens, &vec_of(&off))?;
     let count = a.replica_count();
     if count > MAX_REPLICA_POINTS {
         return Err(LayoutError::invalid(
@@ -257,12 +259,37 @@ fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<For
         kind: ForwardKind::Strided {
             digits,
             replicas: replicas.into_iter().collect(),
-            replica_gens: rep_maps.iter().map(|(e, p)| (*e, vec_of(p))).collect(),
+            replica_gens: gens,
             offset: vec_of(&off),
             swizzle,
         },
         axes,
     })
+}
+
+/// Checks that every point of the form fits in i64 on every axis AFTER the registry's relations
+/// are substituted (`tx = laneid + 32*warpid` can exceed what each axis's own span allowed), so
+/// no decider ever computes a wrapped coordinate: `|offset| + sum (e-1)*|stride|` per axis.
+fn fused_bound(
+    axes: &[Axis],
+    digits: &[(i64, Vec<i64>)],
+    gens: &[(i64, Vec<i64>)],
+    offset: &[i64],
+) -> Result<(), LayoutError> {
+    for (i, axis) in axes.iter().enumerate() {
+        let mut bound = Some(offset[i].unsigned_abs() as i128);
+        for (e, s) in digits.iter().chain(gens) {
+            bound = bound
+                .and_then(|b| b.checked_add(((*e - 1) as i128) * (s[i].unsigned_abs() as i128)));
+        }
+        if bound.is_none_or(|b| b > i64::MAX as i128) {
+            return Err(LayoutError::invalid(
+                format!("axis {axis}"),
+                "its coordinates exceed i64 once the registry's relations are substituted (tx = laneid + 32*warpid)",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {

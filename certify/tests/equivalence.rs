@@ -391,3 +391,15 @@ proptest! {
         );
     }
 }
+
+/// Each axis's own span fits in i64, but `tx = laneid + 32*warpid` does not: the forward form
+/// refuses it (an error), so no decider computes a wrapped point.
+#[test]
+fn a_point_that_overflows_after_fusing_axes_is_an_error() {
+    let l = parse(
+        "S[(2,2):(4611686018427387904@laneid, 144115188075855872@warpid)]",
+        None,
+    );
+    let e = equivalent(&l, &l, None, &Policy::default()).unwrap_err();
+    assert!(e.to_string().contains("exceed i64"), "{e}");
+}
