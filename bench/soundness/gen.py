@@ -666,7 +666,8 @@ def make_rule(name, t, hi, big, rng):
 
         def inst(p):
             ax = ("axe", [(p["e1"], p["s1"], "m"), (p["e2"], p["s2"], "m")], [], {})
-            cu = ("cute", (p["e2"], p["e1"]), (p["s2"], p["s1"]))  # the flat-preserving conversion
+            # the flat-preserving conversion: ONE top-level mode (natural domain: the flat index)
+            cu = ("cute", ((p["e2"], p["e1"]),), ((p["s2"], p["s1"]),))
             return (cu, ax) if sw else (ax, cu)
         params = {"e1": (1, hi), "e2": (1, hi), "s1": (0, 4), "s2": (0, 4)}
         known = None
