@@ -470,7 +470,9 @@ def main():
         rc, o, err, secs = run(laycert, ["check", f])
         first = o.decode(errors="replace").split("\n", 1)[0]
         valid = rc == 0 and first == "valid"
-        if rc not in (0, 1, 2):
+        # check's exit codes: 0 valid, 1 invalid, 2 unreadable, 3 unknown and 4 refuted (a
+        # certificate that re-verifies but records no proof)
+        if rc not in (0, 1, 2, 3, 4):
             w = "PANIC" if rc == 101 else ("SLOW" if rc == "timeout" else "CRASH")
         elif valid and not c["ok_if_valid"]:
             w = "FALSE_VALID"

@@ -152,9 +152,14 @@ fn validate_case(v: &Value) -> Outcome {
         v["after"].as_str().unwrap_or(""),
     );
     let truth = v["truth"].as_str().unwrap_or("");
-    // What `laycert validate` proves for the line (src/cli/prove.rs): a rule without parameters.
+    // What `laycert validate` proves for the line (src/cli/prove.rs): a rule without
+    // parameters, decided over the line's "shape" when it names one.
     let text = format!("rule line\n  {before}\n  == {after}\n");
-    let reports = match prove_source("pairs", &text, &Options::default()) {
+    let opts = Options {
+        domain: shape_of(v, "shape"),
+        ..Options::default()
+    };
+    let reports = match prove_source("pairs", &text, &opts) {
         Ok(r) => r,
         Err(e) => return out("error", e.render()),
     };
@@ -208,19 +213,34 @@ fn expr_case(v: &Value, rules: &[egraph::ProvedRule]) -> Outcome {
     }
 }
 
+/// A certificate that re-verifies counts as valid only when it records a proof.
+fn proof(proved: bool) -> Result<(), String> {
+    if proved {
+        Ok(())
+    } else {
+        Err("re-verifies, but records no proof".into())
+    }
+}
+
 fn cert_case(v: &Value) -> Outcome {
     let text = v["cert"].as_str().unwrap_or("");
     let ok_if_valid = v["ok_if_valid"].as_bool().unwrap_or(false);
     let kind = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|x| x.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    // `valid` as `laycert check` says it: the certificate re-verifies AND records a proof (a
+    // re-verified UNKNOWN or REFUTED certificate is reported as such, never as valid).
     let valid = match kind.as_deref() {
-        Some("rule") => certify::rules::certificate::check(text).map(|_| ()),
+        Some("rule") => {
+            certify::rules::certificate::check(text).and_then(|c| proof(c.verdict == "PROVED"))
+        }
         Some("explanation") => certify::rules::explain::check(text).map(|_| ()),
-        Some("movement") => certify::movement::check(text).map(|_| ()),
+        Some("movement") => {
+            certify::movement::check(text).and_then(|c| proof(c.verdict == "proved"))
+        }
         _ => certify::certificate::check(text)
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
+            .map_err(|e| e.to_string())
+            .and_then(|c| proof(c.verdict == "equivalent")),
     };
     match valid {
         Ok(()) if ok_if_valid => out("agree", "valid"),

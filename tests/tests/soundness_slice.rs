@@ -106,9 +106,12 @@ fn cert_disagreement(v: &Value) -> Option<String> {
         .get("kind")
         .cloned();
     let valid = match kind.as_ref().and_then(Value::as_str) {
-        Some("rule") => certify::rules::certificate::check(text).is_ok(),
+        // `valid` as `laycert check` says it: re-verifies AND records a proof.
+        Some("rule") => {
+            certify::rules::certificate::check(text).is_ok_and(|c| c.verdict == "PROVED")
+        }
         Some("explanation") => certify::rules::explain::check(text).is_ok(),
-        _ => certify::certificate::check(text).is_ok(),
+        _ => certify::certificate::check(text).is_ok_and(|c| c.verdict == "equivalent"),
     };
     let judged = v["judged"].as_bool().unwrap_or(true);
     (valid && judged && !v["ok_if_valid"].as_bool()?).then(|| format!("valid, but {}", v["why"]))
