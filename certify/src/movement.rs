@@ -765,3 +765,18 @@ pub fn check(text: &str) -> Result<MovementCertificate, String> {
     }
     Ok(c)
 }
+
+#[cfg(test)]
+mod address_tests {
+    use super::address;
+    use layout::Layout;
+
+    #[test]
+    fn address_adds_the_aliases_of_m() {
+        // 2@m + 1@offset at (1,1) is offset 3 (the point {m:2, offset:1} was refused).
+        let l = Layout::parse("S[(2,2):(2@m,1@offset)]", None).unwrap();
+        assert_eq!(address(&l, &[2, 2], &[1, 1]).unwrap(), 3);
+        let t = Layout::parse("S[(2,2):(2@m,1@tx)]", None).unwrap();
+        assert!(address(&t, &[2, 2], &[1, 1]).is_err());
+    }
+}

@@ -112,6 +112,27 @@ fn access(p: &Parsed, block: [i64; 3], t: i64, k: i64, e: i64) -> Result<Access,
     })
 }
 
+/// The one memory offset `global` gives `coord`, or `None` when it gives several points or a
+/// point off `m`. Points are physical points as `layout::relation::point_of` defines them: an
+/// alias of `m` (`offset`, `memory`) adds onto `m`.
+fn memory_offset(
+    global: &layout::Layout,
+    shape: &[i64],
+    coord: &[i64],
+) -> Result<Option<i64>, CodegenError> {
+    let points = global
+        .eval(Some(shape), coord)?
+        .iter()
+        .map(layout::relation::normalize)
+        .collect::<Result<BTreeSet<_>, _>>()?;
+    Ok(match points.iter().collect::<Vec<_>>().as_slice() {
+        [pt] if pt.keys().all(layout::Axis::is_m) => {
+            Some(pt.get(&layout::Axis::m()).copied().unwrap_or(0))
+        }
+        _ => None,
+    })
+}
+
 /// The emitted offset `got` at logical `coord` must be the layout's single offset there.
 fn check_offset(
     plan: &CopyPlan,
@@ -119,19 +140,7 @@ fn check_offset(
     coord: &[i64],
     got: i64,
 ) -> Result<(), CodegenError> {
-    // The layout's physical points (`layout::relation::point_of`: aliases such as `offset`
-    // added onto `m`); the offset is their one point's `m`, and nothing else may be there.
-    let want = global
-        .eval(Some(&plan.shape), coord)?
-        .iter()
-        .map(layout::relation::normalize)
-        .collect::<Result<BTreeSet<_>, _>>()?;
-    let m = match want.iter().collect::<Vec<_>>().as_slice() {
-        [pt] if pt.keys().all(layout::Axis::is_m) => {
-            Some(pt.get(&layout::Axis::m()).copied().unwrap_or(0))
-        }
-        _ => None,
-    };
+    let m = memory_offset(global, &plan.shape, coord)?;
     if Some(got) != m {
         return Err(CodegenError::Validation(format!(
             "coordinate {coord:?}: emitted offset {got} but {} maps it to {m:?}",
@@ -346,4 +355,24 @@ pub fn validate(
     out.axis_points += check_everywhere(plan, &ps, &plan.dst_layout)?;
     out.cells = simulate(plan, &pl, &ps)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod offset_tests {
+    use super::memory_offset;
+    use layout::Layout;
+
+    #[test]
+    fn memory_offset_adds_the_aliases_of_m() {
+        // 2@m + 1@offset at (1,1): 2 + 1 = 3 (the first axis's value alone was 2).
+        let l = Layout::parse("S[(2,2):(2@m,1@offset)]", None).unwrap();
+        assert_eq!(memory_offset(&l, &[4], &[3]).unwrap(), Some(3));
+        let l = Layout::parse("(2,2):(1,2)", None).unwrap();
+        assert_eq!(memory_offset(&l, &[2, 2], &[1, 1]).unwrap(), Some(3));
+        // A point off m, or several points, is no memory offset.
+        let t = Layout::parse("S[2:1@tx]", None).unwrap();
+        assert_eq!(memory_offset(&t, &[2], &[1]).unwrap(), None);
+        let r = Layout::parse("S[2:1] + R[2:4]", None).unwrap();
+        assert_eq!(memory_offset(&r, &[2], &[1]).unwrap(), None);
+    }
 }

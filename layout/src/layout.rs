@@ -103,6 +103,10 @@ impl Layout {
 
     /// Evaluates at a coordinate of `shape` (default: [`Layout::default_shape`]). Axe flattens
     /// row-major, CuTe column-major; TV and linear layouts take one component per domain dim.
+    /// Points are raw, per axis name as written (Axe adds iters on one name); the physical
+    /// point in the common vocabulary is [`crate::relation::normalize`] of it. TV and linear
+    /// layouts give their LOGICAL cell, one component per out-dim (names distinct by
+    /// construction), not a physical point.
     pub fn eval(&self, shape: Option<&[i64]>, coord: &[i64]) -> Result<BTreeSet<Point>> {
         let default = self.default_shape();
         let shape = shape.unwrap_or(&default);
