@@ -1,14 +1,17 @@
 //! The data-movement claim of a copy through a shared-memory tile: after the kernel runs,
 //! `dst[D(x)] == src[S(x)]` for every logical coordinate `x` of the tensor.
 //!
-//! A staged copy ([`StagedCopy`]) is what a copy kernel does, in layouts. CTA `b = (bx, by,
-//! bz)` owns the tile whose cell `c = (f, s)` is the logical coordinate `G(b, c)` (`x[first] =
-//! bx * T0 + f`, `x[second] = by * T1 + s`, `x[z] = bz`). In the LOAD stage, thread `t`'s value
-//! `v` takes cell `c = load(t, v)`, reads `src` at `S'(G(b, c))` and writes shared slot
-//! `M(c)`; after a barrier, in the STORE stage, thread `t`'s value `v` takes cell `c =
-//! store(t, v)`, reads slot `M(c)` and writes `dst` at `D'(G(b, c))`. `S'` and `D'` are the
-//! forms the kernel's address arithmetic is generated from; `S` and `D` are the layouts as the
-//! user gave them.
+//! A staged copy ([`StagedCopy`]) is what a copy kernel does, in layouts. The kernel launches
+//! `grid` CTAs; CTA `b = (bx, by, bz)` owns the tile whose cell `c = (f, s)` is the logical
+//! coordinate `G(b, c)` (`x[first] = bx * T0 + f`, `x[second] = by * T1 + s`, `x[z] = bz`).
+//! Every access is PREDICATED: it happens iff `x[first] < guard[0]` and `x[second] <
+//! guard[1]` (ragged edges: a tile extent need not divide the tensor's, the grid is rounded up
+//! and the edge tiles are partly masked). In the LOAD stage, thread `t`'s value `v` takes cell
+//! `c = load(t, v)`, and when `G(b, c)` passes the guard reads `src` at `S'(G(b, c))` and
+//! writes shared slot `M(c)`; after a barrier, in the STORE stage, thread `t`'s value `v` takes
+//! cell `c = store(t, v)`, and when `G(b, c)` passes the guard reads slot `M(c)` and writes
+//! `dst` at `D'(G(b, c))`. `S'` and `D'` are the forms the kernel's address arithmetic is
+//! generated from; `S` and `D` are the layouts as the user gave them.
 //!
 //! [`prove_staged_copy`] decides the claim compositionally (the `parts` decider), each part by
 //! certify's own deciders:
@@ -17,17 +20,25 @@
 //! 2. `destination injective`: `D'` never sends two coordinates to one address (enumeration, or
 //!    z3 above the enumeration limit).
 //! 3. `grid partitions the tensor`: `G`, as the CuTe layout `(T0, T1, grid0, grid1, gz)` into
-//!    the column-major index of the tensor, is a bijection onto all of its indices (enumeration,
+//!    the column-major index of the PADDED box `(grid0 * T0, grid1 * T1, gz)` (in the tensor's
+//!    dimension order), is a bijection onto all of the box's indices (normal form, enumeration,
 //!    or z3 plus counting).
-//! 4. `tile stage is the identity`: for every store `(t, v)` the slot it reads was written by
-//!    loads of its own cell only, and every cell is stored (enumeration of both stages over one
-//!    tile: the stages are the same in every CTA; when every piece is F2-linear, also by ranks
-//!    over F2, and the two must agree).
+//! 4. `guards select the tensor`: the box contains the tensor (`grid_a * T_a >= E_a` along
+//!    first and second, `gz` equal to the z extent) and the guard is the tensor's bounds
+//!    (`guard = (E_first, E_second)`): checked arithmetic.
+//! 5. `tile stage is the identity`: for every store `(t, v)` the slot it reads was written by
+//!    loads of its own cell only, every cell is stored, and none twice (enumeration of both
+//!    stages over one tile: the stages are the same in every CTA; when every piece is
+//!    F2-linear, also by ranks over F2, and the two must agree).
 //!
-//! Together: take any `x`. By 3 there is one `(b, c)` with `G(b, c) = x`; by 4 some store of
-//! CTA `b` takes `c`, and what it reads at `M(c)` was loaded for `c` only, i.e. `src[S'(x)]`;
-//! it writes that to `D'(x)`. By 2 no write for another coordinate lands on `D'(x)`, so
-//! `dst[D'(x)] = src[S'(x)]`, which by 1 is `dst[D(x)] = src[S(x)]`.
+//! Together: take any `x` of the tensor. By 4 it lies in the box, so by 3 there is exactly one
+//! `(b, c)` with `G(b, c) = x`, and its accesses pass the guard (4: the guard is the tensor's
+//! bounds). By 5 exactly one store of CTA `b` takes `c`, and what it reads at `M(c)` was loaded
+//! for `c` only (that load passed the same guard, at the same `x`), i.e. `src[S'(x)]`; it
+//! writes that to `D'(x)`. Every access that passes the guard is at a coordinate of the tensor
+//! (4), so by 2 no write for another coordinate lands on `D'(x)`, and no access leaves the
+//! buffers: `dst[D'(x)] = src[S'(x)]`, written exactly once, which by 1 is
+//! `dst[D(x)] = src[S(x)]`. Masked cells of the edge tiles touch no memory.
 //!
 //! A second, independent decider, `simulation`, runs the whole kernel on the tensor (up to
 //! [`SIMULATION_LIMIT`] elements): every CTA's load and store stage over a model of the
@@ -52,6 +63,8 @@
 //!     tile_dims: [1, 0],
 //!     z_dim: None,
 //!     tile: [32, 32],
+//!     grid: [2, 2, 1],
+//!     guard: [64, 64],
 //!     load: tv("((8,32),(4,1)):((4,32),(1,1024))"),
 //!     store: tv("((8,32),(4,1)):((128,1),(32,1024))"),
 //!     smem: p("Sw<3,2,5> o (32,32):(1,32)"),
@@ -101,6 +114,11 @@ pub struct StagedCopy {
     pub z_dim: Option<usize>,
     /// The tile's extents along first and second.
     pub tile: [i64; 2],
+    /// The launched grid: CTAs along first, along second, and along z.
+    pub grid: [i64; 3],
+    /// The predicate's bounds: an access at logical `x` happens iff `x[first] < guard[0]` and
+    /// `x[second] < guard[1]`.
+    pub guard: [i64; 2],
     /// The load stage: `(thread, value) -> (f, s)` over the tile.
     pub load: TvLayout,
     /// The store stage.
@@ -113,7 +131,7 @@ pub struct StagedCopy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Part {
-    /// Short name (module doc, items 1-4).
+    /// Short name (module doc, items 1-5).
     pub name: String,
     /// What it states.
     pub statement: String,
@@ -142,13 +160,38 @@ fn bad(what: impl Into<String>, why: impl Into<String>) -> LayoutError {
 }
 
 impl StagedCopy {
-    /// The grid: CTAs along first, along second, and along z.
-    pub fn grid(&self) -> [i64; 3] {
-        [
-            self.shape[self.tile_dims[0]] / self.tile[0],
-            self.shape[self.tile_dims[1]] / self.tile[1],
-            self.z_dim.map_or(1, |z| self.shape[z]),
-        ]
+    /// The ceil-div grid of a tile over a tensor (what a planner launches): CTAs along first,
+    /// along second, and the z extent. `None` for a non-positive tile or a bad dimension.
+    ///
+    /// ```
+    /// assert_eq!(certify::movement::StagedCopy::ceil_grid(&[1001, 999], [1, 0], None, [64, 64]),
+    ///            Some([16, 16, 1]));
+    /// ```
+    pub fn ceil_grid(
+        shape: &[i64],
+        tile_dims: [usize; 2],
+        z_dim: Option<usize>,
+        tile: [i64; 2],
+    ) -> Option<[i64; 3]> {
+        let up = |e: i64, t: i64| (t > 0).then(|| (e + t - 1) / t);
+        Some([
+            up(*shape.get(tile_dims[0])?, tile[0])?,
+            up(*shape.get(tile_dims[1])?, tile[1])?,
+            match z_dim {
+                Some(z) => *shape.get(z)?,
+                None => 1,
+            },
+        ])
+    }
+
+    /// True when the guard lets an access at logical `x` happen.
+    pub fn active(&self, x: &[i64]) -> bool {
+        x[self.tile_dims[0]] < self.guard[0] && x[self.tile_dims[1]] < self.guard[1]
+    }
+
+    /// True when `x` is a coordinate of the tensor.
+    fn inside(&self, x: &[i64]) -> bool {
+        x.iter().zip(&self.shape).all(|(&v, &e)| (0..e).contains(&v))
     }
 
     /// Checks the pieces fit together (bad input is an error, not a refutation).
@@ -185,6 +228,23 @@ impl StagedCopy {
             return Err(bad(
                 format!("tile {:?}", self.tile),
                 "extents must be positive",
+            ));
+        }
+        if self.grid.iter().any(|&g| g < 1) || self.guard.iter().any(|&g| g < 1) {
+            return Err(bad(
+                format!("grid {:?}, guard {:?}", self.grid, self.guard),
+                "extents must be positive",
+            ));
+        }
+        let box_size = self.grid[0]
+            .checked_mul(self.tile[0])
+            .zip(self.grid[1].checked_mul(self.tile[1]))
+            .and_then(|(a, b)| a.checked_mul(b))
+            .and_then(|a| a.checked_mul(self.grid[2]));
+        if box_size.is_none() {
+            return Err(bad(
+                format!("grid {:?} of tile {:?}", self.grid, self.tile),
+                "the box it covers overflows",
             ));
         }
         match self.tile[0].checked_mul(self.tile[1]) {
@@ -236,17 +296,30 @@ impl StagedCopy {
         x
     }
 
+    /// The box the grid covers, in the tensor's dimension order: `grid_a * T_a` along first
+    /// and second, the grid's z extent along z.
+    pub fn padded_box(&self) -> Vec<i64> {
+        let mut p = self.shape.clone();
+        p[self.tile_dims[0]] = self.grid[0].saturating_mul(self.tile[0]);
+        p[self.tile_dims[1]] = self.grid[1].saturating_mul(self.tile[1]);
+        if let Some(z) = self.z_dim {
+            p[z] = self.grid[2];
+        }
+        p
+    }
+
     /// `G` as a CuTe layout `(T0, T1, grid0, grid1, gz)` into the column-major index of the
-    /// tensor.
+    /// padded box ([`StagedCopy::padded_box`]).
     pub fn grid_layout(&self) -> Result<CuteLayout, LayoutError> {
-        let mut col = vec![1i64; self.shape.len()];
-        for d in 1..self.shape.len() {
+        let boxed = self.padded_box();
+        let mut col = vec![1i64; boxed.len()];
+        for d in 1..boxed.len() {
             col[d] = col[d - 1]
-                .checked_mul(self.shape[d - 1])
-                .ok_or_else(|| bad("grid layout", "the tensor's size overflows"))?;
+                .checked_mul(boxed[d - 1])
+                .ok_or_else(|| bad("grid layout", "the box's size overflows"))?;
         }
         let [f, s] = self.tile_dims;
-        let g = self.grid();
+        let g = self.grid;
         let mul = |a: i64, b: i64| {
             a.checked_mul(b)
                 .ok_or_else(|| bad("grid layout", "a stride overflows"))
@@ -360,7 +433,48 @@ fn property_part(
     ))
 }
 
-/// Part 4: enumerates one tile's two stages. `Err(why)` names the first store that reads the
+/// Part 4: the box contains the tensor and the guard is the tensor's bounds (arithmetic).
+fn guard_part(c: &StagedCopy, boxed: &[i64]) -> Part {
+    let [f, s] = c.tile_dims;
+    let bounds = [c.shape[f], c.shape[s]];
+    let short = (0..c.shape.len()).find(|&d| boxed[d] < c.shape[d]);
+    let z_over = c.z_dim.filter(|&z| boxed[z] != c.shape[z]);
+    let why = if let Some(d) = short {
+        Some(format!(
+            "the grid covers {} of dimension {d}'s {} coordinates",
+            boxed[d], c.shape[d]
+        ))
+    } else if let Some(z) = z_over {
+        Some(format!(
+            "the grid walks {} z coordinates of dimension {z}'s {}",
+            boxed[z], c.shape[z]
+        ))
+    } else if c.guard != bounds {
+        Some(format!(
+            "the guard {:?} is not the tensor's bounds {bounds:?} along dims ({f}, {s})",
+            c.guard
+        ))
+    } else {
+        None
+    };
+    part(
+        "guards select the tensor",
+        format!(
+            "the box {boxed:?} contains {:?}, and an access happens iff x[{f}] < {} and x[{s}] < {}",
+            c.shape, c.guard[0], c.guard[1]
+        ),
+        if why.is_some() { "refuted" } else { "proved" },
+        match why {
+            None => format!(
+                "arithmetic: grid {:?} x tile {:?} >= {bounds:?}, guard == {bounds:?}",
+                c.grid, c.tile
+            ),
+            Some(w) => format!("arithmetic: {w}"),
+        },
+    )
+}
+
+/// Part 5: enumerates one tile's two stages. `Err(why)` names the first store that reads the
 /// wrong thing, or a cell no store takes.
 fn tile_stage(c: &StagedCopy) -> Result<Result<(), String>, LayoutError> {
     let mut writers: HashMap<i64, Vec<i64>> = HashMap::new();
@@ -382,7 +496,11 @@ fn tile_stage(c: &StagedCopy) -> Result<Result<(), String>, LayoutError> {
         for v in 0..c.store.values() {
             let cell = c.store.eval(t, v)?;
             let flat = cell[0] + cell[1] * c.tile[0];
-            stored[flat as usize] = true;
+            if std::mem::replace(&mut stored[flat as usize], true) {
+                return Ok(Err(format!(
+                    "store thread {t} value {v} stores cell {cell:?} a second time"
+                )));
+            }
             let s = slot(&c.smem, c.tile, &cell)?;
             match writers.get(&s).map(Vec::as_slice) {
                 Some([w]) if *w == flat => {}
@@ -412,11 +530,12 @@ fn tile_stage(c: &StagedCopy) -> Result<Result<(), String>, LayoutError> {
     Ok(Ok(()))
 }
 
-/// Part 4 by F2 ranks, when the tile, both TV layouts and the shared layout are F2-linear
+/// Part 5 by F2 ranks, when the tile, both TV layouts and the shared layout are F2-linear
 /// (powers of two, XOR swizzles): a store's slot `M(c)` holds exactly cell `c` iff `M` is
 /// injective on the cells and every cell is loaded; every cell is stored iff the store map is
-/// onto. With `k` cell bits: both TV maps of rank `k`, and the shared map (which converts as
-/// its inverse, `offset -> cell`) a bijection on `k` bits. `None` when a piece is not linear.
+/// onto, and none twice iff it is also one-to-one. With `k` cell bits: the load map of rank
+/// `k`, the store map a bijection on `k` bits, and the shared map (which converts as its
+/// inverse, `offset -> cell`) a bijection on `k` bits. `None` when a piece is not linear.
 fn f2_tile_stage(c: &StagedCopy) -> Option<bool> {
     use layout::convert::{convert, Target};
     let cells = c.tile[0].checked_mul(c.tile[1])?;
@@ -433,7 +552,8 @@ fn f2_tile_stage(c: &StagedCopy) -> Option<bool> {
         Some(f.total_out_bits() as usize == k && layout::f2::rank(&f.columns().ok()?) == k)
     };
     let load = onto(&Layout::Tv(c.load.clone()))?;
-    let store = onto(&Layout::Tv(c.store.clone()))?;
+    let store_tv = Layout::Tv(c.store.clone());
+    let store = onto(&store_tv)? && linear(&store_tv)?.total_in_bits() == k;
     let m = linear(&c.smem)?;
     if m.total_in_bits() != k || m.total_out_bits() as usize != k {
         return None;
@@ -445,7 +565,8 @@ fn f2_tile_stage(c: &StagedCopy) -> Option<bool> {
 /// The `simulation` decider: `Ok(None)` when every destination element is right, else the
 /// first wrong logical coordinate (row-major order) with what it holds.
 fn simulate(c: &StagedCopy) -> Result<Option<String>, LayoutError> {
-    let g = c.grid();
+    let g = c.grid;
+    let outside = |x: &[i64]| format!("logical {x:?}: an access outside the tensor passes the guard");
     let mut dst_mem: HashMap<i64, i64> = HashMap::new();
     let mut smem: HashMap<i64, i64> = HashMap::new();
     for bz in 0..g[2] {
@@ -457,6 +578,12 @@ fn simulate(c: &StagedCopy) -> Result<Option<String>, LayoutError> {
                     for v in 0..c.load.values() {
                         let cell = c.load.eval(t, v)?;
                         let x = c.logical(b, &cell);
+                        if !c.active(&x) {
+                            continue;
+                        }
+                        if !c.inside(&x) {
+                            return Ok(Some(outside(&x)));
+                        }
                         let value = c.src_form.eval(&c.shape, &x)?;
                         smem.insert(slot(&c.smem, c.tile, &cell)?, value);
                     }
@@ -465,11 +592,22 @@ fn simulate(c: &StagedCopy) -> Result<Option<String>, LayoutError> {
                     for v in 0..c.store.values() {
                         let cell = c.store.eval(t, v)?;
                         let x = c.logical(b, &cell);
+                        if !c.active(&x) {
+                            continue;
+                        }
+                        if !c.inside(&x) {
+                            return Ok(Some(outside(&x)));
+                        }
                         let s = slot(&c.smem, c.tile, &cell)?;
                         // A slot nothing wrote holds poison (-1): no source address is negative
                         // in a model where every source element is tagged by its address.
                         let value = smem.get(&s).copied().unwrap_or(-1);
-                        dst_mem.insert(c.dst_form.eval(&c.shape, &x)?, value);
+                        let at = c.dst_form.eval(&c.shape, &x)?;
+                        if dst_mem.insert(at, value).is_some() {
+                            return Ok(Some(format!(
+                                "logical {x:?}: its destination address {at} is written twice"
+                            )));
+                        }
                     }
                 }
             }
@@ -515,6 +653,8 @@ pub fn prove_staged_copy(c: &StagedCopy, policy: &Policy) -> Result<MovementRepo
     ];
     let g = c.grid_layout()?;
     let size: i64 = c.shape.iter().product();
+    let boxed = c.padded_box();
+    let box_size: i64 = boxed.iter().product();
     let mut grid = property_part(
         "grid partitions the tensor",
         &Layout::Cute(g.clone()),
@@ -522,20 +662,20 @@ pub fn prove_staged_copy(c: &StagedCopy, policy: &Policy) -> Result<MovementRepo
         &[g.size()],
         &prop_policy,
     )?;
-    if grid.verdict == "proved" && g.size() != size {
+    if grid.verdict == "proved" && g.size() != box_size {
         grid.verdict = "refuted".into();
         grid.evidence = format!(
-            "{} (the grid covers {} of the tensor's {size} elements)",
+            "{} (the grid covers {} of the box's {box_size} elements)",
             grid.evidence,
             g.size()
         );
     }
     grid.statement = format!(
-        "G = {g} (tile x grid -> column-major index) is a bijection onto the {size} elements of \
-         {:?}",
-        c.shape
+        "G = {g} (tile x grid -> column-major index) is a bijection onto the {box_size} elements \
+         of the box {boxed:?}"
     );
     parts.push(grid);
+    parts.push(guard_part(c, &boxed));
     let stage = tile_stage(c)?;
     let f2 = f2_tile_stage(c);
     if f2.is_some_and(|ok| ok != stage.is_ok()) {
@@ -614,8 +754,10 @@ pub fn prove_staged_copy(c: &StagedCopy, policy: &Policy) -> Result<MovementRepo
     })
 }
 
-/// The format version of [`MovementCertificate`].
-pub const VERSION: u32 = 1;
+/// The format version of [`MovementCertificate`]. Version 2 added the launched grid and the
+/// guard (predicated edge tiles); a version-1 certificate is read with the grid its tile
+/// divides out (floor) and the guard at the tensor's bounds, as version 1 meant.
+pub const VERSION: u32 = 2;
 
 /// A data-movement certificate: the claim's layouts as text, the verdict and its parts.
 /// [`check`] re-decides it from the layouts alone.
@@ -642,6 +784,12 @@ pub struct MovementCertificate {
     pub z_dim: Option<usize>,
     /// The tile.
     pub tile: [i64; 2],
+    /// The launched grid (absent in version 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<[i64; 3]>,
+    /// The guard (absent in version 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<[i64; 2]>,
     /// The load TV layout (`layout -> tile` text).
     pub load: String,
     /// The store TV layout.
@@ -672,6 +820,8 @@ impl MovementCertificate {
             tile_dims: c.tile_dims,
             z_dim: c.z_dim,
             tile: c.tile,
+            grid: Some(c.grid),
+            guard: Some(c.guard),
             load: c.load.to_string(),
             store: c.store.to_string(),
             smem: c.smem.print(),
@@ -711,6 +861,29 @@ impl MovementCertificate {
         };
         let src = layout("src", &self.src)?;
         let dst = layout("dst", &self.dst)?;
+        let dim = |d: usize| {
+            self.shape
+                .get(d)
+                .copied()
+                .ok_or_else(|| format!("dimension {d} is not in the shape {:?}", self.shape))
+        };
+        let [f, s] = self.tile_dims;
+        // Version 1: the grid the tile divides out, the guard at the tensor's bounds.
+        let grid = match self.grid {
+            Some(g) => g,
+            None => [
+                dim(f)?.checked_div(self.tile[0]).unwrap_or(0),
+                dim(s)?.checked_div(self.tile[1]).unwrap_or(0),
+                match self.z_dim {
+                    Some(z) => dim(z)?,
+                    None => 1,
+                },
+            ],
+        };
+        let guard = match self.guard {
+            Some(g) => g,
+            None => [dim(f)?, dim(s)?],
+        };
         Ok(StagedCopy {
             shape: self.shape.clone(),
             src,
@@ -720,6 +893,8 @@ impl MovementCertificate {
             tile_dims: self.tile_dims,
             z_dim: self.z_dim,
             tile: self.tile,
+            grid,
+            guard,
             load: tv("load", &self.load)?,
             store: tv("store", &self.store)?,
             smem: layout("smem", &self.smem)?,
@@ -732,7 +907,12 @@ impl MovementCertificate {
 pub fn check(text: &str) -> Result<MovementCertificate, String> {
     let c: MovementCertificate =
         serde_json::from_str(text).map_err(|e| format!("not a movement certificate: {e}"))?;
-    if c.version != VERSION || c.kind != "movement" {
+    let versioned = match c.version {
+        1 => c.grid.is_none() && c.guard.is_none(),
+        VERSION => c.grid.is_some() && c.guard.is_some(),
+        _ => false,
+    };
+    if !versioned || c.kind != "movement" {
         return Err(format!("kind {:?} version {}", c.kind, c.version));
     }
     if c.digest != c.compute_digest() {

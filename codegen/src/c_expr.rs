@@ -1,12 +1,14 @@
 //! A reader and evaluator for the integer C expressions the emitters write, so translation
 //! validation checks the emitted TEXT, not a value computed beside it.
 //!
-//! Grammar (C precedence, left associative): `xor := and ('^' and)*`, `and := shift ('&'
-//! shift)*`, `shift := add ('>>' add)*`, `add := mul ('+' mul)*`, `mul := atom (('*'|'/'|'%')
-//! atom)*`, `atom := integer | identifier | '(' xor ')'`. Arithmetic is checked i64; `/` and `%`
-//! truncate like C (the emitters only divide non-negative values).
+//! Grammar (C precedence, left associative): `land := xor ('&&' xor)*`, `xor := and ('^'
+//! and)*`, `and := rel ('&' rel)*`, `rel := shift ('<' shift)*`, `shift := add ('>>' add)*`,
+//! `add := mul ('+' mul)*`, `mul := atom (('*'|'/'|'%') atom)*`, `atom := integer | identifier
+//! | '(' land ')'`. Arithmetic is checked i64; `/` and `%` truncate like C (the emitters only
+//! divide non-negative values); `<` and `&&` give 0 or 1 as in C.
 //!
-//! Example: `(t % 8) * 4 + e` with `t = 9, e = 2` is `6`.
+//! Example: `(t % 8) * 4 + e` with `t = 9, e = 2` is `6`; `c1 < 999 && c0 < 1001` with
+//! `c0 = 1000, c1 = 999` is `0`.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +21,7 @@ pub enum CExpr {
     Int(i64),
     /// A variable.
     Var(String),
-    /// A binary operation: `+ * / % & ^ >>`.
+    /// A binary operation: `+ * / % & ^ >>` (`>` stands for `>>`), `<`, and `&&` (as `a`).
     Bin(char, Box<CExpr>, Box<CExpr>),
 }
 
@@ -38,7 +40,7 @@ impl CExpr {
     /// ```
     pub fn parse(text: &str) -> Result<CExpr, CodegenError> {
         let mut p = Parser { text, pos: 0 };
-        let e = p.xor()?;
+        let e = p.land()?;
         p.skip_ws();
         if p.pos != text.len() {
             return Err(p.error("unexpected text"));
@@ -64,6 +66,8 @@ impl CExpr {
                     '&' => Some(x & y),
                     '^' => Some(x ^ y),
                     '>' => u32::try_from(y).ok().and_then(|s| x.checked_shr(s)),
+                    '<' => Some(i64::from(x < y)),
+                    'a' => Some(i64::from(x != 0 && y != 0)),
                     _ => None,
                 };
                 r.ok_or_else(|| fail(format!("{x} {op} {y} overflows or divides by zero")))?
@@ -84,10 +88,20 @@ impl CExpr {
 
     /// The operands of the top-level chain of `+` (the expression itself when it is no sum).
     pub fn summands(&self) -> Vec<&CExpr> {
+        self.chain('+')
+    }
+
+    /// The operands of the top-level chain of `&&` (the expression itself when it is no
+    /// conjunction).
+    pub fn conjuncts(&self) -> Vec<&CExpr> {
+        self.chain('a')
+    }
+
+    fn chain(&self, op: char) -> Vec<&CExpr> {
         match self {
-            CExpr::Bin('+', a, b) => {
-                let mut out = a.summands();
-                out.extend(b.summands());
+            CExpr::Bin(o, a, b) if *o == op => {
+                let mut out = a.chain(op);
+                out.extend(b.chain(op));
                 out
             }
             other => vec![other],
@@ -116,7 +130,10 @@ impl Parser<'_> {
 
     fn eat(&mut self, op: &str) -> bool {
         self.skip_ws();
-        if self.text[self.pos..].starts_with(op) {
+        let rest = &self.text[self.pos..];
+        // `&` and `<` alone are not the first half of `&&` or `<<`.
+        let doubled = (op == "&" || op == "<") && rest[op.len().min(rest.len())..].starts_with(op);
+        if rest.starts_with(op) && !doubled {
             self.pos += op.len();
             true
         } else {
@@ -142,12 +159,20 @@ impl Parser<'_> {
         }
     }
 
+    fn land(&mut self) -> Result<CExpr, CodegenError> {
+        self.level(&[("&&", 'a')], Self::xor)
+    }
+
     fn xor(&mut self) -> Result<CExpr, CodegenError> {
         self.level(&[("^", '^')], Self::and)
     }
 
     fn and(&mut self) -> Result<CExpr, CodegenError> {
-        self.level(&[("&", '&')], Self::shift)
+        self.level(&[("&", '&')], Self::rel)
+    }
+
+    fn rel(&mut self) -> Result<CExpr, CodegenError> {
+        self.level(&[("<", '<')], Self::shift)
     }
 
     fn shift(&mut self) -> Result<CExpr, CodegenError> {
@@ -166,7 +191,7 @@ impl Parser<'_> {
         self.skip_ws();
         let rest = &self.text[self.pos..];
         if self.eat("(") {
-            let e = self.xor()?;
+            let e = self.land()?;
             if !self.eat(")") {
                 return Err(self.error("expected ')'"));
             }

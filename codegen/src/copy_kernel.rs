@@ -6,7 +6,10 @@
 //! Elements are moved as unsigned integers of their width (a copy moves bits).
 //! Every index the kernel computes is one of the strings in [`PhaseText`]; those exact strings
 //! are parsed and evaluated by [`crate::validate`] against the layouts before the text is
-//! returned.
+//! returned. A plan with ragged edges ([`CopyPlan::ragged`]) also carries a guard: each
+//! vector access is skipped unless its first element's logical coordinate passes
+//! `c<first> < E_first && c<second> < E_second` (only the bounds a tile overhangs are written);
+//! the guard text is validated too.
 
 use solver::{Along, CopyPlan, Phase, Separable};
 
@@ -28,6 +31,8 @@ pub struct PhaseText {
     pub smem_linear: String,
     /// Shared-memory offset, in `o`.
     pub smem: String,
+    /// The predicate in the `c<d>` (ragged plans): the access happens iff it is nonzero.
+    pub guard: Option<String>,
 }
 
 /// An emitted kernel.
@@ -122,6 +127,24 @@ fn phase_text(plan: &CopyPlan, p: &Phase, global: &Separable) -> PhaseText {
         global: offset_text(global),
         smem_linear,
         smem,
+        guard: guard_text(plan),
+    }
+}
+
+/// `c<d> < E && ...` over the tile axes whose tiles overhang the tensor; `None` when none does.
+fn guard_text(plan: &CopyPlan) -> Option<String> {
+    let terms: Vec<String> = (0..2)
+        .filter(|&a| plan.grid[a] * plan.tile[a] != plan.guard[a])
+        .map(|a| format!("c{} < {}", plan.tile_dims[a], plan.guard[a]))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" && "))
+}
+
+/// `if (!(guard)) continue;` for a ragged plan, else nothing.
+fn guard_line(text: &PhaseText, indent: &str) -> String {
+    match &text.guard {
+        Some(g) => format!("{indent}if (!({g})) continue;\n"),
+        None => String::new(),
     }
 }
 
@@ -185,6 +208,12 @@ fn header(plan: &CopyPlan) -> String {
             plan.smem.loads.ideal
         ),
     ];
+    if plan.ragged() {
+        h.push(format!(
+            "// ragged edges: accesses predicated on x[{}] < {} and x[{}] < {}",
+            plan.tile_dims[0], plan.guard[0], plan.tile_dims[1], plan.guard[1]
+        ));
+    }
     for c in &plan.certificate.claims {
         h.push(format!("// {} {}: {}", c.verdict, c.name, c.statement));
     }
@@ -198,6 +227,21 @@ fn coord_lines(text: &PhaseText, indent: &str) -> String {
         .enumerate()
         .map(|(d, c)| format!("{indent}const long long c{d} = {c};\n"))
         .collect()
+}
+
+/// Phase 2's guard block (before the shared loads), or nothing.
+fn store_guard(text: &PhaseText) -> String {
+    if text.guard.is_none() {
+        return String::new();
+    }
+    format!(
+        "        {{\n            const int e = 0;\n            const int f = {};\n            \
+         const int s = {};\n{}{}        }}\n",
+        text.f,
+        text.s,
+        coord_lines(text, "            "),
+        guard_line(text, "            ")
+    )
 }
 
 /// Emits the kernel for `plan` and validates every index expression in it.
@@ -232,7 +276,7 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
     k += &format!(
         "    // phase 1: global loads of {lv} along the first axis, shared stores of {lw}\n\
          #pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n        load_vec_t r;\n        {{\n            \
-         const int e = 0;\n            const int f = {};\n            const int s = {};\n{}            \
+         const int e = 0;\n            const int f = {};\n            const int s = {};\n{}{}            \
          r.v = *reinterpret_cast<const {}*>(src + ({}));\n        }}\n\
          #pragma unroll\n        for (int e = 0; e < {lv}; e += {lw}) {{\n            \
          const int f = {};\n            const int s = {};\n            const int o = {};\n            \
@@ -241,6 +285,7 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
         load.f,
         load.s,
         coord_lines(&load, "            "),
+        guard_line(&load, "            "),
         word_type(lv * b),
         load.global,
         load.f,
@@ -253,13 +298,14 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
     k += "    __syncthreads();\n";
     k += &format!(
         "    // phase 2: shared loads of {sw}, global stores of {sv} along the store axis\n\
-         #pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n        store_vec_t w;\n\
+         #pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n        store_vec_t w;\n{}\
          #pragma unroll\n        for (int e = 0; e < {sv}; e += {sw}) {{\n            \
          const int f = {};\n            const int s = {};\n            const int o = {};\n            \
          *reinterpret_cast<{}*>(&w.e[e]) = *reinterpret_cast<const {}*>(smem + ({}));\n        }}\n        \
          {{\n            const int e = 0;\n            const int f = {};\n            const int s = {};\n{}            \
          {}\n        }}\n    }}\n}}\n",
         plan.store.iters,
+        store_guard(&store),
         store.f,
         store.s,
         store.smem_linear,

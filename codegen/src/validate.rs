@@ -16,6 +16,15 @@
 //! (solver's `source form` / `destination form` claims), agreement along each axis with the
 //! other coordinates zero implies agreement everywhere.
 //!
+//! Ragged plans: the guard expression, evaluated at each vector's first element, must equal
+//! the plan's predicate ([`CopyPlan::active`]) at EVERY element of the vector in the checked
+//! CTAs (which include the edge CTAs along each axis), and masked accesses are not checked
+//! against the layouts (they touch no memory). For the whole tensor, the guard must be a
+//! conjunction of terms that each read one coordinate, checked along every axis of the padded
+//! box the grid covers; agreement along each axis with the other coordinates zero (inside the
+//! tensor) implies agreement everywhere. A plan that overhangs the tensor without a guard is
+//! refused.
+//!
 //! Then the data movement of one tile is simulated through the emitted shared-memory indices:
 //! every slot is written at most once in phase 1, every read in phase 2 finds the element of
 //! the cell it stores, and every cell is delivered exactly once (the identity on the tile).
@@ -49,6 +58,7 @@ struct Parsed {
     global: CExpr,
     smem_linear: CExpr,
     smem: CExpr,
+    guard: Option<CExpr>,
 }
 
 impl Parsed {
@@ -64,6 +74,7 @@ impl Parsed {
             global: CExpr::parse(&t.global)?,
             smem_linear: CExpr::parse(&t.smem_linear)?,
             smem: CExpr::parse(&t.smem)?,
+            guard: t.guard.as_deref().map(CExpr::parse).transpose()?,
         })
     }
 }
@@ -73,6 +84,8 @@ struct Access {
     coord: Vec<i64>,
     global: i64,
     smem: i64,
+    /// The guard's value here (true without a guard).
+    pass: bool,
 }
 
 fn set(env: &mut Env, name: &str, v: i64) {
@@ -104,11 +117,16 @@ fn access(p: &Parsed, block: [i64; 3], t: i64, k: i64, e: i64) -> Result<Access,
     let o = p.smem_linear.eval(&env)?;
     set(&mut env, "o", o);
     let smem = p.smem.eval(&env)?;
+    let pass = match &p.guard {
+        Some(g) => g.eval(&env)? != 0,
+        None => true,
+    };
     Ok(Access {
         cell,
         coord,
         global,
         smem,
+        pass,
     })
 }
 
@@ -120,6 +138,11 @@ fn memory_offset(
     shape: &[i64],
     coord: &[i64],
 ) -> Result<Option<i64>, CodegenError> {
+    // A CuTe layout has one offset per coordinate: its own evaluation, without the point sets
+    // of the general path (validation runs this for every access it checks).
+    if let layout::Layout::Cute(c) = global {
+        return Ok(Some(c.eval(shape, coord)?));
+    }
     let points = global
         .eval(Some(shape), coord)?
         .iter()
@@ -164,8 +187,13 @@ fn check_phase(
         for k in 0..phase.iters {
             let mut first_global = 0;
             let mut first_smem = 0;
+            let mut pass = true;
             for e in 0..phase.vec {
                 let a = access(p, block, t, k, e)?;
+                if e == 0 {
+                    // The kernel evaluates the guard once per vector, at its first element.
+                    pass = a.pass;
+                }
                 let want = tv.eval(t, e + phase.vec * k)?;
                 if [a.cell.0, a.cell.1] != want[..] {
                     return Err(fail(format!(
@@ -178,6 +206,18 @@ fn check_phase(
                         "CTA {block:?} cell {:?}: coordinate {:?}",
                         a.cell, a.coord
                     )));
+                }
+                if pass != plan.active(&a.coord) {
+                    return Err(fail(format!(
+                        "CTA {block:?} thread {t} k {k} e {e}: the vector's guard says {pass} at \
+                         coordinate {:?}, the plan's predicate {}",
+                        a.coord,
+                        plan.active(&a.coord)
+                    )));
+                }
+                if !pass {
+                    n += 1;
+                    continue;
                 }
                 check_offset(plan, global, &a.coord, a.global)?;
                 if e == 0 {
@@ -308,6 +348,15 @@ fn check_everywhere(
             }
         }
     }
+    match &p.guard {
+        None if plan.ragged() => {
+            return Err(fail(
+                "the tiles overhang the tensor but the kernel has no guard".into(),
+            ))
+        }
+        None => {}
+        Some(g) => n += check_guard(plan, g)?,
+    }
     for term in p.global.summands() {
         if term.vars().len() > 1 {
             return Err(fail(format!(
@@ -328,6 +377,43 @@ fn check_everywhere(
     Ok(n)
 }
 
+/// The guard over the whole padded box: a conjunction of one-coordinate terms, equal to the
+/// plan's predicate along every axis.
+fn check_guard(plan: &CopyPlan, g: &CExpr) -> Result<u64, CodegenError> {
+    let fail = |what: String| CodegenError::Validation(what);
+    let rank = plan.shape.len();
+    let coords: BTreeSet<String> = (0..rank).map(|d| format!("c{d}")).collect();
+    for term in g.conjuncts() {
+        let vars = term.vars();
+        if vars.len() > 1 || vars.iter().any(|v| !coords.contains(*v)) {
+            return Err(fail(format!(
+                "guard term {term:?} does not read exactly one coordinate"
+            )));
+        }
+    }
+    let mut padded = plan.shape.clone();
+    for a in 0..2 {
+        padded[plan.tile_dims[a]] = plan.grid[a] * plan.tile[a];
+    }
+    let mut n = 0u64;
+    for d in 0..rank {
+        for x in 0..padded[d] {
+            let mut coord = vec![0; rank];
+            coord[d] = x;
+            let env: Env = (0..rank).map(|i| (format!("c{i}"), coord[i])).collect();
+            let got = g.eval(&env)? != 0;
+            if got != plan.active(&coord) {
+                return Err(fail(format!(
+                    "the guard says {got} at {coord:?}, the plan's predicate {}",
+                    plan.active(&coord)
+                )));
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// Validates both phases' expressions of `plan` (see the module comment).
 pub fn validate(
     plan: &CopyPlan,
@@ -336,13 +422,19 @@ pub fn validate(
 ) -> Result<Validation, CodegenError> {
     let (pl, ps) = (Parsed::new(load)?, Parsed::new(store)?);
     let g = plan.grid;
-    let blocks: BTreeSet<[i64; 3]> = [
+    // The first, the last (the corner edge tile of a ragged plan) and a middle CTA; a ragged
+    // plan also the edge tiles along each axis alone (the other combinations of the guard).
+    let mut blocks: BTreeSet<[i64; 3]> = [
         [0, 0, 0],
         [g[0] - 1, g[1] - 1, g[2] - 1],
         [g[0] / 2, g[1] / 3, g[2] / 2],
     ]
     .into_iter()
     .collect();
+    if plan.ragged() {
+        blocks.insert([g[0] - 1, 0, 0]);
+        blocks.insert([0, g[1] - 1, 0]);
+    }
     let mut out = Validation {
         ctas: blocks.len(),
         ..Validation::default()

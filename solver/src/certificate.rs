@@ -5,7 +5,8 @@
 //! `dst[D(x)] == src[S(x)]` for every logical coordinate `x`. certify decides it from its parts
 //! (the per-dimension address forms equal the given layouts, the destination form is
 //! injective, the grid partitions the tensor, and one tile's load and store stages through the
-//! shared-memory layout move every cell to itself) and, for tensors of at most
+//! shared-memory layout move every cell to itself; the ceil-div grid covers the tensor and the
+//! edge tiles' predicate is the tensor's bounds) and, for tensors of at most
 //! [`certify::movement::SIMULATION_LIMIT`] elements, also by simulating the whole kernel; the
 //! parts follow as claims of their own. The movement certificate travels with the plan, and
 //! `laycert check` re-decides it.
@@ -61,6 +62,8 @@ pub fn staged_copy(plan: &CopyPlan) -> Result<StagedCopy, PlanError> {
         tile_dims: plan.tile_dims,
         z_dim: plan.z_dim,
         tile: plan.tile,
+        grid: plan.grid,
+        guard: plan.guard,
         load: plan.load_tv.clone(),
         store: plan.store_tv.clone(),
         smem: Layout::Swizzled(plan.smem.layout.clone()),

@@ -7,8 +7,20 @@
 //! as wide as the destination's contiguity allows. A third logical dimension is walked by the
 //! grid's z index. The shared-memory layout and swizzle come from [`crate::smem::choose_smem`].
 //!
+//! Any extents: the tile is a power of two along each axis (at most `tile_bytes` wide, and no
+//! wider than the extent rounded up to a power of two), the grid is the ceil-div of the
+//! extents by the tile, and when a tile extent does not divide the tensor's, the edge tiles
+//! are PREDICATED: every access checks its logical coordinate against the tensor's bounds
+//! ([`CopyPlan::guard`]; certify's movement claim covers the masked cells). A vector never
+//! straddles the edge: its width divides the extent along its axis as well as the layout's
+//! contiguous run and every other stride (so each vector is contiguous and 16-byte aligned at
+//! most), so odd pitches narrow the vectors, never the CTA: 256 threads whenever the tile has
+//! that many vectors.
+//!
 //! Example: row-major to column-major 8192x8192 f32 is a transpose: first = dimension 1,
-//! second = dimension 0, a 32x32 tile, 256 threads, float4 loads and stores.
+//! second = dimension 0, a 64x64 tile, 256 threads, float4 loads and stores; 3000x3000 is the
+//! same plan on a 47x47 grid whose last row and column of tiles are masked to 56 of their 64
+//! cells; 8191x4097 (odd pitches both ways) moves single elements with 256 threads.
 
 use layout::cute::TvLayout;
 use layout::Layout;
@@ -78,8 +90,12 @@ pub struct CopyPlan {
     pub z_dim: Option<usize>,
     /// Tile extents along first and second.
     pub tile: [i64; 2],
-    /// Grid: tiles along first, along second, and the z extent.
+    /// Grid: tiles along first, along second (each the ceil-div of the extent by the tile),
+    /// and the z extent.
     pub grid: [i64; 3],
+    /// The predicate's bounds along first and second: an access at logical `x` happens iff
+    /// `x[tile_dims[0]] < guard[0]` and `x[tile_dims[1]] < guard[1]` (the tensor's extents).
+    pub guard: [i64; 2],
     /// Threads per CTA.
     pub threads: i64,
     /// The global load (along first).
@@ -102,6 +118,17 @@ impl CopyPlan {
         self.grid.iter().product()
     }
 
+    /// True when some tile is only partly inside the tensor, so the kernel must predicate its
+    /// accesses on [`CopyPlan::guard`].
+    pub fn ragged(&self) -> bool {
+        self.grid[0] * self.tile[0] != self.guard[0] || self.grid[1] * self.tile[1] != self.guard[1]
+    }
+
+    /// True when an access at logical `coord` passes the guard.
+    pub fn active(&self, coord: &[i64]) -> bool {
+        coord[self.tile_dims[0]] < self.guard[0] && coord[self.tile_dims[1]] < self.guard[1]
+    }
+
     /// Logical coordinate of tile-local `(f, s)` in CTA `(bx, by, bz)`.
     pub fn logical(&self, block: [i64; 3], (f, s): (i64, i64)) -> Vec<i64> {
         let mut c = vec![0; self.shape.len()];
@@ -118,9 +145,19 @@ impl CopyPlan {
 pub const MAX_SMEM_BYTES: i64 = 48 * 1024;
 
 /// Largest power of two at most `cap` dividing `extent`.
-fn pow2_tile(extent: i64, cap: i64) -> i64 {
+fn pow2_dividing(extent: i64, cap: i64) -> i64 {
     let mut t = 1;
     while t * 2 <= cap && extent % (t * 2) == 0 {
+        t *= 2;
+    }
+    t
+}
+
+/// The tile extent for `extent`: the power of two at most `cap` (a power of two) and at most
+/// `extent` rounded up to a power of two.
+fn pow2_tile(extent: i64, cap: i64) -> i64 {
+    let mut t = 1;
+    while t < cap && t < extent {
         t *= 2;
     }
     t
@@ -207,7 +244,8 @@ pub fn plan_copy(
         tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
     }
     let z = z_dim.map_or(1, |d| shape[d]);
-    let grid = [shape[first] / tile[0], shape[second] / tile[1], z];
+    let up = |e: i64, t: i64| (e + t - 1) / t;
+    let grid = [up(shape[first], tile[0]), up(shape[second], tile[1]), z];
     if grid[1] > 65535 || grid[2] > 65535 || grid[0] > i64::from(i32::MAX) {
         return Err(PlanError::Shape {
             shape: shape.to_vec(),
@@ -215,15 +253,17 @@ pub fn plan_copy(
         });
     }
     let cap_vec = |w: i64| opts.vector.map_or(w, |v| w.min(v));
-    let vl = cap_vec(src.vector_width(first, dtype.bytes(), tile[0]));
+    // A vector divides the extent along its axis, so none straddles the guard.
+    let lane_span = |d: usize, t: i64| pow2_dividing(shape[d], t);
+    let vl = cap_vec(src.vector_width(first, dtype.bytes(), lane_span(first, tile[0])));
     let store_along = if dst.fastest_dim(None) == Some(first) {
         Along::First
     } else {
         Along::Second
     };
     let vs = cap_vec(match store_along {
-        Along::First => dst.vector_width(first, dtype.bytes(), tile[0]),
-        Along::Second => dst.vector_width(second, dtype.bytes(), tile[1]),
+        Along::First => dst.vector_width(first, dtype.bytes(), lane_span(first, tile[0])),
+        Along::Second => dst.vector_width(second, dtype.bytes(), lane_span(second, tile[1])),
     });
     let cells = tile[0] * tile[1];
     let threads = opts.threads.min(cells / vl).min(cells / vs);
@@ -245,6 +285,7 @@ pub fn plan_copy(
         z_dim,
         tile,
         grid,
+        guard: [shape[first], shape[second]],
         threads,
         load,
         store,

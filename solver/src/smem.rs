@@ -101,10 +101,11 @@ pub fn choose_smem(
         for sw in &swizzles {
             let l = SwizzledLayout::new(*sw, base.clone())?;
             count += 1;
-            let store_vec = smem_vec(&l, tile, threads, load, elem_bytes)?;
-            let load_vec = smem_vec(&l, tile, threads, store, elem_bytes)?;
-            let stores = traffic(&l, tile, threads, load, store_vec, elem_bytes)?;
-            let loads = traffic(&l, tile, threads, store, load_vec, elem_bytes)?;
+            let table = Offsets::new(&l, tile)?;
+            let store_vec = widest_vec(&table, threads, load, elem_bytes);
+            let load_vec = widest_vec(&table, threads, store, elem_bytes);
+            let stores = table_traffic(&table, threads, load, store_vec, elem_bytes)?;
+            let loads = table_traffic(&table, threads, store, load_vec, elem_bytes)?;
             let cost = stores.wavefronts + loads.wavefronts;
             if best
                 .as_ref()
@@ -126,14 +127,31 @@ pub fn choose_smem(
     Ok(best)
 }
 
-/// `l(f, s)`. The candidates are rank-2 `(F,S):(a,b)` layouts, evaluated directly as
-/// `sw(f*a + s*b)` (the search runs this millions of times); others go through `eval`.
-fn offset(l: &SwizzledLayout, tile: [i64; 2], (f, s): (i64, i64)) -> Result<i64, PlanError> {
-    match l.layout().flat_modes()[..] {
-        [(ef, a), (es, b)] if [ef, es] == tile && (0..ef).contains(&f) && (0..es).contains(&s) => {
-            Ok(l.swizzle().apply(f * a + s * b)?)
+/// `l(f, s)` for every cell of the tile, evaluated once per candidate (the search looks each
+/// cell up several times per candidate). Candidates are rank-2 `(F,S):(a,b)` layouts,
+/// evaluated directly as `sw(f*a + s*b)`; others go through `eval`.
+struct Offsets {
+    tile: [i64; 2],
+    at: Vec<i64>,
+}
+
+impl Offsets {
+    fn new(l: &SwizzledLayout, tile: [i64; 2]) -> Result<Offsets, PlanError> {
+        let modes = l.layout().flat_modes();
+        let mut at = Vec::with_capacity((tile[0] * tile[1]) as usize);
+        for s in 0..tile[1] {
+            for f in 0..tile[0] {
+                at.push(match modes[..] {
+                    [(ef, a), (es, b)] if [ef, es] == tile => l.swizzle().apply(f * a + s * b)?,
+                    _ => l.eval(&tile, &[f, s])?,
+                });
+            }
         }
-        _ => Ok(l.eval(&tile, &[f, s])?),
+        Ok(Offsets { tile, at })
+    }
+
+    fn get(&self, (f, s): (i64, i64)) -> i64 {
+        self.at[(f + s * self.tile[0]) as usize]
     }
 }
 
@@ -146,40 +164,38 @@ pub fn smem_vec(
     p: &Phase,
     elem_bytes: i64,
 ) -> Result<i64, PlanError> {
+    Ok(widest_vec(&Offsets::new(l, tile)?, threads, p, elem_bytes))
+}
+
+fn widest_vec(table: &Offsets, threads: i64, p: &Phase, elem_bytes: i64) -> i64 {
     let mut w = p.vec;
     while w * elem_bytes > 16 {
         w /= 2;
     }
-    while w > 1 && !vector_fits(l, tile, threads, p, w)? {
+    while w > 1 && !vector_fits(table, threads, p, w) {
         w /= 2;
     }
-    Ok(w)
+    w
 }
 
 /// True when every access of `w` elements of phase `p` is consecutive and aligned in `l`.
-fn vector_fits(
-    l: &SwizzledLayout,
-    tile: [i64; 2],
-    threads: i64,
-    p: &Phase,
-    w: i64,
-) -> Result<bool, PlanError> {
+fn vector_fits(table: &Offsets, threads: i64, p: &Phase, w: i64) -> bool {
     for t in 0..threads {
         for k in 0..p.iters {
             for e0 in (0..p.vec).step_by(w as usize) {
-                let o = offset(l, tile, p.coord(t, k, e0))?;
+                let o = table.get(p.coord(t, k, e0));
                 if o % w != 0 {
-                    return Ok(false);
+                    return false;
                 }
                 for e in 1..w {
-                    if offset(l, tile, p.coord(t, k, e0 + e))? != o + e {
-                        return Ok(false);
+                    if table.get(p.coord(t, k, e0 + e)) != o + e {
+                        return false;
                     }
                 }
             }
         }
     }
-    Ok(true)
+    true
 }
 
 /// Wavefronts of every warp-wide shared-memory instruction of one CTA in phase `p`, each
@@ -187,6 +203,16 @@ fn vector_fits(
 pub fn traffic(
     l: &SwizzledLayout,
     tile: [i64; 2],
+    threads: i64,
+    p: &Phase,
+    w: i64,
+    elem_bytes: i64,
+) -> Result<Traffic, PlanError> {
+    table_traffic(&Offsets::new(l, tile)?, threads, p, w, elem_bytes)
+}
+
+fn table_traffic(
+    table: &Offsets,
     threads: i64,
     p: &Phase,
     w: i64,
@@ -202,10 +228,10 @@ pub fn traffic(
             .collect();
         for k in 0..p.iters {
             for e0 in (0..p.vec).step_by(w as usize) {
-                let addrs = lanes
+                let addrs: Vec<Option<i64>> = lanes
                     .iter()
-                    .map(|&t| Ok(Some(offset(l, tile, p.coord(t, k, e0))? * elem_bytes)))
-                    .collect::<Result<Vec<_>, PlanError>>()?;
+                    .map(|&t| Some(table.get(p.coord(t, k, e0)) * elem_bytes))
+                    .collect();
                 out.instructions += 1;
                 out.wavefronts += i64::from(wavefronts(&addrs, access)?);
                 out.ideal += ((lanes.len() as i64 * i64::from(access) + 127) / 128).max(1);
