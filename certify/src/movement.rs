@@ -89,7 +89,7 @@ use crate::claim::{equivalent, Policy};
 use crate::property::{prove_property, Property};
 
 /// Largest tensor the `simulation` decider runs the whole kernel on.
-pub const SIMULATION_LIMIT: i64 = 1 << 22;
+pub const SIMULATION_LIMIT: i64 = 1 << 18;
 
 /// Most cells of a tile, and most `(thread, value)` pairs of a stage: 2^20 (a 1-byte tile of
 /// 2^20 cells is four times the largest shared memory of any GPU).
@@ -365,6 +365,37 @@ fn address(l: &Layout, shape: &[i64], x: &[i64]) -> Result<i64, LayoutError> {
     }
 }
 
+/// A CuTe layout evaluated over one logical shape many times: `CuteLayout::eval` with the
+/// shape check and the flat modes done once (the simulation evaluates millions of points).
+struct FlatCute {
+    shape: Vec<i64>,
+    modes: Vec<(i64, i64)>,
+}
+
+impl FlatCute {
+    fn new(l: &CuteLayout, shape: &[i64]) -> Result<FlatCute, LayoutError> {
+        l.check_shape(shape)?;
+        Ok(FlatCute {
+            shape: shape.to_vec(),
+            modes: l.flat_modes(),
+        })
+    }
+
+    /// `L(x)`: the column-major index of `x`, then the mixed-radix digits times the strides.
+    fn eval(&self, x: &[i64]) -> Result<i64, LayoutError> {
+        let mut rest = layout::shape::flatten_col_major(&self.shape, x)?;
+        let mut out = 0i64;
+        for &(e, d) in &self.modes {
+            out = (rest % e)
+                .checked_mul(d)
+                .and_then(|v| out.checked_add(v))
+                .ok_or_else(|| bad("offset", "overflows i64"))?;
+            rest /= e;
+        }
+        Ok(out)
+    }
+}
+
 /// The slot `M` gives tile cell `c`.
 fn slot(m: &Layout, tile: [i64; 2], c: &[i64]) -> Result<i64, LayoutError> {
     address(m, &tile, c)
@@ -569,55 +600,75 @@ fn simulate(c: &StagedCopy) -> Result<Option<String>, LayoutError> {
     let outside = |x: &[i64]| format!("logical {x:?}: an access outside the tensor passes the guard");
     let mut dst_mem: HashMap<i64, i64> = HashMap::new();
     let mut smem: HashMap<i64, i64> = HashMap::new();
+    // The stages are the same in every CTA: each (thread, value)'s cell and slot, once.
+    let stage = |tv: &TvLayout| -> Result<Vec<(Vec<i64>, i64)>, LayoutError> {
+        let mut out = Vec::new();
+        for t in 0..tv.threads() {
+            for v in 0..tv.values() {
+                let cell = tv.eval(t, v)?;
+                let s = slot(&c.smem, c.tile, &cell)?;
+                out.push((cell, s));
+            }
+        }
+        Ok(out)
+    };
+    let (loads, stores) = (stage(&c.load)?, stage(&c.store)?);
+    let (src_form, dst_form) = (
+        FlatCute::new(&c.src_form, &c.shape)?,
+        FlatCute::new(&c.dst_form, &c.shape)?,
+    );
     for bz in 0..g[2] {
         for by in 0..g[1] {
             for bx in 0..g[0] {
                 let b = [bx, by, bz];
                 smem.clear();
-                for t in 0..c.load.threads() {
-                    for v in 0..c.load.values() {
-                        let cell = c.load.eval(t, v)?;
-                        let x = c.logical(b, &cell);
-                        if !c.active(&x) {
-                            continue;
-                        }
-                        if !c.inside(&x) {
-                            return Ok(Some(outside(&x)));
-                        }
-                        let value = c.src_form.eval(&c.shape, &x)?;
-                        smem.insert(slot(&c.smem, c.tile, &cell)?, value);
+                for (cell, s) in &loads {
+                    let x = c.logical(b, cell);
+                    if !c.active(&x) {
+                        continue;
                     }
+                    if !c.inside(&x) {
+                        return Ok(Some(outside(&x)));
+                    }
+                    let value = src_form.eval(&x)?;
+                    smem.insert(*s, value);
                 }
-                for t in 0..c.store.threads() {
-                    for v in 0..c.store.values() {
-                        let cell = c.store.eval(t, v)?;
-                        let x = c.logical(b, &cell);
-                        if !c.active(&x) {
-                            continue;
-                        }
-                        if !c.inside(&x) {
-                            return Ok(Some(outside(&x)));
-                        }
-                        let s = slot(&c.smem, c.tile, &cell)?;
-                        // A slot nothing wrote holds poison (-1): no source address is negative
-                        // in a model where every source element is tagged by its address.
-                        let value = smem.get(&s).copied().unwrap_or(-1);
-                        let at = c.dst_form.eval(&c.shape, &x)?;
-                        if dst_mem.insert(at, value).is_some() {
-                            return Ok(Some(format!(
-                                "logical {x:?}: its destination address {at} is written twice"
-                            )));
-                        }
+                for (cell, s) in &stores {
+                    let x = c.logical(b, cell);
+                    if !c.active(&x) {
+                        continue;
+                    }
+                    if !c.inside(&x) {
+                        return Ok(Some(outside(&x)));
+                    }
+                    // A slot nothing wrote holds poison (-1): no source address is negative
+                    // in a model where every source element is tagged by its address.
+                    let value = smem.get(s).copied().unwrap_or(-1);
+                    let at = dst_form.eval(&x)?;
+                    if dst_mem.insert(at, value).is_some() {
+                        return Ok(Some(format!(
+                            "logical {x:?}: its destination address {at} is written twice"
+                        )));
                     }
                 }
             }
         }
     }
     let size: i64 = c.shape.iter().product();
+    // The GIVEN layouts' semantics (a CuTe one through the same evaluation as CuteLayout::eval).
+    let given = |l: &Layout| match l {
+        Layout::Cute(cute) => FlatCute::new(cute, &c.shape).map(Some),
+        _ => Ok(None),
+    };
+    let (src, dst) = (given(&c.src)?, given(&c.dst)?);
+    let at = |fast: &Option<FlatCute>, l: &Layout, x: &[i64]| match fast {
+        Some(f) => f.eval(x),
+        None => address(l, &c.shape, x),
+    };
     for i in 0..size {
         let x = layout::shape::unflatten_row_major(&c.shape, i)?;
-        let want = address(&c.src, &c.shape, &x)?;
-        match dst_mem.get(&address(&c.dst, &c.shape, &x)?) {
+        let want = at(&src, &c.src, &x)?;
+        match dst_mem.get(&at(&dst, &c.dst, &x)?) {
             Some(&got) if got == want => {}
             Some(&got) => {
                 return Ok(Some(format!(
@@ -950,6 +1001,21 @@ pub fn check(text: &str) -> Result<MovementCertificate, String> {
 mod address_tests {
     use super::address;
     use layout::Layout;
+
+    #[test]
+    fn flat_cute_evaluates_like_cute_eval() {
+        let Layout::Cute(l) = Layout::parse("((4,3),(5,2)):((1,40),(4,20))", None).unwrap() else {
+            panic!("CuTe")
+        };
+        for shape in [vec![12, 10], vec![3, 4, 10], vec![120]] {
+            let f = super::FlatCute::new(&l, &shape).unwrap();
+            for i in 0..120 {
+                let x = layout::shape::unflatten_row_major(&shape, i).unwrap();
+                assert_eq!(f.eval(&x).unwrap(), l.eval(&shape, &x).unwrap(), "{shape:?} {x:?}");
+            }
+        }
+        assert!(super::FlatCute::new(&l, &[7, 7]).is_err());
+    }
 
     #[test]
     fn address_adds_the_aliases_of_m() {

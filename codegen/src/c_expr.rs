@@ -50,14 +50,19 @@ impl CExpr {
 
     /// Evaluates with checked arithmetic; an unbound variable or a division by zero is an error.
     pub fn eval(&self, env: &Env) -> Result<i64, CodegenError> {
+        self.eval_with(&|name| env.get(name).copied())
+    }
+
+    /// [`CExpr::eval`] with the variables looked up by `var` (`None`: unbound).
+    pub fn eval_with(&self, var: &dyn Fn(&str) -> Option<i64>) -> Result<i64, CodegenError> {
         let fail = |why: String| CodegenError::Validation(why);
         Ok(match self {
             CExpr::Int(v) => *v,
-            CExpr::Var(name) => *env
-                .get(name)
-                .ok_or_else(|| fail(format!("variable {name} is unbound")))?,
+            CExpr::Var(name) => {
+                var(name).ok_or_else(|| fail(format!("variable {name} is unbound")))?
+            }
             CExpr::Bin(op, a, b) => {
-                let (x, y) = (a.eval(env)?, b.eval(env)?);
+                let (x, y) = (a.eval_with(var)?, b.eval_with(var)?);
                 let r = match op {
                     '+' => x.checked_add(y),
                     '*' => x.checked_mul(y),

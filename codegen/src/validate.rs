@@ -88,12 +88,23 @@ struct Access {
     pass: bool,
 }
 
-fn set(env: &mut Env, name: &str, v: i64) {
-    env.insert(name.to_string(), v);
+/// Variable bindings of one access, in the order the kernel defines them.
+struct Bindings(Vec<(&'static str, i64)>);
+
+impl Bindings {
+    fn set(&mut self, name: &'static str, v: i64) {
+        self.0.push((name, v));
+    }
+
+    fn eval(&self, e: &CExpr) -> Result<i64, CodegenError> {
+        e.eval_with(&|name| self.0.iter().rev().find(|(n, _)| *n == name).map(|b| b.1))
+    }
 }
 
+const COORD_NAMES: [&str; 3] = ["c0", "c1", "c2"];
+
 fn access(p: &Parsed, block: [i64; 3], t: i64, k: i64, e: i64) -> Result<Access, CodegenError> {
-    let mut env = Env::new();
+    let mut env = Bindings(Vec::with_capacity(16));
     for (n, v) in [
         ("t", t),
         ("k", k),
@@ -102,23 +113,26 @@ fn access(p: &Parsed, block: [i64; 3], t: i64, k: i64, e: i64) -> Result<Access,
         ("by", block[1]),
         ("bz", block[2]),
     ] {
-        set(&mut env, n, v);
+        env.set(n, v);
     }
-    let cell = (p.f.eval(&env)?, p.s.eval(&env)?);
-    set(&mut env, "f", cell.0);
-    set(&mut env, "s", cell.1);
+    let cell = (env.eval(&p.f)?, env.eval(&p.s)?);
+    env.set("f", cell.0);
+    env.set("s", cell.1);
     let mut coord = Vec::new();
     for (d, c) in p.coords.iter().enumerate() {
-        let v = c.eval(&env)?;
-        set(&mut env, &format!("c{d}"), v);
+        let v = env.eval(c)?;
+        let name = COORD_NAMES
+            .get(d)
+            .ok_or_else(|| CodegenError::Validation(format!("a coordinate c{d} of rank > 3")))?;
+        env.set(name, v);
         coord.push(v);
     }
-    let global = p.global.eval(&env)?;
-    let o = p.smem_linear.eval(&env)?;
-    set(&mut env, "o", o);
-    let smem = p.smem.eval(&env)?;
+    let global = env.eval(&p.global)?;
+    let o = env.eval(&p.smem_linear)?;
+    env.set("o", o);
+    let smem = env.eval(&p.smem)?;
     let pass = match &p.guard {
-        Some(g) => g.eval(&env)? != 0,
+        Some(g) => env.eval(g)? != 0,
         None => true,
     };
     Ok(Access {
