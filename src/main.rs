@@ -397,6 +397,10 @@ struct CopySpec {
     /// as the layouts allow). `--vector 1 --no-swizzle` is the scalar bank-conflict baseline.
     #[arg(long)]
     vector: Option<i64>,
+    /// The CTA tile in elements along its first and second axes, e.g. `32,256` (powers of two;
+    /// overrides --tile-bytes).
+    #[arg(long)]
+    tile: Option<String>,
 }
 
 impl CopySpec {
@@ -410,6 +414,7 @@ impl CopySpec {
             tile_bytes: self.tile_bytes,
             threads: self.threads,
             vector: self.vector,
+            tile: self.tile.as_deref(),
         }
     }
 }

@@ -9,12 +9,14 @@
 //! returned. A plan with ragged edges ([`CopyPlan::ragged`]) also carries a guard: each
 //! vector access is skipped unless its first element's logical coordinate passes
 //! `c<first> < E_first && c<second> < E_second` (only the bounds a tile overhangs are written);
-//! the guard text is validated too.
+//! the guard text is validated too. Only the edge CTAs run the guarded phases: a CTA whose
+//! tile lies inside the tensor (`bx < E_first / T0 && by < E_second / T1`, validated to imply
+//! it) runs the same phases without the guard.
 
 use solver::{Along, CopyPlan, Phase, Separable};
 
 use crate::error::CodegenError;
-use crate::validate::{validate, Validation};
+use crate::validate::{validate, validate_interior, Validation};
 
 /// The index expressions of one phase, exactly as they appear in the kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +52,9 @@ pub struct CopyKernel {
     pub load: PhaseText,
     /// Phase 2 (shared load, global store) expressions.
     pub store: PhaseText,
+    /// The condition (in `bx`, `by`) under which a CTA runs the unguarded phases: every cell of
+    /// such a CTA is inside the tensor (validated). `None` for plans without ragged edges.
+    pub interior: Option<String>,
     /// What translation validation checked.
     pub validation: Validation,
 }
@@ -136,6 +141,16 @@ fn guard_text(plan: &CopyPlan) -> Option<String> {
     let terms: Vec<String> = (0..2)
         .filter(|&a| plan.grid[a] * plan.tile[a] != plan.guard[a])
         .map(|a| format!("c{} < {}", plan.tile_dims[a], plan.guard[a]))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" && "))
+}
+
+/// `bx < F0 && by < F1` (F = the full tiles along an axis) over the axes whose tiles overhang
+/// the tensor; `None` when none does.
+fn interior_text(plan: &CopyPlan) -> Option<String> {
+    let terms: Vec<String> = (0..2)
+        .filter(|&a| plan.grid[a] * plan.tile[a] != plan.guard[a])
+        .map(|a| format!("{} < {}", ["bx", "by"][a], plan.guard[a] / plan.tile[a]))
         .collect();
     (!terms.is_empty()).then(|| terms.join(" && "))
 }
@@ -244,15 +259,71 @@ fn store_guard(text: &PhaseText) -> String {
     )
 }
 
+/// Phase 1, the barrier and phase 2 for the given texts (guarded when they carry a guard).
+fn phases(plan: &CopyPlan, load: &PhaseText, store: &PhaseText) -> String {
+    let b = plan.dtype.bytes();
+    let (lv, sv) = (plan.load.vec, plan.store.vec);
+    let (lw, sw) = (plan.load.smem_vec, plan.store.smem_vec);
+    let mut k = String::new();
+    k += &format!(
+        "    // phase 1: global loads of {lv} along the first axis, shared stores of {lw}\n\
+         #pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n        load_vec_t r;\n        {{\n            \
+         const int e = 0;\n            const int f = {};\n            const int s = {};\n{}{}            \
+         r.v = *reinterpret_cast<const {}*>(src + ({}));\n        }}\n\
+         #pragma unroll\n        for (int e = 0; e < {lv}; e += {lw}) {{\n            \
+         const int f = {};\n            const int s = {};\n            const int o = {};\n            \
+         *reinterpret_cast<{}*>(smem + ({})) = *reinterpret_cast<const {}*>(&r.e[e]);\n        }}\n    }}\n",
+        plan.load.iters,
+        load.f,
+        load.s,
+        coord_lines(load, "            "),
+        guard_line(load, "            "),
+        word_type(lv * b),
+        load.global,
+        load.f,
+        load.s,
+        load.smem_linear,
+        word_type(lw * b),
+        load.smem,
+        word_type(lw * b),
+    );
+    k += "    __syncthreads();\n";
+    k += &format!(
+        "    // phase 2: shared loads of {sw}, global stores of {sv} along the store axis\n\
+         #pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n        store_vec_t w;\n{}\
+         #pragma unroll\n        for (int e = 0; e < {sv}; e += {sw}) {{\n            \
+         const int f = {};\n            const int s = {};\n            const int o = {};\n            \
+         *reinterpret_cast<{}*>(&w.e[e]) = *reinterpret_cast<const {}*>(smem + ({}));\n        }}\n        \
+         {{\n            const int e = 0;\n            const int f = {};\n            const int s = {};\n{}            \
+         {}\n        }}\n    }}\n",
+        plan.store.iters,
+        store_guard(store),
+        store.f,
+        store.s,
+        store.smem_linear,
+        word_type(sw * b),
+        word_type(sw * b),
+        store.smem,
+        store.f,
+        store.s,
+        coord_lines(store, "            "),
+        global_store(sv * b, &store.global),
+    );
+    k
+}
+
 /// Emits the kernel for `plan` and validates every index expression in it.
 pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
     let load = phase_text(plan, &plan.load, &plan.src);
     let store = phase_text(plan, &plan.store, &plan.dst);
-    let validation = validate(plan, &load, &store)?;
+    let interior = interior_text(plan);
+    let mut validation = validate(plan, &load, &store)?;
+    if let Some(cond) = &interior {
+        validation.interior_ctas = validate_interior(plan, cond)?;
+    }
     let b = plan.dtype.bytes();
     let cells = plan.tile[0] * plan.tile[1];
     let (lv, sv) = (plan.load.vec, plan.store.vec);
-    let (lw, sw) = (plan.load.smem_vec, plan.store.smem_vec);
     let mut k = String::new();
     k += &header(plan);
     k += &format!(
@@ -273,50 +344,21 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
          const long long bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n",
         threads = plan.threads
     );
-    k += &format!(
-        "    // phase 1: global loads of {lv} along the first axis, shared stores of {lw}\n\
-         #pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n        load_vec_t r;\n        {{\n            \
-         const int e = 0;\n            const int f = {};\n            const int s = {};\n{}{}            \
-         r.v = *reinterpret_cast<const {}*>(src + ({}));\n        }}\n\
-         #pragma unroll\n        for (int e = 0; e < {lv}; e += {lw}) {{\n            \
-         const int f = {};\n            const int s = {};\n            const int o = {};\n            \
-         *reinterpret_cast<{}*>(smem + ({})) = *reinterpret_cast<const {}*>(&r.e[e]);\n        }}\n    }}\n",
-        plan.load.iters,
-        load.f,
-        load.s,
-        coord_lines(&load, "            "),
-        guard_line(&load, "            "),
-        word_type(lv * b),
-        load.global,
-        load.f,
-        load.s,
-        load.smem_linear,
-        word_type(lw * b),
-        load.smem,
-        word_type(lw * b),
-    );
-    k += "    __syncthreads();\n";
-    k += &format!(
-        "    // phase 2: shared loads of {sw}, global stores of {sv} along the store axis\n\
-         #pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n        store_vec_t w;\n{}\
-         #pragma unroll\n        for (int e = 0; e < {sv}; e += {sw}) {{\n            \
-         const int f = {};\n            const int s = {};\n            const int o = {};\n            \
-         *reinterpret_cast<{}*>(&w.e[e]) = *reinterpret_cast<const {}*>(smem + ({}));\n        }}\n        \
-         {{\n            const int e = 0;\n            const int f = {};\n            const int s = {};\n{}            \
-         {}\n        }}\n    }}\n}}\n",
-        plan.store.iters,
-        store_guard(&store),
-        store.f,
-        store.s,
-        store.smem_linear,
-        word_type(sw * b),
-        word_type(sw * b),
-        store.smem,
-        store.f,
-        store.s,
-        coord_lines(&store, "            "),
-        global_store(sv * b, &store.global),
-    );
+    match &interior {
+        None => k += &phases(plan, &load, &store),
+        Some(cond) => {
+            let (mut fl, mut fs) = (load.clone(), store.clone());
+            fl.guard = None;
+            fs.guard = None;
+            k += &format!(
+                "    // interior CTAs (every cell inside the tensor) run unguarded; the edge CTAs \
+                 check each access\n    if ({cond}) {{\n{}    }} else {{\n{}    }}\n",
+                phases(plan, &fl, &fs),
+                phases(plan, &load, &store)
+            );
+        }
+    }
+    k += "}\n";
     let to_u32 = |v: i64| u32::try_from(v).map_err(|_| CodegenError::Overflow("launch size"));
     Ok(CopyKernel {
         source: k,
@@ -329,6 +371,7 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
         threads: to_u32(plan.threads)?,
         load,
         store,
+        interior,
         validation,
     })
 }

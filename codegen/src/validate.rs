@@ -49,6 +49,8 @@ pub struct Validation {
     pub axis_points: u64,
     /// Tile cells delivered in the simulation.
     pub cells: u64,
+    /// Block indices where the interior condition (unguarded CTAs) was checked.
+    pub interior_ctas: u64,
 }
 
 struct Parsed {
@@ -423,6 +425,53 @@ fn check_guard(plan: &CopyPlan, g: &CExpr) -> Result<u64, CodegenError> {
                 )));
             }
             n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// The interior condition `cond` (in `bx`, `by`) of a ragged plan: a conjunction of terms
+/// that each read one block index; every term, at every value of its index along the grid,
+/// implies that the CTA's tile lies inside the tensor along that axis, and an axis no term
+/// reads has no overhanging tile. So a CTA that takes the unguarded path has every cell inside
+/// the tensor, where the guard is true and dropping it changes nothing. Returns the block
+/// indices checked.
+pub fn validate_interior(plan: &CopyPlan, cond: &str) -> Result<u64, CodegenError> {
+    let fail = |what: String| CodegenError::Validation(what);
+    let c = CExpr::parse(cond)?;
+    let mut read = [false; 2];
+    let mut n = 0u64;
+    for term in c.conjuncts() {
+        let vars = term.vars();
+        let axis = match vars.iter().copied().collect::<Vec<_>>()[..] {
+            ["bx"] => 0,
+            ["by"] => 1,
+            _ => {
+                return Err(fail(format!(
+                    "interior term {term:?} does not read exactly one of bx, by"
+                )))
+            }
+        };
+        read[axis] = true;
+        let name = ["bx", "by"][axis];
+        for b in 0..plan.grid[axis] {
+            let env: Env = [(name.to_string(), b)].into();
+            let full = (b + 1) * plan.tile[axis] <= plan.guard[axis];
+            if term.eval(&env)? != 0 && !full {
+                return Err(fail(format!(
+                    "the interior condition holds at {name} = {b}, whose tile overhangs the \
+                     tensor"
+                )));
+            }
+            n += 1;
+        }
+    }
+    for axis in 0..2 {
+        if !read[axis] && plan.grid[axis] * plan.tile[axis] != plan.guard[axis] {
+            return Err(fail(format!(
+                "the interior condition does not bound {}, whose last tile overhangs the tensor",
+                ["bx", "by"][axis]
+            )));
         }
     }
     Ok(n)

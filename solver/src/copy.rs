@@ -48,6 +48,10 @@ pub struct CopyOptions {
     /// bank-conflict experiment's scalar baseline: a 32x32 f32 tile read down its columns
     /// one word per lane, which the model predicts to be a 32-way conflict.
     pub vector: Option<i64>,
+    /// The tile in elements along first and second (powers of two whose shared copy fits
+    /// [`MAX_SMEM_BYTES`]), overriding `tile_bytes`; each is still capped at the extent rounded
+    /// up to a power of two. `None`: chosen from `tile_bytes` and the layouts.
+    pub tile: Option<[i64; 2]>,
 }
 
 impl Default for CopyOptions {
@@ -57,6 +61,7 @@ impl Default for CopyOptions {
             tile_bytes: 256,
             threads: 256,
             vector: None,
+            tile: None,
         }
     }
 }
@@ -242,6 +247,23 @@ pub fn plan_copy(
     while tile[0] * tile[1] * dtype.bytes() > MAX_SMEM_BYTES {
         cap /= 2;
         tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+    }
+    if let Some(t) = opts.tile {
+        let pow2 = |v: i64| (1..=1024).contains(&v) && v & (v - 1) == 0;
+        if !pow2(t[0])
+            || !pow2(t[1])
+            || t[0] * t[1] * dtype.bytes() > MAX_SMEM_BYTES
+        {
+            return Err(PlanError::Option {
+                what: "tile",
+                why: format!(
+                    "{t:?} must be powers of two up to 1024 whose {} shared copy fits {} bytes",
+                    dtype.name(),
+                    MAX_SMEM_BYTES
+                ),
+            });
+        }
+        tile = [pow2_tile(shape[first], t[0]), pow2_tile(shape[second], t[1])];
     }
     let z = z_dim.map_or(1, |d| shape[d]);
     let up = |e: i64, t: i64| (e + t - 1) / t;

@@ -271,6 +271,7 @@ proptest! {
             tile_bytes: 64,
             threads: 64,
             vector: vec.map(|v| 1i64 << v),
+            tile: None,
         };
         let src = format!("({m},{n}):({n},1)");
         let dst = format!("({m},{n}):(1,{m})");

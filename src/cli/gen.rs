@@ -28,6 +28,8 @@ pub struct CopyArgs<'a> {
     pub threads: i64,
     /// Most elements per global access.
     pub vector: Option<i64>,
+    /// The tile in elements (`F,S`), overriding `tile_bytes`.
+    pub tile: Option<&'a str>,
 }
 
 fn bad(what: &str, e: impl std::fmt::Display) -> BadInput {
@@ -46,10 +48,25 @@ pub fn build(a: &CopyArgs) -> Result<(CopyPlan, CopyKernel), BadInput> {
         message: format!("{}\n  (in --dst)", e.message),
     })?;
     let dtype = Dtype::parse(a.dtype).map_err(|e| bad("--dtype", e))?;
+    let tile = match a.tile {
+        None => None,
+        Some(t) => {
+            let v: Vec<i64> = t
+                .split(',')
+                .map(|x| x.trim().parse::<i64>())
+                .collect::<Result<_, _>>()
+                .map_err(|e| bad(&format!("--tile {t:?}"), e))?;
+            match v[..] {
+                [f, s] => Some([f, s]),
+                _ => return Err(bad(&format!("--tile {t:?}"), "give two extents, F,S")),
+            }
+        }
+    };
     let mut opts = CopyOptions {
         tile_bytes: a.tile_bytes,
         threads: a.threads,
         vector: a.vector,
+        tile,
         ..CopyOptions::default()
     };
     if a.no_swizzle {
