@@ -401,6 +401,10 @@ struct CopySpec {
     /// overrides --tile-bytes).
     #[arg(long)]
     tile: Option<String>,
+    /// Launch order: consecutive CTAs walk the store axis (`blockIdx.x` is the tile index along
+    /// the destination's fast dimension).
+    #[arg(long)]
+    store_major: bool,
 }
 
 impl CopySpec {
@@ -415,6 +419,7 @@ impl CopySpec {
             threads: self.threads,
             vector: self.vector,
             tile: self.tile.as_deref(),
+            store_major: self.store_major,
         }
     }
 }

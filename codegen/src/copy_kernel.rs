@@ -341,7 +341,9 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
          const elem_t* __restrict__ src, elem_t* __restrict__ dst)\n{{\n    \
          __shared__ __align__(16) elem_t smem[{cells}];\n    \
          const int t = threadIdx.x;\n    \
-         const long long bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n",
+         const long long bx = blockIdx.{}, by = blockIdx.{}, bz = blockIdx.z;\n",
+        if plan.store_major { "y" } else { "x" },
+        if plan.store_major { "x" } else { "y" },
         threads = plan.threads
     );
     match &interior {
@@ -363,11 +365,19 @@ pub fn emit_copy(plan: &CopyPlan) -> Result<CopyKernel, CodegenError> {
     Ok(CopyKernel {
         source: k,
         name: "laycert_copy".into(),
-        grid: [
-            to_u32(plan.grid[0])?,
-            to_u32(plan.grid[1])?,
-            to_u32(plan.grid[2])?,
-        ],
+        grid: if plan.store_major {
+            [
+                to_u32(plan.grid[1])?,
+                to_u32(plan.grid[0])?,
+                to_u32(plan.grid[2])?,
+            ]
+        } else {
+            [
+                to_u32(plan.grid[0])?,
+                to_u32(plan.grid[1])?,
+                to_u32(plan.grid[2])?,
+            ]
+        },
         threads: to_u32(plan.threads)?,
         load,
         store,

@@ -52,6 +52,9 @@ pub struct CopyOptions {
     /// [`MAX_SMEM_BYTES`]), overriding `tile_bytes`; each is still capped at the extent rounded
     /// up to a power of two. `None`: chosen from `tile_bytes` and the layouts.
     pub tile: Option<[i64; 2]>,
+    /// Launch the CTAs that share a tile row along the STORE axis consecutively (the hardware's
+    /// `blockIdx.x` walks `by`); by default `blockIdx.x` walks `bx` (the load axis).
+    pub store_major: bool,
 }
 
 impl Default for CopyOptions {
@@ -62,6 +65,7 @@ impl Default for CopyOptions {
             threads: 256,
             vector: None,
             tile: None,
+            store_major: false,
         }
     }
 }
@@ -103,6 +107,8 @@ pub struct CopyPlan {
     pub guard: [i64; 2],
     /// Threads per CTA.
     pub threads: i64,
+    /// The hardware's `blockIdx.x` walks `by` and `blockIdx.y` walks `bx` ([`CopyOptions`]).
+    pub store_major: bool,
     /// The global load (along first).
     pub load: Phase,
     /// The global store.
@@ -268,7 +274,12 @@ pub fn plan_copy(
     let z = z_dim.map_or(1, |d| shape[d]);
     let up = |e: i64, t: i64| (e + t - 1) / t;
     let grid = [up(shape[first], tile[0]), up(shape[second], tile[1]), z];
-    if grid[1] > 65535 || grid[2] > 65535 || grid[0] > i64::from(i32::MAX) {
+    let (hx, hy) = if opts.store_major {
+        (grid[1], grid[0])
+    } else {
+        (grid[0], grid[1])
+    };
+    if hy > 65535 || grid[2] > 65535 || hx > i64::from(i32::MAX) {
         return Err(PlanError::Shape {
             shape: shape.to_vec(),
             why: format!("the grid {grid:?} exceeds CUDA's limits (x < 2^31, y and z <= 65535)"),
@@ -309,6 +320,7 @@ pub fn plan_copy(
         grid,
         guard: [shape[first], shape[second]],
         threads,
+        store_major: opts.store_major,
         load,
         store,
         smem,

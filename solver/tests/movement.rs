@@ -272,6 +272,7 @@ proptest! {
             threads: 64,
             vector: vec.map(|v| 1i64 << v),
             tile: None,
+            store_major: false,
         };
         let src = format!("({m},{n}):({n},1)");
         let dst = format!("({m},{n}):(1,{m})");

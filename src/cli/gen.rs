@@ -30,6 +30,8 @@ pub struct CopyArgs<'a> {
     pub vector: Option<i64>,
     /// The tile in elements (`F,S`), overriding `tile_bytes`.
     pub tile: Option<&'a str>,
+    /// Consecutive CTAs walk the store axis.
+    pub store_major: bool,
 }
 
 fn bad(what: &str, e: impl std::fmt::Display) -> BadInput {
@@ -67,6 +69,7 @@ pub fn build(a: &CopyArgs) -> Result<(CopyPlan, CopyKernel), BadInput> {
         threads: a.threads,
         vector: a.vector,
         tile,
+        store_major: a.store_major,
         ..CopyOptions::default()
     };
     if a.no_swizzle {
