@@ -123,6 +123,7 @@ fn transpose_plan_is_conflict_free_and_the_baseline_conflicts() {
             "destination form",
             "destination injective",
             "grid partitions the tensor",
+            "guards select the tensor",
             "tile stage is the identity"
         ]
     );

@@ -149,9 +149,9 @@ fn a_large_plan_is_proved_by_its_parts() {
     );
     // The swizzled tile is F2-linear: the tile stage is also decided by ranks.
     assert!(
-        r.parts[4].evidence.contains("f2 ranks: proved"),
+        r.parts[5].evidence.contains("f2 ranks: proved"),
         "{}",
-        r.parts[4].evidence
+        r.parts[5].evidence
     );
 }
 
@@ -242,14 +242,18 @@ fn broken_plans_are_refuted_with_a_wrong_coordinate() {
     let mut c = good.clone();
     c.dst_form = cute("(64,64):(1,65)");
     refuted(&c, "destination form");
-    // Tiles that do not cover the tensor.
+    // A guard past the tensor's bounds: the edge tiles would touch memory outside it.
     let mut c = good.clone();
     c.shape = vec![64, 48];
     c.src = parse("(64,48):(48,1)");
     c.dst = parse("(64,48):(1,64)");
     c.src_form = cute("(64,48):(48,1)");
     c.dst_form = cute("(64,48):(1,64)");
-    refuted(&c, "grid partitions the tensor");
+    refuted(&c, "guards select the tensor");
+    // The right guard but a grid that stops short (floor division): elements never written.
+    c.guard = [48, 64];
+    c.grid = [1, 2, 1];
+    refuted(&c, "guards select the tensor");
 }
 
 proptest! {
