@@ -191,7 +191,9 @@ impl StagedCopy {
 
     /// True when `x` is a coordinate of the tensor.
     fn inside(&self, x: &[i64]) -> bool {
-        x.iter().zip(&self.shape).all(|(&v, &e)| (0..e).contains(&v))
+        x.iter()
+            .zip(&self.shape)
+            .all(|(&v, &e)| (0..e).contains(&v))
     }
 
     /// Checks the pieces fit together (bad input is an error, not a refutation).
@@ -597,7 +599,8 @@ fn f2_tile_stage(c: &StagedCopy) -> Option<bool> {
 /// first wrong logical coordinate (row-major order) with what it holds.
 fn simulate(c: &StagedCopy) -> Result<Option<String>, LayoutError> {
     let g = c.grid;
-    let outside = |x: &[i64]| format!("logical {x:?}: an access outside the tensor passes the guard");
+    let outside =
+        |x: &[i64]| format!("logical {x:?}: an access outside the tensor passes the guard");
     let mut dst_mem: HashMap<i64, i64> = HashMap::new();
     let mut smem: HashMap<i64, i64> = HashMap::new();
     // The stages are the same in every CTA: each (thread, value)'s cell and slot, once.
@@ -1015,7 +1018,11 @@ mod address_tests {
             let f = super::FlatCute::new(&l, &shape).unwrap();
             for i in 0..120 {
                 let x = layout::shape::unflatten_row_major(&shape, i).unwrap();
-                assert_eq!(f.eval(&x).unwrap(), l.eval(&shape, &x).unwrap(), "{shape:?} {x:?}");
+                assert_eq!(
+                    f.eval(&x).unwrap(),
+                    l.eval(&shape, &x).unwrap(),
+                    "{shape:?} {x:?}"
+                );
             }
         }
         assert!(super::FlatCute::new(&l, &[7, 7]).is_err());

@@ -178,7 +178,12 @@ fn the_interpreter_catches_an_unguarded_edge() {
 
 #[test]
 fn the_ragged_kernel_moves_every_element_once() {
-    let p = check_movement("(100,70):(70,1)", "(100,70):(1,100)", &[100, 70], Dtype::F32);
+    let p = check_movement(
+        "(100,70):(70,1)",
+        "(100,70):(1,100)",
+        &[100, 70],
+        Dtype::F32,
+    );
     assert!(p.ragged());
     check_movement("(37,45):(45,1)", "(37,45):(1,40)", &[37, 45], Dtype::F16);
     check_movement(
@@ -232,7 +237,7 @@ fn validation_refuses_tampered_guards_and_interiors() {
     assert!(e.to_string().contains("guard"), "{e}");
     // The interior condition: one tile too many along either axis, or an axis left out.
     let interior = k.interior.clone().unwrap();
-    assert_eq!(validate_interior(&p, &interior).unwrap() > 0, true);
+    assert!(validate_interior(&p, &interior).unwrap() > 0);
     let full = [999 / p.tile[0], 1001 / p.tile[1]];
     for bad in [
         format!("bx < {} && by < {}", full[0] + 1, full[1]),
@@ -273,12 +278,7 @@ fn compact(shape: &[i64], order: &[usize], pad: i64) -> String {
         stride[d] = run;
         run *= shape[d] + if i == 0 { pad } else { 0 };
     }
-    let list = |v: &[i64]| {
-        v.iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
     format!("({}):({})", list(shape), list(&stride))
 }
 

@@ -258,10 +258,7 @@ pub fn plan_copy(
     }
     if let Some(t) = opts.tile {
         let pow2 = |v: i64| (1..=1024).contains(&v) && v & (v - 1) == 0;
-        if !pow2(t[0])
-            || !pow2(t[1])
-            || t[0] * t[1] * dtype.bytes() > MAX_SMEM_BYTES
-        {
+        if !pow2(t[0]) || !pow2(t[1]) || t[0] * t[1] * dtype.bytes() > MAX_SMEM_BYTES {
             return Err(PlanError::Option {
                 what: "tile",
                 why: format!(
@@ -271,19 +268,33 @@ pub fn plan_copy(
                 ),
             });
         }
-        tile = [pow2_tile(shape[first], t[0]), pow2_tile(shape[second], t[1])];
+        tile = [
+            pow2_tile(shape[first], t[0]),
+            pow2_tile(shape[second], t[1]),
+        ];
     }
     // Stores narrower than 16 bytes because the destination's pitch or extent is misaligned
     // write partial sectors at both ends of every run: a tile of 128-byte rows and 512-byte
     // columns along the store axis measured best (bench/gpu/README.md).
     let full_vec = |w: i64| w * dtype.bytes() >= 16;
     if opts.tile.is_none() && opts.tile_bytes == CopyOptions::default().tile_bytes {
-        let store_dim = if dst.fastest_dim(None) == Some(first) { first } else { second };
+        let store_dim = if dst.fastest_dim(None) == Some(first) {
+            first
+        } else {
+            second
+        };
         let along = if store_dim == first { tile[0] } else { tile[1] };
-        let vs = dst.vector_width(store_dim, dtype.bytes(), pow2_dividing(shape[store_dim], along));
+        let vs = dst.vector_width(
+            store_dim,
+            dtype.bytes(),
+            pow2_dividing(shape[store_dim], along),
+        );
         if !full_vec(vs) && store_dim == second && dtype.bytes() >= 2 {
             let b = dtype.bytes();
-            tile = [pow2_tile(shape[first], 128 / b), pow2_tile(shape[second], 512 / b)];
+            tile = [
+                pow2_tile(shape[first], 128 / b),
+                pow2_tile(shape[second], 512 / b),
+            ];
         }
     }
     let z = z_dim.map_or(1, |d| shape[d]);

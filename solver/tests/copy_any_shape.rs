@@ -25,6 +25,9 @@ fn plan(src: &str, dst: &str, shape: &[i64], dtype: Dtype) -> CopyPlan {
     .unwrap_or_else(|e| panic!("{src} -> {dst} over {shape:?}: {e}"))
 }
 
+/// Source, destination, shape, dtype, expected load and store vectors.
+type Case<'a> = (&'a str, &'a str, &'a [i64], Dtype, [i64; 2]);
+
 fn ceil(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
 }
@@ -34,11 +37,35 @@ fn ceil(a: i64, b: i64) -> i64 {
 /// claim whose parts include the guard; its certificate re-checks from the text.
 #[test]
 fn every_shape_plans_256_thread_ctas_and_certifies() {
-    let cases: &[(&str, &str, &[i64], Dtype, [i64; 2])] = &[
-        ("(1001,999):(999,1)", "(1001,999):(1,1001)", &[1001, 999], Dtype::F32, [1, 1]),
-        ("(1000,1000):(1000,1)", "(1000,1000):(1,1000)", &[1000, 1000], Dtype::F32, [4, 4]),
-        ("(3000,3000):(3000,1)", "(3000,3000):(1,3000)", &[3000, 3000], Dtype::F32, [4, 4]),
-        ("(8191,4097):(4097,1)", "(8191,4097):(1,8191)", &[8191, 4097], Dtype::F32, [1, 1]),
+    let cases: &[Case] = &[
+        (
+            "(1001,999):(999,1)",
+            "(1001,999):(1,1001)",
+            &[1001, 999],
+            Dtype::F32,
+            [1, 1],
+        ),
+        (
+            "(1000,1000):(1000,1)",
+            "(1000,1000):(1,1000)",
+            &[1000, 1000],
+            Dtype::F32,
+            [4, 4],
+        ),
+        (
+            "(3000,3000):(3000,1)",
+            "(3000,3000):(1,3000)",
+            &[3000, 3000],
+            Dtype::F32,
+            [4, 4],
+        ),
+        (
+            "(8191,4097):(4097,1)",
+            "(8191,4097):(1,8191)",
+            &[8191, 4097],
+            Dtype::F32,
+            [1, 1],
+        ),
         (
             "(12288,6000):(6000,1)",
             "(12288,6000):(1,12288)",
@@ -54,9 +81,21 @@ fn every_shape_plans_256_thread_ctas_and_certifies() {
             [8, 8],
         ),
         // Padded pitches: 16-byte vectors although the extents are not powers of two.
-        ("(1000,1000):(1024,1)", "(1000,1000):(1,1008)", &[1000, 1000], Dtype::F32, [4, 4]),
+        (
+            "(1000,1000):(1024,1)",
+            "(1000,1000):(1,1008)",
+            &[1000, 1000],
+            Dtype::F32,
+            [4, 4],
+        ),
         // An odd extent under an aligned pitch: the vector must divide the extent.
-        ("(1000,999):(1024,1)", "(1000,999):(1,1000)", &[1000, 999], Dtype::F16, [1, 8]),
+        (
+            "(1000,999):(1024,1)",
+            "(1000,999):(1,1000)",
+            &[1000, 999],
+            Dtype::F16,
+            [1, 8],
+        ),
         // 3-D permutation (2,1,0) with odd extents.
         (
             "(30,50,70):(3500,70,1)",
@@ -100,17 +139,32 @@ fn every_shape_plans_256_thread_ctas_and_certifies() {
 
 #[test]
 fn ragged_plans_are_marked_and_exact_ones_are_not() {
-    let odd = plan("(1001,999):(999,1)", "(1001,999):(1,1001)", &[1001, 999], Dtype::F32);
+    let odd = plan(
+        "(1001,999):(999,1)",
+        "(1001,999):(1,1001)",
+        &[1001, 999],
+        Dtype::F32,
+    );
     assert!(odd.ragged());
     assert!(odd.active(&[1000, 998]));
     assert!(!odd.active(&[1001, 0]) && !odd.active(&[0, 999]));
-    let even = plan("(256,256):(256,1)", "(256,256):(1,256)", &[256, 256], Dtype::F32);
+    let even = plan(
+        "(256,256):(256,1)",
+        "(256,256):(1,256)",
+        &[256, 256],
+        Dtype::F32,
+    );
     assert!(!even.ragged());
 }
 
 fn ragged() -> StagedCopy {
     // 100 x 70 f32 transpose: tiles overhang both extents.
-    let p = plan("(100,70):(70,1)", "(100,70):(1,100)", &[100, 70], Dtype::F32);
+    let p = plan(
+        "(100,70):(70,1)",
+        "(100,70):(1,100)",
+        &[100, 70],
+        Dtype::F32,
+    );
     assert!(p.ragged());
     staged_copy(&p).unwrap()
 }
@@ -163,10 +217,13 @@ fn a_cell_stored_twice_is_refuted() {
     let good = ragged();
     let m = good.store.layout().flat_modes();
     assert_eq!(m.len(), 4, "{}", good.store);
-    assert!(m[1].0 > 1, "the store has several rows of threads: {}", good.store);
-    let nested = |a: [i64; 4]| {
-        IntTuple::Tuple(vec![IntTuple::flat(&a[..2]), IntTuple::flat(&a[2..])])
-    };
+    assert!(
+        m[1].0 > 1,
+        "the store has several rows of threads: {}",
+        good.store
+    );
+    let nested =
+        |a: [i64; 4]| IntTuple::Tuple(vec![IntTuple::flat(&a[..2]), IntTuple::flat(&a[2..])]);
     let layout = CuteLayout::new(
         nested([m[0].0, m[1].0, m[2].0, m[3].0]),
         nested([m[0].1, 0, m[2].1, m[3].1]),
@@ -176,7 +233,11 @@ fn a_cell_stored_twice_is_refuted() {
     c.store = TvLayout::new(layout, good.store.tile().to_vec()).unwrap();
     let r = prove_staged_copy(&c, &Policy::default()).unwrap();
     assert_eq!(r.verdict, "refuted", "{}", c.store);
-    let stage = r.parts.iter().find(|p| p.name == "tile stage is the identity").unwrap();
+    let stage = r
+        .parts
+        .iter()
+        .find(|p| p.name == "tile stage is the identity")
+        .unwrap();
     assert_eq!(stage.verdict, "refuted");
     assert!(stage.evidence.contains("second time"), "{}", stage.evidence);
 }
