@@ -43,9 +43,11 @@ use crate::error::{LayoutError, ParseError, Result};
 use crate::linear::{InDim, LinearLayout, OutDim, MAX_OUT_BITS};
 use crate::notation::cursor::Cursor;
 
+pub mod aliases;
 mod amd;
 mod cga;
 mod distributed;
+pub mod gluon;
 mod shared;
 
 pub(crate) use cga::Cga;
