@@ -311,12 +311,12 @@ module attributes {\"ttg.num-warps\" = 4 : i32} {
     #[test]
     fn expansion_blowup_is_refused() {
         let mut text = String::from("#a0 = #ttg.x<{}>\n");
-        for i in 1..40 {
+        for i in 1..30 {
             text += &format!("#a{i} = #ttg.p<{{a = #a{0}, b = #a{0}}}>\n", i - 1);
         }
         let a = Aliases::parse(&text).unwrap();
         assert!(a
-            .expand("#a39")
+            .expand("#a29")
             .unwrap_err()
             .to_string()
             .contains("longer than"));
