@@ -48,13 +48,14 @@ impl Layout {
             }
             Notation::TritonAttr => {
                 let attr = triton::parse_attr(text)?;
-                let shape = shape.ok_or_else(|| {
+                let own = attr.own_shape();
+                let shape = shape.or(own.as_deref()).ok_or_else(|| {
                     LayoutError::invalid(
                         "Triton attribute",
                         "it describes a layout only for a tensor shape: give one (--shape 128,128)",
                     )
                 })?;
-                Layout::Linear(attr.to_linear(shape)?)
+                attr.to_layout(shape)?
             }
         })
     }

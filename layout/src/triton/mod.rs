@@ -48,6 +48,7 @@ mod amd;
 mod cga;
 mod distributed;
 pub mod gluon;
+mod padded;
 mod shared;
 
 pub(crate) use cga::Cga;
@@ -84,11 +85,21 @@ pub struct RawAttr {
     pub fields: Vec<(String, AttrValue)>,
     /// Byte span of the attribute in the input (for errors).
     pub span: (usize, usize),
+    /// `padded_shared`'s `[interval:+padding, ...]` pairs (empty for other kinds).
+    pub intervals: Vec<(i64, i64)>,
 }
 
 impl fmt::Display for RawAttr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "#{}.{}<", self.dialect, self.kind)?;
+        if self.kind == "padded_shared" {
+            let pairs: Vec<String> = self
+                .intervals
+                .iter()
+                .map(|(i, p)| format!("{i}:+{p}"))
+                .collect();
+            write!(f, "[{}] ", pairs.join(", "))?;
+        }
         write_fields(f, &self.fields)?;
         f.write_str(">")
     }
@@ -159,6 +170,23 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
         .ident("an attribute kind (blocked, nvidia_mma, ...)")?
         .to_string();
     c.expect("<")?;
+    let mut intervals = Vec::new();
+    if kind == "padded_shared" {
+        c.expect("[")?;
+        loop {
+            let interval = c.int(false)?;
+            c.expect(":")?;
+            c.expect("+")?;
+            intervals.push((interval, c.int(false)?));
+            if c.eat("]") {
+                break;
+            }
+            c.expect(",").map_err(|_| c.error("',' or ']'"))?;
+            if intervals.len() > 64 {
+                return Err(c.error("at most 64 interval:+padding pairs"));
+            }
+        }
+    }
     c.expect("{")?;
     let fields = field_list(c, depth)?;
     c.expect(">")?;
@@ -167,6 +195,7 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
         kind,
         fields,
         span: (start, c.pos()),
+        intervals,
     })
 }
 
@@ -352,7 +381,20 @@ impl TritonAttr {
 
     /// Whether this attribute describes a shared-memory layout (`offset -> dims`).
     pub fn is_shared(&self) -> bool {
-        matches!(self.raw.kind.as_str(), "swizzled_shared" | "nvmma_shared")
+        matches!(
+            self.raw.kind.as_str(),
+            "swizzled_shared" | "nvmma_shared" | "padded_shared"
+        )
+    }
+
+    /// The layout of this attribute on a tensor of `shape`: the linear layout of
+    /// [`TritonAttr::to_linear`], except `padded_shared`, whose memory addresses (with the
+    /// padding's holes) form a strided CuTe layout from tensor coordinates to addresses.
+    pub fn to_layout(&self, shape: &[i64]) -> Result<crate::Layout> {
+        if self.raw.kind == "padded_shared" {
+            return Ok(crate::Layout::Cute(self.padded_to_cute(shape)?));
+        }
+        Ok(crate::Layout::Linear(self.to_linear(shape)?))
     }
 
     /// The linear layout of this attribute on a tensor of `shape`: `(register, lane, warp,
@@ -382,13 +424,19 @@ impl TritonAttr {
             "slice" => self.slice_to_linear(shape),
             "swizzled_shared" => self.swizzled_to_linear(&shape_log),
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
+            "padded_shared" => Err(self.err(
+                "kind",
+                "a padded shared layout has holes in memory, so no linear layout; it is read as \
+                 a strided (CuTe) layout of memory addresses (Layout::parse, to_layout)",
+            )),
             other => Err(self.err("kind", format!("{other} is not supported"))),
         }
     }
 }
 
 /// Attribute kinds this module imports.
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 9] = [
+    "padded_shared",
     "blocked",
     "nvidia_mma",
     "amd_mfma",
@@ -431,6 +479,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "dot_op" => &["opIdx", "parent", "kWidth"],
         "slice" => &["dim", "parent"],
         "swizzled_shared" => &["vec", "perPhase", "maxPhase", "order"],
+        "padded_shared" => &["order", "shape", "offset", "block"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
             "transposed",
