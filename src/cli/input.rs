@@ -18,6 +18,44 @@ pub fn render(e: &LayoutError, what: &str, input: &str) -> BadInput {
 static MLIR: std::sync::OnceLock<(String, layout::triton::aliases::Aliases)> =
     std::sync::OnceLock::new();
 
+/// Axis names the user declared (`equiv --axes lane_id=laneid` declares `lane_id`).
+static DECLARED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Declares axis names: layouts may use them even where they look like a misspelled registry
+/// name.
+pub fn declare_axes<'a>(names: impl IntoIterator<Item = &'a str>) {
+    if let Ok(mut d) = DECLARED.lock() {
+        d.extend(names.into_iter().map(str::to_string));
+    }
+}
+
+/// Refuses an Axe layout's axis that misspells a registry name (`@laneId`, `@lane_id`) and
+/// was not declared, naming the registry's spelling.
+fn check_axis_names(l: &Layout, what: &str) -> Result<(), BadInput> {
+    let Layout::Axe(a) = l else {
+        return Ok(());
+    };
+    let declared = DECLARED.lock().map(|d| d.clone()).unwrap_or_default();
+    let registry = layout::AxisRegistry::builtin();
+    for axis in a.axes() {
+        let name = axis.as_str();
+        if declared.contains(name) {
+            continue;
+        }
+        if let Some(known) = registry.misspelling_of(name) {
+            return Err(BadInput {
+                message: format!(
+                    "error: {what}: axis @{name} is not in the axis registry; did you mean \
+                     @{known}? (equiv --axes {name}={known} declares {name} and maps it onto \
+                     {known})"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Files larger than this are refused by `--mlir`.
 const MLIR_MAX_BYTES: u64 = 64 << 20;
 
@@ -88,7 +126,9 @@ pub fn layout(text: &str, shape: Option<&[i64]>) -> Result<Layout, BadInput> {
         return Layout::parse(&atom.layout, shape)
             .map_err(|e| render(&e, &format!("atom:{}", atom.name), &atom.layout));
     }
-    Layout::parse(text, shape).map_err(|e| render(&e, "the layout", text))
+    let l = Layout::parse(text, shape).map_err(|e| render(&e, "the layout", text))?;
+    check_axis_names(&l, "the layout")?;
+    Ok(l)
 }
 
 /// Text pasted from an MLIR lit test keeps its `//` comment markers (`// - register=1 -> ..`,
