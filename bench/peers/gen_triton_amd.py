@@ -7,7 +7,8 @@ Kinds: `#ttg.amd_mfma` (versions 1-4, instrShape 32x32 / 16x16 / 4x64 / 64x4, tr
 not, 32- and 64-bit elements, tilesPerWarp, rank 2 and 3), `#ttg.amd_wmma` (versions 1-3,
 register and warp bases, instrShape, transposed or not, rank 2 and 3), `#ttg.dot_op` of each
 (opIdx, kWidth), `#ttg.slice` of each, and `#ttg.linear` (distributed) attributes, each at
-shapes smaller than, equal to and larger than its tile (as in `gen_triton_fit.py`).
+shapes smaller than, equal to and larger than its tile (as in `gen_triton_fit.py`; a
+`#ttg.linear` attribute's tile is the shape it was built for).
 
 One JSON line per case: {"kind", "fit", "attr", "shape", "register", "lane", "warp", "block"}.
 
@@ -149,8 +150,7 @@ def main():
     for kind, make, count in generators():
         for _ in range(count):
             layout, tile = make(rng)
-            fits = [("equal", tile)] if kind.startswith("linear") else shapes_for(tile, rng)
-            for fit, shape in fits:
+            for fit, shape in shapes_for(tile, rng):
                 if only and not kind.startswith(only):
                     continue
                 if "wmma" in kind and not kind.startswith("slice") and any(

@@ -45,7 +45,12 @@ fn amd_oracle_covers_every_kind_at_every_fit() {
         }
     }
     for k in ["linear1d", "linear2d", "linear3d", "linear4d"] {
-        assert!(seen.contains_key(&(k.to_string(), "equal".to_string())));
+        for fit in ["small", "equal", "large"] {
+            assert!(
+                seen.contains_key(&(k.to_string(), fit.to_string())),
+                "{k} has no {fit} case"
+            );
+        }
     }
 }
 
