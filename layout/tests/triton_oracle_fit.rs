@@ -54,10 +54,13 @@ fn fit_attribute_text_prints_back_exactly() {
 /// `to_linear_layout` of `BlockedLayout([2,1,1,1], [4,2,2,2], [1,2,2,1], [3,2,1,0])` at
 /// `[2,1,1,1]`, of `SliceLayout(1, BlockedLayout([1,4], [8,4], [4,1], [1,0]))` at `[1]`, and of
 /// `SliceLayout(d, NVMMADistributedLayout([2,0], [2,2], [16,8]))` at `[8]`).
+/// An attribute, a shape, and Triton's register, lane and warp bases there.
+type Expected = (String, Vec<i64>, [Vec<Vec<i64>>; 3]);
+
 #[test]
 fn issue_16_small_shapes_broadcast_as_triton_does() {
     let mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>";
-    let cases: [(String, Vec<i64>, [Vec<Vec<i64>>; 3]); 4] = [
+    let cases: [Expected; 4] = [
         (
             "#ttg.blocked<{sizePerThread = [2, 1, 1, 1], threadsPerWarp = [4, 2, 2, 2], warpsPerCTA = [1, 2, 2, 1], order = [3, 2, 1, 0]}>".into(),
             vec![2, 1, 1, 1],

@@ -263,13 +263,13 @@ const CLASSES: &str = "BlockedLayout, SliceLayout, DotOperandLayout, NVMMADistri
                        AMDMFMALayout, AMDWMMALayout";
 
 /// `[1, 2]`, `[[1, 0], [0, 1]]`, `true`; a nested constructor as its attribute.
-fn py_text(v: &Py, c: &mut Cursor, shape: &mut Option<Vec<i64>>) -> Result<String> {
+fn py_text(v: &Py, c: &mut Cursor) -> Result<String> {
     Ok(match v {
         Py::Int(x) => x.to_string(),
         Py::Bool(b) => b.to_string(),
         Py::None => return Err(c.error("a value other than None here").into()),
         Py::List(xs) => {
-            let parts: Result<Vec<String>> = xs.iter().map(|x| py_text(x, c, shape)).collect();
+            let parts: Result<Vec<String>> = xs.iter().map(|x| py_text(x, c)).collect();
             format!("[{}]", parts?.join(", "))
         }
         Py::Call(inner) => render(inner, c, &mut None)?,
@@ -372,11 +372,11 @@ fn render(call: &Call, c: &mut Cursor, shape: &mut Option<Vec<i64>>) -> Result<S
                     "register"
                 };
                 if !matches!(v, Py::List(xs) if xs.is_empty()) || key == "warp" {
-                    wmma_dict.push(format!("{key} = {}", py_text(v, c, shape)?));
+                    wmma_dict.push(format!("{key} = {}", py_text(v, c)?));
                 }
             }
             ("amd_wmma", "rank") => {}
-            _ => out.push(format!("{mlir} = {}", py_text(v, c, shape)?)),
+            _ => out.push(format!("{mlir} = {}", py_text(v, c)?)),
         }
     }
     if cls.kind == "amd_wmma" {
