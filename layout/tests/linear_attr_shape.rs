@@ -1,9 +1,24 @@
 //! `#ttg.linear` with a tensor shape other than the one its bases fill is fitted to it as
 //! Triton 3.9 fits it (checked by Gluon; the generated suite is `triton_oracle_amd.rs`): bases
 //! past the shape hold copies (register bases past it go), and a larger shape repeats the
-//! layout in registers.
+//! layout in registers. Bases with holes (not surjective onto their own extent, which Triton
+//! refuses to build) past the shape are a parse error naming the basis and the shape.
 
 use layout::notation::linear::parse_attr;
+use layout::LayoutError;
+
+#[test]
+fn a_basis_of_a_holed_layout_past_the_shape_is_an_error_naming_basis_and_shape() {
+    let text = "#ttg.linear<{register=[[0,64]], lane=[[1,0]]}>";
+    let Err(LayoutError::Parse(e)) = parse_attr(text, Some(&[4, 4])) else {
+        panic!("expected a parse error");
+    };
+    assert!(
+        e.expected.contains("[0, 64]") && e.expected.contains("[4, 4]"),
+        "{e}"
+    );
+    assert_eq!(&text[e.span.clone()], "[0,64]");
+}
 
 fn bases(text: &str, shape: &[i64], dim: &str) -> Vec<Vec<i64>> {
     let l = parse_attr(text, Some(shape)).unwrap();

@@ -30,6 +30,8 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     c.expect("{")?;
     let mut ins = Vec::new();
     let mut rank: Option<(usize, usize)> = None;
+    // Where each basis was written, for errors.
+    let mut spans: Vec<(Vec<i64>, (usize, usize))> = Vec::new();
     if !c.eat("}") {
         loop {
             let name_at = c.pos();
@@ -46,7 +48,7 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
                     .into());
             }
             c.expect("=")?;
-            let bases = bases_list(&mut c, &mut rank)?;
+            let bases = bases_list(&mut c, &mut rank, &mut spans)?;
             ins.push(InDim { name, bases });
             if c.eat("}") {
                 break;
@@ -72,11 +74,34 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
                 .into());
         }
     }
-    if let Some(s) = shape.filter(|s| s.len() == n) {
-        fit_to_shape(&mut ins, s)?;
-    }
     let names: Vec<String> = (0..n).map(|i| format!("dim{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    if let Some(s) = shape.filter(|s| s.len() == n) {
+        // Triton builds only surjective #ttg.linear layouts; those it fits to another shape.
+        // Bases with holes past the shape would widen an out-dim silently: refused.
+        let surjective = LinearLayout::with_inferred_outs(ins.clone(), &refs, &[])
+            .and_then(|l| l.is_surjective())
+            .unwrap_or(false);
+        if surjective {
+            fit_to_shape(&mut ins, s)?;
+        } else if let Some((b, (at, end))) = spans
+            .iter()
+            .find(|(b, _)| b.iter().zip(s).any(|(v, d)| v >= d))
+        {
+            let j = (0..n).find(|&j| b[j] >= s[j]).unwrap_or(0);
+            return Err(c
+                .error_at(
+                    *at,
+                    *end,
+                    format!(
+                        "a basis inside the shape {s:?} (basis {b:?} has dim{j} = {} >= {}; the \
+                         bases do not fill their own extent, so they are not fitted to it)",
+                        b[j], s[j]
+                    ),
+                )
+                .into());
+        }
+    }
     LinearLayout::with_inferred_outs(ins, &refs, shape.unwrap_or(&[]))
 }
 
@@ -165,6 +190,7 @@ fn fit_to_shape(ins: &mut [InDim], shape: &[i64]) -> Result<()> {
 fn bases_list(
     c: &mut Cursor,
     rank: &mut Option<(usize, usize)>,
+    spans: &mut Vec<(Vec<i64>, (usize, usize))>,
 ) -> Result<Vec<Vec<i64>>, ParseError> {
     c.expect("[")?;
     let mut out = Vec::new();
@@ -193,6 +219,7 @@ fn bases_list(
                 format!("non-negative basis values (found {v})"),
             ));
         }
+        spans.push((b.clone(), (at, c.pos())));
         out.push(b);
         if c.eat("]") {
             return Ok(out);
