@@ -679,8 +679,14 @@ fn slice_of_a_swizzled_layout_keeps_the_swizzle_over_an_offset() {
 #[test]
 fn equiv_axes_maps_a_users_axis_names_onto_the_registry() {
     let (a, b) = ("S[(4,8):(8@lane_id,1@lane_id)]", "S[32:1@laneid]");
+    // Undeclared, lane_id reads as a misspelled laneid: refused with the registry's name.
     let o = laycert(&["equiv", a, b]);
-    assert_eq!(first_line(&o), "not equivalent");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("did you mean @laneid"),
+        "{}",
+        stderr(&o)
+    );
     let o = laycert(&["equiv", a, b, "--axes", "lane_id=laneid"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(first_line(&o), "equivalent");

@@ -20,6 +20,9 @@ struct Args {
     /// Print one JSON object instead of text.
     #[arg(long, global = true)]
     json: bool,
+    /// A TTGIR file whose `#name = ...` aliases layout arguments may use (`#blocked`).
+    #[arg(long, global = true)]
+    mlir: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -352,6 +355,7 @@ enum Command {
     /// of the embedded corpus? The cheapest proved tiling first; exit 1 when none.
     Decompose {
         /// The layout, in any notation.
+        #[arg(allow_hyphen_values = true)]
         layout: String,
         /// Its logical shape, e.g. `32,16`.
         #[arg(long)]
@@ -472,6 +476,12 @@ fn outputs<'a>(
 fn main() -> ExitCode {
     cli::install_panic_hook();
     let args = Args::parse();
+    if let Some(path) = &args.mlir {
+        if let Err(e) = cli::input::set_mlir(path) {
+            eprintln!("{}", e.message);
+            return ExitCode::from(cli::BAD_INPUT);
+        }
+    }
     let result = match &args.command {
         Command::Show { layout, shape } => cli::show::run(layout, shape.as_deref(), args.json),
         Command::Eval {

@@ -113,11 +113,14 @@ pub struct Target {
 pub struct AxisRegistry {
     aliases: BTreeMap<String, Axis>,
     targets: BTreeMap<String, Target>,
+    canonical: Vec<Axis>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RegistryFile {
+    #[serde(default)]
+    canonical: Vec<String>,
     #[serde(default)]
     aliases: BTreeMap<String, String>,
     #[serde(default)]
@@ -203,7 +206,58 @@ impl AxisRegistry {
                 ));
             }
         }
-        Ok(AxisRegistry { aliases, targets })
+        let canonical = file
+            .canonical
+            .iter()
+            .map(|n| Axis::new(n))
+            .collect::<Result<_>>()?;
+        Ok(AxisRegistry {
+            aliases,
+            targets,
+            canonical,
+        })
+    }
+
+    /// Every axis name the registry knows: its canonical axes, aliases and their targets, and
+    /// the axes of every target's relations.
+    pub fn known_names(&self) -> std::collections::BTreeSet<String> {
+        let mut out: std::collections::BTreeSet<String> =
+            self.canonical.iter().map(|a| a.to_string()).collect();
+        for (alias, target) in &self.aliases {
+            out.insert(alias.clone());
+            out.insert(target.to_string());
+        }
+        for t in self.targets.values() {
+            for r in &t.relations {
+                out.insert(r.axis.to_string());
+                out.extend(r.terms.iter().map(|(_, a)| a.to_string()));
+            }
+        }
+        out
+    }
+
+    /// The registry name that `name` most likely misspells, when `name` is not itself known:
+    /// one equal up to case and underscores (`laneId`, `lane_id`, `WarpID` -> `laneid`,
+    /// `warpid`), or, for names of five letters or more, one edit away (`laneidd`). Names far
+    /// from every known one (`dp`, `foo`) are the user's own axes and get no suggestion.
+    pub fn misspelling_of(&self, name: &str) -> Option<String> {
+        let known = self.known_names();
+        if known.contains(name) {
+            return None;
+        }
+        let norm = |s: &str| s.to_lowercase().replace('_', "");
+        let n = norm(name);
+        if let Some(k) = known.iter().find(|k| norm(k) == n) {
+            return Some(k.clone());
+        }
+        if n.chars().count() < 5 {
+            return None;
+        }
+        known
+            .iter()
+            .filter(|k| k.chars().count() >= 4)
+            .find(|k| edit_distance(&norm(k), &n) <= 1)
+            .cloned()
     }
 
     /// The canonical axis for a name: its alias target, or the name itself.
@@ -273,9 +327,57 @@ impl AxisRegistry {
     }
 }
 
+/// Edit distance (insertions, deletions, substitutions and adjacent transpositions).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn misspelled_axis_names_suggest_the_registry_name() {
+        let r = AxisRegistry::builtin();
+        for (typo, want) in [
+            ("laneId", "laneid"),
+            ("lane_id", "laneid"),
+            ("WarpID", "warpid"),
+            ("REG", "reg"),
+            ("laneidd", "laneid"),
+            ("wrapid", "warpid"),
+            ("tlane", "TLane"),
+        ] {
+            assert_eq!(r.misspelling_of(typo).as_deref(), Some(want), "{typo}");
+        }
+        for own in [
+            "laneid", "lane", "m", "dp", "tp", "foo", "a", "x", "e", "tx", "TCol",
+        ] {
+            assert_eq!(r.misspelling_of(own), None, "{own}");
+        }
+        assert_eq!(edit_distance("abcd", "abdc"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
 
     #[test]
     fn builtin_registry_loads() {

@@ -42,15 +42,20 @@ impl Layout {
             Notation::Tv => Layout::Tv(notation::cute::parse_tv(text)?),
             Notation::LinearAttr => Layout::Linear(notation::linear::parse_attr(text, shape)?),
             Notation::LinearText => Layout::Linear(notation::linear::parse_to_string(text)?),
+            Notation::TritonAttr if !text.trim_start().starts_with('#') => {
+                let (mlir, own) = triton::gluon::to_mlir(text)?;
+                return Layout::parse(&mlir, shape.or(own.as_deref()));
+            }
             Notation::TritonAttr => {
                 let attr = triton::parse_attr(text)?;
-                let shape = shape.ok_or_else(|| {
+                let own = attr.own_shape();
+                let shape = shape.or(own.as_deref()).ok_or_else(|| {
                     LayoutError::invalid(
                         "Triton attribute",
                         "it describes a layout only for a tensor shape: give one (--shape 128,128)",
                     )
                 })?;
-                Layout::Linear(attr.to_linear(shape)?)
+                attr.to_layout(shape)?
             }
         })
     }

@@ -49,3 +49,44 @@ fn import_matches_triton_at_small_equal_and_large_shapes() {
 fn fit_attribute_text_prints_back_exactly() {
     triton_support::check_prints_back(&cases());
 }
+
+/// The three disagreements issue 16 reported, with Triton 3.9's answers (Gluon's
+/// `to_linear_layout` of `BlockedLayout([2,1,1,1], [4,2,2,2], [1,2,2,1], [3,2,1,0])` at
+/// `[2,1,1,1]`, of `SliceLayout(1, BlockedLayout([1,4], [8,4], [4,1], [1,0]))` at `[1]`, and of
+/// `SliceLayout(d, NVMMADistributedLayout([2,0], [2,2], [16,8]))` at `[8]`).
+/// An attribute, a shape, and Triton's register, lane and warp bases there.
+type Expected = (String, Vec<i64>, [Vec<Vec<i64>>; 3]);
+
+#[test]
+fn issue_16_small_shapes_broadcast_as_triton_does() {
+    let mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>";
+    let cases: [Expected; 4] = [
+        (
+            "#ttg.blocked<{sizePerThread = [2, 1, 1, 1], threadsPerWarp = [4, 2, 2, 2], warpsPerCTA = [1, 2, 2, 1], order = [3, 2, 1, 0]}>".into(),
+            vec![2, 1, 1, 1],
+            [vec![vec![1, 0, 0, 0]], vec![vec![0; 4]; 5], vec![vec![0; 4]; 2]],
+        ),
+        (
+            "#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>}>".into(),
+            vec![1],
+            [vec![], vec![vec![0]; 5], vec![vec![0]; 2]],
+        ),
+        (
+            format!("#ttg.slice<{{dim = 0, parent = {mma}}}>"),
+            vec![8],
+            [vec![vec![1]], vec![vec![2], vec![4], vec![0], vec![0], vec![0]], vec![vec![0]; 2]],
+        ),
+        (
+            format!("#ttg.slice<{{dim = 1, parent = {mma}}}>"),
+            vec![8],
+            [vec![], vec![vec![0], vec![0], vec![1], vec![2], vec![4]], vec![vec![0]; 2]],
+        ),
+    ];
+    for (attr, shape, want) in cases {
+        let l = layout::triton::parse_attr(&attr)
+            .and_then(|a| a.to_linear(&shape))
+            .unwrap();
+        let got = triton_support::our_bases(&l, &["register", "lane", "warp"]);
+        assert_eq!(got, want.to_vec(), "{attr} on {shape:?}");
+    }
+}

@@ -24,14 +24,19 @@ pub fn run(
     as_json: bool,
 ) -> Result<Report, BadInput> {
     let shape = input::shape(shape)?;
+    let map = axes
+        .map(|text| certify::claim::parse_axes(text).map_err(|e| input::render(&e, "--axes", text)))
+        .transpose()?;
+    // The names --axes maps are the user's own axes.
+    if let Some(map) = &map {
+        input::declare_axes(map.iter().map(|(from, _)| from.as_str()));
+    }
     let mut la = input::layout(a, shape.as_deref())?;
     let mut lb = input::layout(b, shape.as_deref())?;
-    if let Some(text) = axes {
-        let map =
-            certify::claim::parse_axes(text).map_err(|e| input::render(&e, "--axes", text))?;
-        la = certify::claim::rename_axes(&la, &map)
+    if let Some(map) = &map {
+        la = certify::claim::rename_axes(&la, map)
             .map_err(|e| input::render(&e, "the left layout", a))?;
-        lb = certify::claim::rename_axes(&lb, &map)
+        lb = certify::claim::rename_axes(&lb, map)
             .map_err(|e| input::render(&e, "the right layout", b))?;
     }
     // Triton attributes take --shape as their tensor shape; TV/linear fix their logical side.

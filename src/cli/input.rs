@@ -14,17 +14,138 @@ pub fn render(e: &LayoutError, what: &str, input: &str) -> BadInput {
     BadInput { message }
 }
 
+/// The TTGIR file given with `--mlir`, whose `#name = ...` aliases layout arguments may use.
+static MLIR: std::sync::OnceLock<(String, layout::triton::aliases::Aliases)> =
+    std::sync::OnceLock::new();
+
+/// Axis names the user declared (`equiv --axes lane_id=laneid` declares `lane_id`).
+static DECLARED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Declares axis names: layouts may use them even where they look like a misspelled registry
+/// name.
+pub fn declare_axes<'a>(names: impl IntoIterator<Item = &'a str>) {
+    if let Ok(mut d) = DECLARED.lock() {
+        d.extend(names.into_iter().map(str::to_string));
+    }
+}
+
+/// Refuses an Axe layout's axis that misspells a registry name (`@laneId`, `@lane_id`) and
+/// was not declared, naming the registry's spelling.
+fn check_axis_names(l: &Layout, what: &str) -> Result<(), BadInput> {
+    let Layout::Axe(a) = l else {
+        return Ok(());
+    };
+    let declared = DECLARED.lock().map(|d| d.clone()).unwrap_or_default();
+    let registry = layout::AxisRegistry::builtin();
+    for axis in a.axes() {
+        let name = axis.as_str();
+        if declared.contains(name) {
+            continue;
+        }
+        if let Some(known) = registry.misspelling_of(name) {
+            return Err(BadInput {
+                message: format!(
+                    "error: {what}: axis @{name} is not in the axis registry; did you mean \
+                     @{known}? (equiv --axes {name}={known} declares {name} and maps it onto \
+                     {known})"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Files larger than this are refused by `--mlir`.
+const MLIR_MAX_BYTES: u64 = 64 << 20;
+
+/// Reads `--mlir FILE`: its aliases become usable in every layout argument.
+pub fn set_mlir(path: &str) -> Result<(), BadInput> {
+    let bad = |why: String| BadInput {
+        message: format!("error: --mlir {path:?}: {why}"),
+    };
+    let size = std::fs::metadata(path)
+        .map_err(|e| bad(format!("cannot read: {e}")))?
+        .len();
+    if size > MLIR_MAX_BYTES {
+        return Err(bad(format!(
+            "{size} bytes; at most {MLIR_MAX_BYTES} are read"
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let aliases = layout::triton::aliases::Aliases::parse(&text).map_err(|e| bad(e.to_string()))?;
+    let _ = MLIR.set((path.to_string(), aliases));
+    Ok(())
+}
+
+/// Replaces the `--mlir` file's aliases in `text`; a bare `#name` without `--shape` takes the
+/// shape of the file's first tensor type with that encoding. Without `--mlir`, a `#name` that
+/// is no dialect attribute is refused with a hint.
+fn with_aliases(text: &str, shape: Option<&[i64]>) -> Result<(String, Option<Vec<i64>>), BadInput> {
+    let t = text.trim();
+    let is_alias_ref = t.starts_with('#')
+        && !t.starts_with("#ttg.")
+        && !t.starts_with("#triton_gpu.")
+        && t[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.');
+    let Some((path, aliases)) = MLIR.get() else {
+        if is_alias_ref {
+            return Err(BadInput {
+                message: format!(
+                    "error: {t} is an alias of a TTGIR file: pass the file with --mlir FILE"
+                ),
+            });
+        }
+        return Ok((text.to_string(), shape.map(<[i64]>::to_vec)));
+    };
+    if !text.contains('#') {
+        return Ok((text.to_string(), shape.map(<[i64]>::to_vec)));
+    }
+    let expanded = aliases.expand(text).map_err(|e| BadInput {
+        message: format!("error: --mlir {path:?}: {e}"),
+    })?;
+    let shape = match shape {
+        Some(s) => Some(s.to_vec()),
+        None if is_alias_ref => aliases.shape_of(&t[1..]),
+        None => None,
+    };
+    Ok((expanded, shape))
+}
+
 /// Parses the layout argument (with the shape, which Triton attributes need). `atom:NAME`
 /// names an atom of the embedded corpus (`laycert atoms` lists them); its own shape applies
-/// when none is given.
+/// when none is given. `#name` is an alias of the `--mlir` file.
 pub fn layout(text: &str, shape: Option<&[i64]>) -> Result<Layout, BadInput> {
+    let text = uncomment(text);
+    let (text, shape) = with_aliases(&text, shape)?;
+    let (text, shape) = (text.as_str(), shape.as_deref());
     if let Some(name) = text.trim().strip_prefix("atom:") {
         let atom = atom(name.trim())?;
         let shape = shape.or(atom.shape.as_deref());
         return Layout::parse(&atom.layout, shape)
             .map_err(|e| render(&e, &format!("atom:{}", atom.name), &atom.layout));
     }
-    Layout::parse(text, shape).map_err(|e| render(&e, "the layout", text))
+    let l = Layout::parse(text, shape).map_err(|e| render(&e, "the layout", text))?;
+    check_axis_names(&l, "the layout")?;
+    Ok(l)
+}
+
+/// Text pasted from an MLIR lit test keeps its `//` comment markers (`// - register=1 -> ..`,
+/// `// where out dims are: ..`): when every non-empty line starts with `//`, they go.
+fn uncomment(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() < 2 || !lines.iter().all(|l| l.trim_start().starts_with("//")) {
+        return text.to_string();
+    }
+    lines
+        .iter()
+        .map(|l| {
+            let rest = &l.trim_start()[2..];
+            rest.strip_prefix(' ').unwrap_or(rest)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The atom of the embedded corpus named `name`; an unknown name lists the closest ones.

@@ -27,7 +27,8 @@ pub enum Notation {
     LinearAttr,
     /// `LinearLayout::toString()` text
     LinearText,
-    /// Another `#ttg.` attribute (blocked, nvidia_mma, ...)
+    /// Another `#ttg.` attribute (blocked, nvidia_mma, ...), or a Gluon constructor
+    /// (`ttgl.BlockedLayout(...)`)
     TritonAttr,
 }
 
@@ -45,7 +46,7 @@ impl Notation {
             Notation::Swizzled
         } else if t.starts_with("#ttg.linear") || t.starts_with("#triton_gpu.linear") {
             Notation::LinearAttr
-        } else if t.starts_with('#') {
+        } else if t.starts_with('#') || crate::triton::gluon::is_gluon(t) {
             Notation::TritonAttr
         } else if t.starts_with('-') || t.contains("where out dims are") {
             Notation::LinearText

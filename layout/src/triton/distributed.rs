@@ -161,12 +161,14 @@ impl TritonAttr {
         match parent.raw.kind.as_str() {
             "nvidia_mma" => {}
             "blocked" => return self.fma_dot_to_linear(&parent, op == 0, shape_log),
+            "amd_mfma" => return self.mfma_dot_to_linear(&parent, op == 0, shape, shape_log),
+            "amd_wmma" => return self.wmma_dot_to_linear(&parent, op == 0, shape, shape_log),
             other => {
                 return Err(self.err(
                     "parent",
                     format!(
-                        "#ttg.{other} parents are not supported: operands of #ttg.nvidia_mma \
-                         and #ttg.blocked (FMA) are"
+                        "#ttg.{other} parents are not supported: operands of #ttg.nvidia_mma, \
+                         #ttg.amd_mfma, #ttg.amd_wmma and #ttg.blocked (FMA) are"
                     ),
                 ))
             }

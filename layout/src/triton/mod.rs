@@ -43,8 +43,12 @@ use crate::error::{LayoutError, ParseError, Result};
 use crate::linear::{InDim, LinearLayout, OutDim, MAX_OUT_BITS};
 use crate::notation::cursor::Cursor;
 
+pub mod aliases;
+mod amd;
 mod cga;
 mod distributed;
+pub mod gluon;
+mod padded;
 mod shared;
 
 pub(crate) use cga::Cga;
@@ -66,6 +70,8 @@ pub enum AttrValue {
     Lists(Vec<Vec<i64>>),
     /// A nested attribute (`parent = #ttg.nvidia_mma<{...}>`).
     Attr(Box<RawAttr>),
+    /// A nested dictionary (`ctaLayout = {warp = [[1, 0]]}`).
+    Dict(Vec<(String, AttrValue)>),
 }
 
 /// An attribute as written: its kind (`blocked`, `nvidia_mma`, ...) and its fields in order.
@@ -79,30 +85,48 @@ pub struct RawAttr {
     pub fields: Vec<(String, AttrValue)>,
     /// Byte span of the attribute in the input (for errors).
     pub span: (usize, usize),
+    /// `padded_shared`'s `[interval:+padding, ...]` pairs (empty for other kinds).
+    pub intervals: Vec<(i64, i64)>,
 }
 
 impl fmt::Display for RawAttr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}.{}<{{", self.dialect, self.kind)?;
-        for (i, (k, v)) in self.fields.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{k} = ")?;
-            match v {
-                AttrValue::Int(x) => write!(f, "{x}")?,
-                AttrValue::TypedInt(x, ty) => write!(f, "{x} : {ty}")?,
-                AttrValue::Bool(b) => write!(f, "{b}")?,
-                AttrValue::List(xs) => write!(f, "[{}]", join(xs))?,
-                AttrValue::Lists(xss) => {
-                    let s: Vec<String> = xss.iter().map(|xs| format!("[{}]", join(xs))).collect();
-                    write!(f, "[{}]", s.join(", "))?
-                }
-                AttrValue::Attr(a) => write!(f, "{a}")?,
-            }
+        write!(f, "#{}.{}<", self.dialect, self.kind)?;
+        if self.kind == "padded_shared" {
+            let pairs: Vec<String> = self
+                .intervals
+                .iter()
+                .map(|(i, p)| format!("{i}:+{p}"))
+                .collect();
+            write!(f, "[{}] ", pairs.join(", "))?;
         }
-        f.write_str("}>")
+        write_fields(f, &self.fields)?;
+        f.write_str(">")
     }
+}
+
+/// `{key = value, ...}` in MLIR's spelling.
+fn write_fields(f: &mut fmt::Formatter<'_>, fields: &[(String, AttrValue)]) -> fmt::Result {
+    f.write_str("{")?;
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{k} = ")?;
+        match v {
+            AttrValue::Int(x) => write!(f, "{x}")?,
+            AttrValue::TypedInt(x, ty) => write!(f, "{x} : {ty}")?,
+            AttrValue::Bool(b) => write!(f, "{b}")?,
+            AttrValue::List(xs) => write!(f, "[{}]", join(xs))?,
+            AttrValue::Lists(xss) => {
+                let s: Vec<String> = xss.iter().map(|xs| format!("[{}]", join(xs))).collect();
+                write!(f, "[{}]", s.join(", "))?
+            }
+            AttrValue::Attr(a) => write!(f, "{a}")?,
+            AttrValue::Dict(d) => write_fields(f, d)?,
+        }
+    }
+    f.write_str("}")
 }
 
 fn join(xs: &[i64]) -> String {
@@ -146,59 +170,89 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
         .ident("an attribute kind (blocked, nvidia_mma, ...)")?
         .to_string();
     c.expect("<")?;
-    c.expect("{")?;
-    let mut fields: Vec<(String, AttrValue)> = Vec::new();
-    if !c.eat("}") {
+    let mut intervals = Vec::new();
+    if kind == "padded_shared" {
+        c.expect("[")?;
         loop {
-            let kat = c.pos();
-            let key = c.ident("a field name")?.to_string();
-            if fields.iter().any(|(k, _)| *k == key) {
-                return Err(c.error_at(kat, c.pos(), format!("a new field ({key} appears twice)")));
-            }
-            c.expect("=")?;
-            let value = if c.peek() == Some('[') {
-                c.expect("[")?;
-                if c.peek() == Some('[') {
-                    let mut xss = vec![int_list(c)?];
-                    while !c.eat("]") {
-                        c.expect(",").map_err(|_| c.error("',' or ']'"))?;
-                        xss.push(int_list(c)?);
-                    }
-                    AttrValue::Lists(xss)
-                } else {
-                    AttrValue::List(int_list_rest(c)?)
-                }
-            } else if c.peek() == Some('#') {
-                AttrValue::Attr(Box::new(raw_attr(c, depth + 1)?))
-            } else if c.eat("true") {
-                AttrValue::Bool(true)
-            } else if c.eat("false") {
-                AttrValue::Bool(false)
-            } else {
-                let v = c
-                    .int(false)
-                    .map_err(|_| c.error("an integer, a boolean, a list [..] or an attribute"))?;
-                // MLIR may print a typed integer, e.g. `8 : i32`.
-                if c.eat(":") {
-                    AttrValue::TypedInt(v, c.ident("an integer type")?.to_string())
-                } else {
-                    AttrValue::Int(v)
-                }
-            };
-            fields.push((key, value));
-            if c.eat("}") {
+            let interval = c.int(false)?;
+            c.expect(":")?;
+            c.expect("+")?;
+            intervals.push((interval, c.int(false)?));
+            if c.eat("]") {
                 break;
             }
-            c.expect(",").map_err(|_| c.error("',' or '}'"))?;
+            c.expect(",").map_err(|_| c.error("',' or ']'"))?;
+            if intervals.len() > 64 {
+                return Err(c.error("at most 64 interval:+padding pairs"));
+            }
         }
     }
+    c.expect("{")?;
+    let fields = field_list(c, depth)?;
     c.expect(">")?;
     Ok(RawAttr {
         dialect,
         kind,
         fields,
         span: (start, c.pos()),
+        intervals,
     })
+}
+
+/// `key = value, ...}` after a `{`: the fields of an attribute or of a nested dictionary.
+fn field_list(c: &mut Cursor, depth: usize) -> Result<Vec<(String, AttrValue)>, ParseError> {
+    let mut fields: Vec<(String, AttrValue)> = Vec::new();
+    if c.eat("}") {
+        return Ok(fields);
+    }
+    loop {
+        let kat = c.pos();
+        let key = c.ident("a field name")?.to_string();
+        if fields.iter().any(|(k, _)| *k == key) {
+            return Err(c.error_at(kat, c.pos(), format!("a new field ({key} appears twice)")));
+        }
+        c.expect("=")?;
+        let value = if c.peek() == Some('[') {
+            c.expect("[")?;
+            if c.peek() == Some('[') {
+                let mut xss = vec![int_list(c)?];
+                while !c.eat("]") {
+                    c.expect(",").map_err(|_| c.error("',' or ']'"))?;
+                    xss.push(int_list(c)?);
+                }
+                AttrValue::Lists(xss)
+            } else {
+                AttrValue::List(int_list_rest(c)?)
+            }
+        } else if c.peek() == Some('#') {
+            AttrValue::Attr(Box::new(raw_attr(c, depth + 1)?))
+        } else if c.peek() == Some('{') {
+            if depth > 8 {
+                return Err(c.error("at most 8 nested dictionaries"));
+            }
+            c.expect("{")?;
+            AttrValue::Dict(field_list(c, depth + 1)?)
+        } else if c.eat("true") {
+            AttrValue::Bool(true)
+        } else if c.eat("false") {
+            AttrValue::Bool(false)
+        } else {
+            let v = c.int(false).map_err(|_| {
+                c.error("an integer, a boolean, a list [..], a dictionary {..} or an attribute")
+            })?;
+            // MLIR may print a typed integer, e.g. `8 : i32`.
+            if c.eat(":") {
+                AttrValue::TypedInt(v, c.ident("an integer type")?.to_string())
+            } else {
+                AttrValue::Int(v)
+            }
+        };
+        fields.push((key, value));
+        if c.eat("}") {
+            return Ok(fields);
+        }
+        c.expect(",").map_err(|_| c.error("',' or '}'"))?;
+    }
 }
 
 /// `[1, 2, 3]`.
@@ -327,7 +381,20 @@ impl TritonAttr {
 
     /// Whether this attribute describes a shared-memory layout (`offset -> dims`).
     pub fn is_shared(&self) -> bool {
-        matches!(self.raw.kind.as_str(), "swizzled_shared" | "nvmma_shared")
+        matches!(
+            self.raw.kind.as_str(),
+            "swizzled_shared" | "nvmma_shared" | "padded_shared"
+        )
+    }
+
+    /// The layout of this attribute on a tensor of `shape`: the linear layout of
+    /// [`TritonAttr::to_linear`], except `padded_shared`, whose memory addresses (with the
+    /// padding's holes) form a strided CuTe layout from tensor coordinates to addresses.
+    pub fn to_layout(&self, shape: &[i64]) -> Result<crate::Layout> {
+        if self.raw.kind == "padded_shared" {
+            return Ok(crate::Layout::Cute(self.padded_to_cute(shape)?));
+        }
+        Ok(crate::Layout::Linear(self.to_linear(shape)?))
     }
 
     /// The linear layout of this attribute on a tensor of `shape`: `(register, lane, warp,
@@ -351,19 +418,29 @@ impl TritonAttr {
         match self.raw.kind.as_str() {
             "blocked" => self.blocked_to_linear(&shape_log),
             "nvidia_mma" => self.mma_to_linear(shape, &shape_log),
+            "amd_mfma" => self.mfma_to_linear(shape, &shape_log),
+            "amd_wmma" => self.wmma_to_linear(shape, &shape_log),
             "dot_op" => self.dot_to_linear(shape, &shape_log),
             "slice" => self.slice_to_linear(shape),
             "swizzled_shared" => self.swizzled_to_linear(&shape_log),
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
+            "padded_shared" => Err(self.err(
+                "kind",
+                "a padded shared layout has holes in memory, so no linear layout; it is read as \
+                 a strided (CuTe) layout of memory addresses (Layout::parse, to_layout)",
+            )),
             other => Err(self.err("kind", format!("{other} is not supported"))),
         }
     }
 }
 
 /// Attribute kinds this module imports.
-const KINDS: [&str; 6] = [
+const KINDS: [&str; 9] = [
+    "padded_shared",
     "blocked",
     "nvidia_mma",
+    "amd_mfma",
+    "amd_wmma",
     "dot_op",
     "slice",
     "swizzled_shared",
@@ -379,9 +456,30 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "blocked" => &["sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"],
         "nvidia_mma" => &["versionMajor", "versionMinor", "warpsPerCTA", "instrShape"],
+        "amd_mfma" => &[
+            "version",
+            "versionMajor",
+            "versionMinor",
+            "warpsPerCTA",
+            "instrShape",
+            "MDim",
+            "NDim",
+            "isTransposed",
+            "tilesPerWarp",
+            "elementBitWidth",
+        ],
+        "amd_wmma" => &[
+            "version",
+            "isTranspose",
+            "ctaLayout",
+            "warpsPerCTA",
+            "tilesPerWarp",
+            "instrShape",
+        ],
         "dot_op" => &["opIdx", "parent", "kWidth"],
         "slice" => &["dim", "parent"],
         "swizzled_shared" => &["vec", "perPhase", "maxPhase", "order"],
+        "padded_shared" => &["order", "shape", "offset", "block"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
             "transposed",
@@ -509,6 +607,21 @@ impl TileBuilder {
     pub(crate) fn push(&mut self, name: &str, basis: Vec<i64>, dim: usize, bits: u32) {
         self.dim_mut(name).bases.push(basis);
         self.out_bits[dim] = self.out_bits[dim].max(bits);
+    }
+
+    /// Appends a basis that may move several out-dims (scaled CTA-layout bases of AMD wmma).
+    pub(crate) fn push_any(&mut self, name: &str, basis: Vec<i64>) {
+        self.dim_mut(name).bases.push(basis);
+    }
+
+    /// Records that out-dim `dim` now spans `2^bits` (a product whose factor spans it).
+    pub(crate) fn raise_bits(&mut self, dim: usize, bits: u32) {
+        self.out_bits[dim] = self.out_bits[dim].max(bits);
+    }
+
+    /// Bits used so far along out-dim `dim`.
+    pub(crate) fn bits(&self, dim: usize) -> u32 {
+        self.out_bits[dim]
     }
 
     /// Fits the CTA tile to the per-CTA shape, adds the CGA's block bases and returns the

@@ -1,0 +1,201 @@
+//! Layouts as users paste them into the CLI: a TTGIR file's `#name` aliases (`--mlir FILE`),
+//! `LinearLayout::toString()` text (also with a lit test's `//` markers), Gluon constructors,
+//! AMD and padded Triton attributes from Triton's lit tests, and misspelled axis names.
+
+use std::process::{Command, Output};
+
+fn laycert(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+fn first_line(o: &Output) -> String {
+    stdout(o).lines().next().unwrap_or_default().to_string()
+}
+
+/// A TTGIR snippet in the style of triton-lang/triton test/Conversion/amd/*.mlir.
+const MODULE: &str = "#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #ttg.amd_mfma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 16], isTransposed = true}>
+#mma_new = #ttg.amd_mfma<{version = 2, warpsPerCTA = [4, 1], instrShape = [16, 16, 16], isTransposed = true}>
+#dotop = #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth=4}>
+
+#bad = #ttg.slice<{dim = 0, parent = #nothere}>
+module attributes {\"ttg.num-ctas\" = 1 : i32, \"ttg.num-warps\" = 4 : i32} {
+  tt.func @f(%a: tensor<32x64xf16, #dotop>, %b: tensor<128x16xf32, #blocked>, %c: tensor<64x64xf32, #mma>) {
+    tt.return
+  }
+}
+";
+
+fn module_file(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("laycert-notations-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, MODULE).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn mlir_aliases_name_layouts_with_the_files_tensor_shapes() {
+    let f = module_file("show.mlir");
+    let o = laycert(&["show", "--mlir", &f, "#dotop"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        first_line(&o).starts_with("#ttg.linear<{register = [[0, 1], [0, 2]"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("[dim0 (size 32), dim1 (size 64)]"),
+        "{}",
+        stdout(&o)
+    );
+    // Both spellings of the same mfma attribute; an alias inside a pasted attribute too.
+    let o = laycert(&[
+        "equiv", "--mlir", &f, "#mma", "#mma_new", "--shape", "64,64",
+    ]);
+    assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+    let o = laycert(&[
+        "show",
+        "--mlir",
+        &f,
+        "#ttg.slice<{dim = 1, parent = #blocked}>",
+        "--shape",
+        "128",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn missing_aliases_are_named_with_their_line() {
+    let f = module_file("missing.mlir");
+    let o = laycert(&["show", "--mlir", &f, "#bad", "--shape", "8"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("#nothere") && e.contains("line 6") && e.contains("#blocked"),
+        "{e}"
+    );
+    let o = laycert(&["show", "--mlir", &f, "#blocked3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("#blocked3"), "{}", stderr(&o));
+    let o = laycert(&["show", "#blocked"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--mlir"), "{}", stderr(&o));
+    let o = laycert(&["show", "--mlir", "/nonexistent/file.mlir", "#blocked"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn to_string_text_is_read_as_printed() {
+    let printed = "\n - register=1 -> (0, 1)\n   register=2 -> (1, 0)\n - lane is a size 1 dimension\nwhere out dims are: [dim0 (size 2), dim1 (size 2)]";
+    let o = laycert(&["show", printed]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        "#ttg.linear<{register = [[0, 1], [1, 0]], lane = []}>"
+    );
+    let bare = printed.trim_start();
+    assert!(bare.starts_with('-'));
+    for cmd in ["show", "decompose"] {
+        let mut args = vec![cmd, bare];
+        if cmd == "decompose" {
+            args.extend(["--shape", "4"]);
+        }
+        let o = laycert(&args);
+        assert_ne!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+    }
+    // As a lit test quotes it, after `//`.
+    let quoted: String = bare.lines().map(|l| format!("// {l}\n")).collect();
+    let o = laycert(&["show", &quoted]);
+    assert_eq!(
+        first_line(&o),
+        "#ttg.linear<{register = [[0, 1], [1, 0]], lane = []}>",
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn gluon_constructors_read_as_their_attributes() {
+    let gluon = "ttgl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])";
+    let mlir = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>";
+    let o = laycert(&["equiv", gluon, mlir, "--shape", "32,32"]);
+    assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+    let o = laycert(&[
+        "equiv",
+        "ttgl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])",
+        mlir,
+        "--shape",
+        "64,16",
+    ]);
+    assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+    let o = laycert(&[
+        "show",
+        "ttgl.BlockedLayout(size_per_thread=[1, 4])",
+        "--shape",
+        "32,32",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("threads_per_warp"), "{}", stderr(&o));
+}
+
+#[test]
+fn lit_test_attributes_are_read() {
+    // triton-lang/triton test/Conversion/amd (versionMajor and version spellings, wmma
+    // ctaLayout and warpsPerCTA forms, padded shared), test/TritonGPU (fp64 mma).
+    for (attr, shape) in [
+        ("#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [32, 32], isTransposed = true}>", "128,64"),
+        ("#ttg.amd_mfma<{versionMajor = 4, versionMinor = 0, warpsPerCTA = [1, 4], tilesPerWarp = [2, 2], instrShape = [16, 16], isTransposed = true}>", "64,128"),
+        ("#ttg.amd_mfma<{version = 4, warpsPerCTA = [2, 2], instrShape = [16, 16, 32], isTransposed = true}>", "64,64"),
+        ("#ttg.amd_wmma<{version = 1, isTranspose = false, warpsPerCTA = [2, 4]}>", "64,64"),
+        ("#ttg.amd_wmma<{version = 1, isTranspose = true, ctaLayout = {warp = [[0, 1], [0, 2], [1, 0]]}}>", "128,128"),
+        ("#ttg.dot_op<{opIdx = 0, parent = #ttg.amd_mfma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 16], isTransposed = true}>, kWidth=4}>", "64,32"),
+        ("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [8, 8]}>", "32,32"),
+        ("#ttg.padded_shared<[32:+4] {order = [1, 0], shape = [64, 64]}>", "64,64"),
+        ("#ttg.padded_shared<[512:+16] {offset = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [16, 0], [32, 0], [64, 0], [1, 0], [2, 0], [4, 0], [8, 0], [128, 0]], block = []}>", "256,64"),
+    ] {
+        let o = laycert(&["show", attr, "--shape", shape]);
+        assert_eq!(o.status.code(), Some(0), "{attr}: {}", stderr(&o));
+    }
+    // The older wmma spelling is the ctaLayout one: warps along n first.
+    let o = laycert(&[
+        "equiv",
+        "#ttg.amd_wmma<{version = 1, isTranspose = false, warpsPerCTA = [2, 4]}>",
+        "#ttg.amd_wmma<{version = 1, isTranspose = false, ctaLayout = {warp = [[0, 1], [0, 2], [1, 0]]}}>",
+        "--shape",
+        "64,64",
+    ]);
+    assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+}
+
+#[test]
+fn misspelled_axis_names_suggest_the_registry_name() {
+    let o = laycert(&["show", "S[(4,8):(8@laneId,1@laneId)]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("did you mean @laneid"),
+        "{}",
+        stderr(&o)
+    );
+    let o = laycert(&["show", "S[(2,32):(1@dp,1@laneid)]"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = laycert(&[
+        "equiv",
+        "S[32:1@laneId]",
+        "S[32:1@laneid]",
+        "--axes",
+        "laneId=laneid",
+    ]);
+    assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+}
