@@ -82,6 +82,14 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../data/claims/triton_operands.toml"),
     ),
     (
+        "real/layouts.toml",
+        include_str!("../data/real/layouts.toml"),
+    ),
+    (
+        "real/pending.toml",
+        include_str!("../data/real/pending.toml"),
+    ),
+    (
         "spec/vectors.toml",
         include_str!("../data/spec/vectors.toml"),
     ),
