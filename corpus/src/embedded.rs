@@ -3,15 +3,55 @@
 
 /// `(path relative to corpus/data, text)`, sorted by path.
 pub const FILES: &[(&str, &str)] = &[
+    (
+        "atoms/amd_mfma.toml",
+        include_str!("../data/atoms/amd_mfma.toml"),
+    ),
+    (
+        "atoms/amd_wmma.toml",
+        include_str!("../data/atoms/amd_wmma.toml"),
+    ),
     ("atoms/axe.toml", include_str!("../data/atoms/axe.toml")),
     ("atoms/copy.toml", include_str!("../data/atoms/copy.toml")),
+    (
+        "atoms/copy_ext.toml",
+        include_str!("../data/atoms/copy_ext.toml"),
+    ),
+    (
+        "atoms/intel_xmx.toml",
+        include_str!("../data/atoms/intel_xmx.toml"),
+    ),
+    (
+        "atoms/sm100_tmem.toml",
+        include_str!("../data/atoms/sm100_tmem.toml"),
+    ),
+    (
+        "atoms/sm100_umma.toml",
+        include_str!("../data/atoms/sm100_umma.toml"),
+    ),
+    (
+        "atoms/sm120_mma.toml",
+        include_str!("../data/atoms/sm120_mma.toml"),
+    ),
+    (
+        "atoms/sm61_sm75_mma.toml",
+        include_str!("../data/atoms/sm61_sm75_mma.toml"),
+    ),
     (
         "atoms/sm80_mma.toml",
         include_str!("../data/atoms/sm80_mma.toml"),
     ),
     (
+        "atoms/sm80_sm90_mma_ext.toml",
+        include_str!("../data/atoms/sm80_sm90_mma_ext.toml"),
+    ),
+    (
         "atoms/sm90_gmma.toml",
         include_str!("../data/atoms/sm90_gmma.toml"),
+    ),
+    (
+        "atoms/sm90_gmma_ext.toml",
+        include_str!("../data/atoms/sm90_gmma_ext.toml"),
     ),
     (
         "atoms/sm90_smem.toml",
@@ -40,6 +80,14 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "claims/triton_operands.toml",
         include_str!("../data/claims/triton_operands.toml"),
+    ),
+    (
+        "real/layouts.toml",
+        include_str!("../data/real/layouts.toml"),
+    ),
+    (
+        "real/pending.toml",
+        include_str!("../data/real/pending.toml"),
     ),
     (
         "spec/vectors.toml",

@@ -9,7 +9,8 @@
 //!
 //! - [`atom::Atom`]: `[[atom]]` entries (`atoms/*.toml`);
 //! - [`claim::Claim`]: `[[claim]]` entries (`claims/*.toml`), decided by `laycert verify`;
-//! - [`vector::Vector`]: `[[vector]]` entries (`spec/vectors.toml`).
+//! - [`vector::Vector`]: `[[vector]]` entries (`spec/vectors.toml`);
+//! - [`real::RealLayout`]: `[[real]]` entries (`real/*.toml`), layout strings as found.
 //!
 //! ```
 //! use corpus::Corpus;
@@ -34,6 +35,7 @@ pub mod embedded;
 pub mod entry;
 pub mod error;
 pub mod load;
+pub mod real;
 pub mod vector;
 
 pub use atom::Atom;

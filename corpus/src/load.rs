@@ -11,6 +11,7 @@ use crate::claim::{Claim, Operand};
 use crate::embedded::FILES;
 use crate::entry::Entry;
 use crate::error::CorpusError;
+use crate::real::RealLayout;
 use crate::vector::Vector;
 
 /// The corpus: every atom, claim and spec vector, in file order.
@@ -24,6 +25,8 @@ pub struct Corpus {
     pub claims: Vec<Claim>,
     /// Spec vectors.
     pub vectors: Vec<Vector>,
+    /// Real layout strings (`real/*.toml`).
+    pub reals: Vec<RealLayout>,
 }
 
 impl Corpus {
@@ -103,11 +106,12 @@ impl Corpus {
                     "atom" => self.atoms.push(Atom::read(&mut e)?),
                     "claim" => self.claims.push(Claim::read(&mut e)?),
                     "vector" => self.vectors.push(Vector::read(&mut e)?),
+                    "real" => self.reals.push(RealLayout::read(&mut e)?),
                     other => {
                         return Err(CorpusError::File {
                             file: path.to_string(),
                             why: format!(
-                                "unknown table [[{other}]] (expected atom, claim or vector)"
+                                "unknown table [[{other}]] (expected atom, claim, vector or real)"
                             ),
                         })
                     }
