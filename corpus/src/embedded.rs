@@ -6,6 +6,10 @@ pub const FILES: &[(&str, &str)] = &[
     ("atoms/axe.toml", include_str!("../data/atoms/axe.toml")),
     ("atoms/copy.toml", include_str!("../data/atoms/copy.toml")),
     (
+        "atoms/instructions.toml",
+        include_str!("../data/atoms/instructions.toml"),
+    ),
+    (
         "atoms/sm80_mma.toml",
         include_str!("../data/atoms/sm80_mma.toml"),
     ),

@@ -103,6 +103,8 @@ impl Corpus {
                     "atom" => self.atoms.push(Atom::read(&mut e)?),
                     "claim" => self.claims.push(Claim::read(&mut e)?),
                     "vector" => self.vectors.push(Vector::read(&mut e)?),
+                    // Instruction atoms for synthesis: read and validated by solver::synth::instr.
+                    "instruction" => {}
                     other => {
                         return Err(CorpusError::File {
                             file: path.to_string(),
