@@ -79,6 +79,64 @@ impl Tv {
         Ok(TvLayout::new(l, self.shape.clone())?)
     }
 
+    /// The Triton linear form `#ttg.linear<{register, lane, warp, block}>` (bases as
+    /// `[row, col]`), when the map is F2-linear: power-of-two sizes and every `(t, v)` the XOR
+    /// of the bases of its set bits (checked on every point). None otherwise.
+    pub fn linear(&self) -> Option<String> {
+        let (nt, nv) = (self.nthreads(), self.nvalues());
+        let pow2 = |x: i64| x > 0 && x & (x - 1) == 0;
+        if !pow2(nt) || !pow2(nv) || !self.shape.iter().all(|&d| pow2(d)) {
+            return None;
+        }
+        let r = self.shape[0];
+        let coord = |cell: i64| -> Vec<i64> {
+            if self.shape.len() == 2 {
+                vec![cell % r, cell / r]
+            } else {
+                vec![cell]
+            }
+        };
+        let xor = |a: &[i64], b: &[i64]| a.iter().zip(b).map(|(x, y)| x ^ y).collect::<Vec<_>>();
+        let vb: Vec<Vec<i64>> = (0..nv.trailing_zeros()).map(|b| coord(self.cell(0, 1 << b))).collect();
+        let tb: Vec<Vec<i64>> = (0..nt.trailing_zeros()).map(|b| coord(self.cell(1 << b, 0))).collect();
+        let zero = coord(self.cell(0, 0));
+        if zero.iter().any(|&z| z != 0) {
+            return None;
+        }
+        for t in 0..nt {
+            for v in 0..nv {
+                let mut acc = zero.clone();
+                for (b, base) in tb.iter().enumerate() {
+                    if t >> b & 1 == 1 {
+                        acc = xor(&acc, base);
+                    }
+                }
+                for (b, base) in vb.iter().enumerate() {
+                    if v >> b & 1 == 1 {
+                        acc = xor(&acc, base);
+                    }
+                }
+                if acc != coord(self.cell(t, v)) {
+                    return None;
+                }
+            }
+        }
+        let list = |bs: &[Vec<i64>]| {
+            let items: Vec<String> = bs
+                .iter()
+                .map(|b| format!("[{}]", b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")))
+                .collect();
+            format!("[{}]", items.join(", "))
+        };
+        let lanes = tb.len().min(5);
+        Some(format!(
+            "#ttg.linear<{{register = {}, lane = {}, warp = {}, block = []}}>",
+            list(&vb),
+            list(&tb[..lanes]),
+            list(&tb[lanes..])
+        ))
+    }
+
     /// Drops size-1 modes.
     pub fn tidy(mut self) -> Tv {
         self.threads.retain(|&(e, _)| e != 1);
