@@ -824,7 +824,12 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
                 _ => false,
             }),
             "cast" | "elementwise" => op.inputs.iter().all(|i| {
-                has(&|k| matches!(k, SynthClaim::SameDistribution { a, b } if a == i && b == out))
+                has(&|k| match k {
+                    SynthClaim::SameDistribution { a, b } => a == i && b == out,
+                    // A broadcast operand: the output's layout with one dimension dropped.
+                    SynthClaim::Projection { src, dst, .. } => src == out && dst == i,
+                    _ => false,
+                })
             }),
             "reduce" => has(&|k| {
                 matches!(k, SynthClaim::Projection { src, dst, .. } if *src == inp(0) && dst == out)

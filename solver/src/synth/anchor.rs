@@ -172,6 +172,28 @@ impl Tv {
     }
 }
 
+/// The dimension of `out_shape` a broadcast operand of `operand_shape` lacks: the one whose
+/// projection of `out` reproduces the operand's layout when that is known, else the last
+/// dimension that fits (a per-row value, as `reduce(x, 1, ..)` produces).
+pub fn broadcast_dim(out: &Tv, operand_shape: &[i64], operand: Option<&Tv>) -> Option<usize> {
+    let fits: Vec<usize> = (0..out.shape.len())
+        .rev()
+        .filter(|&d| {
+            let mut s = out.shape.clone();
+            s.remove(d);
+            s == operand_shape
+        })
+        .collect();
+    if let Some(known) = operand {
+        for &d in &fits {
+            if out.project(d).is_ok_and(|p| p.table() == known.table()) {
+                return Some(d);
+            }
+        }
+    }
+    fits.first().copied()
+}
+
 /// Re-bases the flat modes of `atom` (over its tile `ext`) into a tile of `rows` rows: stride
 /// `s` (cell `(s % er, s / er)` of the atom) becomes `s % er + rows * (s / er)`. This is the
 /// composition `(er, ec):(1, rows) o atom`; a mode that straddles atom rows is refused.

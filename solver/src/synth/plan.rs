@@ -9,10 +9,12 @@
 //! 4. the cheapest plan over all anchor choices is certified: its claims go to
 //!    [`certify::synthesis::check`], which re-decides every one from the layouts alone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::Hasher;
+use std::rc::Rc;
 
 use certify::synthesis::{smem_limit, SynthClaim, SynthOp, SynthTensor, SynthesisCertificate, VERSION};
-use layout::bank::wavefronts;
 use layout::Layout;
 
 use super::anchor::{coalesced, Tv};
@@ -80,13 +82,48 @@ pub fn vector_ok(reg: &[i64], nv: i64, mem: &[i64], w: i64) -> bool {
 }
 
 fn sectors(addrs: &[i64], bytes: i64) -> i64 {
-    let mut s = BTreeSet::new();
+    let mut s: Vec<i64> = Vec::with_capacity(addrs.len() * 2);
     for &a in addrs {
-        for b in (a..a + bytes).step_by(1) {
-            s.insert(b.div_euclid(32));
-        }
+        s.push(a.div_euclid(32));
+        s.push((a + bytes - 1).div_euclid(32));
     }
+    s.sort_unstable();
+    s.dedup();
     s.len() as i64
+}
+
+/// Wavefronts of one warp access under `layout::bank`'s model (32 banks of 4 bytes; phases of
+/// 32, 16 or 8 lanes for 1-4, 8 and 16-byte accesses; distinct words per bank), without its
+/// allocations: the search calls this millions of times. A test checks it against
+/// [`layout::bank::wavefronts`] on random accesses.
+pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
+    let per_phase = match access {
+        8 => 16,
+        16 => 8,
+        _ => 32,
+    };
+    let words = (access + 3) / 4;
+    let mut total = 0;
+    let mut buf: Vec<(i64, i64)> = Vec::with_capacity(128);
+    for phase in addrs.chunks(per_phase) {
+        buf.clear();
+        for &a in phase {
+            let first = a / 4;
+            for w in first..first + words {
+                buf.push((w % 32, w));
+            }
+        }
+        buf.sort_unstable();
+        buf.dedup();
+        let mut worst = 0;
+        let mut run = 0;
+        for i in 0..buf.len() {
+            run = if i > 0 && buf[i].0 == buf[i - 1].0 { run + 1 } else { 1 };
+            worst = worst.max(run);
+        }
+        total += worst;
+    }
+    total
 }
 
 /// Traffic of a vector access of `w` elements per thread (`smem`: bank model, else sectors).
@@ -100,8 +137,7 @@ fn vector_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], w: i64, bits: i64,
                 .collect();
             t.instructions += 1;
             if smem {
-                let wf = wavefronts(&addrs.iter().map(|&a| Some(a)).collect::<Vec<_>>(), bytes as u32)?;
-                t.wavefronts += i64::from(wf);
+                t.wavefronts += fast_wavefronts(&addrs, bytes);
                 t.ideal += ((32 * bytes + 127) / 128).max(1);
             } else {
                 t.sectors += sectors(&addrs, bytes);
@@ -132,9 +168,9 @@ fn ldmatrix_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], count: i64, tran
                     if addr[0] % 8 != 0 || addr.iter().enumerate().any(|(e, &a)| a != addr[0] + e as i64) {
                         return Ok(None);
                     }
-                    rows.push(Some(addr[0] * 2));
+                    rows.push(addr[0] * 2);
                 }
-                t.wavefronts += i64::from(wavefronts(&rows, 16)?);
+                t.wavefronts += fast_wavefronts(&rows, 16);
                 t.ideal += 1;
             }
         }
@@ -146,7 +182,23 @@ fn tensor_desc(t: &Tensor) -> String {
     format!("{} {} {:?} in {}", t.name, t.dtype, t.shape, t.scope.name())
 }
 
+/// Results shared across anchor choices: candidate lists, global tables and instruction
+/// options depend only on the tensors' layouts, which many anchor choices share.
+#[derive(Default)]
+pub struct Memo {
+    cands: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
+    globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
+    options: RefCell<HashMap<u64, Vec<OpOption>>>,
+}
+
+fn key_of<T: std::hash::Hash>(parts: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
 struct Ctx<'a> {
+    memo: &'a Memo,
     p: &'a Program,
     target: Target,
     tables: Vec<Option<Vec<i64>>>,
@@ -161,6 +213,16 @@ impl Ctx<'_> {
 
     /// Options of a copy between register tensor `r` and memory tensor `m` (table `mem`).
     fn reg_mem_options(&self, r: usize, m: usize, mem: &[i64], load: bool, cand: Option<&Candidate>) -> Result<Vec<OpOption>, SynthError> {
+        let key = key_of(&(1u8, &self.p.tensors[r].name, &self.p.tensors[m].name, load, cand.map(|c| c.label.clone()), &self.tables[r]));
+        if let Some(o) = self.memo.options.borrow().get(&key) {
+            return Ok(o.clone());
+        }
+        let o = self.reg_mem_options_uncached(r, m, mem, load)?;
+        self.memo.options.borrow_mut().insert(key, o.clone());
+        Ok(o)
+    }
+
+    fn reg_mem_options_uncached(&self, r: usize, m: usize, mem: &[i64], load: bool) -> Result<Vec<OpOption>, SynthError> {
         let ins = Instructions::get()?;
         let (reg, nt, nv) = self.reg_table(r);
         let (tr, tm) = (&self.p.tensors[r], &self.p.tensors[m]);
@@ -201,12 +263,21 @@ impl Ctx<'_> {
         if bits < 8 && out.is_empty() && vector_ok(reg, nv, mem, 8 / bits) {
             // Sub-byte elements move at least one byte at a time.
         }
-        let _ = cand;
         Ok(out)
     }
 
     /// Options of a copy global `g` -> shared `s` laid out as `cand`.
     fn global_shared_options(&self, g: usize, s: usize, cand: &Candidate) -> Result<Vec<OpOption>, SynthError> {
+        let key = key_of(&(2u8, &self.p.tensors[g].name, &self.p.tensors[s].name, &cand.label));
+        if let Some(o) = self.memo.options.borrow().get(&key) {
+            return Ok(o.clone());
+        }
+        let o = self.global_shared_options_uncached(g, s, cand)?;
+        self.memo.options.borrow_mut().insert(key, o.clone());
+        Ok(o)
+    }
+
+    fn global_shared_options_uncached(&self, g: usize, s: usize, cand: &Candidate) -> Result<Vec<OpOption>, SynthError> {
         let ins = Instructions::get()?;
         let (tg, ts) = (&self.p.tensors[g], &self.p.tensors[s]);
         let gmem = self.tables[g].as_deref().expect("global tabled");
@@ -292,7 +363,7 @@ fn expand_rearranges(p: &mut Program, tv: &mut Vec<Option<Tv>>, mma: &mut BTreeM
 }
 
 /// The option set of every operation for one propagated program; the integer program picks.
-fn select(pr: Propagated, target: Target) -> Result<Plan, SynthError> {
+fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthError> {
     let Propagated { mut program, mut tv, mut mma, conflicts } = pr;
     expand_rearranges(&mut program, &mut tv, &mut mma);
     let p = &program;
@@ -301,7 +372,18 @@ fn select(pr: Propagated, target: Target) -> Result<Plan, SynthError> {
     for (i, t) in p.tensors.iter().enumerate() {
         tables[i] = match (t.scope, &tv[i], &t.layout) {
             (Scope::Register, Some(f), _) => Some(f.table()),
-            (Scope::Global, _, Some(l)) => Some(super::smem::table_of(l, &t.shape)?),
+            (Scope::Global, _, Some(l)) => {
+                let cached = memo.globals.borrow().get(&t.name).cloned();
+                let tab = match cached {
+                    Some(tab) => tab,
+                    None => {
+                        let tab = Rc::new(super::smem::table_of(l, &t.shape)?);
+                        memo.globals.borrow_mut().insert(t.name.clone(), tab.clone());
+                        tab
+                    }
+                };
+                Some(tab.as_ref().clone())
+            }
             _ => None,
         };
     }
@@ -351,13 +433,24 @@ fn select(pr: Propagated, target: Target) -> Result<Plan, SynthError> {
             .filter_map(|c| c.swizzle_atom.as_ref().and_then(|(n, _)| c.atom_in(t.dtype.bits()).map(|a| (n.clone(), a))))
             .collect();
         let vec = (128 / t.dtype.bits()).max(1);
-        let mut cs = candidates(t, vec, &fast.into_iter().collect::<Vec<_>>(), &atoms)?;
-        if canonical_only {
-            cs.retain(|c| c.canonical.is_some() || t.layout.is_some());
-        }
-        cands.push(cs);
+        let fast: Vec<usize> = fast.into_iter().collect();
+        let ckey = format!("{} {:?} {} {:?} {canonical_only}", t.name, t.shape, t.dtype, fast);
+        let cached = memo.cands.borrow().get(&ckey).cloned();
+        let cs = match cached {
+            Some(cs) => cs,
+            None => {
+                let mut cs = candidates(t, vec, &fast, &atoms)?;
+                if canonical_only {
+                    cs.retain(|c| c.canonical.is_some() || t.layout.is_some());
+                }
+                let cs = Rc::new(cs);
+                memo.cands.borrow_mut().insert(ckey, cs.clone());
+                cs
+            }
+        };
+        cands.push(cs.as_ref().clone());
     }
-    let ctx = Ctx { p, target, tables: tables.clone(), tv: &tv };
+    let ctx = Ctx { memo, p, target, tables: tables.clone(), tv: &tv };
     // Per operation: access costs and the options behind them.
     let mut accesses = Vec::new();
     let mut options: Vec<Vec<Vec<OpOption>>> = Vec::new();
@@ -371,6 +464,32 @@ fn select(pr: Propagated, target: Target) -> Result<Plan, SynthError> {
             costs: per.iter().map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect()).collect(),
         });
         options.push(per);
+    }
+    // A second shared operand of a wgmma is its own access of its own buffer.
+    let mut extras = Vec::new();
+    for (k, op) in p.ops.iter().enumerate() {
+        if op.kind != OpKind::Mma {
+            continue;
+        }
+        let shared: Vec<usize> = op.inputs.iter().copied().filter(|&x| p.tensors[x].scope == Scope::Shared).collect();
+        for &y in shared.iter().skip(1) {
+            let Some(bi) = buffers.iter().position(|&b| b == y) else { continue };
+            let count = accesses[k].costs.iter().flatten().flatten().next().map_or(1.0, |_| 1.0);
+            let per: Vec<Vec<OpOption>> = cands[bi]
+                .iter()
+                .map(|c| match &c.canonical {
+                    Some((an, at)) => vec![OpOption {
+                        instruction: String::new(),
+                        claims: vec![SynthClaim::Canonical { tensor: p.tensors[y].name.clone(), atom_name: an.clone(), atom: at.clone() }],
+                        traffic: Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: swizzle_penalty(an) * (count as i64) },
+                    }],
+                    None => vec![],
+                })
+                .collect();
+            accesses.push(AccessCosts { buffer: Some(bi), costs: per.iter().map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect()).collect() });
+            options.push(per);
+            extras.push(k);
+        }
     }
     let limit = smem_limit(target.name()).unwrap_or(0);
     let sizes: Vec<(usize, Vec<i64>)> = buffers
@@ -394,15 +513,16 @@ fn select(pr: Propagated, target: Target) -> Result<Plan, SynthError> {
         memory[b] = Some(c.layout.clone());
         smem_label.insert(b, c.label.clone());
     }
-    let chosen: Vec<OpOption> = p
-        .ops
-        .iter()
-        .enumerate()
-        .map(|(k, _)| {
-            let s = accesses[k].buffer.map_or(0, |b| choice.buffers[b]);
-            options[k][s][choice.options[k]].clone()
-        })
-        .collect();
+    let pick = |k: usize| {
+        let s = accesses[k].buffer.map_or(0, |b| choice.buffers[b]);
+        options[k][s][choice.options[k]].clone()
+    };
+    let mut chosen: Vec<OpOption> = (0..p.ops.len()).map(pick).collect();
+    for (e, &k) in extras.iter().enumerate() {
+        let extra = pick(p.ops.len() + e);
+        chosen[k].claims.extend(extra.claims);
+        chosen[k].traffic.extra += extra.traffic.extra;
+    }
     let registers: i64 = p
         .tensors
         .iter()
@@ -506,12 +626,8 @@ fn op_options(
                         .iter()
                         .map(|cand| match &cand.canonical {
                             Some((an, at)) => {
-                                let mut claims = vec![claim.clone()];
-                                for x in [a, b] {
-                                    if scope(x) == Scope::Shared {
-                                        claims.push(SynthClaim::Canonical { tensor: name(x), atom_name: an.clone(), atom: at.clone() });
-                                    }
-                                }
+                                let x = shared.expect("shared operand");
+                                let claims = vec![claim.clone(), SynthClaim::Canonical { tensor: name(x), atom_name: an.clone(), atom: at.clone() }];
                                 vec![OpOption {
                                     instruction: label.clone(),
                                     claims,
@@ -565,12 +681,9 @@ fn op_options(
                     if p.tensors[i].shape == p.tensors[out].shape {
                         SynthClaim::SameDistribution { a: name(i), b: name(out) }
                     } else {
-                        let dim = (0..2)
-                            .find(|&d| {
-                                let mut sh = p.tensors[out].shape.clone();
-                                sh.remove(d);
-                                sh == p.tensors[i].shape
-                            })
+                        let dim = ctx.tv[out]
+                            .as_ref()
+                            .and_then(|f| super::anchor::broadcast_dim(f, &p.tensors[i].shape, ctx.tv[i].as_ref()))
                             .unwrap_or(1);
                         SynthClaim::Projection { src: name(out), dst: name(i), dim }
                     }
@@ -653,6 +766,7 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
             return Err(mma_infeasible_reason(p, &p.ops[k], target));
         }
     }
+    let memo = Memo::default();
     let mut best: Option<Plan> = None;
     let mut last_err: Option<SynthError> = None;
     let mut explored = 0usize;
@@ -666,7 +780,7 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
         }
         explored += 1;
         let anchors: BTreeMap<usize, MmaChoice> = anchor_ops.iter().zip(&idx).zip(&lists).map(|((&k, &i), l)| (k, l[i])).collect();
-        match propagate(p, target, &anchors).and_then(|pr| select(pr, target)) {
+        match propagate(p, target, &anchors).and_then(|pr| select(pr, target, &memo)) {
             Ok(plan) => {
                 feasible += 1;
                 if best.as_ref().is_none_or(|b| plan.cost < b.cost - 1e-9) {
@@ -808,4 +922,31 @@ fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, Synt
         digest: String::new(),
     }
     .seal())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fast_wavefronts_agrees_with_the_bank_model(
+            seed in proptest::collection::vec(0i64..512, 32),
+            access in prop::sample::select(vec![1i64, 2, 4, 8, 16]),
+        ) {
+            let addrs: Vec<i64> = seed.iter().map(|&x| x * access).collect();
+            let reference = layout::bank::wavefronts(
+                &addrs.iter().map(|&a| Some(a)).collect::<Vec<_>>(), access as u32).unwrap();
+            prop_assert_eq!(fast_wavefronts(&addrs, access), i64::from(reference));
+        }
+    }
+
+    #[test]
+    fn fast_wavefronts_counts_a_column_walk_as_32() {
+        let col: Vec<i64> = (0..32).map(|i| 128 * i).collect();
+        assert_eq!(fast_wavefronts(&col, 4), 32);
+        let row: Vec<i64> = (0..32).map(|i| 4 * i).collect();
+        assert_eq!(fast_wavefronts(&row, 4), 1);
+    }
 }

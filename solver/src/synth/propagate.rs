@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::anchor::{arrangements, coalesced, mma_layouts, Arrangement, Tv};
+use super::anchor::{arrangements, broadcast_dim, coalesced, mma_layouts, Arrangement, Tv};
 use super::instr::{Instructions, MmaAtom, Target};
 use super::program::{Op, OpKind, Program, Scope, SynthError, Tensor};
 
@@ -94,6 +94,9 @@ struct State {
 }
 
 fn same_map(a: &Tv, b: &Tv) -> bool {
+    if a == b {
+        return true;
+    }
     a.shape == b.shape && a.nthreads() == b.nthreads() && a.nvalues() == b.nvalues() && a.table() == b.table()
 }
 
@@ -209,11 +212,7 @@ impl State {
             let want = if *ts == self.program.tensors[out].shape {
                 f.clone()
             } else {
-                let dim = (0..2).find(|&d| {
-                    let mut s = self.program.tensors[out].shape.clone();
-                    s.remove(d);
-                    s == *ts
-                });
+                let dim = broadcast_dim(&f, ts, self.tv[i].as_ref());
                 f.project(dim.unwrap_or(1))?
             };
             changed |= self.input(k, slot, want);
