@@ -366,6 +366,21 @@ enum Command {
         #[command(subcommand)]
         what: GenCommand,
     },
+    /// Synthesize the thread-value and shared-memory layouts of a tile program and certify
+    /// the plan. Exit 0 synthesized, 1 infeasible (the constraint and tensors named), 2 bad input.
+    Synth {
+        /// The tile program (text form, one operation per line).
+        program: String,
+        /// Target: `sm80` or `sm90`.
+        #[arg(long, default_value = "sm80")]
+        target: String,
+        /// Write the plan certificate (`laycert check` re-decides it) here.
+        #[arg(long)]
+        cert: Option<String>,
+        /// Draw every register and shared layout as SVG into this directory.
+        #[arg(long)]
+        draw: Option<String>,
+    },
     /// Run generated kernels on the GPU: `gpu bench` checks and times a copy kernel.
     Gpu {
         #[command(subcommand)]
@@ -623,6 +638,12 @@ fn main() -> ExitCode {
         Command::Gen {
             what: GenCommand::Copy { spec, out, cert },
         } => cli::gen::copy(&spec.args(), out.as_deref(), cert.as_deref(), args.json),
+        Command::Synth {
+            program,
+            target,
+            cert,
+            draw,
+        } => cli::synth::run(program, target, cert.as_deref(), draw.as_deref(), args.json),
         Command::Gpu {
             what: GpuCommand::Bench { spec, warmup, reps },
         } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),

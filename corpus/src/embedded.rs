@@ -18,6 +18,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../data/atoms/copy_ext.toml"),
     ),
     (
+        "atoms/instructions.toml",
+        include_str!("../data/atoms/instructions.toml"),
+    ),
+    (
         "atoms/intel_xmx.toml",
         include_str!("../data/atoms/intel_xmx.toml"),
     ),

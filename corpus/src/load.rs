@@ -107,6 +107,8 @@ impl Corpus {
                     "claim" => self.claims.push(Claim::read(&mut e)?),
                     "vector" => self.vectors.push(Vector::read(&mut e)?),
                     "real" => self.reals.push(RealLayout::read(&mut e)?),
+                    // Instruction atoms for synthesis: read and validated by solver::synth::instr.
+                    "instruction" => {}
                     other => {
                         return Err(CorpusError::File {
                             file: path.to_string(),

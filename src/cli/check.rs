@@ -51,6 +51,24 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
                 as_json,
             ))
         }
+        Some("synthesis") => {
+            return Ok(other_kind(
+                certify::synthesis::check(&text).map(|c| {
+                    (
+                        Recorded::Proof,
+                        format!(
+                            "synthesis plan {} for {}: {} claims over {} tensors and {} operations re-decided",
+                            c.program,
+                            c.target,
+                            c.claims.len(),
+                            c.tensors.len(),
+                            c.ops.len()
+                        ),
+                    )
+                }),
+                as_json,
+            ))
+        }
         Some("explanation") => {
             return Ok(other_kind(
                 certify::rules::explain::check(&text).map(|c| {

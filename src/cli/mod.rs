@@ -19,6 +19,7 @@ pub mod property;
 pub mod prove;
 pub mod show;
 pub mod simplify;
+pub mod synth;
 pub mod verify;
 
 /// Exit status for bad input (also what clap uses for usage errors).

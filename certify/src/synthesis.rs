@@ -1,0 +1,1000 @@
+//! Synthesis-plan certificates: the claims a synthesized tile-program plan relies on, each
+//! re-decided here by evaluating the layouts with `layout`'s semantics (no solver code).
+//!
+//! A plan assigns every register tensor a thread-value (TV) layout `f: (t, v) -> cell` of its
+//! tile, every shared tensor an offset layout `s: cell -> element`, and every operation an
+//! instruction. The claims are the paper's figure-12 constraints made concrete:
+//!
+//! - [`SynthClaim::Distribution`]: `f` reaches every cell of the tensor (and, `exclusive`, each
+//!   exactly once: accumulators must not be counted twice).
+//! - [`SynthClaim::SameDistribution`]: elementwise and cast operands hold the same cells in the
+//!   same registers: `f_a(t, v) == f_b(t, v)` for every `(t, v)`.
+//! - [`SynthClaim::Projection`]: reduce, `mu o f = g`: `g(t, v) == drop_dim(f(t, v))`.
+//! - [`SynthClaim::Mma`]: the M, N, K projections of `f_C o p_C^-1`, `f_A o p_A^-1`,
+//!   `f_B o p_B^-1` agree. Decided by cutting each operand's values into atom instances: every
+//!   instance of a warp (or warpgroup) must be the atom's layout `p` translated to an aligned
+//!   origin; the C origins of all groups must partition `M x N` into atom blocks; and for every C
+//!   origin `(m0, n0)` of a group and every `k0`, the group must hold the A instance at
+//!   `(m0, k0)` and the B instance at `(n0, k0)`. Then the group's atoms compute
+//!   `C += A B` over the whole tile, each product once.
+//! - [`SynthClaim::Vector`]: a vector access of `width` elements per thread: each group of
+//!   `width` consecutive values of a thread lies at consecutive memory elements, the first
+//!   aligned to `width` (the tensor's base aligned to 16 bytes is the stated assumption).
+//! - [`SynthClaim::Transfer`]: a memory-to-memory copy (cp.async) split by a TV layout: it covers
+//!   the tile and each vector is contiguous and aligned on both sides.
+//! - [`SynthClaim::Ldmatrix`]: `ldmatrix` / `stmatrix` (`.trans`): the 8 elements lane `l` of a
+//!   warp names for row `r` of matrix `j` are contiguous and 16-byte aligned, and they are the
+//!   cells the fragment layout says the receiving lanes hold (PTX ISA 9.7.9.23: in matrix `j`,
+//!   lane `4r + c/2` holds row `r`, column `c` in register `2j + c%2`; transposed, lane
+//!   `4c + r/2` in register `2j + r%2`).
+//! - [`SynthClaim::Canonical`]: a shared tensor is the column-major tiling of a swizzle atom
+//!   (TMA boxes and wgmma descriptors read exactly these layouts).
+//! - [`SynthClaim::Injective`]: a shared layout stores distinct cells at distinct elements.
+//! - [`SynthClaim::Capacity`]: the shared tensors fit the target's shared memory.
+//!
+//! Every operation of the program must be backed by its claims ([`covered`]); [`check`]
+//! re-decides all of them. A tampered layout fails its claim.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use layout::cute::TvLayout;
+use layout::{Layout, SwizzledLayout};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Format version.
+pub const VERSION: u32 = 1;
+
+/// Most cells (or thread-value pairs) a claim evaluates: bounds the checker's work on any input.
+pub const MAX_POINTS: i64 = 1 << 22;
+
+/// A tensor of the plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SynthTensor {
+    /// Name in the program.
+    pub name: String,
+    /// `global`, `shared` or `register`.
+    pub scope: String,
+    /// Element type name.
+    pub dtype: String,
+    /// Element width in bits.
+    pub bits: i64,
+    /// Logical shape.
+    pub shape: Vec<i64>,
+    /// Register: a TV layout `... -> (shape)`; memory: `cell -> element` (CuTe or swizzled).
+    pub layout: String,
+}
+
+/// One operation of the plan and the instruction chosen for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SynthOp {
+    /// Line in the program.
+    pub line: usize,
+    /// `copy`, `mma`, `cast`, `rearrange`, `elementwise`, `reduce`.
+    pub op: String,
+    /// Tensors read.
+    pub inputs: Vec<String>,
+    /// Tensor written.
+    pub output: String,
+    /// The instruction chosen.
+    pub instruction: String,
+}
+
+/// A claim a plan relies on (see the module doc).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SynthClaim {
+    /// `f` covers the tensor (exclusive: each cell exactly once).
+    Distribution {
+        /// Register tensor.
+        tensor: String,
+        /// Each cell held by exactly one (thread, value).
+        exclusive: bool,
+    },
+    /// `f_a == f_b` as maps `(t, v) -> cell`.
+    SameDistribution {
+        /// First tensor.
+        a: String,
+        /// Second tensor.
+        b: String,
+    },
+    /// `dst(t, v) == src(t, v)` with dimension `dim` dropped.
+    Projection {
+        /// Reduced tensor.
+        src: String,
+        /// Result.
+        dst: String,
+        /// Reduced dimension.
+        dim: usize,
+    },
+    /// The mma operands agree with the atom (figure 12).
+    Mma {
+        /// Accumulator (M, N).
+        c: String,
+        /// A (M, K).
+        a: String,
+        /// B (N, K).
+        b: String,
+        /// Atom name.
+        atom: String,
+        /// Atom (m, n, k).
+        shape: [i64; 3],
+        /// Threads executing one atom (32 or 128).
+        threads: i64,
+        /// Atom A layout, when A is read from registers.
+        pa: Option<String>,
+        /// Atom B layout, when B is read from registers.
+        pb: Option<String>,
+        /// Atom C layout.
+        pc: String,
+    },
+    /// Vector access of `width` elements between a register tensor and memory.
+    Vector {
+        /// Register tensor.
+        reg: String,
+        /// Memory tensor.
+        memory: String,
+        /// Elements per access.
+        width: i64,
+    },
+    /// Memory-to-memory copy through the TV layout `tv`, `width` elements per access.
+    Transfer {
+        /// Source memory tensor.
+        src: String,
+        /// Destination memory tensor.
+        dst: String,
+        /// TV layout of the copy.
+        tv: String,
+        /// Elements per access.
+        width: i64,
+    },
+    /// ldmatrix / stmatrix between `reg` and the shared tensor `memory`.
+    Ldmatrix {
+        /// Register tensor (fragment).
+        reg: String,
+        /// Shared tensor.
+        memory: String,
+        /// Matrices per instruction (1, 2, 4).
+        count: i64,
+        /// `.trans`.
+        trans: bool,
+    },
+    /// `tensor`'s layout is the column-major tiling of `atom` (in elements) over its shape.
+    Canonical {
+        /// Shared tensor.
+        tensor: String,
+        /// Atom name.
+        atom_name: String,
+        /// Atom layout in elements (`Sw<..> o (r,c):(..)`).
+        atom: String,
+    },
+    /// Distinct cells at distinct elements.
+    Injective {
+        /// Shared tensor.
+        tensor: String,
+    },
+    /// All shared tensors together take at most `limit` bytes.
+    Capacity {
+        /// Bytes the plan claims.
+        bytes: i64,
+        /// The target's limit.
+        limit: i64,
+    },
+}
+
+/// A synthesis-plan certificate.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SynthesisCertificate {
+    /// Format version.
+    pub version: u32,
+    /// Always `synthesis`.
+    pub kind: String,
+    /// Program name.
+    pub program: String,
+    /// `sm80` or `sm90`.
+    pub target: String,
+    /// Threads of the CTA.
+    pub threads: i64,
+    /// Every tensor with its layout.
+    pub tensors: Vec<SynthTensor>,
+    /// Every operation with its instruction.
+    pub ops: Vec<SynthOp>,
+    /// The claims.
+    pub claims: Vec<SynthClaim>,
+    /// `proved`.
+    pub verdict: String,
+    /// SHA-256 over the other fields.
+    pub digest: String,
+}
+
+impl SynthesisCertificate {
+    /// SHA-256 over every field but the digest.
+    pub fn compute_digest(&self) -> String {
+        let mut c = self.clone();
+        c.digest = String::new();
+        let text = serde_json::to_string(&c).expect("serializable");
+        format!("{:x}", Sha256::digest(text.as_bytes()))
+    }
+
+    /// Sets the digest.
+    pub fn seal(mut self) -> Self {
+        self.digest = self.compute_digest();
+        self
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("serializable")
+    }
+}
+
+/// A parsed tensor.
+#[derive(Clone, Debug)]
+pub enum Parsed {
+    /// Register tensor.
+    Reg(TvLayout),
+    /// Memory tensor: cell -> element offset.
+    Mem(Layout),
+}
+
+/// The tensors of a certificate, parsed.
+#[derive(Clone, Debug, Default)]
+pub struct Tensors {
+    map: BTreeMap<String, (SynthTensor, Parsed)>,
+}
+
+impl Tensors {
+    /// Parses every tensor's layout and checks it against its shape.
+    pub fn new(ts: &[SynthTensor]) -> Result<Tensors, String> {
+        let mut map = BTreeMap::new();
+        for t in ts {
+            let cells = size(&t.shape).ok_or_else(|| format!("tensor {}: bad shape", t.name))?;
+            if cells > MAX_POINTS {
+                return Err(format!("tensor {}: more than {MAX_POINTS} cells", t.name));
+            }
+            if !matches!(t.bits, 4 | 8 | 16 | 32) {
+                return Err(format!("tensor {}: {} bits per element", t.name, t.bits));
+            }
+            let l = Layout::parse(&t.layout, None)
+                .map_err(|e| format!("tensor {} layout {:?}: {e}", t.name, t.layout))?;
+            let parsed = match (t.scope.as_str(), l) {
+                ("register", Layout::Tv(tv)) => {
+                    if tv.tile() != t.shape.as_slice() {
+                        return Err(format!("tensor {}: TV tile is not its shape", t.name));
+                    }
+                    if tv.layout().size() > MAX_POINTS {
+                        return Err(format!("tensor {}: too many thread-values", t.name));
+                    }
+                    Parsed::Reg(tv)
+                }
+                ("global" | "shared", l @ (Layout::Cute(_) | Layout::Swizzled(_))) => {
+                    Parsed::Mem(l)
+                }
+                (s, l) => {
+                    return Err(format!(
+                        "tensor {}: a {s} tensor cannot have the layout {}",
+                        t.name,
+                        l.print()
+                    ))
+                }
+            };
+            if map
+                .insert(t.name.clone(), (t.clone(), parsed))
+                .is_some()
+            {
+                return Err(format!("tensor {} declared twice", t.name));
+            }
+        }
+        Ok(Tensors { map })
+    }
+
+    fn get(&self, name: &str) -> Result<&(SynthTensor, Parsed), String> {
+        self.map
+            .get(name)
+            .ok_or_else(|| format!("unknown tensor {name:?}"))
+    }
+
+    /// A register tensor's TV layout.
+    pub fn reg(&self, name: &str) -> Result<(&SynthTensor, &TvLayout), String> {
+        match self.get(name)? {
+            (t, Parsed::Reg(tv)) => Ok((t, tv)),
+            (t, _) => Err(format!("{} is a {} tensor, not a register tensor", name, t.scope)),
+        }
+    }
+
+    /// A memory tensor's layout.
+    pub fn mem(&self, name: &str) -> Result<(&SynthTensor, &Layout), String> {
+        match self.get(name)? {
+            (t, Parsed::Mem(l)) => Ok((t, l)),
+            (t, _) => Err(format!("{} is a {} tensor, not a memory tensor", name, t.scope)),
+        }
+    }
+}
+
+fn size(shape: &[i64]) -> Option<i64> {
+    shape
+        .iter()
+        .try_fold(1i64, |a, &e| if e >= 1 { a.checked_mul(e) } else { None })
+}
+
+/// The memory element a cell is stored at.
+pub fn offset(l: &Layout, shape: &[i64], cell: &[i64]) -> Result<i64, String> {
+    match l {
+        Layout::Cute(c) => c.eval(shape, cell),
+        Layout::Swizzled(s) => s.eval(shape, cell),
+        other => return Err(format!("{} is not a memory layout", other.print())),
+    }
+    .map_err(|e| e.to_string())
+}
+
+fn tv_at(tv: &TvLayout, t: i64, v: i64) -> Result<Vec<i64>, String> {
+    tv.eval(t, v).map_err(|e| e.to_string())
+}
+
+/// Decides one claim; `Err` says why it does not hold.
+pub fn decide(c: &SynthClaim, ts: &Tensors) -> Result<(), String> {
+    match c {
+        SynthClaim::Distribution { tensor, exclusive } => distribution(ts, tensor, *exclusive),
+        SynthClaim::SameDistribution { a, b } => same(ts, a, b),
+        SynthClaim::Projection { src, dst, dim } => projection(ts, src, dst, *dim),
+        SynthClaim::Mma { .. } => mma(ts, c),
+        SynthClaim::Vector { reg, memory, width } => vector(ts, reg, memory, *width),
+        SynthClaim::Transfer { src, dst, tv, width } => transfer(ts, src, dst, tv, *width),
+        SynthClaim::Ldmatrix {
+            reg,
+            memory,
+            count,
+            trans,
+        } => ldmatrix(ts, reg, memory, *count, *trans),
+        SynthClaim::Canonical { tensor, atom, .. } => canonical(ts, tensor, atom),
+        SynthClaim::Injective { tensor } => injective(ts, tensor),
+        SynthClaim::Capacity { bytes, limit } => capacity(ts, *bytes, *limit),
+    }
+}
+
+fn distribution(ts: &Tensors, name: &str, exclusive: bool) -> Result<(), String> {
+    let (t, tv) = ts.reg(name)?;
+    let cells = size(&t.shape).unwrap_or(0);
+    let mut seen = vec![0u32; cells as usize];
+    for th in 0..tv.threads() {
+        for v in 0..tv.values() {
+            let cell = tv_at(tv, th, v)?;
+            let i = layout::shape::flatten_col_major(&t.shape, &cell).map_err(|e| e.to_string())?;
+            seen[i as usize] = seen[i as usize].saturating_add(1);
+        }
+    }
+    if let Some(i) = seen.iter().position(|&n| n == 0) {
+        return Err(format!("{name}: no thread holds cell #{i}"));
+    }
+    if exclusive {
+        if let Some(i) = seen.iter().position(|&n| n > 1) {
+            return Err(format!("{name}: cell #{i} is held {} times", seen[i]));
+        }
+    }
+    Ok(())
+}
+
+fn same(ts: &Tensors, a: &str, b: &str) -> Result<(), String> {
+    let (ta, fa) = ts.reg(a)?;
+    let (tb, fb) = ts.reg(b)?;
+    if ta.shape != tb.shape || fa.threads() != fb.threads() || fa.values() != fb.values() {
+        return Err(format!("{a} and {b} differ in shape, threads or values"));
+    }
+    for t in 0..fa.threads() {
+        for v in 0..fa.values() {
+            let (x, y) = (tv_at(fa, t, v)?, tv_at(fb, t, v)?);
+            if x != y {
+                return Err(format!(
+                    "thread {t} value {v}: {a} holds {x:?}, {b} holds {y:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn projection(ts: &Tensors, src: &str, dst: &str, dim: usize) -> Result<(), String> {
+    let (tsrc, f) = ts.reg(src)?;
+    let (tdst, g) = ts.reg(dst)?;
+    let mut dropped = tsrc.shape.clone();
+    if dim >= dropped.len() {
+        return Err(format!("{src} has no dimension {dim}"));
+    }
+    dropped.remove(dim);
+    if dropped != tdst.shape || f.threads() != g.threads() || f.values() != g.values() {
+        return Err(format!("{dst} is not {src} with dimension {dim} dropped"));
+    }
+    for t in 0..f.threads() {
+        for v in 0..f.values() {
+            let mut x = tv_at(f, t, v)?;
+            x.remove(dim);
+            let y = tv_at(g, t, v)?;
+            if x != y {
+                return Err(format!(
+                    "thread {t} value {v}: {src} projects to {x:?}, {dst} holds {y:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn atom_tv(text: &str) -> Result<TvLayout, String> {
+    match Layout::parse(text, None).map_err(|e| format!("atom {text:?}: {e}"))? {
+        Layout::Tv(tv) => Ok(tv),
+        l => Err(format!("atom {} is not a TV layout", l.print())),
+    }
+}
+
+/// Origins of the atom instances of one operand per thread group, or why the operand is not a
+/// tiling of the atom. Instance `i` of group `g` is values `[i*Va, (i+1)*Va)` of threads
+/// `[g*Ta, (g+1)*Ta)`.
+fn instances(
+    f: &TvLayout,
+    name: &str,
+    p: &TvLayout,
+    group: i64,
+) -> Result<Vec<BTreeSet<(i64, i64)>>, String> {
+    let (pt, pv) = (p.threads(), p.values());
+    if pt != group || f.threads() % pt != 0 || f.values() % pv != 0 || p.tile().len() != 2 {
+        return Err(format!(
+            "{name}: {} threads x {} values are not whole atoms of {pt} x {pv}",
+            f.threads(),
+            f.values()
+        ));
+    }
+    let ext = p.tile();
+    let mut out = Vec::new();
+    for g in 0..f.threads() / pt {
+        let mut set = BTreeSet::new();
+        for i in 0..f.values() / pv {
+            let at = tv_at(f, g * pt, i * pv)?;
+            let base = tv_at(p, 0, 0)?;
+            let o = (at[0] - base[0], at[1] - base[1]);
+            if o.0 % ext[0] != 0 || o.1 % ext[1] != 0 || o.0 < 0 || o.1 < 0 {
+                return Err(format!(
+                    "{name}: instance {i} of group {g} starts at {o:?}, not on the atom grid"
+                ));
+            }
+            for l in 0..pt {
+                for v in 0..pv {
+                    let want = tv_at(p, l, v)?;
+                    let got = tv_at(f, g * pt + l, i * pv + v)?;
+                    if got != [o.0 + want[0], o.1 + want[1]] {
+                        return Err(format!(
+                            "{name}: thread {} value {} holds {got:?}, the atom places it at \
+                             {:?}",
+                            g * pt + l,
+                            i * pv + v,
+                            [o.0 + want[0], o.1 + want[1]]
+                        ));
+                    }
+                }
+            }
+            set.insert(o);
+        }
+        out.push(set);
+    }
+    Ok(out)
+}
+
+fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
+    let SynthClaim::Mma {
+        c,
+        a,
+        b,
+        shape: [am, an, ak],
+        threads,
+        pa,
+        pb,
+        pc,
+        ..
+    } = claim
+    else {
+        return Err("not an mma claim".into());
+    };
+    let (tc, fc) = ts.reg(c)?;
+    let shape_of = |n: &str| ts.get(n).map(|(t, _)| t.shape.clone());
+    let (sa, sb) = (shape_of(a)?, shape_of(b)?);
+    let [m, n] = tc.shape[..] else {
+        return Err(format!("{c} is not 2-D"));
+    };
+    if sa.len() != 2 || sb.len() != 2 || sa[0] != m || sb[0] != n || sa[1] != sb[1] {
+        return Err(format!(
+            "shapes C {:?}, A {sa:?}, B {sb:?} are not (M,N), (M,K), (N,K)",
+            tc.shape
+        ));
+    }
+    let k = sa[1];
+    if *am < 1 || *an < 1 || *ak < 1 || m % am != 0 || n % an != 0 || k % ak != 0 {
+        return Err(format!("({m},{n},{k}) is not a multiple of the atom ({am},{an},{ak})"));
+    }
+    let pcl = atom_tv(pc)?;
+    if pcl.tile() != [*am, *an] {
+        return Err("atom C layout is not (m, n)".into());
+    }
+    let cs = instances(fc, c, &pcl, *threads)?;
+    let mut all = BTreeSet::new();
+    for set in &cs {
+        for &o in set {
+            if !all.insert(o) {
+                return Err(format!("C block at {o:?} is computed by two thread groups"));
+            }
+        }
+    }
+    if all.len() as i64 != (m / am) * (n / an) {
+        return Err(format!(
+            "C instances cover {} of {} atom blocks",
+            all.len(),
+            (m / am) * (n / an)
+        ));
+    }
+    let operand = |name: &str, p: &Option<String>, ext: [i64; 2]| {
+        p.as_ref()
+            .map(|p| {
+                let pl = atom_tv(p)?;
+                if pl.tile() != ext {
+                    return Err(format!("atom layout of {name} is not {ext:?}"));
+                }
+                let (_, f) = ts.reg(name)?;
+                if f.threads() != fc.threads() {
+                    return Err(format!("{name} and {c} have different thread counts"));
+                }
+                instances(f, name, &pl, *threads)
+            })
+            .transpose()
+    };
+    let ai = operand(a, pa, [*am, *ak])?;
+    let bi = operand(b, pb, [*an, *ak])?;
+    for (g, set) in cs.iter().enumerate() {
+        for &(m0, n0) in set {
+            for k0 in (0..k).step_by(*ak as usize) {
+                if let Some(ai) = &ai {
+                    if !ai[g].contains(&(m0, k0)) {
+                        return Err(format!(
+                            "group {g} computes C block ({m0},{n0}) but holds no A block \
+                             ({m0},{k0})"
+                        ));
+                    }
+                }
+                if let Some(bi) = &bi {
+                    if !bi[g].contains(&(n0, k0)) {
+                        return Err(format!(
+                            "group {g} computes C block ({m0},{n0}) but holds no B block \
+                             ({n0},{k0})"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `addrs` are consecutive from an aligned start.
+fn contiguous(addrs: &[i64], width: i64) -> bool {
+    addrs[0] % width == 0 && addrs.iter().enumerate().all(|(i, &a)| a == addrs[0] + i as i64)
+}
+
+fn width_ok(width: i64, bits: i64) -> Result<(), String> {
+    if width < 1 || width & (width - 1) != 0 || width * bits > 128 || (width * bits) % 8 != 0 {
+        return Err(format!(
+            "{width} elements of {bits} bits is not a 1..16-byte power-of-two access"
+        ));
+    }
+    Ok(())
+}
+
+fn vector(ts: &Tensors, reg: &str, memory: &str, width: i64) -> Result<(), String> {
+    let (tr, f) = ts.reg(reg)?;
+    let (tm, l) = ts.mem(memory)?;
+    if tr.shape != tm.shape {
+        return Err(format!("{reg} and {memory} have different shapes"));
+    }
+    width_ok(width, tm.bits)?;
+    if f.values() % width != 0 {
+        return Err(format!("{reg}: {} values per thread are not whole vectors of {width}", f.values()));
+    }
+    for t in 0..f.threads() {
+        for g in 0..f.values() / width {
+            let addrs = (0..width)
+                .map(|e| offset(l, &tm.shape, &tv_at(f, t, g * width + e)?))
+                .collect::<Result<Vec<_>, _>>()?;
+            if !contiguous(&addrs, width) {
+                return Err(format!(
+                    "thread {t} vector {g}: {reg}'s values sit at {memory} elements {addrs:?}, \
+                     not {width} consecutive from a multiple of {width}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<(), String> {
+    let (a, la) = ts.mem(src)?;
+    let (b, lb) = ts.mem(dst)?;
+    if a.shape != b.shape || a.bits != b.bits {
+        return Err(format!("{src} and {dst} differ in shape or dtype"));
+    }
+    width_ok(width, a.bits)?;
+    let f = atom_tv(tv)?;
+    if f.tile() != a.shape.as_slice() || f.layout().size() > MAX_POINTS {
+        return Err(format!("the copy's TV layout does not tile {src}"));
+    }
+    if f.values() % width != 0 {
+        return Err(format!("the copy's values are not whole vectors of {width}"));
+    }
+    let cells = size(&a.shape).unwrap_or(0);
+    let mut seen = vec![false; cells as usize];
+    for t in 0..f.threads() {
+        for g in 0..f.values() / width {
+            let mut sa = Vec::new();
+            let mut sb = Vec::new();
+            for e in 0..width {
+                let cell = tv_at(&f, t, g * width + e)?;
+                let i = layout::shape::flatten_col_major(&a.shape, &cell).map_err(|e| e.to_string())?;
+                seen[i as usize] = true;
+                sa.push(offset(la, &a.shape, &cell)?);
+                sb.push(offset(lb, &b.shape, &cell)?);
+            }
+            if !contiguous(&sa, width) || !contiguous(&sb, width) {
+                return Err(format!(
+                    "thread {t} vector {g}: {src} elements {sa:?} -> {dst} elements {sb:?} \
+                     are not {width} consecutive aligned elements on both sides"
+                ));
+            }
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(format!("the copy never moves cell #{i} of {src}"));
+    }
+    Ok(())
+}
+
+/// The (lane, value-in-instance) of element `c` of stored row `r` of matrix `j`.
+pub fn ldmatrix_holder(j: i64, r: i64, c: i64, trans: bool) -> (i64, i64) {
+    if trans {
+        (4 * c + r / 2, 2 * j + r % 2)
+    } else {
+        (4 * r + c / 2, 2 * j + c % 2)
+    }
+}
+
+fn ldmatrix(ts: &Tensors, reg: &str, memory: &str, count: i64, trans: bool) -> Result<(), String> {
+    let (tr, f) = ts.reg(reg)?;
+    let (tm, l) = ts.mem(memory)?;
+    if tr.shape != tm.shape || tm.bits != 16 || tr.bits != 16 {
+        return Err(format!("{reg} and {memory} are not the same 16-bit tile"));
+    }
+    if !matches!(count, 1 | 2 | 4) || f.threads() % 32 != 0 || f.values() % (2 * count) != 0 {
+        return Err(format!(
+            "{reg}: {} threads x {} values are not whole ldmatrix.x{count} fragments",
+            f.threads(),
+            f.values()
+        ));
+    }
+    for w in 0..f.threads() / 32 {
+        for i in 0..f.values() / (2 * count) {
+            for j in 0..count {
+                for r in 0..8 {
+                    let addrs = (0..8)
+                        .map(|c| {
+                            let (lane, v) = ldmatrix_holder(j, r, c, trans);
+                            offset(l, &tm.shape, &tv_at(f, 32 * w + lane, i * 2 * count + v)?)
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if !contiguous(&addrs, 8) {
+                        return Err(format!(
+                            "warp {w} instance {i} matrix {j} row {r}: the cells sit at \
+                             {memory} elements {addrs:?}, not one aligned 16-byte row"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn canonical(ts: &Tensors, name: &str, atom: &str) -> Result<(), String> {
+    let (t, l) = ts.mem(name)?;
+    let a = match Layout::parse(atom, None).map_err(|e| format!("atom {atom:?}: {e}"))? {
+        Layout::Swizzled(s) => s,
+        Layout::Cute(c) => SwizzledLayout::new(layout::Swizzle::identity(), c)
+            .map_err(|e| e.to_string())?,
+        other => return Err(format!("atom {} is not a memory layout", other.print())),
+    };
+    let ext = a.layout().top_shape();
+    let [rows, cols] = t.shape[..] else {
+        return Err(format!("{name} is not 2-D"));
+    };
+    if ext.len() != 2 || rows % ext[0] != 0 || cols % ext[1] != 0 {
+        return Err(format!("{name} {:?} is not whole atoms {ext:?}", t.shape));
+    }
+    let block = ext[0] * ext[1];
+    for c in 0..cols {
+        for r in 0..rows {
+            let inner = a
+                .eval(&ext, &[r % ext[0], c % ext[1]])
+                .map_err(|e| e.to_string())?;
+            let want = inner + block * (r / ext[0] + (rows / ext[0]) * (c / ext[1]));
+            let got = offset(l, &t.shape, &[r, c])?;
+            if got != want {
+                return Err(format!(
+                    "{name} stores ({r},{c}) at {got}, the tiled atom at {want}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn injective(ts: &Tensors, name: &str) -> Result<(), String> {
+    let (t, l) = ts.mem(name)?;
+    let cells = size(&t.shape).unwrap_or(0);
+    let mut seen = BTreeMap::new();
+    for i in 0..cells {
+        let cell = layout::shape::unflatten_col_major(&t.shape, i).map_err(|e| e.to_string())?;
+        let o = offset(l, &t.shape, &cell)?;
+        if o < 0 {
+            return Err(format!("{name} stores {cell:?} at a negative offset"));
+        }
+        if let Some(prev) = seen.insert(o, cell.clone()) {
+            return Err(format!("{name} stores {prev:?} and {cell:?} both at {o}"));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes a shared tensor occupies: (largest offset + 1) elements.
+pub fn footprint(t: &SynthTensor, l: &Layout) -> Result<i64, String> {
+    let cells = size(&t.shape).unwrap_or(0);
+    let mut top = 0;
+    for i in 0..cells {
+        let cell = layout::shape::unflatten_col_major(&t.shape, i).map_err(|e| e.to_string())?;
+        top = top.max(offset(l, &t.shape, &cell)?);
+    }
+    Ok(((top + 1) * t.bits + 7) / 8)
+}
+
+fn capacity(ts: &Tensors, bytes: i64, limit: i64) -> Result<(), String> {
+    let mut total = 0i64;
+    for (t, p) in ts.map.values() {
+        if let (Parsed::Mem(l), "shared") = (p, t.scope.as_str()) {
+            total = total.saturating_add(footprint(t, l)?);
+        }
+    }
+    if total != bytes {
+        return Err(format!("the shared tensors take {total} bytes, the claim says {bytes}"));
+    }
+    if total > limit {
+        return Err(format!("{total} bytes of shared memory exceed the limit of {limit}"));
+    }
+    Ok(())
+}
+
+/// Shared-memory limit per CTA of a target, in bytes.
+pub fn smem_limit(target: &str) -> Option<i64> {
+    match target {
+        "sm80" => Some(163 * 1024),
+        "sm90" => Some(227 * 1024),
+        _ => None,
+    }
+}
+
+/// Checks that every operation and tensor is backed by the claims it needs.
+pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
+    let has = |f: &dyn Fn(&SynthClaim) -> bool| c.claims.iter().any(f);
+    for t in &c.tensors {
+        let ok = match t.scope.as_str() {
+            "register" => has(&|k| matches!(k, SynthClaim::Distribution { tensor, .. } if tensor == &t.name)),
+            "shared" => has(&|k| matches!(k, SynthClaim::Injective { tensor } if tensor == &t.name)),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!("tensor {} has no distribution or injectivity claim", t.name));
+        }
+    }
+    if !has(&|k| matches!(k, SynthClaim::Capacity { limit, .. } if Some(*limit) == smem_limit(&c.target)))
+    {
+        return Err(format!("no capacity claim at {}'s limit", c.target));
+    }
+    for op in &c.ops {
+        let out = &op.output;
+        let inp = |i: usize| op.inputs.get(i).cloned().unwrap_or_default();
+        let ok = match op.op.as_str() {
+            "mma" => has(&|k| {
+                matches!(k, SynthClaim::Mma { c, a, b, .. }
+                    if c == out && *a == inp(0) && *b == inp(1))
+            }),
+            "copy" => has(&|k| match k {
+                SynthClaim::Vector { reg, memory, .. } => {
+                    (reg == out && *memory == inp(0)) || (*reg == inp(0) && memory == out)
+                }
+                SynthClaim::Ldmatrix { reg, memory, .. } => {
+                    (reg == out && *memory == inp(0)) || (*reg == inp(0) && memory == out)
+                }
+                SynthClaim::Transfer { src, dst, .. } => *src == inp(0) && dst == out,
+                SynthClaim::SameDistribution { a, b } => *a == inp(0) && b == out,
+                SynthClaim::Canonical { tensor, .. } => tensor == out && op.instruction.contains("TMA"),
+                _ => false,
+            }),
+            "cast" | "elementwise" => op.inputs.iter().all(|i| {
+                has(&|k| match k {
+                    SynthClaim::SameDistribution { a, b } => a == i && b == out,
+                    // A broadcast operand: the output's layout with one dimension dropped.
+                    SynthClaim::Projection { src, dst, .. } => src == out && dst == i,
+                    _ => false,
+                })
+            }),
+            "reduce" => has(&|k| {
+                matches!(k, SynthClaim::Projection { src, dst, .. } if *src == inp(0) && dst == out)
+            }),
+            // Through shared memory: any two distributions of one tile; both are covered by
+            // their distribution claims and the staging buffer by its injectivity claim.
+            "rearrange" => true,
+            other => return Err(format!("line {}: unknown operation {other:?}", op.line)),
+        };
+        if !ok {
+            return Err(format!(
+                "line {}: {} {:?} -> {} has no claim backing it",
+                op.line, op.op, op.inputs, op.output
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Re-checks a synthesis certificate: digest, coverage, then every claim re-decided.
+pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
+    let c: SynthesisCertificate =
+        serde_json::from_str(text).map_err(|e| format!("not a synthesis certificate: {e}"))?;
+    if c.version != VERSION || c.kind != "synthesis" {
+        return Err(format!("kind {:?} version {}", c.kind, c.version));
+    }
+    if c.digest != c.compute_digest() {
+        return Err("the digest does not match the contents (edited after it was written)".into());
+    }
+    if c.verdict != "proved" {
+        return Err(format!("the certificate records {:?}, not a proof", c.verdict));
+    }
+    let ts = Tensors::new(&c.tensors)?;
+    covered(&c)?;
+    for (i, claim) in c.claims.iter().enumerate() {
+        decide(claim, &ts).map_err(|e| format!("claim #{} ({}): {e}", i + 1, claim_kind(claim)))?;
+    }
+    Ok(c)
+}
+
+/// The claim's kind name.
+pub fn claim_kind(c: &SynthClaim) -> &'static str {
+    match c {
+        SynthClaim::Distribution { .. } => "distribution",
+        SynthClaim::SameDistribution { .. } => "same_distribution",
+        SynthClaim::Projection { .. } => "projection",
+        SynthClaim::Mma { .. } => "mma",
+        SynthClaim::Vector { .. } => "vector",
+        SynthClaim::Transfer { .. } => "transfer",
+        SynthClaim::Ldmatrix { .. } => "ldmatrix",
+        SynthClaim::Canonical { .. } => "canonical",
+        SynthClaim::Injective { .. } => "injective",
+        SynthClaim::Capacity { .. } => "capacity",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(name: &str, shape: &[i64], layout: &str) -> SynthTensor {
+        SynthTensor {
+            name: name.into(),
+            scope: "register".into(),
+            dtype: "f16".into(),
+            bits: 16,
+            shape: shape.to_vec(),
+            layout: layout.into(),
+        }
+    }
+
+    fn mem(name: &str, shape: &[i64], layout: &str) -> SynthTensor {
+        SynthTensor {
+            scope: "shared".into(),
+            ..reg(name, shape, layout)
+        }
+    }
+
+    const A16: &str = "((4,8),(2,2,2)):((32,1),(16,8,128)) -> (16,16)";
+    const B16: &str = "((4,8),(2,2)):((16,1),(8,64)) -> (8,16)";
+    const C16: &str = "((4,8),(2,2)):((32,1),(16,8)) -> (16,8)";
+
+    fn mma_claim() -> SynthClaim {
+        SynthClaim::Mma {
+            c: "c".into(),
+            a: "a".into(),
+            b: "b".into(),
+            atom: "m16n8k16".into(),
+            shape: [16, 8, 16],
+            threads: 32,
+            pa: Some(A16.into()),
+            pb: Some(B16.into()),
+            pc: C16.into(),
+        }
+    }
+
+    #[test]
+    fn one_atom_mma_is_its_own_tiling() {
+        let ts = Tensors::new(&[
+            reg("a", &[16, 16], A16),
+            reg("b", &[8, 16], B16),
+            reg("c", &[16, 8], C16),
+        ])
+        .unwrap();
+        decide(&mma_claim(), &ts).unwrap();
+    }
+
+    #[test]
+    fn mma_with_a_swapped_value_mode_is_refused() {
+        // A's k+8 and m+8 value strides swapped: the registers hold the wrong cells.
+        let ts = Tensors::new(&[
+            reg("a", &[16, 16], "((4,8),(2,2,2)):((32,1),(16,128,8)) -> (16,16)"),
+            reg("b", &[8, 16], B16),
+            reg("c", &[16, 8], C16),
+        ])
+        .unwrap();
+        let e = decide(&mma_claim(), &ts).unwrap_err();
+        assert!(e.contains("a: thread"), "{e}");
+    }
+
+    #[test]
+    fn ldmatrix_x4_reads_k_major_rows() {
+        // A 16x16 K-major tile (row-major (16,16):(16,1)) feeds the A fragment by ldmatrix.x4.
+        let ts = Tensors::new(&[reg("a", &[16, 16], A16), mem("s", &[16, 16], "(16,16):(16,1)")])
+            .unwrap();
+        ldmatrix(&ts, "a", "s", 4, false).unwrap();
+        // Column-major storage needs .trans.
+        let ts = Tensors::new(&[reg("a", &[16, 16], A16), mem("s", &[16, 16], "(16,16):(1,16)")])
+            .unwrap();
+        assert!(ldmatrix(&ts, "a", "s", 4, false).is_err());
+        ldmatrix(&ts, "a", "s", 4, true).unwrap();
+    }
+
+    #[test]
+    fn vector_access_needs_consecutive_aligned_elements() {
+        let ts = Tensors::new(&[
+            reg("r", &[8, 8], "(8,8):(1,8) -> (8,8)"),
+            mem("g", &[8, 8], "(8,8):(8,1)"),
+            mem("h", &[8, 8], "(8,8):(9,1)"),
+        ])
+        .unwrap();
+        vector(&ts, "r", "g", 8).unwrap();
+        assert!(vector(&ts, "r", "h", 2).is_err()); // row r starts at 9r: unaligned
+        vector(&ts, "r", "h", 1).unwrap();
+    }
+
+    #[test]
+    fn projection_drops_the_reduced_dimension() {
+        let ts = Tensors::new(&[
+            reg("x", &[4, 8], "(4,8):(1,4) -> (4,8)"),
+            reg("y", &[4], "(4,8):(1,0) -> (4)"),
+            reg("z", &[4], "(4,8):(0,0) -> (4)"),
+        ])
+        .unwrap();
+        projection(&ts, "x", "y", 1).unwrap();
+        assert!(projection(&ts, "x", "z", 1).is_err());
+    }
+
+    #[test]
+    fn canonical_accepts_the_tiled_atom_and_refuses_a_plain_layout() {
+        let atom = "Sw<3,3,3> o (8,64):(64,1)";
+        let tiled = "Sw<3,3,3> o (16,64):(64,1)";
+        let ts = Tensors::new(&[mem("s", &[16, 64], tiled), mem("p", &[16, 64], "(16,64):(64,1)")])
+            .unwrap();
+        canonical(&ts, "s", atom).unwrap();
+        assert!(canonical(&ts, "p", atom).is_err());
+    }
+}

@@ -1,0 +1,429 @@
+//! Anchors (paper algorithm 1, step 2) and the TV layouts they build.
+//!
+//! A [`Tv`] is a thread-value layout kept as flat modes: `(extent, stride)` lists for the thread
+//! and the value coordinate, strides in the tensor's column-major cell index. An mma anchor
+//! tiles the accumulator with the atom's C layout: the atom's modes are re-based from the atom
+//! tile into the tensor tile (composition with the embedding `(Ma,Na):(1,M)`), warps are laid
+//! out `WM x WN` over atom blocks, and the remaining blocks become value repeats; A and B
+//! follow from the same arrangement with the other warps' axis broadcast (stride 0). A copy
+//! anchor is coalesced: vectors along the memory's unit-stride dimension, consecutive threads
+//! on consecutive vectors.
+
+use layout::cute::make_layout;
+use layout::{CuteLayout, TvLayout};
+
+use super::instr::MmaAtom;
+use super::program::SynthError;
+
+/// A thread-value layout as flat modes over a column-major tile.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Tv {
+    /// Thread modes, innermost first.
+    pub threads: Vec<(i64, i64)>,
+    /// Value modes, innermost first.
+    pub values: Vec<(i64, i64)>,
+    /// The tile.
+    pub shape: Vec<i64>,
+}
+
+fn size(m: &[(i64, i64)]) -> i64 {
+    m.iter().map(|&(e, _)| e).product()
+}
+
+fn eval_modes(m: &[(i64, i64)], mut i: i64) -> i64 {
+    let mut o = 0;
+    for &(e, s) in m {
+        o += (i % e) * s;
+        i /= e;
+    }
+    o
+}
+
+impl Tv {
+    /// Threads.
+    pub fn nthreads(&self) -> i64 {
+        size(&self.threads)
+    }
+
+    /// Values per thread.
+    pub fn nvalues(&self) -> i64 {
+        size(&self.values)
+    }
+
+    /// Column-major cell index held by `(t, v)`.
+    pub fn cell(&self, t: i64, v: i64) -> i64 {
+        eval_modes(&self.threads, t) + eval_modes(&self.values, v)
+    }
+
+    /// Every `(t, v)`'s cell, `t`-major.
+    pub fn table(&self) -> Vec<i64> {
+        let (nt, nv) = (self.nthreads(), self.nvalues());
+        let mut out = Vec::with_capacity((nt * nv) as usize);
+        for t in 0..nt {
+            let base = eval_modes(&self.threads, t);
+            for v in 0..nv {
+                out.push(base + eval_modes(&self.values, v));
+            }
+        }
+        out
+    }
+
+    /// The same map as a CuTe TV layout `((threads),(values)) -> shape`.
+    pub fn to_layout(&self) -> Result<TvLayout, SynthError> {
+        let mode = |m: &[(i64, i64)]| {
+            let m: Vec<(i64, i64)> = if m.is_empty() { vec![(1, 0)] } else { m.to_vec() };
+            let (e, s): (Vec<i64>, Vec<i64>) = m.into_iter().unzip();
+            CuteLayout::from_flat(&e, &s)
+        };
+        let l = make_layout(&[mode(&self.threads)?, mode(&self.values)?])?;
+        Ok(TvLayout::new(l, self.shape.clone())?)
+    }
+
+    /// The Triton linear form `#ttg.linear<{register, lane, warp, block}>` (bases as
+    /// `[row, col]`), when the map is F2-linear: power-of-two sizes and every `(t, v)` the XOR
+    /// of the bases of its set bits (checked on every point). None otherwise.
+    pub fn linear(&self) -> Option<String> {
+        let (nt, nv) = (self.nthreads(), self.nvalues());
+        let pow2 = |x: i64| x > 0 && x & (x - 1) == 0;
+        if !pow2(nt) || !pow2(nv) || !self.shape.iter().all(|&d| pow2(d)) {
+            return None;
+        }
+        let r = self.shape[0];
+        let coord = |cell: i64| -> Vec<i64> {
+            if self.shape.len() == 2 {
+                vec![cell % r, cell / r]
+            } else {
+                vec![cell]
+            }
+        };
+        let xor = |a: &[i64], b: &[i64]| a.iter().zip(b).map(|(x, y)| x ^ y).collect::<Vec<_>>();
+        let vb: Vec<Vec<i64>> = (0..nv.trailing_zeros()).map(|b| coord(self.cell(0, 1 << b))).collect();
+        let tb: Vec<Vec<i64>> = (0..nt.trailing_zeros()).map(|b| coord(self.cell(1 << b, 0))).collect();
+        let zero = coord(self.cell(0, 0));
+        if zero.iter().any(|&z| z != 0) {
+            return None;
+        }
+        for t in 0..nt {
+            for v in 0..nv {
+                let mut acc = zero.clone();
+                for (b, base) in tb.iter().enumerate() {
+                    if t >> b & 1 == 1 {
+                        acc = xor(&acc, base);
+                    }
+                }
+                for (b, base) in vb.iter().enumerate() {
+                    if v >> b & 1 == 1 {
+                        acc = xor(&acc, base);
+                    }
+                }
+                if acc != coord(self.cell(t, v)) {
+                    return None;
+                }
+            }
+        }
+        let list = |bs: &[Vec<i64>]| {
+            let items: Vec<String> = bs
+                .iter()
+                .map(|b| format!("[{}]", b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")))
+                .collect();
+            format!("[{}]", items.join(", "))
+        };
+        let lanes = tb.len().min(5);
+        Some(format!(
+            "#ttg.linear<{{register = {}, lane = {}, warp = {}, block = []}}>",
+            list(&vb),
+            list(&tb[..lanes]),
+            list(&tb[lanes..])
+        ))
+    }
+
+    /// Drops size-1 modes.
+    pub fn tidy(mut self) -> Tv {
+        self.threads.retain(|&(e, _)| e != 1);
+        self.values.retain(|&(e, _)| e != 1);
+        self
+    }
+
+    /// `mu o f` for `mu` dropping dimension `dim` of a 2-D tile: each stride is re-read in the
+    /// remaining dimension (a mode that moves only along `dim` becomes a broadcast, stride 0).
+    pub fn project(&self, dim: usize) -> Result<Tv, SynthError> {
+        let [r, c] = self.shape[..] else {
+            return Err(SynthError::Internal("projection of a non-2-D layout".into()));
+        };
+        let map = |modes: &[(i64, i64)]| -> Result<Vec<(i64, i64)>, SynthError> {
+            modes
+                .iter()
+                .map(|&(e, s)| {
+                    let (dr, dc) = (s % r, s / r);
+                    let clean = s == 0 || dc == 0 && (e - 1) * s < r || dr == 0;
+                    if !clean {
+                        return Err(SynthError::Internal(format!("mode {e}:{s} straddles rows of {r}")));
+                    }
+                    Ok((e, if dim == 0 { dc } else { dr }))
+                })
+                .collect()
+        };
+        let shape = vec![if dim == 0 { c } else { r }];
+        Ok(Tv {
+            threads: map(&self.threads)?,
+            values: map(&self.values)?,
+            shape,
+        })
+    }
+}
+
+/// The dimension of `out_shape` a broadcast operand of `operand_shape` lacks: the one whose
+/// projection of `out` reproduces the operand's layout when that is known, else the last
+/// dimension that fits (a per-row value, as `reduce(x, 1, ..)` produces).
+pub fn broadcast_dim(out: &Tv, operand_shape: &[i64], operand: Option<&Tv>) -> Option<usize> {
+    let fits: Vec<usize> = (0..out.shape.len())
+        .rev()
+        .filter(|&d| {
+            let mut s = out.shape.clone();
+            s.remove(d);
+            s == operand_shape
+        })
+        .collect();
+    if let Some(known) = operand {
+        for &d in &fits {
+            if out.project(d).is_ok_and(|p| p.table() == known.table()) {
+                return Some(d);
+            }
+        }
+    }
+    fits.first().copied()
+}
+
+/// Re-bases the flat modes of `atom` (over its tile `ext`) into a tile of `rows` rows: stride
+/// `s` (cell `(s % er, s / er)` of the atom) becomes `s % er + rows * (s / er)`. This is the
+/// composition `(er, ec):(1, rows) o atom`; a mode that straddles atom rows is refused.
+pub fn rebase(modes: &[(i64, i64)], ext: &[i64], rows: i64) -> Result<Vec<(i64, i64)>, SynthError> {
+    let er = ext[0];
+    modes
+        .iter()
+        .map(|&(e, s)| {
+            let (dr, dc) = (s % er, s / er);
+            if s != 0 && dr != 0 && dc != 0 || dc == 0 && (e - 1) * s >= er && s != 0 {
+                return Err(SynthError::Internal(format!("atom mode {e}:{s} straddles rows")));
+            }
+            Ok((e, dr + rows * dc))
+        })
+        .collect()
+}
+
+fn split(tv: &TvLayout) -> (Vec<(i64, i64)>, Vec<(i64, i64)>) {
+    let m = tv.layout().modes();
+    (m[0].flat_modes(), m[1].flat_modes())
+}
+
+/// How warps (or warpgroups) are laid over the atom blocks of C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Arrangement {
+    /// Groups along M.
+    pub wm: i64,
+    /// Groups along N.
+    pub wn: i64,
+    /// Groups interleave at atom granularity (Triton's order) or own contiguous blocks.
+    pub interleaved: bool,
+    /// C's values pair adjacent N atoms first (so C can feed a following mma's A operand).
+    pub pair_n: bool,
+    /// A's and B's value repeats run along K first (so a thread's K-neighbours are adjacent
+    /// values: packed sub-byte weights load as one word).
+    pub k_first: bool,
+}
+
+/// The TV layouts of C, A and B for `atom` tiling `(m, n, k)` with `arr`. A or B is `None`
+/// when the atom reads it from shared memory.
+pub fn mma_layouts(
+    atom: &MmaAtom,
+    [m, n, k]: [i64; 3],
+    arr: Arrangement,
+) -> Result<(Tv, Option<Tv>, Option<Tv>), SynthError> {
+    let [am, an, ak] = atom.shape;
+    let (wm, wn) = (arr.wm, arr.wn);
+    if m % (am * wm) != 0 || n % (an * wn) != 0 || k % ak != 0 {
+        return Err(SynthError::Internal("arrangement does not tile".into()));
+    }
+    let (rm, rn, rk) = (m / (am * wm), n / (an * wn), k / ak);
+    // Offsets (in rows / cols) of warp index and repeat index along M and N.
+    let (wstep_m, rstep_m) = if arr.interleaved { (am, am * wm) } else { (am * rm, am) };
+    let (wstep_n, rstep_n) = if arr.interleaved { (an, an * wn) } else { (an * rn, an) };
+    let (ct, cv) = split(&atom.c_layout);
+    let mut threads = rebase(&ct, atom.c_layout.tile(), m)?;
+    threads.extend([(wm, wstep_m), (wn, m * wstep_n)]);
+    let mut values = rebase(&cv, atom.c_layout.tile(), m)?;
+    if arr.pair_n && rn % 2 == 0 && !arr.interleaved {
+        values.extend([(2, m * rstep_n), (rm, rstep_m), (rn / 2, 2 * m * rstep_n)]);
+    } else if arr.pair_n {
+        return Err(SynthError::Internal("pairing needs an even, blocked N repeat".into()));
+    } else {
+        values.extend([(rm, rstep_m), (rn, m * rstep_n)]);
+    }
+    let c = Tv { threads, values, shape: vec![m, n] }.tidy();
+    let a = atom
+        .a
+        .as_ref()
+        .map(|pa| -> Result<Tv, SynthError> {
+            let (t, v) = split(pa);
+            let mut threads = rebase(&t, pa.tile(), m)?;
+            threads.extend([(wm, wstep_m), (wn, 0)]);
+            let mut values = rebase(&v, pa.tile(), m)?;
+            if arr.k_first {
+                values.extend([(rk, m * ak), (rm, rstep_m)]);
+            } else {
+                values.extend([(rm, rstep_m), (rk, m * ak)]);
+            }
+            Ok(Tv { threads, values, shape: vec![m, k] }.tidy())
+        })
+        .transpose()?;
+    let b = atom
+        .b
+        .as_ref()
+        .map(|pb| -> Result<Tv, SynthError> {
+            let (t, v) = split(pb);
+            let mut threads = rebase(&t, pb.tile(), n)?;
+            threads.extend([(wm, 0), (wn, wstep_n)]);
+            let mut values = rebase(&v, pb.tile(), n)?;
+            if arr.k_first {
+                values.extend([(rk, n * ak), (rn, rstep_n)]);
+            } else {
+                values.extend([(rn, rstep_n), (rk, n * ak)]);
+            }
+            Ok(Tv { threads, values, shape: vec![n, k] }.tidy())
+        })
+        .transpose()?;
+    Ok((c, a, b))
+}
+
+/// Every arrangement of `groups` warps (warpgroups) over C for `atom` on `(m, n)`, the
+/// widest-M first.
+pub fn arrangements(atom: &MmaAtom, m: i64, n: i64, groups: i64) -> Vec<Arrangement> {
+    let mut out = Vec::new();
+    let mut wm = groups;
+    while wm >= 1 {
+        let wn = groups / wm;
+        if wm * wn == groups && m % (atom.shape[0] * wm) == 0 && n % (atom.shape[1] * wn) == 0 {
+            for interleaved in [true, false] {
+                for pair_n in [false, true] {
+                    let rn = n / (atom.shape[1] * wn);
+                    if pair_n && (interleaved || rn % 2 != 0) {
+                        continue;
+                    }
+                    if interleaved && (wm == 1 && wn == 1) {
+                        continue; // same as blocked
+                    }
+                    for k_first in [false, true] {
+                        out.push(Arrangement { wm, wn, interleaved, pair_n, k_first });
+                    }
+                }
+            }
+        }
+        wm /= 2;
+    }
+    out
+}
+
+/// A coalesced TV layout for `threads` threads over a tile whose memory layout has unit stride
+/// along `fast` (0 or 1): vectors of `vec` cells along `fast`, consecutive threads on
+/// consecutive vectors, then the other dimension, then repeats.
+pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<Tv> {
+    let cells: i64 = shape.iter().product();
+    if shape.len() == 1 {
+        let n = shape[0];
+        if n % vec != 0 {
+            return None;
+        }
+        let tf = (n / vec).min(threads);
+        if (n / vec) % tf != 0 || threads % tf != 0 {
+            return None;
+        }
+        let rest = n / vec / tf;
+        let bcast = threads / tf;
+        return Some(Tv {
+            threads: vec![(tf, vec), (bcast, 0)],
+            values: vec![(vec, 1), (rest, vec * tf)],
+            shape: shape.to_vec(),
+        }
+        .tidy());
+    }
+    let (ef, es) = (shape[fast], shape[1 - fast]);
+    let (sf, ss) = if fast == 0 { (1, shape[0]) } else { (shape[0], 1) };
+    if ef % vec != 0 || cells < vec {
+        return None;
+    }
+    let tf = (ef / vec).min(threads);
+    if (ef / vec) % tf != 0 || threads % tf != 0 {
+        return None;
+    }
+    let ts = (threads / tf).min(es);
+    if es % ts != 0 {
+        return None;
+    }
+    let bcast = threads / (tf * ts);
+    Some(Tv {
+        threads: vec![(tf, vec * sf), (ts, ss), (bcast, 0)],
+        values: vec![(vec, sf), (ef / vec / tf, vec * tf * sf), (es / ts, ts * ss)],
+        shape: shape.to_vec(),
+    }
+    .tidy())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::instr::Instructions;
+
+    #[test]
+    fn rebase_is_composition_with_the_embedding() {
+        // SM80 C atom on (16,8) into a 128-row tile: strides (32,1 | 16,8) -> (256,1 | 128,8).
+        let r = rebase(&[(4, 32), (8, 1), (2, 16), (2, 8)], &[16, 8], 128).unwrap();
+        assert_eq!(r, [(4, 256), (8, 1), (2, 128), (2, 8)]);
+        // Against CuTe composition, evaluated: (16,8):(1,128) o atom.
+        let emb = CuteLayout::from_flat(&[16, 8], &[1, 128]).unwrap();
+        let atom = CuteLayout::from_flat(&[4, 8, 2, 2], &[32, 1, 16, 8]).unwrap();
+        let comp = layout::cute::composition(&emb, &atom).unwrap();
+        let mine = CuteLayout::from_flat(&[4, 8, 2, 2], &[256, 1, 128, 8]).unwrap();
+        for i in 0..128 {
+            assert_eq!(comp.eval_index(i).unwrap(), mine.eval_index(i).unwrap());
+        }
+    }
+
+    #[test]
+    fn one_warp_one_atom_is_the_atom() {
+        let atom = &Instructions::get().unwrap().mma[0];
+        let arr = Arrangement { wm: 1, wn: 1, interleaved: false, pair_n: false, k_first: false };
+        let (c, a, b) = mma_layouts(atom, [16, 8, 16], arr).unwrap();
+        let want = atom.c_layout.clone();
+        for t in 0..32 {
+            for v in 0..4 {
+                let cell = c.cell(t, v);
+                assert_eq!(vec![cell % 16, cell / 16], want.eval(t, v).unwrap());
+            }
+        }
+        assert_eq!(a.unwrap().nvalues(), 8);
+        assert_eq!(b.unwrap().nvalues(), 4);
+    }
+
+    #[test]
+    fn coalesced_rows_put_consecutive_threads_on_consecutive_vectors() {
+        // 128x32 f16 row-major: 4 threads per row of 32 (8-wide vectors), 32 rows per pass.
+        let tv = coalesced(&[128, 32], 1, 8, 128).unwrap();
+        assert_eq!(tv.cell(1, 0), 8 * 128); // thread 1 starts at column 8
+        assert_eq!(tv.cell(4, 0), 1); // thread 4 starts row 1
+        assert_eq!(tv.nvalues(), 32);
+        let mut t = tv.table();
+        t.sort();
+        assert_eq!(t, (0..4096).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn projection_broadcasts_the_dropped_dimension() {
+        let tv = coalesced(&[16, 64], 1, 4, 64).unwrap();
+        let p = tv.project(1).unwrap();
+        for t in 0..64 {
+            for v in 0..tv.nvalues() {
+                assert_eq!(p.cell(t, v), tv.cell(t, v) % 16);
+            }
+        }
+    }
+}

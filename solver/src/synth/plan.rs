@@ -1,0 +1,952 @@
+//! [`synthesize`]: a tile program to a certified plan.
+//!
+//! 1. the DAG and its components ([`super::graph`]); shared capacity of declared tiles;
+//! 2. depth-first search over the mma anchors (atom x warp arrangement), backtracking past
+//!    any choice whose propagation ([`super::propagate`]) or instruction selection fails;
+//! 3. per surviving choice: rearranges become shared-memory round trips, every shared buffer
+//!    gets its candidates ([`super::smem`]), every access its feasible instructions with
+//!    predicted traffic, and the integer program ([`super::cost`]) picks the cheapest;
+//! 4. the cheapest plan over all anchor choices is certified: its claims go to
+//!    [`certify::synthesis::check`], which re-decides every one from the layouts alone.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::Hasher;
+use std::rc::Rc;
+
+use certify::synthesis::{smem_limit, SynthClaim, SynthOp, SynthTensor, SynthesisCertificate, VERSION};
+use layout::Layout;
+
+use super::anchor::{coalesced, Tv};
+use super::cost::{solve, AccessCosts, Traffic};
+use super::graph::Dag;
+use super::instr::{CopyKind, Instructions, Target};
+use super::propagate::{mma_choices, propagate, Conflict, MmaChoice, Propagated};
+use super::smem::{candidates, Candidate};
+use super::program::{Elem, Op, OpKind, Program, Scope, SynthError, Tensor};
+
+/// Most anchor combinations the search visits.
+pub const MAX_ANCHOR_COMBINATIONS: usize = 64;
+
+/// One instruction option of an operation.
+#[derive(Clone, Debug)]
+pub struct OpOption {
+    /// Instruction name.
+    pub instruction: String,
+    /// The claims it relies on.
+    pub claims: Vec<SynthClaim>,
+    /// Predicted traffic.
+    pub traffic: Traffic,
+}
+
+/// A synthesized, certified plan.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The program with inserted rearranges (as shared-memory round trips).
+    pub program: Program,
+    /// Target.
+    pub target: Target,
+    /// Register layouts (None for memory tensors).
+    pub tv: Vec<Option<Tv>>,
+    /// Memory layout of every memory tensor (given or chosen).
+    pub memory: Vec<Option<Layout>>,
+    /// Label of the chosen shared layout (swizzle / canonical atom).
+    pub smem_label: BTreeMap<usize, String>,
+    /// Chosen option per operation.
+    pub chosen: Vec<OpOption>,
+    /// The mma choices.
+    pub mma: BTreeMap<usize, MmaChoice>,
+    /// Conflicts resolved by rearranges.
+    pub conflicts: Vec<Conflict>,
+    /// Total cost (the integer program's objective plus registers and rearranges).
+    pub cost: f64,
+    /// 32-bit registers per thread held by the register tensors.
+    pub registers: i64,
+    /// Anchor combinations explored, and how many were feasible.
+    pub explored: (usize, usize),
+    /// The certificate (already checked by certify).
+    pub certificate: SynthesisCertificate,
+}
+
+/// True when every group of `w` consecutive values of every thread of `reg` (a t-major table
+/// of `nv` values per thread) sits at `w` consecutive memory elements starting at a multiple
+/// of `w`.
+pub fn vector_ok(reg: &[i64], nv: i64, mem: &[i64], w: i64) -> bool {
+    if w < 1 || nv % w != 0 {
+        return false;
+    }
+    reg.chunks(w as usize).all(|g| {
+        let a0 = mem[g[0] as usize];
+        a0 % w == 0 && g.iter().enumerate().all(|(e, &c)| mem[c as usize] == a0 + e as i64)
+    })
+}
+
+fn sectors(addrs: &[i64], bytes: i64) -> i64 {
+    let mut s: Vec<i64> = Vec::with_capacity(addrs.len() * 2);
+    for &a in addrs {
+        s.push(a.div_euclid(32));
+        s.push((a + bytes - 1).div_euclid(32));
+    }
+    s.sort_unstable();
+    s.dedup();
+    s.len() as i64
+}
+
+/// Wavefronts of one warp access under `layout::bank`'s model (32 banks of 4 bytes; phases of
+/// 32, 16 or 8 lanes for 1-4, 8 and 16-byte accesses; distinct words per bank), without its
+/// allocations: the search calls this millions of times. A test checks it against
+/// [`layout::bank::wavefronts`] on random accesses.
+pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
+    let per_phase = match access {
+        8 => 16,
+        16 => 8,
+        _ => 32,
+    };
+    let words = (access + 3) / 4;
+    let mut total = 0;
+    let mut buf: Vec<(i64, i64)> = Vec::with_capacity(128);
+    for phase in addrs.chunks(per_phase) {
+        buf.clear();
+        for &a in phase {
+            let first = a / 4;
+            for w in first..first + words {
+                buf.push((w % 32, w));
+            }
+        }
+        buf.sort_unstable();
+        buf.dedup();
+        let mut worst = 0;
+        let mut run = 0;
+        for i in 0..buf.len() {
+            run = if i > 0 && buf[i].0 == buf[i - 1].0 { run + 1 } else { 1 };
+            worst = worst.max(run);
+        }
+        total += worst;
+    }
+    total
+}
+
+/// Traffic of a vector access of `w` elements per thread (`smem`: bank model, else sectors).
+fn vector_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], w: i64, bits: i64, smem: bool) -> Result<Traffic, SynthError> {
+    let bytes = (w * bits / 8).max(1);
+    let mut t = Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: 0 };
+    for warp in 0..(nt / 32) {
+        for g in 0..nv / w {
+            let addrs: Vec<i64> = (0..32)
+                .map(|l| mem[reg[((warp * 32 + l) * nv + g * w) as usize] as usize] * bits / 8)
+                .collect();
+            t.instructions += 1;
+            if smem {
+                t.wavefronts += fast_wavefronts(&addrs, bytes);
+                t.ideal += ((32 * bytes + 127) / 128).max(1);
+            } else {
+                t.sectors += sectors(&addrs, bytes);
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// Traffic of ldmatrix/stmatrix x`count`, or None when the addresses do not fit.
+fn ldmatrix_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], count: i64, trans: bool) -> Result<Option<Traffic>, SynthError> {
+    if nv % (2 * count) != 0 || nt % 32 != 0 {
+        return Ok(None);
+    }
+    let mut t = Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: 0 };
+    for w in 0..nt / 32 {
+        for i in 0..nv / (2 * count) {
+            t.instructions += 1;
+            for j in 0..count {
+                let mut rows = Vec::with_capacity(8);
+                for r in 0..8 {
+                    let addr: Vec<i64> = (0..8)
+                        .map(|c| {
+                            let (lane, v) = certify::synthesis::ldmatrix_holder(j, r, c, trans);
+                            mem[reg[((32 * w + lane) * nv + i * 2 * count + v) as usize] as usize]
+                        })
+                        .collect();
+                    if addr[0] % 8 != 0 || addr.iter().enumerate().any(|(e, &a)| a != addr[0] + e as i64) {
+                        return Ok(None);
+                    }
+                    rows.push(addr[0] * 2);
+                }
+                t.wavefronts += fast_wavefronts(&rows, 16);
+                t.ideal += 1;
+            }
+        }
+    }
+    Ok(Some(t))
+}
+
+fn tensor_desc(t: &Tensor) -> String {
+    format!("{} {} {:?} in {}", t.name, t.dtype, t.shape, t.scope.name())
+}
+
+/// Results shared across anchor choices: candidate lists, global tables and instruction
+/// options depend only on the tensors' layouts, which many anchor choices share.
+#[derive(Default)]
+pub struct Memo {
+    cands: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
+    globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
+    options: RefCell<HashMap<u64, Vec<OpOption>>>,
+}
+
+fn key_of<T: std::hash::Hash>(parts: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+struct Ctx<'a> {
+    memo: &'a Memo,
+    p: &'a Program,
+    target: Target,
+    tables: Vec<Option<Vec<i64>>>,
+    tv: &'a [Option<Tv>],
+}
+
+impl Ctx<'_> {
+    fn reg_table(&self, i: usize) -> (&[i64], i64, i64) {
+        let tv = self.tv[i].as_ref().expect("register layouts are known");
+        (self.tables[i].as_deref().expect("tabled"), tv.nthreads(), tv.nvalues())
+    }
+
+    /// Options of a copy between register tensor `r` and memory tensor `m` (table `mem`).
+    fn reg_mem_options(&self, r: usize, m: usize, mem: &[i64], load: bool, cand: Option<&Candidate>) -> Result<Vec<OpOption>, SynthError> {
+        let key = key_of(&(1u8, &self.p.tensors[r].name, &self.p.tensors[m].name, load, cand.map(|c| c.label.clone()), &self.tables[r]));
+        if let Some(o) = self.memo.options.borrow().get(&key) {
+            return Ok(o.clone());
+        }
+        let o = self.reg_mem_options_uncached(r, m, mem, load)?;
+        self.memo.options.borrow_mut().insert(key, o.clone());
+        Ok(o)
+    }
+
+    fn reg_mem_options_uncached(&self, r: usize, m: usize, mem: &[i64], load: bool) -> Result<Vec<OpOption>, SynthError> {
+        let ins = Instructions::get()?;
+        let (reg, nt, nv) = self.reg_table(r);
+        let (tr, tm) = (&self.p.tensors[r], &self.p.tensors[m]);
+        let bits = tm.dtype.bits();
+        let shared = tm.scope == Scope::Shared;
+        let mut out = Vec::new();
+        if shared && bits == 16 {
+            let kind = if load { CopyKind::Ldmatrix } else { CopyKind::Stmatrix };
+            for c in ins.copies(kind, self.target) {
+                if let Some(traffic) = ldmatrix_traffic(reg, nt, nv, mem, c.count, c.trans)? {
+                    out.push(OpOption {
+                        instruction: c.name.clone(),
+                        claims: vec![SynthClaim::Ldmatrix { reg: tr.name.clone(), memory: tm.name.clone(), count: c.count, trans: c.trans }],
+                        traffic,
+                    });
+                }
+            }
+        }
+        let kind = match (shared, load) {
+            (true, true) => CopyKind::LdShared,
+            (true, false) => CopyKind::StShared,
+            (false, true) => CopyKind::LdGlobal,
+            (false, false) => CopyKind::StGlobal,
+        };
+        for c in ins.copies(kind, self.target) {
+            if c.bits % bits != 0 {
+                continue;
+            }
+            let w = c.bits / bits;
+            if vector_ok(reg, nv, mem, w) {
+                out.push(OpOption {
+                    instruction: c.name.clone(),
+                    claims: vec![SynthClaim::Vector { reg: tr.name.clone(), memory: tm.name.clone(), width: w }],
+                    traffic: vector_traffic(reg, nt, nv, mem, w, bits, shared)?,
+                });
+            }
+        }
+        if bits < 8 && out.is_empty() && vector_ok(reg, nv, mem, 8 / bits) {
+            // Sub-byte elements move at least one byte at a time.
+        }
+        Ok(out)
+    }
+
+    /// Options of a copy global `g` -> shared `s` laid out as `cand`.
+    fn global_shared_options(&self, g: usize, s: usize, cand: &Candidate) -> Result<Vec<OpOption>, SynthError> {
+        let key = key_of(&(2u8, &self.p.tensors[g].name, &self.p.tensors[s].name, &cand.label));
+        if let Some(o) = self.memo.options.borrow().get(&key) {
+            return Ok(o.clone());
+        }
+        let o = self.global_shared_options_uncached(g, s, cand)?;
+        self.memo.options.borrow_mut().insert(key, o.clone());
+        Ok(o)
+    }
+
+    fn global_shared_options_uncached(&self, g: usize, s: usize, cand: &Candidate) -> Result<Vec<OpOption>, SynthError> {
+        let ins = Instructions::get()?;
+        let (tg, ts) = (&self.p.tensors[g], &self.p.tensors[s]);
+        let gmem = self.tables[g].as_deref().expect("global tabled");
+        let bits = tg.dtype.bits();
+        let mut out = Vec::new();
+        for c in ins.copies(CopyKind::CpAsync, self.target) {
+            if c.bits % bits != 0 {
+                continue;
+            }
+            let w = c.bits / bits;
+            for fast in if tg.shape.len() == 2 { vec![1, 0] } else { vec![0] } {
+                let Some(tv) = coalesced(&tg.shape, fast, w, self.p.threads) else { continue };
+                let table = tv.table();
+                if vector_ok(&table, tv.nvalues(), gmem, w) && vector_ok(&table, tv.nvalues(), &cand.table, w) {
+                    let mut traffic = vector_traffic(&table, tv.nthreads(), tv.nvalues(), &cand.table, w, bits, true)?;
+                    traffic.sectors = vector_traffic(&table, tv.nthreads(), tv.nvalues(), gmem, w, bits, false)?.sectors;
+                    out.push(OpOption {
+                        instruction: c.name.clone(),
+                        claims: vec![SynthClaim::Transfer { src: tg.name.clone(), dst: ts.name.clone(), tv: tv.to_layout()?.to_string(), width: w }],
+                        traffic,
+                    });
+                    break;
+                }
+            }
+        }
+        if let Some((atom_name, atom_text)) = &cand.canonical {
+            for c in ins.copies(CopyKind::Tma, self.target) {
+                let same = c.swizzle_atom.as_ref().is_some_and(|(n, _)| n == atom_name);
+                // The box's inner dimension must be contiguous, 16-byte aligned rows.
+                let w = 128 / bits;
+                let rows_ok = coalesced(&tg.shape, 1, w, 32).is_some_and(|tv| vector_ok(&tv.table(), tv.nvalues(), gmem, w));
+                if same && rows_ok {
+                    let bytes = tg.shape.iter().product::<i64>() * bits / 8;
+                    out.push(OpOption {
+                        instruction: c.name.clone(),
+                        claims: vec![SynthClaim::Canonical { tensor: ts.name.clone(), atom_name: atom_name.clone(), atom: atom_text.clone() }],
+                        traffic: Traffic { instructions: 1, wavefronts: bytes / 128, ideal: bytes / 128, sectors: bytes / 32, extra: 0 },
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn swizzle_penalty(label: &str) -> i64 {
+    if label.contains("SW128") {
+        0
+    } else if label.contains("SW64") {
+        1
+    } else if label.contains("SW32") {
+        2
+    } else {
+        4
+    }
+}
+
+/// Rewrites each rearrange `y = rearrange(x)` into `copy(x, y_smem); copy(y_smem, y)`.
+fn expand_rearranges(p: &mut Program, tv: &mut Vec<Option<Tv>>, mma: &mut BTreeMap<usize, MmaChoice>) {
+    let mut ops = Vec::new();
+    let mut moved = BTreeMap::new();
+    for (k, op) in std::mem::take(&mut p.ops).into_iter().enumerate() {
+        if let Some(ch) = mma.get(&k) {
+            moved.insert(ops.len(), *ch);
+        }
+        if op.kind == OpKind::Rearrange {
+            let y = p.tensors[op.output].clone();
+            let mut name = format!("{}_smem", y.name);
+            while p.tensor(&name).is_some() {
+                name.push('_');
+            }
+            p.tensors.push(Tensor { name, scope: Scope::Shared, layout: None, ..y });
+            tv.push(None);
+            let s = p.tensors.len() - 1;
+            ops.push(Op { kind: OpKind::Copy, inputs: op.inputs.clone(), output: s, line: op.line });
+            ops.push(Op { kind: OpKind::Copy, inputs: vec![s], output: op.output, line: op.line });
+        } else {
+            ops.push(op);
+        }
+    }
+    p.ops = ops;
+    *mma = moved;
+}
+
+/// The option set of every operation for one propagated program; the integer program picks.
+fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthError> {
+    let Propagated { mut program, mut tv, mut mma, conflicts } = pr;
+    expand_rearranges(&mut program, &mut tv, &mut mma);
+    let p = &program;
+    let ins = Instructions::get()?;
+    let mut tables: Vec<Option<Vec<i64>>> = vec![None; p.tensors.len()];
+    for (i, t) in p.tensors.iter().enumerate() {
+        tables[i] = match (t.scope, &tv[i], &t.layout) {
+            (Scope::Register, Some(f), _) => Some(f.table()),
+            (Scope::Global, _, Some(l)) => {
+                let cached = memo.globals.borrow().get(&t.name).cloned();
+                let tab = match cached {
+                    Some(tab) => tab,
+                    None => {
+                        let tab = Rc::new(super::smem::table_of(l, &t.shape)?);
+                        memo.globals.borrow_mut().insert(t.name.clone(), tab.clone());
+                        tab
+                    }
+                };
+                Some(tab.as_ref().clone())
+            }
+            _ => None,
+        };
+    }
+    // Shared buffers and what their accesses want.
+    let buffers: Vec<usize> = (0..p.tensors.len()).filter(|&i| p.tensors[i].scope == Scope::Shared).collect();
+    let mut cands: Vec<Vec<Candidate>> = Vec::new();
+    for &b in &buffers {
+        let t = &p.tensors[b];
+        let mut fast = BTreeSet::new();
+        let mut canonical_only = false;
+        for op in &p.ops {
+            let touches = op.output == b || op.inputs.contains(&b);
+            if !touches {
+                continue;
+            }
+            if op.kind == OpKind::Mma {
+                canonical_only = true;
+            }
+            for &o in op.inputs.iter().chain([&op.output]) {
+                if o == b {
+                    continue;
+                }
+                if let Some(l) = &p.tensors[o].layout {
+                    // A given layout's unit-stride dimension.
+                    if let Layout::Cute(c) = l {
+                        for (d, m) in c.modes().iter().enumerate() {
+                            if m.flat_modes().iter().any(|&(e, s)| s == 1 && e > 1) {
+                                fast.insert(d);
+                            }
+                        }
+                    } else {
+                        fast.insert(t.shape.len() - 1);
+                    }
+                } else {
+                    fast.insert(t.shape.len() - 1);
+                    if t.shape.len() == 2 {
+                        fast.insert(0);
+                    }
+                }
+            }
+        }
+        if fast.is_empty() {
+            fast.insert(t.shape.len() - 1);
+        }
+        let atoms: Vec<(String, layout::SwizzledLayout)> = ins
+            .copies(CopyKind::Tma, target)
+            .filter_map(|c| c.swizzle_atom.as_ref().and_then(|(n, _)| c.atom_in(t.dtype.bits()).map(|a| (n.clone(), a))))
+            .collect();
+        let vec = (128 / t.dtype.bits()).max(1);
+        let fast: Vec<usize> = fast.into_iter().collect();
+        let ckey = format!("{} {:?} {} {:?} {canonical_only}", t.name, t.shape, t.dtype, fast);
+        let cached = memo.cands.borrow().get(&ckey).cloned();
+        let cs = match cached {
+            Some(cs) => cs,
+            None => {
+                let mut cs = candidates(t, vec, &fast, &atoms)?;
+                if canonical_only {
+                    cs.retain(|c| c.canonical.is_some() || t.layout.is_some());
+                }
+                let cs = Rc::new(cs);
+                memo.cands.borrow_mut().insert(ckey, cs.clone());
+                cs
+            }
+        };
+        cands.push(cs.as_ref().clone());
+    }
+    let ctx = Ctx { memo, p, target, tables: tables.clone(), tv: &tv };
+    // Per operation: access costs and the options behind them.
+    let mut accesses = Vec::new();
+    let mut options: Vec<Vec<Vec<OpOption>>> = Vec::new();
+    for (k, op) in p.ops.iter().enumerate() {
+        let (bidx, per): (Option<usize>, Vec<Vec<OpOption>>) = op_options(&ctx, k, op, &buffers, &cands, &mma)?;
+        if per.iter().all(|o| o.is_empty()) {
+            return Err(no_instruction(p, op, target));
+        }
+        accesses.push(AccessCosts {
+            buffer: bidx,
+            costs: per.iter().map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect()).collect(),
+        });
+        options.push(per);
+    }
+    // A second shared operand of a wgmma is its own access of its own buffer.
+    let mut extras = Vec::new();
+    for (k, op) in p.ops.iter().enumerate() {
+        if op.kind != OpKind::Mma {
+            continue;
+        }
+        let shared: Vec<usize> = op.inputs.iter().copied().filter(|&x| p.tensors[x].scope == Scope::Shared).collect();
+        for &y in shared.iter().skip(1) {
+            let Some(bi) = buffers.iter().position(|&b| b == y) else { continue };
+            let count = accesses[k].costs.iter().flatten().flatten().next().map_or(1.0, |_| 1.0);
+            let per: Vec<Vec<OpOption>> = cands[bi]
+                .iter()
+                .map(|c| match &c.canonical {
+                    Some((an, at)) => vec![OpOption {
+                        instruction: String::new(),
+                        claims: vec![SynthClaim::Canonical { tensor: p.tensors[y].name.clone(), atom_name: an.clone(), atom: at.clone() }],
+                        traffic: Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: swizzle_penalty(an) * (count as i64) },
+                    }],
+                    None => vec![],
+                })
+                .collect();
+            accesses.push(AccessCosts { buffer: Some(bi), costs: per.iter().map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect()).collect() });
+            options.push(per);
+            extras.push(k);
+        }
+    }
+    let limit = smem_limit(target.name()).unwrap_or(0);
+    let sizes: Vec<(usize, Vec<i64>)> = buffers
+        .iter()
+        .zip(&cands)
+        .map(|(&b, cs)| {
+            let bits = p.tensors[b].dtype.bits();
+            (cs.len(), cs.iter().map(|c| (c.table.iter().max().copied().unwrap_or(0) + 1) * bits / 8).collect())
+        })
+        .collect();
+    let choice = solve(&sizes, &accesses, limit)?.ok_or_else(|| SynthError::Infeasible {
+        constraint: "instruction selection".into(),
+        tensors: buffers.iter().map(|&b| p.tensors[b].name.clone()).collect::<Vec<_>>().join(", "),
+        line: 0,
+        why: "no shared layout admits an instruction for every access".into(),
+    })?;
+    let mut memory: Vec<Option<Layout>> = p.tensors.iter().map(|t| t.layout.clone()).collect();
+    let mut smem_label = BTreeMap::new();
+    for (k, &b) in buffers.iter().enumerate() {
+        let c = &cands[k][choice.buffers[k]];
+        memory[b] = Some(c.layout.clone());
+        smem_label.insert(b, c.label.clone());
+    }
+    let pick = |k: usize| {
+        let s = accesses[k].buffer.map_or(0, |b| choice.buffers[b]);
+        options[k][s][choice.options[k]].clone()
+    };
+    let mut chosen: Vec<OpOption> = (0..p.ops.len()).map(pick).collect();
+    for (e, &k) in extras.iter().enumerate() {
+        let extra = pick(p.ops.len() + e);
+        chosen[k].claims.extend(extra.claims);
+        chosen[k].traffic.extra += extra.traffic.extra;
+    }
+    let registers: i64 = p
+        .tensors
+        .iter()
+        .zip(&tv)
+        .filter_map(|(t, f)| f.as_ref().map(|f| (f.nvalues() * t.dtype.bits() + 31) / 32))
+        .sum();
+    let cost = choice.cost + registers as f64 + 32.0 * conflicts.len() as f64;
+    Ok(Plan {
+        program,
+        target,
+        tv,
+        memory,
+        smem_label,
+        chosen,
+        mma,
+        conflicts,
+        cost,
+        registers,
+        explored: (0, 0),
+        certificate: empty_certificate(),
+    })
+}
+
+fn empty_certificate() -> SynthesisCertificate {
+    SynthesisCertificate {
+        version: VERSION,
+        kind: "synthesis".into(),
+        program: String::new(),
+        target: String::new(),
+        threads: 0,
+        tensors: Vec::new(),
+        ops: Vec::new(),
+        claims: Vec::new(),
+        verdict: "proved".into(),
+        digest: String::new(),
+    }
+}
+
+fn no_instruction(p: &Program, op: &Op, target: Target) -> SynthError {
+    let names: Vec<String> = op.inputs.iter().chain([&op.output]).map(|&i| tensor_desc(&p.tensors[i])).collect();
+    let src = &p.tensors[op.inputs[0]];
+    let why = match (op.kind.name(), src.scope, p.tensors[op.output].scope) {
+        ("copy", Scope::Global, Scope::Shared) => format!(
+            "cp.async moves 4, 8 or 16 contiguous bytes from an address aligned to its size; no such vector of {} fits both the global layout {} and any shared layout",
+            src.dtype,
+            src.layout.as_ref().map(|l| l.print()).unwrap_or_default()
+        ),
+        ("copy", Scope::Shared, Scope::Global) => "a shared-to-global copy needs TMA store or a register stage; stage it through a register tensor".into(),
+        ("mma", _, _) => "the shared operand of a wgmma must be a canonical GMMA layout".into(),
+        _ => "no instruction of the target fits the operands' layouts".into(),
+    };
+    SynthError::Infeasible {
+        constraint: format!("{} instruction (operand layout of the instruction, {})", op.kind.name(), target.name()),
+        tensors: names.join(" -> "),
+        line: op.line,
+        why,
+    }
+}
+
+#[allow(clippy::type_complexity)]
+fn op_options(
+    ctx: &Ctx<'_>,
+    k: usize,
+    op: &Op,
+    buffers: &[usize],
+    cands: &[Vec<Candidate>],
+    mma: &BTreeMap<usize, MmaChoice>,
+) -> Result<(Option<usize>, Vec<Vec<OpOption>>), SynthError> {
+    let p = ctx.p;
+    let ins = Instructions::get()?;
+    let scope = |i: usize| p.tensors[i].scope;
+    let bidx = |i: usize| buffers.iter().position(|&b| b == i);
+    let name = |i: usize| p.tensors[i].name.clone();
+    let one = |o: OpOption| Ok((None, vec![vec![o]]));
+    let free = Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: 0 };
+    match &op.kind {
+        OpKind::Mma => {
+            let (ai, arr) = mma.get(&k).copied().ok_or_else(|| SynthError::Internal("mma without a choice".into()))?;
+            let atom = &ins.mma[ai];
+            let (a, b, c) = (op.inputs[0], op.inputs[1], op.output);
+            let [m, n] = p.tensors[c].shape[..] else { return Err(SynthError::Internal("mma C".into())) };
+            let kk = p.tensors[a].shape[1];
+            let count = m * n * kk / (atom.shape[0] * atom.shape[1] * atom.shape[2]) / (p.threads / atom.threads);
+            let claim = SynthClaim::Mma {
+                c: name(c),
+                a: name(a),
+                b: name(b),
+                atom: atom.name.clone(),
+                shape: atom.shape,
+                threads: atom.threads,
+                pa: atom.a.as_ref().map(|l| l.to_string()),
+                pb: atom.b.as_ref().map(|l| l.to_string()),
+                pc: atom.c_layout.to_string(),
+            };
+            let label = format!("{} (warps {}x{}{})", atom.name, arr.wm, arr.wn, if arr.interleaved { " interleaved" } else { "" });
+            // A shared operand: a canonical candidate of its buffer is required.
+            let shared = [a, b].into_iter().find(|&x| scope(x) == Scope::Shared);
+            match shared.and_then(bidx) {
+                Some(bi) => {
+                    let per = cands[bi]
+                        .iter()
+                        .map(|cand| match &cand.canonical {
+                            Some((an, at)) => {
+                                let x = shared.expect("shared operand");
+                                let claims = vec![claim.clone(), SynthClaim::Canonical { tensor: name(x), atom_name: an.clone(), atom: at.clone() }];
+                                vec![OpOption {
+                                    instruction: label.clone(),
+                                    claims,
+                                    traffic: Traffic { instructions: count, extra: count * swizzle_penalty(an), ..free.clone() },
+                                }]
+                            }
+                            None => vec![],
+                        })
+                        .collect();
+                    Ok((Some(bi), per))
+                }
+                None => one(OpOption { instruction: label, claims: vec![claim], traffic: Traffic { instructions: count, ..free } }),
+            }
+        }
+        OpKind::Copy => {
+            let (s, d) = (op.inputs[0], op.output);
+            match (scope(s), scope(d)) {
+                (Scope::Register, Scope::Register) => one(OpOption {
+                    instruction: "mov (registers)".into(),
+                    claims: vec![SynthClaim::SameDistribution { a: name(s), b: name(d) }],
+                    traffic: free,
+                }),
+                (Scope::Global, Scope::Register) | (Scope::Register, Scope::Global) => {
+                    let (r, g) = if scope(s) == Scope::Register { (s, d) } else { (d, s) };
+                    let mem = ctx.tables[g].as_deref().expect("global tabled");
+                    Ok((None, vec![ctx.reg_mem_options(r, g, mem, r == d, None)?]))
+                }
+                (Scope::Shared, Scope::Register) | (Scope::Register, Scope::Shared) => {
+                    let (r, sh) = if scope(s) == Scope::Register { (s, d) } else { (d, s) };
+                    let bi = bidx(sh).expect("buffer");
+                    let per = cands[bi]
+                        .iter()
+                        .map(|c| ctx.reg_mem_options(r, sh, &c.table, r == d, Some(c)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok((Some(bi), per))
+                }
+                (Scope::Global, Scope::Shared) => {
+                    let bi = bidx(d).expect("buffer");
+                    let per = cands[bi].iter().map(|c| ctx.global_shared_options(s, d, c)).collect::<Result<Vec<_>, _>>()?;
+                    Ok((Some(bi), per))
+                }
+                _ => Ok((None, vec![vec![]])),
+            }
+        }
+        OpKind::Cast | OpKind::Elementwise(_) => {
+            let out = op.output;
+            let claims = op
+                .inputs
+                .iter()
+                .map(|&i| {
+                    if p.tensors[i].shape == p.tensors[out].shape {
+                        SynthClaim::SameDistribution { a: name(i), b: name(out) }
+                    } else {
+                        let dim = ctx.tv[out]
+                            .as_ref()
+                            .and_then(|f| super::anchor::broadcast_dim(f, &p.tensors[i].shape, ctx.tv[i].as_ref()))
+                            .unwrap_or(1);
+                        SynthClaim::Projection { src: name(out), dst: name(i), dim }
+                    }
+                })
+                .collect();
+            let nv = ctx.tv[out].as_ref().map_or(0, |f| f.nvalues());
+            let instruction = match &op.kind {
+                OpKind::Cast => cvt_name(p.tensors[op.inputs[0]].dtype, p.tensors[out].dtype),
+                OpKind::Elementwise(f) => format!("{f} (per register)"),
+                _ => unreachable!(),
+            };
+            one(OpOption { instruction, claims, traffic: Traffic { instructions: nv * (p.threads / 32), ..free } })
+        }
+        OpKind::Reduce { dim, f } => {
+            let (src, dst) = (op.inputs[0], op.output);
+            let tvs = ctx.tv[src].as_ref().expect("known");
+            // Threads sharing an output cell combine by butterfly shuffles.
+            let mut holders: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+            let g = ctx.tv[dst].as_ref().expect("known");
+            for t in 0..tvs.nthreads() {
+                for v in 0..tvs.nvalues() {
+                    holders.entry(g.cell(t, v)).or_default().insert(t);
+                }
+            }
+            let share = holders.values().map(|s| s.len() as i64).max().unwrap_or(1);
+            let cross_warp = holders.values().any(|s| s.iter().any(|&t| t / 32 != s.iter().next().copied().unwrap_or(0) / 32));
+            let steps = 64 - (share as u64).leading_zeros() as i64 - 1;
+            let instruction = format!(
+                "{f}: per-thread fold, {} shfl.bfly step(s){}",
+                steps,
+                if cross_warp { " + shared-memory exchange across warps" } else { "" }
+            );
+            one(OpOption {
+                instruction,
+                claims: vec![SynthClaim::Projection { src: name(src), dst: name(dst), dim: *dim }],
+                traffic: Traffic { instructions: tvs.nvalues() + steps * g.nvalues(), extra: if cross_warp { 32 } else { 0 }, ..free },
+            })
+        }
+        OpKind::Rearrange => Ok((None, vec![vec![]])),
+    }
+}
+
+fn cvt_name(from: Elem, to: Elem) -> String {
+    match (from, to) {
+        (Elem::I4 | Elem::U4, Elem::F16 | Elem::Bf16) => format!("lop3 + sub.f16x2 ({from} -> {to}, 8 per 32-bit word, register-local)"),
+        _ => format!("cvt.rn.{to}.{from}"),
+    }
+}
+
+/// Synthesizes and certifies a plan for `p` on `target`.
+///
+/// ```
+/// use solver::synth::{synthesize, Program, Target};
+/// let p = Program::parse(
+///     "threads 128\nx_g = global_view(f32, [64, 64], (64,64):(64,1))\n\
+///      x = register_tensor(f32, [64, 64])\ncopy(x_g, x)\n\
+///      y_g = global_view(f32, [64, 64], (64,64):(64,1))\ncopy(x, y_g)\n")?;
+/// let plan = synthesize(&p, Target::Sm80)?;
+/// assert_eq!(plan.chosen[0].instruction, "ld.global.v4.b32");
+/// assert!(certify::synthesis::check(&plan.certificate.to_json()).is_ok());
+/// # Ok::<(), solver::synth::SynthError>(())
+/// ```
+pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
+    Dag::new(p)?;
+    capacity_precheck(p, target)?;
+    // Anchor combinations: one (atom, arrangement) per anchor mma (the first mma of each
+    // component; later mmas follow by propagation).
+    let dag = Dag::new(p)?;
+    let (comp, _) = dag.components(p);
+    let mut seen = BTreeSet::new();
+    let mut anchor_ops = Vec::new();
+    for (k, op) in p.ops.iter().enumerate() {
+        if op.kind == OpKind::Mma && seen.insert(comp[op.output]) {
+            anchor_ops.push(k);
+        }
+    }
+    let lists: Vec<Vec<MmaChoice>> = anchor_ops.iter().map(|&k| mma_choices(p, &p.ops[k], target)).collect();
+    for (&k, l) in anchor_ops.iter().zip(&lists) {
+        if l.is_empty() {
+            return Err(mma_infeasible_reason(p, &p.ops[k], target));
+        }
+    }
+    let memo = Memo::default();
+    let mut best: Option<Plan> = None;
+    let mut last_err: Option<SynthError> = None;
+    let mut explored = 0usize;
+    let mut feasible = 0usize;
+    let mut idx = vec![0usize; lists.len()];
+    // Depth-first over the anchors' choices (an odometer: the last anchor varies fastest);
+    // a failing combination backtracks to the next.
+    loop {
+        if explored >= MAX_ANCHOR_COMBINATIONS {
+            break;
+        }
+        explored += 1;
+        let anchors: BTreeMap<usize, MmaChoice> = anchor_ops.iter().zip(&idx).zip(&lists).map(|((&k, &i), l)| (k, l[i])).collect();
+        match propagate(p, target, &anchors).and_then(|pr| select(pr, target, &memo)) {
+            Ok(plan) => {
+                feasible += 1;
+                if best.as_ref().is_none_or(|b| plan.cost < b.cost - 1e-9) {
+                    best = Some(plan);
+                }
+            }
+            Err(e @ SynthError::Internal(_)) => return Err(e),
+            Err(e) => last_err = Some(e),
+        }
+        let mut d = lists.len();
+        loop {
+            if d == 0 {
+                break;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < lists[d].len() {
+                break;
+            }
+            idx[d] = 0;
+            if d == 0 {
+                d = usize::MAX;
+                break;
+            }
+        }
+        if d == usize::MAX || lists.is_empty() {
+            break;
+        }
+    }
+    let mut plan = best.ok_or_else(|| last_err.unwrap_or_else(|| SynthError::Internal("no anchor combination".into())))?;
+    plan.explored = (explored, feasible);
+    plan.certificate = certificate(p, &plan)?;
+    certify::synthesis::check(&plan.certificate.to_json()).map_err(SynthError::Certify)?;
+    Ok(plan)
+}
+
+fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
+    let ins = Instructions::get().map(|i| i.mma.clone()).unwrap_or_default();
+    let (a, c) = (&p.tensors[op.inputs[0]], &p.tensors[op.output]);
+    let mut why = Vec::new();
+    for m in ins.iter().filter(|m| m.targets.contains(&target) && m.ab.contains(&a.dtype)) {
+        let [am, an, ak] = m.shape;
+        let (mm, nn, kk) = (c.shape[0], c.shape[1], a.shape[1]);
+        let groups = p.threads / m.threads;
+        let reason = if m.c != c.dtype {
+            format!("accumulates in {}, C is {}", m.c, c.dtype)
+        } else if mm % am != 0 || nn % an != 0 || kk % ak != 0 {
+            format!("({mm},{nn},{kk}) is not whole {am}x{an}x{ak} atoms")
+        } else if (m.a.is_some()) != (a.scope == Scope::Register) {
+            format!("reads A from {}", if m.a.is_some() { "registers" } else { "shared memory" })
+        } else if (mm / am) * (nn / an) % groups.max(1) != 0 || groups == 0 {
+            format!("{} atom blocks of C cannot be shared evenly by {groups} thread groups of {}", (mm / am) * (nn / an), m.threads)
+        } else {
+            "no warp arrangement tiles C".into()
+        };
+        why.push(format!("{}: {reason}", m.name));
+    }
+    if why.is_empty() {
+        why.push(format!("no {} mma takes {} operands", target.name(), a.dtype));
+    }
+    super::propagate::infeasible_mma(p, op, target, &why.join("; "))
+}
+
+fn capacity_precheck(p: &Program, target: Target) -> Result<(), SynthError> {
+    let limit = smem_limit(target.name()).unwrap_or(0);
+    let shared: Vec<&Tensor> = p.tensors.iter().filter(|t| t.scope == Scope::Shared).collect();
+    let bytes: i64 = shared.iter().map(|t| t.shape.iter().product::<i64>() * t.dtype.bits() / 8).sum();
+    if bytes > limit {
+        return Err(SynthError::Infeasible {
+            constraint: format!("shared-memory capacity ({} bytes per CTA on {})", limit, target.name()),
+            tensors: shared.iter().map(|t| format!("{} {} {:?} = {} B", t.name, t.dtype, t.shape, t.shape.iter().product::<i64>() * t.dtype.bits() / 8)).collect::<Vec<_>>().join(", "),
+            line: shared.iter().map(|t| t.line).max().unwrap_or(0),
+            why: format!("the shared tiles need {bytes} bytes, {} more than the target has", bytes - limit),
+        });
+    }
+    Ok(())
+}
+
+/// The plan's certificate: every tensor with its layout, every operation with its instruction,
+/// and every claim the plan relies on.
+fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, SynthError> {
+    let p = &plan.program;
+    let mut tensors = Vec::new();
+    let mut claims: Vec<SynthClaim> = Vec::new();
+    let mut shared_bytes = 0i64;
+    for (i, t) in p.tensors.iter().enumerate() {
+        let layout = match (&plan.tv[i], &plan.memory[i]) {
+            (Some(f), _) => f.to_layout()?.to_string(),
+            (None, Some(l)) => l.print(),
+            (None, None) => return Err(SynthError::Internal(format!("{} has no layout", t.name))),
+        };
+        if t.scope == Scope::Register {
+            let f = plan.tv[i].as_ref().expect("register");
+            let mut tab = f.table();
+            tab.sort_unstable();
+            tab.dedup();
+            claims.push(SynthClaim::Distribution { tensor: t.name.clone(), exclusive: tab.len() as i64 == f.nthreads() * f.nvalues() });
+        }
+        if t.scope == Scope::Shared {
+            claims.push(SynthClaim::Injective { tensor: t.name.clone() });
+            let tab = super::smem::table_of(plan.memory[i].as_ref().expect("shared"), &t.shape)?;
+            shared_bytes += ((tab.iter().max().copied().unwrap_or(0) + 1) * t.dtype.bits() + 7) / 8;
+        }
+        tensors.push(SynthTensor {
+            name: t.name.clone(),
+            scope: t.scope.name().into(),
+            dtype: t.dtype.name().into(),
+            bits: t.dtype.bits(),
+            shape: t.shape.clone(),
+            layout,
+        });
+    }
+    claims.push(SynthClaim::Capacity { bytes: shared_bytes, limit: smem_limit(plan.target.name()).unwrap_or(0) });
+    let mut ops = Vec::new();
+    for (op, ch) in p.ops.iter().zip(&plan.chosen) {
+        ops.push(SynthOp {
+            line: op.line,
+            op: op.kind.name().into(),
+            inputs: op.inputs.iter().map(|&i| p.tensors[i].name.clone()).collect(),
+            output: p.tensors[op.output].name.clone(),
+            instruction: ch.instruction.clone(),
+        });
+        for c in &ch.claims {
+            if !claims.contains(c) {
+                claims.push(c.clone());
+            }
+        }
+    }
+    Ok(SynthesisCertificate {
+        version: VERSION,
+        kind: "synthesis".into(),
+        program: orig.name.clone(),
+        target: plan.target.name().into(),
+        threads: orig.threads,
+        tensors,
+        ops,
+        claims,
+        verdict: "proved".into(),
+        digest: String::new(),
+    }
+    .seal())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fast_wavefronts_agrees_with_the_bank_model(
+            seed in proptest::collection::vec(0i64..512, 32),
+            access in prop::sample::select(vec![1i64, 2, 4, 8, 16]),
+        ) {
+            let addrs: Vec<i64> = seed.iter().map(|&x| x * access).collect();
+            let reference = layout::bank::wavefronts(
+                &addrs.iter().map(|&a| Some(a)).collect::<Vec<_>>(), access as u32).unwrap();
+            prop_assert_eq!(fast_wavefronts(&addrs, access), i64::from(reference));
+        }
+    }
+
+    #[test]
+    fn fast_wavefronts_counts_a_column_walk_as_32() {
+        let col: Vec<i64> = (0..32).map(|i| 128 * i).collect();
+        assert_eq!(fast_wavefronts(&col, 4), 32);
+        let row: Vec<i64> = (0..32).map(|i| 4 * i).collect();
+        assert_eq!(fast_wavefronts(&row, 4), 1);
+    }
+}
