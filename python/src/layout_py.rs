@@ -195,7 +195,8 @@ impl Layout {
         self.inner.print()
     }
 
-    /// The notation's name: `axe`, `cute`, `swizzled`, `tv`, `linear`.
+    /// The notation's name as the CLI's `--json` says it: `axe`, `cute`, `swizzled`, `tv`,
+    /// `linear-attr`.
     #[getter]
     fn notation(&self) -> &'static str {
         self.inner.notation().name()

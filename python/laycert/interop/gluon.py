@@ -39,7 +39,7 @@ def to_gluon(layout: Layout) -> Any:
     first)."""
     import triton.experimental.gluon.language as ttgl
 
-    lin = layout if layout.notation == "linear" else layout.convert("linear")
+    lin = layout if layout.linear is not None else layout.convert("linear")
     ins, outs = lin.linear
     by_name = dict(ins)
     unknown = sorted(set(by_name) - {n for n, _ in _IN_DIMS})
