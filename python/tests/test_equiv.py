@@ -65,7 +65,9 @@ def test_a_refutation_certificate_rechecks_but_is_no_proof(tmp_path):
     path = tmp_path / "refuted.json"
     r.certificate.save(path)
     code = "import laycert, sys; print(laycert.check(sys.argv[1]).status)"
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert out.stdout.strip() == "refuted", out.stderr
 
 
