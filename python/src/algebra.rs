@@ -95,9 +95,7 @@ pub fn tile_of(
     let t = layout.text();
     let l = axe_arg(layout, "the layout")?;
     let r = match (inner, inner_shape, outer, outer_shape) {
-        (Some(b), Some(sb), None, None) => {
-            axe::tile_of(&l, &shape, &axe_arg(b, "inner")?, &sb)
-        }
+        (Some(b), Some(sb), None, None) => axe::tile_of(&l, &shape, &axe_arg(b, "inner")?, &sb),
         (None, None, Some(c), Some(sc)) => {
             axe::tile_of_given_outer(&l, &shape, &axe_arg(c, "outer")?, &sc)
         }
@@ -116,8 +114,8 @@ pub fn tile_of(
 pub fn slice(layout: LayoutArg, shape: Vec<i64>, region: Vec<(i64, i64)>) -> PyResult<Layout> {
     let t = layout.text();
     if layout::notation::Notation::detect(&t) == layout::notation::Notation::Swizzled {
-        let s = layout::notation::cute::parse_swizzled(&t)
-            .map_err(|e| render(&e, "the layout", &t))?;
+        let s =
+            layout::notation::cute::parse_swizzled(&t).map_err(|e| render(&e, "the layout", &t))?;
         return axe::slice_swizzled(&s, &shape, &region)
             .and_then(|x| layout::Layout::parse(&x.to_string(), None))
             .map(Layout::of)

@@ -147,7 +147,12 @@ pub fn check_json(text: &str) -> CheckResult {
             .map(|c| {
                 (
                     "proved".to_string(),
-                    format!("explanation: {} == {} ({} steps)", c.start, c.end(), c.steps.len()),
+                    format!(
+                        "explanation: {} == {} ({} steps)",
+                        c.start,
+                        c.end(),
+                        c.steps.len()
+                    ),
                 )
             })
             .map_err(|e| e.to_string()),
@@ -244,7 +249,11 @@ impl Certificate {
     }
 
     fn __repr__(&self) -> String {
-        format!("<laycert.Certificate {}, {} bytes>", self.kind(), self.json.len())
+        format!(
+            "<laycert.Certificate {}, {} bytes>",
+            self.kind(),
+            self.json.len()
+        )
     }
 }
 
@@ -306,7 +315,11 @@ fn lines(d: &certify::Report, axes: &[String]) -> Vec<String> {
         if ps.len() <= 16 {
             format!("{{{}}}", parts.join(", "))
         } else {
-            format!("{} points, first 16: {{{}}}", ps.len(), parts[..16].join(", "))
+            format!(
+                "{} points, first 16: {{{}}}",
+                ps.len(),
+                parts[..16].join(", ")
+            )
         }
     };
     if let Some(c) = &d.counterexample {
@@ -326,7 +339,12 @@ fn lines(d: &certify::Report, axes: &[String]) -> Vec<String> {
                 Outcome::Unknown { reason } => format!(": {reason}"),
                 _ => String::new(),
             };
-            format!("{} {} in {} us{why}", r.decider.name(), r.outcome.word(), r.micros)
+            format!(
+                "{} {} in {} us{why}",
+                r.decider.name(),
+                r.outcome.word(),
+                r.micros
+            )
         })
         .collect();
     out.push(format!("deciders: {}", runs.join("; ")));
@@ -374,9 +392,7 @@ pub fn equiv(
     }
     // Triton attributes take the shape as their tensor shape; TV/linear fix their logical side.
     let fixed = |l: &layout::Layout| matches!(l, layout::Layout::Tv(_) | layout::Layout::Linear(_));
-    let logical = shape
-        .as_deref()
-        .filter(|_| !fixed(&la) || !fixed(&lb));
+    let logical = shape.as_deref().filter(|_| !fixed(&la) || !fixed(&lb));
     let d = py
         .detach(|| equivalent(&la, &lb, logical, &Policy::default()))
         .map_err(|e| render(&e, "the claim", &a_text))?;
@@ -392,7 +408,9 @@ pub fn equiv(
                 coord: c.coord.clone(),
                 index: c.index,
                 left: point_dicts(py, &axes, &c.left)?.into_pyobject(py)?.unbind(),
-                right: point_dicts(py, &axes, &c.right)?.into_pyobject(py)?.unbind(),
+                right: point_dicts(py, &axes, &c.right)?
+                    .into_pyobject(py)?
+                    .unbind(),
                 explanation: c.explanation.as_ref().map(|e| e.line()),
             },
         )?),
@@ -464,8 +482,15 @@ pub struct PropertyReport {
 #[pymethods]
 impl PropertyReport {
     fn __str__(&self) -> String {
-        let deciders: Vec<String> = self.deciders.iter().map(|(d, v)| format!("{d} {v}")).collect();
-        let mut lines = vec![self.verdict.clone(), format!("deciders: {}", deciders.join("; "))];
+        let deciders: Vec<String> = self
+            .deciders
+            .iter()
+            .map(|(d, v)| format!("{d} {v}"))
+            .collect();
+        let mut lines = vec![
+            self.verdict.clone(),
+            format!("deciders: {}", deciders.join("; ")),
+        ];
         lines.extend(self.detail.as_ref().map(|d| format!("because: {d}")));
         lines.join("\n")
     }
@@ -485,7 +510,8 @@ pub fn prove_property(
     layout: LayoutArg,
     shape: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PropertyReport> {
-    let p = certify::property::Property::parse(prop).map_err(|e| render(&e, "the property", prop))?;
+    let p =
+        certify::property::Property::parse(prop).map_err(|e| render(&e, "the property", prop))?;
     let shape = shape_arg(shape)?;
     let text = layout.text();
     let l = layout.get(shape.as_deref(), "the layout")?;

@@ -37,7 +37,10 @@ impl CopyKernel {
     }
 
     fn __repr__(&self) -> String {
-        format!("<laycert.CopyKernel {} grid={:?} threads={}>", self.name, self.grid, self.threads)
+        format!(
+            "<laycert.CopyKernel {} grid={:?} threads={}>",
+            self.name, self.grid, self.threads
+        )
     }
 }
 
@@ -71,13 +74,14 @@ pub fn gen_copy(
     if !swizzle {
         opts = opts.without_swizzle();
     }
-    let (plan, kernel) = py.detach(|| {
-        let plan = plan_copy(&src, &dst, &shape, dtype, &opts)
-            .map_err(|e| format!("error: the copy plan: {e}"))?;
-        let kernel = emit_copy(&plan).map_err(|e| format!("error: the kernel: {e}"))?;
-        Ok::<_, String>((plan, kernel))
-    })
-    .map_err(error)?;
+    let (plan, kernel) = py
+        .detach(|| {
+            let plan = plan_copy(&src, &dst, &shape, dtype, &opts)
+                .map_err(|e| format!("error: the copy plan: {e}"))?;
+            let kernel = emit_copy(&plan).map_err(|e| format!("error: the kernel: {e}"))?;
+            Ok::<_, String>((plan, kernel))
+        })
+        .map_err(error)?;
     let certificate = match &plan.certificate.movement {
         Some(c) => Some(Py::new(py, Certificate::of(c.to_json()))?),
         None => None,

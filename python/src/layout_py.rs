@@ -92,8 +92,9 @@ impl Layout {
     /// One line a user can paste back (linear layouts as `#ttg.linear<{...}>`).
     pub fn line(&self) -> String {
         match &self.inner {
-            L::Linear(f) => layout::notation::linear::print_attr(f)
-                .unwrap_or_else(|_| self.inner.print()),
+            L::Linear(f) => {
+                layout::notation::linear::print_attr(f).unwrap_or_else(|_| self.inner.print())
+            }
             other => other.print(),
         }
     }
@@ -235,7 +236,10 @@ impl Layout {
             .collect();
         Ok(Some(PyTuple::new(
             py,
-            [ins.into_pyobject(py)?.into_any(), outs.into_pyobject(py)?.into_any()],
+            [
+                ins.into_pyobject(py)?.into_any(),
+                outs.into_pyobject(py)?.into_any(),
+            ],
         )?))
     }
 

@@ -15,6 +15,8 @@ def test_acceptance_example_prints_verdict_and_counterexample():
     assert "  left:  {{m:1}}" in text and "  right: {{m:8}}" in text
     assert r.verdict == "not equivalent" and r.equivalent is False
     c = r.counterexample
+    assert isinstance(c, laycert.Counterexample)
+    assert all(isinstance(d, laycert.Decider) for d in r.deciders)
     assert c.coord == [0, 1] and c.left == [{"m": 1}] and c.right == [{"m": 8}]
     assert "differs at 30 of 32" in c.explanation
     assert r.shape == [4, 8] and r.axes == ["m"]
@@ -35,6 +37,7 @@ def test_equivalent_layouts_give_a_certificate_that_checks():
     cert = r.certificate
     assert cert.kind == "equivalence"
     result = cert.check()
+    assert isinstance(result, laycert.CheckResult)
     assert result.valid and result.status == "valid" and bool(result)
     assert laycert.check(cert).valid
 
@@ -98,6 +101,7 @@ def test_equiv_bad_input_raises_with_the_caret_message():
 def test_prove_property():
     assert laycert.prove_property("bijective", "(4,8):(8,1)").verdict == "proved"
     r = laycert.prove_property("injective", "(4,8):(0,1)")
+    assert isinstance(r, laycert.PropertyReport)
     assert r.verdict == "refuted" and r.detail
     assert str(r).splitlines()[0] == "refuted"
     with pytest.raises(laycert.LaycertError):
