@@ -214,7 +214,8 @@ class CopyKernel:
 
 def equiv(a: LayoutLike, b: LayoutLike, shape: Optional[ShapeLike] = None, axes: Optional[str] = None) -> Report:
     """Decides whether ``a`` and ``b`` relate the same (logical coordinate, physical point)
-    pairs over one claim domain (``shape``, else chosen from both sides)."""
+    pairs over one claim domain: ``shape``, else the shape the ``Layout`` arguments were made
+    with, else chosen from both sides as the CLI does."""
 
 def check(cert: Union[Certificate, str, os.PathLike[str]]) -> CheckResult:
     """Re-verifies a certificate (an object or a file) from scratch."""

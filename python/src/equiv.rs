@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::{error, render};
-use crate::layout_py::{shape_arg, LayoutArg};
+use crate::layout_py::{claim_shape, LayoutArg};
 
 /// Points as `{axis: value}` dicts.
 fn point_dicts<'py>(
@@ -368,8 +368,9 @@ fn lines(d: &certify::Report, axes: &[String]) -> Vec<String> {
 
 /// Decides whether `a` and `b` (layouts or text, any notations) relate the same (logical
 /// coordinate, physical point) pairs over one claim domain: `shape` names it (a Triton
-/// attribute's tensor shape too), else it is chosen from both sides as the CLI does. `axes`
-/// renames axes first (`"lane_id=laneid,..."`).
+/// attribute's tensor shape too), else the shape the `Layout` arguments were made with, else it
+/// is chosen from both sides as the CLI does. `axes` renames axes first
+/// (`"lane_id=laneid,..."`).
 #[pyfunction]
 #[pyo3(signature = (a, b, shape=None, axes=None))]
 pub fn equiv(
@@ -379,7 +380,7 @@ pub fn equiv(
     shape: Option<&Bound<'_, PyAny>>,
     axes: Option<&str>,
 ) -> PyResult<Report> {
-    let shape = shape_arg(shape)?;
+    let shape = claim_shape(shape, &[&a, &b])?;
     let a_text = a.text();
     let mut la = a.get(shape.as_deref(), "the left layout")?;
     let mut lb = b.get(shape.as_deref(), "the right layout")?;
@@ -512,7 +513,7 @@ pub fn prove_property(
 ) -> PyResult<PropertyReport> {
     let p =
         certify::property::Property::parse(prop).map_err(|e| render(&e, "the property", prop))?;
-    let shape = shape_arg(shape)?;
+    let shape = claim_shape(shape, &[&layout])?;
     let text = layout.text();
     let l = layout.get(shape.as_deref(), "the layout")?;
     let logical = shape

@@ -44,6 +44,14 @@ impl LayoutArg {
         }
     }
 
+    /// The logical shape a `Layout` object was made with (none for text, linear and TV).
+    pub fn own_shape(&self) -> Option<Vec<i64>> {
+        match self {
+            LayoutArg::Object(l) => l.logical().map(<[i64]>::to_vec),
+            LayoutArg::Text(_) => None,
+        }
+    }
+
     /// The argument's text as the CuTe operations read it.
     pub fn text(&self) -> String {
         match self {
@@ -146,6 +154,27 @@ fn points<'py>(
             Ok(d)
         })
         .collect()
+}
+
+/// The claim's shape: `shape` when given, else the one shape the `Layout` arguments were made
+/// with; arguments made with different shapes must be given one.
+pub fn claim_shape(
+    shape: Option<&Bound<'_, PyAny>>,
+    args: &[&LayoutArg],
+) -> PyResult<Option<Vec<i64>>> {
+    if let Some(s) = shape_arg(shape)? {
+        return Ok(Some(s));
+    }
+    let own: std::collections::BTreeSet<Vec<i64>> =
+        args.iter().filter_map(|a| a.own_shape()).collect();
+    match own.len() {
+        0 => Ok(None),
+        1 => Ok(own.into_iter().next()),
+        _ => Err(error(format!(
+            "error: the layouts were made with different shapes {own:?}; give shape= for the \
+             claim's domain"
+        ))),
+    }
 }
 
 /// Reads a shape argument: an int or a sequence of ints.

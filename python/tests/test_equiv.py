@@ -111,3 +111,12 @@ def test_prove_property():
 def test_check_of_an_unreadable_file_raises(tmp_path):
     with pytest.raises(laycert.LaycertError, match="cannot read"):
         laycert.check(tmp_path / "missing.json")
+
+
+def test_layouts_made_with_a_shape_give_the_claim_its_domain():
+    a, b = laycert.Layout("S[(3,3):(3,1)]", shape=9), laycert.Layout("(3,3):(1,3)", shape=9)
+    assert laycert.equiv(a, b).verdict == "equivalent"
+    assert laycert.equiv(a, b, shape=(3, 3)).verdict == "not equivalent"
+    with pytest.raises(laycert.LaycertError, match="different shapes"):
+        laycert.equiv(a, laycert.Layout("(3,3):(1,3)", shape=(3, 3)))
+    assert laycert.prove_property("bijective", laycert.Layout("S[30:1]", shape=(6, 5))).verdict == "proved"
