@@ -2,12 +2,42 @@
 ``laycert``; see its docstring."""
 
 import os
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
 
 __version__: str
+__all__ = [
+    "AlgebraError",
+    "Certificate",
+    "CheckResult",
+    "CopyKernel",
+    "Counterexample",
+    "Decider",
+    "LaycertError",
+    "Layout",
+    "ParseError",
+    "PropertyReport",
+    "Report",
+    "RuleFileError",
+    "RuleReport",
+    "RulesReport",
+    "__version__",
+    "canonicalize",
+    "check",
+    "cute_op",
+    "direct_sum",
+    "equiv",
+    "gen_copy",
+    "group",
+    "prove_property",
+    "prove_text",
+    "slice",
+    "tile",
+    "tile_of",
+    "validate_text",
+]
 
-ShapeLike = Union[int, Sequence[int], str]
-Point = Dict[str, int]
+_ShapeLike = Union[int, Sequence[int], str]
+_Point = Dict[str, int]
 
 class LaycertError(Exception):
     """Base class of laycert's errors; ``str(e)`` is the message the CLI prints."""
@@ -21,13 +51,14 @@ class AlgebraError(LaycertError):
 class RuleFileError(LaycertError):
     """A rule file or a validate log that does not parse (``file:line:col`` and a caret)."""
 
+@final
 class Layout:
     """A layout in any notation: Axe ``S[..]``, CuTe ``(4,2):(2,1)``, ``Sw<B,M,S> o L``, TV
     ``.. -> (16,8)``, Triton ``#ttg.*`` attributes (with ``shape``), ``LinearLayout::toString()``
     text, or ``atom:NAME`` (an atom of the embedded corpus). ``str(L)`` is one line laycert
     parses back."""
 
-    def __init__(self, text: str, shape: Optional[ShapeLike] = None) -> None: ...
+    def __new__(cls, text: str, shape: Optional[_ShapeLike] = None) -> Layout: ...
     @property
     def text(self) -> str:
         """The layout as laycert prints it (linear layouts: multi-line ``toString()`` text)."""
@@ -43,7 +74,7 @@ class Layout:
     @property
     def linear(self) -> Optional[Tuple[List[Tuple[str, List[List[int]]]], List[Tuple[str, int]]]]:
         """For a linear layout: ``(in-dims as (name, bases), out-dims as (name, size))``."""
-    def eval(self, coord: Union[int, Sequence[int], Mapping[str, int]]) -> List[Point]:
+    def eval(self, coord: Union[int, Sequence[int], Mapping[str, int]]) -> List[_Point]:
         """The points one coordinate maps to, as ``{axis: value}`` dicts:
         ``Layout('(4,(2,4)):(2,(1,8))').eval((3, 5)) == [{'m': 23}]``."""
     def show(self) -> str:
@@ -63,8 +94,9 @@ class Layout:
     def to_gluon(self) -> object:
         """The Gluon ``DistributedLinearLayout`` (``pip install triton``)."""
 
-LayoutLike = Union[Layout, str]
+_LayoutLike = Union[Layout, str]
 
+@final
 class Counterexample:
     """A coordinate where two layouts differ, confirmed by the trusted semantics."""
 
@@ -73,12 +105,13 @@ class Counterexample:
     @property
     def index(self) -> int: ...
     @property
-    def left(self) -> List[Point]: ...
+    def left(self) -> List[_Point]: ...
     @property
-    def right(self) -> List[Point]: ...
+    def right(self) -> List[_Point]: ...
     @property
     def explanation(self) -> Optional[str]: ...
 
+@final
 class Decider:
     """One decider's run."""
 
@@ -91,6 +124,7 @@ class Decider:
     @property
     def detail(self) -> Optional[str]: ...
 
+@final
 class CheckResult:
     """What ``check`` found; true only for a proof that re-verifies."""
 
@@ -105,6 +139,7 @@ class CheckResult:
     def valid(self) -> bool: ...
     def __bool__(self) -> bool: ...
 
+@final
 class Certificate:
     """A certificate that ``check()`` re-verifies with certify's checker."""
 
@@ -120,6 +155,7 @@ class Certificate:
     def check(self) -> CheckResult: ...
     def save(self, path: Union[str, os.PathLike[str]]) -> None: ...
 
+@final
 class Report:
     """The answer of :func:`equiv`; ``str(report)`` is what ``laycert equiv`` prints."""
 
@@ -145,6 +181,7 @@ class Report:
     @property
     def smt_query(self) -> Optional[str]: ...
 
+@final
 class PropertyReport:
     """The answer of :func:`prove_property`."""
 
@@ -155,6 +192,7 @@ class PropertyReport:
     @property
     def detail(self) -> Optional[str]: ...
 
+@final
 class RuleReport:
     """One rule's verdict; ``str(r)`` is the CLI's line for it."""
 
@@ -176,6 +214,7 @@ class RuleReport:
     @property
     def certificate(self) -> Certificate: ...
 
+@final
 class RulesReport:
     """The reports of a rule file or a log; true when every rule is PROVED."""
 
@@ -194,6 +233,7 @@ class RulesReport:
     def __bool__(self) -> bool: ...
     def __len__(self) -> int: ...
 
+@final
 class CopyKernel:
     """A certified copy kernel (``laycert gen copy``)."""
 
@@ -212,7 +252,7 @@ class CopyKernel:
     @property
     def certificate(self) -> Optional[Certificate]: ...
 
-def equiv(a: LayoutLike, b: LayoutLike, shape: Optional[ShapeLike] = None, axes: Optional[str] = None) -> Report:
+def equiv(a: _LayoutLike, b: _LayoutLike, shape: Optional[_ShapeLike] = None, axes: Optional[str] = None) -> Report:
     """Decides whether ``a`` and ``b`` relate the same (logical coordinate, physical point)
     pairs over one claim domain: ``shape``, else the shape the ``Layout`` arguments were made
     with, else chosen from both sides as the CLI does."""
@@ -220,35 +260,35 @@ def equiv(a: LayoutLike, b: LayoutLike, shape: Optional[ShapeLike] = None, axes:
 def check(cert: Union[Certificate, str, os.PathLike[str]]) -> CheckResult:
     """Re-verifies a certificate (an object or a file) from scratch."""
 
-def prove_property(prop: str, layout: LayoutLike, shape: Optional[ShapeLike] = None) -> PropertyReport:
+def prove_property(prop: str, layout: _LayoutLike, shape: Optional[_ShapeLike] = None) -> PropertyReport:
     """Decides ``injective``, ``surjective`` or ``bijective``."""
 
 def cute_op(op: str, args: List[str]) -> str:
     """One CuTe operation on text operands; the result in pycute's spelling."""
 
-def canonicalize(layout: LayoutLike, target: Optional[str] = None) -> Layout:
+def canonicalize(layout: _LayoutLike, target: Optional[str] = None) -> Layout:
     """The canonical form of an Axe layout (``target="cuda"`` merges lane/warp into ``tx``)."""
 
-def group(layout: LayoutLike, shapes: Sequence[Sequence[int]]) -> Layout:
+def group(layout: _LayoutLike, shapes: Sequence[Sequence[int]]) -> Layout:
     """An Axe layout grouped by a shape (several: their common refinement)."""
 
-def tile(inner: LayoutLike, outer: LayoutLike, inner_shape: Sequence[int], outer_shape: Sequence[int]) -> Layout:
+def tile(inner: _LayoutLike, outer: _LayoutLike, inner_shape: Sequence[int], outer_shape: Sequence[int]) -> Layout:
     """The canonical tiled layout of ``inner`` by ``outer``."""
 
 def tile_of(
-    layout: LayoutLike,
+    layout: _LayoutLike,
     shape: Sequence[int],
-    inner: Optional[LayoutLike] = None,
+    inner: Optional[_LayoutLike] = None,
     inner_shape: Optional[Sequence[int]] = None,
-    outer: Optional[LayoutLike] = None,
+    outer: Optional[_LayoutLike] = None,
     outer_shape: Optional[Sequence[int]] = None,
 ) -> Layout:
     """The other factor of a tile; raises AlgebraError when ``layout`` is not such a tile."""
 
-def slice(layout: LayoutLike, shape: Sequence[int], region: Sequence[Tuple[int, int]]) -> Layout:
+def slice(layout: _LayoutLike, shape: Sequence[int], region: Sequence[Tuple[int, int]]) -> Layout:
     """The layout of a region (half-open ranges) of an Axe or swizzled layout."""
 
-def direct_sum(a: LayoutLike, b: LayoutLike, a_shape: Sequence[int], b_shape: Sequence[int]) -> Layout:
+def direct_sum(a: _LayoutLike, b: _LayoutLike, a_shape: Sequence[int], b_shape: Sequence[int]) -> Layout:
     """The canonical direct sum."""
 
 def prove_text(text: str, name: str = "<rules>", max_instances: Optional[int] = None) -> RulesReport:
@@ -258,9 +298,9 @@ def validate_text(text: str, name: str = "<pairs>", max_instances: Optional[int]
     """Validates a JSON-lines log of (before, after) pairs."""
 
 def gen_copy(
-    src: LayoutLike,
-    dst: LayoutLike,
-    shape: ShapeLike,
+    src: _LayoutLike,
+    dst: _LayoutLike,
+    shape: _ShapeLike,
     dtype: str,
     swizzle: bool = True,
     tile_bytes: Optional[int] = None,

@@ -260,25 +260,34 @@ impl Certificate {
 /// The answer of `equiv`: `verdict` (`equivalent`, `not equivalent`, `unknown`), the claim's
 /// `shape` and `domain`, the `deciders` that ran, the `counterexample` when refuted, and the
 /// `certificate`. `str(report)` is what `laycert equiv` prints.
-#[pyclass(module = "laycert", frozen, get_all)]
+#[pyclass(module = "laycert", frozen)]
 pub struct Report {
     /// `equivalent`, `not equivalent` or `unknown`.
+    #[pyo3(get)]
     pub verdict: String,
     /// The logical shape compared over.
+    #[pyo3(get)]
     pub shape: Vec<i64>,
     /// The claim's domain in words (which rule chose it, how each side reads it).
+    #[pyo3(get)]
     pub domain: String,
     /// The axes of the points.
+    #[pyo3(get)]
     pub axes: Vec<String>,
     /// Every decider that ran, in order.
+    #[pyo3(get)]
     pub deciders: Vec<Py<Decider>>,
     /// The confirmed counterexample, when refuted.
+    #[pyo3(get)]
     pub counterexample: Option<Py<Counterexample>>,
     /// When proved: how many coordinates the trusted semantics re-checked.
+    #[pyo3(get)]
     pub rechecked: Option<usize>,
     /// The certificate of this decision.
+    #[pyo3(get)]
     pub certificate: Py<Certificate>,
     /// The SMT-LIB2 query, when z3 ran.
+    #[pyo3(get)]
     pub smt_query: Option<String>,
     lines: Vec<String>,
 }

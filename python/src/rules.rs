@@ -11,23 +11,31 @@ use crate::errors::{error, RuleFileError};
 /// One rule's verdict: `verdict` (`PROVED`, `REFUTED`, `UNKNOWN`), `method`, `instances`, the
 /// `counterexample` (a dict: params, coordinate, lhs_value, rhs_value, lhs, rhs) when refuted,
 /// `reason` when unknown, and its `certificate`. `str(r)` is the CLI's line for the rule.
-#[pyclass(module = "laycert", frozen, get_all)]
+#[pyclass(module = "laycert", frozen)]
 pub struct RuleReport {
     /// The rule's name.
+    #[pyo3(get)]
     pub name: String,
     /// `PROVED`, `REFUTED` or `UNKNOWN`.
+    #[pyo3(get)]
     pub verdict: String,
     /// `exhaustive` or `z3 ...`.
+    #[pyo3(get)]
     pub method: Option<String>,
     /// Parameter assignments decided, when counted.
+    #[pyo3(get)]
     pub instances: Option<u128>,
     /// Where it fails, when refuted.
+    #[pyo3(get)]
     pub counterexample: Option<Py<PyDict>>,
     /// Why it is unknown.
+    #[pyo3(get)]
     pub reason: Option<String>,
     /// Wall time in seconds.
+    #[pyo3(get)]
     pub seconds: f64,
     /// The rule certificate (`check()` re-proves it).
+    #[pyo3(get)]
     pub certificate: Py<Certificate>,
     line: String,
 }

@@ -3,6 +3,8 @@
 import inspect
 import pathlib
 
+import pytest
+
 import laycert
 
 HERE = pathlib.Path(__file__).parent
@@ -33,3 +35,17 @@ def test_errors_form_one_hierarchy():
         assert issubclass(e, laycert.LaycertError)
     assert issubclass(laycert.LaycertError, Exception)
     assert laycert.__version__ == "0.1.0"
+
+
+def test_the_stub_matches_the_native_module():
+    pytest.importorskip("mypy")
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "laycert._laycert"],
+        capture_output=True, text=True, cwd=HERE.parent.parent,
+    )
+    # "disjoint base" (PEP 800) needs a newer typing_extensions than the package requires.
+    errors = [l for l in out.stdout.splitlines() if l.startswith("error") and "disjoint base" not in l]
+    assert errors == [], out.stdout[-4000:]

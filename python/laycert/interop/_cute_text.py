@@ -20,7 +20,7 @@ def int_tuple_text(t: IntTuple) -> str:
 
 
 def _tuple(text: str) -> IntTuple:
-    v = ast.literal_eval(text.strip())
+    v: IntTuple = ast.literal_eval(text.strip())
     return v
 
 

@@ -14,7 +14,7 @@ _IN_DIMS = [("register", "reg_bases"), ("lane", "lane_bases"), ("warp", "warp_ba
 
 def _linear_of(layout: Any, shape: Sequence[int]) -> Any:
     """Gluon's own ``DistributedLinearLayout`` for ``layout`` over ``shape``."""
-    from triton._C.libtriton import gluon_ir, ir
+    from triton._C.libtriton import gluon_ir, ir  # type: ignore[import-untyped]
 
     ctx = ir.context()
     ir.load_dialects(ctx)
@@ -37,10 +37,13 @@ def from_gluon(layout: Any, shape: Sequence[int]) -> Layout:
 def to_gluon(layout: Layout) -> Any:
     """The Gluon ``DistributedLinearLayout`` of a laycert layout (converted to F2 linear
     first)."""
-    import triton.experimental.gluon.language as ttgl
+    import triton.experimental.gluon.language as ttgl  # type: ignore[import-untyped]
 
     lin = layout if layout.linear is not None else layout.convert("linear")
-    ins, outs = lin.linear
+    parts = lin.linear
+    if parts is None:
+        raise LaycertError("error: to_gluon: the conversion gave no linear layout")
+    ins, outs = parts
     by_name = dict(ins)
     unknown = sorted(set(by_name) - {n for n, _ in _IN_DIMS})
     if unknown:

@@ -12,7 +12,7 @@ from ._cute_text import cute_parts, int_tuple_text
 def from_pycute(layout: Any) -> Layout:
     """The laycert layout of a pycute ``Layout`` (or ``ComposedLayout`` of a ``Swizzle``,
     offset 0, and a ``Layout``)."""
-    import pycute
+    import pycute  # type: ignore[import-untyped]
 
     if isinstance(layout, pycute.ComposedLayout):
         sw, offset, inner = layout.layoutB, layout.offset, layout.layoutA

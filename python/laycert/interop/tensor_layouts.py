@@ -16,7 +16,7 @@ def from_tensor_layouts(layout: Any) -> Layout:
 
 def to_tensor_layouts(layout: Layout) -> Any:
     """The tensor-layouts ``Layout`` of a laycert layout (converted to CuTe first)."""
-    import tensor_layouts
+    import tensor_layouts  # type: ignore[import-untyped]
 
     swizzle, shape, stride = cute_parts(layout)
     if swizzle is not None:
