@@ -390,7 +390,7 @@ pub fn equiv(
     axes: Option<&str>,
 ) -> PyResult<Report> {
     let shape = claim_shape(shape, &[&a, &b])?;
-    let a_text = a.text();
+    let (a_text, b_text) = (a.text(), b.text());
     let mut la = a.get(shape.as_deref(), "the left layout")?;
     let mut lb = b.get(shape.as_deref(), "the right layout")?;
     if let Some(text) = axes {
@@ -398,7 +398,7 @@ pub fn equiv(
         la = certify::claim::rename_axes(&la, &map)
             .map_err(|e| render(&e, "the left layout", &a_text))?;
         lb = certify::claim::rename_axes(&lb, &map)
-            .map_err(|e| render(&e, "the right layout", &a_text))?;
+            .map_err(|e| render(&e, "the right layout", &b_text))?;
     }
     // Triton attributes take the shape as their tensor shape; TV/linear fix their logical side.
     let fixed = |l: &layout::Layout| matches!(l, layout::Layout::Tv(_) | layout::Layout::Linear(_));

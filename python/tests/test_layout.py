@@ -119,3 +119,18 @@ def test_draw_bank_map_and_title():
 
 def test_repr_svg_is_none_when_there_is_no_picture():
     assert Layout("(1048576,1048576):(1,1048576)")._repr_svg_() is None
+
+
+def test_bad_layout_text_raises_with_the_clis_caret_message():
+    with pytest.raises(laycert.ParseError) as e:
+        Layout("S[(8,0):(1,1)]")
+    assert str(e.value) == (
+        'error: Axe notation: expected extents >= 1 (extent 1 is 0), found "(8,0)" at bytes 2..7\n'
+        "  S[(8,0):(1,1)]\n"
+        "    ^^^^^\n"
+        "  (in the layout)"
+    )
+    with pytest.raises(laycert.LaycertError, match="give one"):
+        Layout("#ttg.blocked<{sizePerThread=[1,4], threadsPerWarp=[8,4], warpsPerCTA=[1,1], order=[1,0]}>")
+    with pytest.raises(laycert.LaycertError, match="does not fit|shape"):
+        Layout("(4,8):(8,1)", shape=(5, 7))
