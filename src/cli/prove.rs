@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use certify::rules::certificate::RuleCertificate;
 use certify::rules::prove::MAX_INSTANCES_LIMIT;
-use certify::rules::{prove_rule, Options, RuleReport, Verdict};
+use certify::rules::{Options, RuleReport, Verdict};
 use serde_json::json;
 
 use super::{BadInput, Report};
@@ -63,194 +63,17 @@ pub fn run(files: &[String], out: &Outputs, as_json: bool) -> Result<Report, Bad
     finish(groups, out, &opts, t, as_json)
 }
 
-/// Runs `validate`: each JSON line `{"before": L, "after": L, "relation": "equal"}` (optional
-/// `"name"`, an identifier, and `"shape"`, the claim's logical domain as a list of extents)
-/// becomes a rule without parameters and is proved or refuted. Consecutive lines where one
-/// line's `before` is the previous line's `after` form a CHAIN: every line of it is decided over
-/// the chain's one domain (a `"shape"` given on its lines, which must agree, else the domain of
-/// the chain's first and last terms), so the chain proves its end-to-end claim.
+/// Runs `validate` ([`certify::rules::validate`]): each JSON line `{"before": L, "after": L,
+/// "relation": "equal"}` becomes a rule without parameters; chains of lines are decided over
+/// one domain.
 pub fn validate(path: &str, out: &Outputs, as_json: bool) -> Result<Report, BadInput> {
     let opts = options(out)?;
     let t = Instant::now();
     let text = read(path, "pairs file")?;
-    let mut pairs = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        pairs.push(pair(path, n + 1, line)?);
-    }
-    let mut reports = Vec::new();
-    for chain in chains(&pairs) {
-        let domain = chain_domain(path, chain)?;
-        for p in chain {
-            let rule_text = format!("rule {}\n  {}\n  {} {}\n", p.name, p.before, p.op, p.after);
-            let file = certify::rules::parse_source(&format!("{path}:{}", p.line), &rule_text)
-                .map_err(|e| BadInput {
-                    message: format!("error: {}", e.render()),
-                })?;
-            let [rule] = file.rules.as_slice() else {
-                return Err(BadInput {
-                    message: format!(
-                        "error: {path}:{}: the pair reads as {} rules, not one",
-                        p.line,
-                        file.rules.len()
-                    ),
-                });
-            };
-            let opts = Options {
-                domain: domain.clone(),
-                ..opts.clone()
-            };
-            reports.push(prove_rule(rule, &opts));
-        }
-    }
+    let reports = certify::rules::validate::validate(path, &text, &opts).map_err(|e| BadInput {
+        message: format!("error: {e}"),
+    })?;
     finish(vec![(path.to_string(), reports)], out, &opts, t, as_json)
-}
-
-/// One line of a `validate` log.
-struct Pair {
-    line: usize,
-    name: String,
-    before: String,
-    after: String,
-    op: &'static str,
-    shape: Option<Vec<i64>>,
-}
-
-fn pair(path: &str, line: usize, text: &str) -> Result<Pair, BadInput> {
-    let bad = |why: String| BadInput {
-        message: format!("error: {path}:{line}: {why}"),
-    };
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    let field = |k: &str| {
-        v.get(k)
-            .and_then(|x| x.as_str())
-            .map(str::to_string)
-            .ok_or_else(|| bad(format!("missing string field {k:?}")))
-    };
-    let (before, after) = (field("before")?, field("after")?);
-    for (k, t) in [("before", &before), ("after", &after)] {
-        if t.contains(['\n', '\r']) {
-            return Err(bad(format!("field {k:?} spans lines: a term is one line")));
-        }
-    }
-    let op = match v
-        .get("relation")
-        .and_then(|x| x.as_str())
-        .unwrap_or("equal")
-    {
-        "equal" | "equivalent" => "==",
-        "identical" => "===",
-        other => {
-            return Err(bad(format!(
-                "relation {other:?}: expected \"equal\" or \"identical\""
-            )))
-        }
-    };
-    let name = match v.get("name") {
-        None => format!("line{line}"),
-        Some(x) => {
-            let n = x
-                .as_str()
-                .ok_or_else(|| bad("field \"name\" is not a string".into()))?;
-            let mut chars = n.chars();
-            let ident = chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !ident || n.len() > 128 {
-                return Err(bad(format!(
-                    "name {n:?} is not an identifier (letters, digits, _; at most 128)"
-                )));
-            }
-            n.to_string()
-        }
-    };
-    let shape = match v.get("shape") {
-        None => None,
-        Some(x) => Some(
-            x.as_array()
-                .filter(|a| !a.is_empty() && a.len() <= 16)
-                .and_then(|a| a.iter().map(|e| e.as_i64().filter(|&e| e >= 1)).collect())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "shape {x}: expected a list of 1 to 16 extents >= 1, e.g. [4, 8]"
-                    ))
-                })?,
-        ),
-    };
-    Ok(Pair {
-        line,
-        name,
-        before,
-        after,
-        op,
-        shape,
-    })
-}
-
-/// Splits the log into maximal chains of consecutive lines, each `before` the previous `after`.
-fn chains(pairs: &[Pair]) -> Vec<&[Pair]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for i in 1..=pairs.len() {
-        if i == pairs.len() || pairs[i].before.trim() != pairs[i - 1].after.trim() {
-            out.push(&pairs[start..i]);
-            start = i;
-        }
-    }
-    out
-}
-
-/// The domain every line of a chain is decided over: the shape its lines name (they must
-/// agree), else, for a chain of two or more lines, the one `certify::domain::resolve` gives for
-/// its first and last terms; a single line without a shape resolves its own.
-fn chain_domain(path: &str, chain: &[Pair]) -> Result<Option<Vec<i64>>, BadInput> {
-    let named: std::collections::BTreeSet<&Vec<i64>> =
-        chain.iter().filter_map(|p| p.shape.as_ref()).collect();
-    let lines = || {
-        format!(
-            "{path}:{}-{}",
-            chain.first().map_or(0, |p| p.line),
-            chain.last().map_or(0, |p| p.line)
-        )
-    };
-    match named.len() {
-        0 => {}
-        1 => return Ok(named.into_iter().next().cloned()),
-        _ => {
-            return Err(BadInput {
-                message: format!(
-                    "error: {}: the lines of one chain name different shapes {named:?}",
-                    lines()
-                ),
-            })
-        }
-    }
-    if chain.len() < 2 {
-        return Ok(None);
-    }
-    let value = |text: &str| -> Option<layout::Layout> {
-        let t = certify::rules::parse::parse_term(text).ok()?;
-        certify::rules::eval::term(&t, &certify::rules::eval::Assignment::new()).ok()
-    };
-    // Undefined ends: each line resolves its own domain (an undefined side refutes it anyway).
-    let (Some(a), Some(b)) = (
-        value(&chain[0].before),
-        value(&chain[chain.len() - 1].after),
-    ) else {
-        return Ok(None);
-    };
-    certify::domain::resolve(&a, &b, None)
-        .map(|d| Some(d.shape))
-        .map_err(|e| BadInput {
-            message: format!(
-                "error: {}: the chain's domain: {e}; give \"shape\"",
-                lines()
-            ),
-        })
 }
 
 fn finish(

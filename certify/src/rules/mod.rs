@@ -35,6 +35,7 @@ pub mod parse;
 pub mod prove;
 pub mod symbolic;
 pub mod syntax;
+pub mod validate;
 
 pub use prove::{prove_rule, Options, Refutation, RuleReport, Verdict};
 pub use syntax::{Rule, RuleFile};

@@ -1,0 +1,15 @@
+"""``#ttg`` attribute text (``#ttg.blocked<{...}>``, ``#ttg.nvidia_mma<{...}>``,
+``#ttg.linear<{...}>``, ...) with the tensor shape it lays out. ``Layout.to_ttg()`` prints any
+layout with an exact F2 form as ``#ttg.linear<{...}>``."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from .._laycert import Layout
+
+
+def from_ttg(text: str, shape: Optional[Sequence[int]] = None) -> Layout:
+    """The laycert layout of a ``#ttg`` attribute over ``shape`` (needed by every attribute
+    but ``#ttg.linear``)."""
+    return Layout(text, shape=None if shape is None else list(shape))

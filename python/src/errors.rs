@@ -1,0 +1,59 @@
+//! The exceptions: `LaycertError` and its subclasses, each carrying the message the CLI prints
+//! on stderr (parse errors with the input line and a caret under the bad span).
+
+use layout::LayoutError;
+use pyo3::prelude::*;
+use pyo3::{create_exception, exceptions::PyException};
+
+create_exception!(
+    laycert,
+    LaycertError,
+    PyException,
+    "Base class of laycert's errors; str(e) is the message the CLI prints."
+);
+create_exception!(
+    laycert,
+    ParseError,
+    LaycertError,
+    "Text that is not valid in its notation; the message points at the bad span with a caret."
+);
+create_exception!(
+    laycert,
+    AlgebraError,
+    LaycertError,
+    "An algebraic \"no\": not a tile, not a slice of this form, not a direct sum, not groupable."
+);
+create_exception!(
+    laycert,
+    RuleFileError,
+    LaycertError,
+    "A rule file or a validate log that does not parse (file:line:col and a caret)."
+);
+
+/// Adds the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("LaycertError", py.get_type::<LaycertError>())?;
+    m.add("ParseError", py.get_type::<ParseError>())?;
+    m.add("AlgebraError", py.get_type::<AlgebraError>())?;
+    m.add("RuleFileError", py.get_type::<RuleFileError>())?;
+    Ok(())
+}
+
+/// Renders `e`, caused by the text `input` of the argument named `what`, as the CLI does
+/// (`src/cli/input.rs`): a parse error with its caret, anything else as `error: what: ...`.
+pub fn render(e: &LayoutError, what: &str, input: &str) -> PyErr {
+    match e {
+        LayoutError::Parse(p) => ParseError::new_err(format!("{}\n  (in {what})", p.render(input))),
+        LayoutError::NotATile { .. }
+        | LayoutError::NotADirectSum { .. }
+        | LayoutError::NotASlice { .. }
+        | LayoutError::NotGroupable { .. } => AlgebraError::new_err(e.to_string()),
+        other => LaycertError::new_err(format!("error: {what}: {other}")),
+    }
+}
+
+/// A plain error message (already rendered).
+pub fn error(message: impl Into<String>) -> PyErr {
+    LaycertError::new_err(message.into())
+}

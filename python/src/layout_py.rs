@@ -1,0 +1,439 @@
+//! `laycert.Layout`: a layout in any notation (the CLI's `show`, `eval`, `convert`, `draw`).
+
+use std::collections::BTreeMap;
+
+use certify::property::{prove_property, Property};
+use certify::Policy;
+use layout::convert::{convert, Target};
+use layout::facts::{facts, Fact};
+use layout::Layout as L;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::errors::{error, render};
+use crate::picture::{bank_map, picture, Access};
+use crate::svg;
+
+/// A layout in any notation: Axe `S[..]`, CuTe `(4,2):(2,1)`, `Sw<B,M,S> o L`, TV
+/// `.. -> (16,8)`, Triton `#ttg.*` attributes (with `shape`), `LinearLayout::toString()`
+/// text, or `atom:NAME` for an atom of the embedded corpus.
+#[pyclass(module = "laycert", frozen, from_py_object)]
+#[derive(Clone)]
+pub struct Layout {
+    /// The parsed value.
+    pub inner: L,
+    /// The logical shape given (the tensor shape of a Triton attribute), if any.
+    pub given_shape: Option<Vec<i64>>,
+}
+
+/// A layout argument: a `Layout` or its text.
+#[derive(FromPyObject)]
+pub enum LayoutArg {
+    /// A `Layout` object.
+    Object(Layout),
+    /// Text in any notation.
+    Text(String),
+}
+
+impl LayoutArg {
+    /// The layout, text parsed with `shape` (which Triton attributes need).
+    pub fn get(self, shape: Option<&[i64]>, what: &str) -> PyResult<L> {
+        match self {
+            LayoutArg::Object(l) => Ok(l.inner),
+            LayoutArg::Text(t) => parse(&t, shape, what),
+        }
+    }
+
+    /// The logical shape a `Layout` object was made with (none for text, linear and TV).
+    pub fn own_shape(&self) -> Option<Vec<i64>> {
+        match self {
+            LayoutArg::Object(l) => l.logical().map(<[i64]>::to_vec),
+            LayoutArg::Text(_) => None,
+        }
+    }
+
+    /// The argument's text as the CuTe operations read it.
+    pub fn text(&self) -> String {
+        match self {
+            LayoutArg::Object(l) => l.line(),
+            LayoutArg::Text(t) => t.clone(),
+        }
+    }
+}
+
+/// Parses `text` as the CLI's layout argument does (`atom:NAME` included).
+pub fn parse(text: &str, shape: Option<&[i64]>, what: &str) -> PyResult<L> {
+    if let Some(name) = text.trim().strip_prefix("atom:") {
+        let corpus = corpus::Corpus::embedded()
+            .map_err(|e| error(format!("error: the embedded corpus: {e}")))?;
+        let atom = corpus.atom(name.trim()).ok_or_else(|| {
+            error(format!(
+                "error: atom:{}: no atom of that name in the corpus",
+                name.trim()
+            ))
+        })?;
+        let shape = shape.or(atom.shape.as_deref());
+        return L::parse(&atom.layout, shape)
+            .map_err(|e| render(&e, &format!("atom:{}", atom.name), &atom.layout));
+    }
+    L::parse(text, shape).map_err(|e| render(&e, what, text))
+}
+
+impl Layout {
+    /// Wraps a value computed by the library.
+    pub fn of(inner: L) -> Layout {
+        Layout {
+            inner,
+            given_shape: None,
+        }
+    }
+
+    /// The logical shape claims and evaluation use: the one given, except for linear and TV
+    /// layouts, whose domain is fixed (a Triton attribute's shape is its tensor shape).
+    fn logical(&self) -> Option<&[i64]> {
+        match self.inner {
+            L::Linear(_) | L::Tv(_) => None,
+            _ => self.given_shape.as_deref(),
+        }
+    }
+
+    /// One line a user can paste back (linear layouts as `#ttg.linear<{...}>`).
+    pub fn line(&self) -> String {
+        match &self.inner {
+            L::Linear(f) => {
+                layout::notation::linear::print_attr(f).unwrap_or_else(|_| self.inner.print())
+            }
+            other => other.print(),
+        }
+    }
+
+    fn domain_shape(&self) -> Vec<i64> {
+        self.logical()
+            .map(<[i64]>::to_vec)
+            .unwrap_or_else(|| self.inner.default_shape())
+    }
+
+    fn coordinate(&self, coord: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+        if let Ok(d) = coord.cast::<PyDict>() {
+            let L::Linear(f) = &self.inner else {
+                return Err(error(
+                    "error: coord: named components (name=value) are for linear layouts; give a \
+                     positional coordinate such as (2, 9)",
+                ));
+            };
+            let mut values = vec![0i64; f.ins().len()];
+            for (k, v) in d.iter() {
+                let name: String = k.extract()?;
+                let i = f.ins().iter().position(|d| d.name == name).ok_or_else(|| {
+                    let names: Vec<&str> = f.ins().iter().map(|d| d.name.as_str()).collect();
+                    error(format!(
+                        "error: coord: unknown in-dim {name:?}; the layout's in-dims are {names:?}"
+                    ))
+                })?;
+                values[i] = v.extract()?;
+            }
+            return Ok(values);
+        }
+        if let Ok(i) = coord.extract::<i64>() {
+            return Ok(vec![i]);
+        }
+        coord.extract::<Vec<i64>>()
+    }
+}
+
+fn points<'py>(
+    py: Python<'py>,
+    set: impl IntoIterator<Item = layout::axis::Point>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    set.into_iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            for (a, v) in p {
+                d.set_item(a.to_string(), v)?;
+            }
+            Ok(d)
+        })
+        .collect()
+}
+
+/// The claim's shape: `shape` when given, else the one shape the `Layout` arguments were made
+/// with; arguments made with different shapes must be given one.
+pub fn claim_shape(
+    shape: Option<&Bound<'_, PyAny>>,
+    args: &[&LayoutArg],
+) -> PyResult<Option<Vec<i64>>> {
+    if let Some(s) = shape_arg(shape)? {
+        return Ok(Some(s));
+    }
+    let own: std::collections::BTreeSet<Vec<i64>> =
+        args.iter().filter_map(|a| a.own_shape()).collect();
+    match own.len() {
+        0 => Ok(None),
+        1 => Ok(own.into_iter().next()),
+        _ => Err(error(format!(
+            "error: the layouts were made with different shapes {own:?}; give shape= for the \
+             claim's domain"
+        ))),
+    }
+}
+
+/// Reads a shape argument: an int or a sequence of ints.
+pub fn shape_arg(shape: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
+    match shape {
+        None => Ok(None),
+        Some(s) if s.is_none() => Ok(None),
+        Some(s) => {
+            if let Ok(i) = s.extract::<i64>() {
+                return Ok(Some(vec![i]));
+            }
+            if let Ok(t) = s.extract::<String>() {
+                return layout::shape::parse_list(&t)
+                    .map(Some)
+                    .map_err(|e| render(&e, "shape", &t));
+            }
+            Ok(Some(s.extract::<Vec<i64>>()?))
+        }
+    }
+}
+
+#[pymethods]
+impl Layout {
+    /// Parses `text` in any notation; `shape` is the logical shape (a Triton attribute's
+    /// tensor shape).
+    #[new]
+    #[pyo3(signature = (text, shape=None))]
+    fn new(text: &str, shape: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
+        let shape = shape_arg(shape)?;
+        let inner = parse(text, shape.as_deref(), "the layout")?;
+        let l = Layout {
+            inner,
+            given_shape: shape,
+        };
+        if let Some(s) = l.logical() {
+            // Evaluating at the origin checks that the layout admits the shape, as `show` does.
+            l.inner
+                .eval(Some(s), &vec![0; s.len()])
+                .map_err(|e| render(&e, "shape", &format!("{s:?}")))?;
+        }
+        Ok(l)
+    }
+
+    /// The layout as laycert prints it, in its own notation (linear layouts as the multi-line
+    /// `LinearLayout::toString()` text).
+    #[getter]
+    fn text(&self) -> String {
+        self.inner.print()
+    }
+
+    /// The notation's name as the CLI's `--json` says it: `axe`, `cute`, `swizzled`, `tv`,
+    /// `linear-attr`.
+    #[getter]
+    fn notation(&self) -> &'static str {
+        self.inner.notation().name()
+    }
+
+    /// The logical domain's shape.
+    #[getter]
+    fn shape(&self) -> Vec<i64> {
+        self.domain_shape()
+    }
+
+    /// The number of logical coordinates.
+    #[getter]
+    fn size(&self) -> i64 {
+        self.inner.domain_size()
+    }
+
+    /// For linear layouts: the in-dims as `{name: [basis, ...]}` and the out-dims as
+    /// `{name: size}` (None for other notations).
+    #[getter]
+    fn linear<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let L::Linear(f) = &self.inner else {
+            return Ok(None);
+        };
+        let ins: BTreeMap<usize, (String, Vec<Vec<i64>>)> = f
+            .ins()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (i, (d.name.clone(), d.bases.clone())))
+            .collect();
+        let ins: Vec<(String, Vec<Vec<i64>>)> = ins.into_values().collect();
+        let outs: Vec<(String, i64)> = f
+            .outs()
+            .iter()
+            .map(|o| (o.name.clone(), 1i64 << o.log2_size))
+            .collect();
+        Ok(Some(PyTuple::new(
+            py,
+            [
+                ins.into_pyobject(py)?.into_any(),
+                outs.into_pyobject(py)?.into_any(),
+            ],
+        )?))
+    }
+
+    /// The set of points the layout maps one coordinate to, as `{axis: value}` dicts. `coord`
+    /// is an N-D coordinate of the domain (an int for rank 1); a linear layout also takes
+    /// `{in_dim: value}` (absent in-dims are 0).
+    fn eval<'py>(
+        &self,
+        py: Python<'py>,
+        coord: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let c = self.coordinate(coord)?;
+        let set = self
+            .inner
+            .eval(self.logical(), &c)
+            .map_err(|e| render(&e, "evaluation", &format!("{c:?}")))?;
+        points(py, set)
+    }
+
+    /// What `laycert show` prints: the layout, notation, domain, span per axis, range and the
+    /// injective / surjective facts.
+    fn show(&self) -> PyResult<String> {
+        let l = &self.inner;
+        let logical = self.logical();
+        let text = self.line();
+        let mut f = facts(l, logical).map_err(|e| render(&e, "facts", &text))?;
+        if matches!(l, L::Axe(_) | L::Cute(_) | L::Swizzled(_)) {
+            for (fact, prop) in [
+                (&mut f.injective, Property::Injective),
+                (&mut f.surjective, Property::Surjective),
+            ] {
+                if matches!(fact, Fact::Unknown(_)) {
+                    if let Ok(r) = prove_property(l, prop, logical, &Policy::default()) {
+                        match r.verdict {
+                            "proved" => *fact = Fact::Yes,
+                            "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        let list = |v: &[i64]| {
+            let b: Vec<String> = v.iter().map(i64::to_string).collect();
+            format!("({})", b.join(", "))
+        };
+        let mut lines = vec![text];
+        if let L::Linear(_) = l {
+            lines.extend(l.print().lines().map(str::to_string));
+        }
+        lines.push(format!("notation: {}", l.notation().name()));
+        lines.push(format!("domain size: {}", f.size));
+        lines.push(format!("shape: {}", list(&self.domain_shape())));
+        if let L::Axe(a) = l {
+            let spans: Vec<String> = a
+                .axes()
+                .iter()
+                .map(|ax| format!("{ax}={}", a.span(ax)))
+                .collect();
+            if !spans.is_empty() {
+                lines.push(format!("span: {}", spans.join(", ")));
+            }
+        }
+        if !f.range.is_empty() {
+            let body: Vec<String> = f
+                .range
+                .iter()
+                .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
+                .collect();
+            lines.push(format!("range: {}", body.join(", ")));
+        }
+        lines.push(format!("injective: {}", f.injective.render()));
+        lines.push(format!(
+            "surjective (onto the image's bounding box): {}",
+            f.surjective.render()
+        ));
+        Ok(lines.join("\n"))
+    }
+
+    /// The exact equivalent in another formalism (`axe`, `cute` or `linear`); raises
+    /// `LaycertError` saying why when there is none.
+    fn convert(&self, to: &str) -> PyResult<Layout> {
+        let target = Target::parse(to).map_err(|e| render(&e, "to", to))?;
+        let out = convert(&self.inner, target, self.logical())
+            .map_err(|e| render(&e, "the conversion", &self.line()))?;
+        Ok(Layout {
+            inner: out,
+            given_shape: self.logical().map(<[i64]>::to_vec),
+        })
+    }
+
+    /// The layout as a `#ttg.linear<{...}>` attribute (converted to F2 linear first).
+    fn to_ttg(&self) -> PyResult<String> {
+        let lin = match &self.inner {
+            L::Linear(f) => f.clone(),
+            other => match convert(other, Target::Linear, self.logical())
+                .map_err(|e| render(&e, "the conversion", &self.line()))?
+            {
+                L::Linear(f) => f,
+                _ => return Err(error("error: the conversion did not give a linear layout")),
+            },
+        };
+        layout::notation::linear::print_attr(&lin)
+            .map_err(|e| render(&e, "the #ttg.linear text", &self.line()))
+    }
+
+    /// An SVG picture (what `laycert draw` writes): TV / thread layouts as `T V` grids
+    /// coloured by thread, memory layouts as offset grids; with `banks` (element bytes) a
+    /// shared-memory bank map, a conflicting 128-byte access (`access`: `row` or `col`)
+    /// outlined in red.
+    #[pyo3(signature = (banks=None, access="row", title=None))]
+    fn draw(&self, banks: Option<i64>, access: &str, title: Option<&str>) -> PyResult<String> {
+        let line = self.line();
+        let title = title.unwrap_or(&line);
+        let grid = match banks {
+            None => picture(&self.inner, self.logical(), title),
+            Some(bytes) => {
+                let a = Access::parse(access).map_err(|e| render(&e, "access", access))?;
+                bank_map(&self.inner, self.logical(), bytes, a, title)
+            }
+        }
+        .map_err(|e| render(&e, "the picture", &line))?;
+        Ok(svg::render(&grid))
+    }
+
+    /// Jupyter's rich display: the picture, or None when the layout has none (too large).
+    fn _repr_svg_(&self) -> Option<String> {
+        self.draw(None, "row", None).ok()
+    }
+
+    /// The layout as pycute's `Layout` (needs `pip install nvidia-cutlass`).
+    fn to_pycute<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        interop(slf, "pycute", "to_pycute")
+    }
+
+    /// The layout as a tensor-layouts `Layout` (needs `pip install tensor-layouts`).
+    fn to_tensor_layouts<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        interop(slf, "tensor_layouts", "to_tensor_layouts")
+    }
+
+    /// The layout as a Triton Gluon `DistributedLinearLayout` (needs triton).
+    fn to_gluon<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        interop(slf, "gluon", "to_gluon")
+    }
+
+    fn __str__(&self) -> String {
+        self.line()
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.given_shape {
+            Some(s) => format!("laycert.Layout({:?}, shape={s:?})", self.line()),
+            None => format!("laycert.Layout({:?})", self.line()),
+        }
+    }
+}
+
+/// Calls the pure-Python interop function `laycert.interop.<module>.<function>(layout)`.
+fn interop<'py>(
+    slf: &Bound<'py, Layout>,
+    module: &str,
+    function: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    slf.py()
+        .import(format!("laycert.interop.{module}"))?
+        .getattr(function)?
+        .call1((slf,))
+}
