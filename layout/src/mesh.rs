@@ -47,7 +47,9 @@ fn err<T>(msg: impl Into<String>) -> Result<T, MeshError> {
 }
 
 /// A named device mesh, row-major rank order.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Mesh {
     axes: Vec<(String, i64)>,
 }
@@ -192,7 +194,9 @@ impl fmt::Display for Mesh {
 }
 
 /// The reduction of a partial state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum ReduceOp {
     /// Sum of the addends.
     Sum,
@@ -227,7 +231,9 @@ impl ReduceOp {
 }
 
 /// A tensor distributed over a mesh (see the module doc for the meaning).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct MeshLayout {
     /// The mesh.
     pub mesh: Mesh,
