@@ -362,6 +362,9 @@ enum Command {
         #[command(subcommand)]
         what: GenCommand,
     },
+    /// Distributed layouts over device meshes: plan, check, simulate and generate
+    /// redistributions (DTensor placements, JAX PartitionSpecs, HLO sharding text).
+    Dist(cli::dist::DistArgs),
     /// Run generated kernels on the GPU: `gpu bench` checks and times a copy kernel.
     Gpu {
         #[command(subcommand)]
@@ -603,6 +606,7 @@ fn main() -> ExitCode {
         Command::Gen {
             what: GenCommand::Copy { spec, out, cert },
         } => cli::gen::copy(&spec.args(), out.as_deref(), cert.as_deref(), args.json),
+        Command::Dist(d) => cli::dist::run(d, args.json),
         Command::Gpu {
             what: GpuCommand::Bench { spec, warmup, reps },
         } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),

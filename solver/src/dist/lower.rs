@@ -365,7 +365,7 @@ pub fn lower_as(
 
 /// For each target rank, its block cut by the source's interval boundaries into cells, each
 /// from one holder: itself when it holds it, else the holder `prefer` ranks lowest (ties: the
-/// nearest rank number).
+/// holder that sends fewest messages so far, then the nearest rank number).
 pub(crate) fn send_recv_messages(
     a: &MeshLayout,
     ablk: &[Block],
@@ -393,6 +393,7 @@ pub(crate) fn send_recv_messages(
         c.dedup();
     }
     let mut msgs = Vec::new();
+    let mut load: std::collections::BTreeMap<i64, i64> = Default::default();
     for (r, t) in bblk.iter().enumerate() {
         let r = r as i64;
         if t.iter().any(|(lo, hi)| hi <= lo) {
@@ -418,9 +419,18 @@ pub(crate) fn send_recv_messages(
             let src = if hs.contains(&r) {
                 r
             } else {
-                *hs.iter()
-                    .min_by_key(|&&h| (prefer(h, r), (h - r).abs(), h))?
+                *hs.iter().min_by_key(|&&h| {
+                    (
+                        prefer(h, r),
+                        load.get(&h).copied().unwrap_or(0),
+                        (h - r).abs(),
+                        h,
+                    )
+                })?
             };
+            if src != r {
+                *load.entry(src).or_insert(0) += 1;
+            }
             let sb = &ablk[src as usize];
             msgs.push(Message {
                 src,
