@@ -13,6 +13,7 @@
 //! all-to-all (split buffer dim 1, concatenate dim 0): rank 2 ends with columns 4..6 of all rows.
 
 pub mod plan;
+pub mod quotient;
 pub mod simulate;
 
 use std::collections::BTreeMap;
@@ -62,8 +63,10 @@ pub struct DistCertificate {
     pub ranks: i64,
     /// Target places checked.
     pub places_checked: i64,
-    /// SHA-256 of every rank's final buffer (element ids, counts, masks).
+    /// SHA-256 of every rank's final buffer (element ids, counts, masks) of the simulated claim.
     pub digest: String,
+    /// The block size per dim the claim was decided on (all 1: at full size); see [`quotient`].
+    pub quotient: Vec<i64>,
 }
 
 /// Why a plan was not certified.
@@ -189,9 +192,15 @@ pub fn check_final(
     for r in 0..mesh.size() {
         let b = &bufs[r as usize];
         if b.shape != local {
+            // Name the device's first target element: it cannot be at its target address.
+            let bl = target.block(r);
+            let first: Option<Vec<i64>> = bl
+                .iter()
+                .all(|(lo, hi)| lo < hi)
+                .then(|| bl.iter().map(|b| b.0).collect());
             return Err(ce(
                 r,
-                None,
+                first.as_deref(),
                 format!(
                     "buffer shape {:?}; the target's local shape is {local:?}",
                     b.shape
@@ -278,8 +287,103 @@ pub fn check_final(
 }
 
 /// Decides the claim "`plan` takes `source` to `target`" by simulation and returns its
-/// certificate, or a counterexample naming a device and an element.
+/// certificate, or a counterexample naming a device and an element. The claim is decided on the
+/// quotient by the largest block size `q` that divides every block boundary of source and target
+/// when the plan is, entry by entry, the inflation of its deflation by `q` ([`quotient`]); else
+/// (or when the quotient does not certify) at full size.
 pub fn certify_plan(
+    source: &MeshLayout,
+    target: &MeshLayout,
+    plan: &Plan,
+) -> Result<DistCertificate, DistError> {
+    let nd = source.shape.len();
+    let mut q: Vec<i64> = vec![1; nd];
+    if target.shape == source.shape && source.maximal.is_none() && target.maximal.is_none() {
+        q = source.shape.clone();
+        for l in [source, target] {
+            for r in 0..l.mesh.size() {
+                for (d, (lo, hi)) in l.block(r).into_iter().enumerate() {
+                    q[d] = quotient::gcd(quotient::gcd(q[d], lo), hi);
+                }
+            }
+            for (d, e) in l.local_shape().into_iter().enumerate() {
+                q[d] = quotient::gcd(q[d], e);
+            }
+        }
+    }
+    if q.iter().any(|&x| x > 1) {
+        if let Some((s, t, p)) = quotient_claim(source, target, plan, &q) {
+            // Every step executed on the quotient: the full buffers are the inflation of the
+            // small ones, so the verdict carries over (a wrong place names its block's first
+            // element). A step that does not execute on the quotient (a piece that splits a
+            // block) is re-decided at full size.
+            match certify_full(&s, &t, &p) {
+                Ok(mut cert) => {
+                    cert.source = source.clone();
+                    cert.target = target.clone();
+                    cert.plan = plan.clone();
+                    cert.quotient = q;
+                    return Ok(cert);
+                }
+                Err(DistError::Refuted(mut c)) if c.element.is_some() => {
+                    if let Some(x) = c.element.as_mut() {
+                        x.iter_mut().zip(&q).for_each(|(v, q)| *v *= q);
+                    }
+                    c.message = format!("{} (decided on blocks of {q:?}: the element is its block's first; element ids in the text are of the quotient)", c.message);
+                    return Err(DistError::Refuted(c));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    certify_full(source, target, plan)
+}
+
+/// The claim on the quotient by `q`, when source, target and plan are its inflations.
+fn quotient_claim(
+    source: &MeshLayout,
+    target: &MeshLayout,
+    plan: &Plan,
+    q: &[i64],
+) -> Option<(MeshLayout, MeshLayout, Plan)> {
+    let shrink = |l: &MeshLayout| -> Option<MeshLayout> {
+        let shape: Vec<i64> = l.shape.iter().zip(q).map(|(s, q)| s / q).collect();
+        let small = MeshLayout::new(
+            l.mesh.clone(),
+            shape,
+            l.dims.clone(),
+            l.partial.clone(),
+            l.maximal,
+        )
+        .ok()?;
+        let scaled: Vec<i64> = small
+            .local_shape()
+            .iter()
+            .zip(q)
+            .map(|(x, q)| x * q)
+            .collect();
+        if scaled != l.local_shape() {
+            return None;
+        }
+        for r in 0..l.mesh.size() {
+            let big: Vec<(i64, i64)> = small
+                .block(r)
+                .iter()
+                .zip(q)
+                .map(|((lo, hi), q)| (lo * q, hi * q))
+                .collect();
+            if big != l.block(r) {
+                return None;
+            }
+        }
+        Some(small)
+    };
+    let (s, t) = (shrink(source)?, shrink(target)?);
+    let small = quotient::deflate(plan, q)?;
+    (quotient::inflate(&small, q) == *plan).then_some((s, t, small))
+}
+
+fn certify_full(
     source: &MeshLayout,
     target: &MeshLayout,
     plan: &Plan,
@@ -354,6 +458,7 @@ pub fn certify_plan(
         ranks: source.mesh.size(),
         places_checked: checked,
         digest,
+        quotient: vec![1; source.shape.len()],
     })
 }
 

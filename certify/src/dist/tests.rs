@@ -29,7 +29,10 @@ fn one_all_to_all_moves_rows_to_columns() {
         }],
     };
     let cert = certify_plan(&s, &t, &plan).unwrap();
-    assert_eq!(cert.places_checked, 64);
+    assert_eq!(
+        (cert.places_checked, cert.quotient.clone()),
+        (16, vec![2, 2])
+    );
     check_certificate(&cert).unwrap();
     // A wrong peer (group order swapped) lands columns on the wrong device.
     let bad = Plan {
@@ -187,4 +190,59 @@ fn tampered_certificate_is_rejected() {
         dim: 0,
     };
     assert!(check_certificate(&cert).is_err());
+}
+
+#[test]
+fn large_even_claims_are_decided_on_the_quotient_and_mutations_still_refuted() {
+    // 4096x8192 over 4 ranks: 32M elements, decided on blocks of 1024x8192.
+    let (s, t) = (
+        lay("gpuid=4", &[4096, 8192], "[Shard(0)]"),
+        lay("gpuid=4", &[4096, 8192], "[Shard(1)]"),
+    );
+    let plan = Plan {
+        ranks: 4,
+        steps: vec![Step::AllToAll {
+            groups: vec![vec![0, 1, 2, 3]],
+            split_dim: 1,
+            concat_dim: 0,
+        }],
+    };
+    let cert = certify_plan(&s, &t, &plan).unwrap();
+    assert_eq!(cert.quotient, vec![1024, 2048]);
+    check_certificate(&cert).unwrap();
+    let bad = Plan {
+        ranks: 4,
+        steps: vec![Step::AllToAll {
+            groups: vec![vec![0, 1, 3, 2]],
+            split_dim: 1,
+            concat_dim: 0,
+        }],
+    };
+    let c = refuted(certify_plan(&s, &t, &bad));
+    assert_eq!((c.rank, c.element.clone()), (0, Some(vec![2048, 0])), "{c}");
+    // A table that is not an inflation (one entry off) is decided at full size and refuted.
+    let (s, t) = (
+        lay("gpuid=2", &[8, 4], "[Shard(0)]"),
+        lay("gpuid=2", &[8, 4], "[Replicate()]"),
+    );
+    let mut m0: Vec<i64> = (0..8).collect();
+    m0[5] = 4;
+    let plan = Plan {
+        ranks: 2,
+        steps: vec![
+            Step::AllGather {
+                groups: vec![vec![0, 1]],
+                dim: 0,
+            },
+            Step::Local {
+                shape: vec![8, 4],
+                maps: vec![
+                    vec![m0.clone(), (0..4).collect()],
+                    vec![m0, (0..4).collect()],
+                ],
+            },
+        ],
+    };
+    let c = refuted(certify_plan(&s, &t, &plan));
+    assert_eq!(c.element, Some(vec![5, 0]), "{c}");
 }
