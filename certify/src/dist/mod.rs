@@ -296,6 +296,18 @@ pub fn certify_plan(
     target: &MeshLayout,
     plan: &Plan,
 ) -> Result<DistCertificate, DistError> {
+    certify_plan_with(source, target, plan, None)
+}
+
+/// [`certify_plan`] with a block-size hint from whoever made the plan (the planner knows its
+/// intermediate layouts): the quotient is taken by the gcd of the hint and the claim's own block
+/// size. The hint is untrusted: the inflation check decides whether the quotient applies.
+pub fn certify_plan_with(
+    source: &MeshLayout,
+    target: &MeshLayout,
+    plan: &Plan,
+    hint: Option<&[i64]>,
+) -> Result<DistCertificate, DistError> {
     let nd = source.shape.len();
     let mut q: Vec<i64> = vec![1; nd];
     if target.shape == source.shape && source.maximal.is_none() && target.maximal.is_none() {
@@ -310,6 +322,11 @@ pub fn certify_plan(
                 q[d] = quotient::gcd(q[d], e);
             }
         }
+    }
+    if let Some(h) = hint.filter(|h| h.len() == nd) {
+        q.iter_mut()
+            .zip(h)
+            .for_each(|(q, h)| *q = quotient::gcd(*q, *h));
     }
     if q.iter().any(|&x| x > 1) {
         if let Some((s, t, p)) = quotient_claim(source, target, plan, &q) {

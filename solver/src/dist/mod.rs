@@ -26,7 +26,7 @@ pub mod peer;
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use certify::dist::{certify_plan, DistCertificate, DistError, Plan, Step};
+use certify::dist::{DistCertificate, DistError, Plan, Step};
 use layout::mesh::{Block, MeshLayout};
 
 pub use cost::{Link, Topology};
@@ -396,6 +396,22 @@ pub fn plan(
         });
         Ok(t)
     };
+    // The block size every layout on the way respects: the certificate's quotient hint.
+    let mut hint: Vec<i64> = source.shape.clone();
+    let mut respect = |l: &MeshLayout| {
+        for r in 0..l.mesh.size() {
+            for (d, (lo, hi)) in l.block(r).into_iter().enumerate() {
+                hint[d] =
+                    certify::dist::quotient::gcd(certify::dist::quotient::gcd(hint[d], lo), hi);
+            }
+        }
+        for (d, e) in l.local_shape().into_iter().enumerate() {
+            hint[d] = certify::dist::quotient::gcd(hint[d], e);
+        }
+    };
+    for (j, _) in &chain {
+        respect(&states[*j].0);
+    }
     for (j, m) in chain {
         let b = states[j].0.clone();
         total += push(&cur, &b, m, &mut moves)?;
@@ -409,7 +425,7 @@ pub fn plan(
         steps,
     };
     let (certificate, uncertified) = if o.certify {
-        match certify_plan(source, target, &lowered) {
+        match certify::dist::certify_plan_with(source, target, &lowered, Some(&hint)) {
             Ok(c) => (Some(c), None),
             Err(DistError::Refuted(c)) => return Err(DistPlanError::Refuted(c.to_string())),
             Err(DistError::Unknown(r)) => (None, Some(r)),
