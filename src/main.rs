@@ -381,6 +381,9 @@ enum Command {
         #[arg(long)]
         draw: Option<String>,
     },
+    /// Distributed layouts over device meshes: plan, check, simulate and generate
+    /// redistributions (DTensor placements, JAX PartitionSpecs, HLO sharding text).
+    Dist(cli::dist::DistArgs),
     /// Run generated kernels on the GPU: `gpu bench` checks and times a copy kernel.
     Gpu {
         #[command(subcommand)]
@@ -644,6 +647,7 @@ fn main() -> ExitCode {
             cert,
             draw,
         } => cli::synth::run(program, target, cert.as_deref(), draw.as_deref(), args.json),
+        Command::Dist(d) => cli::dist::run(d, args.json),
         Command::Gpu {
             what: GpuCommand::Bench { spec, warmup, reps },
         } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),

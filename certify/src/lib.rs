@@ -80,6 +80,7 @@ pub mod canonical;
 pub mod certificate;
 pub mod claim;
 pub mod decider;
+pub mod dist;
 pub mod domain;
 pub mod exhaustive;
 pub mod forward;

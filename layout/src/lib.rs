@@ -13,6 +13,7 @@
 //! - [`bank`]: shared-memory bank conflicts (wavefronts per warp instruction).
 //! - [`swizzle_opt`]: optimal swizzled shared-memory layouts for a (write, read) pair.
 //! - [`shuffle`]: warp-shuffle conversion plans between distributed layouts, and their simulator.
+//! - [`mesh`]: device meshes and distributed layouts (DTensor, JAX, HLO shardings).
 //! - [`notation`]: parse and print for all of them; [`Layout`]: any of them, one `eval`.
 //! - [`convert`]: exact conversions between formalisms, refusing with a reason.
 //!
@@ -46,6 +47,7 @@ pub mod facts;
 #[allow(clippy::module_inception)]
 pub mod layout;
 pub mod linear;
+pub mod mesh;
 pub mod notation;
 pub mod relation;
 pub mod shape;

@@ -30,6 +30,7 @@
 pub mod certificate;
 pub mod copy;
 pub mod decompose;
+pub mod dist;
 pub mod dtype;
 pub mod error;
 pub mod phase;

@@ -8,6 +8,7 @@ pub mod bank;
 pub mod check;
 pub mod convert;
 pub mod decompose;
+pub mod dist;
 pub mod draw;
 pub mod equiv;
 pub mod eval;

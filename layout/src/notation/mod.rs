@@ -10,6 +10,9 @@
 pub mod axe;
 pub(crate) mod cursor;
 pub mod cute;
+pub mod dtensor;
+pub mod hlo;
+pub mod jax;
 pub mod linear;
 
 /// Which notation a text is written in, judged from its first characters.

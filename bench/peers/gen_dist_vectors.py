@@ -1,0 +1,274 @@
+"""Generates the distributed-layout oracle cases (bench/dist/cases.jsonl) from PyTorch DTensor and
+JAX on the CPU. Run: python3 bench/peers/gen_dist_vectors.py  (about a minute; torch 2.15,
+jax 0.10). Each world size runs in its own process (the fake process group has one world size).
+
+Per case (mesh, shape, source and target placements, generated with a fixed seed):
+- dtensor: the transform sequence `_gen_transform_infos` chooses under the fake process group
+  (world size = mesh size), and every rank's (local shape, global offset) for source and target
+  from `_compute_local_shape_and_global_offset` (DTensor's own shard rule).
+- jax (cases without Partial): the PartitionSpecs, every device's index box for source and target
+  (`devices_indices_map`), the collectives of the compiled reshard (`jit(identity,
+  out_shardings=...)`) from the HLO text with the elements each device receives, whether every
+  device's output shard equals the input's elements (a run on 8 host devices), compile seconds.
+"""
+import json, os, random, re, subprocess, sys, time
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "dist", "cases.jsonl")
+MESHES = [
+    (4,), (3,), (6,), (8,), (2,),
+    (2, 4), (4, 2), (2, 3), (3, 2), (2, 2), (1, 4),
+    (2, 2, 2), (2, 1, 3), (1, 2, 4),
+]
+NAMES = ["a", "b", "c"]
+
+
+def gen_cases(seed=22, per_mesh=24):
+    rng = random.Random(seed)
+    cases = []
+    for mesh in MESHES:
+        k = len(mesh)
+        for _ in range(per_mesh):
+            nd = rng.choice([2, 2, 3])
+            even = rng.random() < 0.55
+            if even:
+                shape = [rng.choice([12, 24, 48, 8, 16]) for _ in range(nd)]
+            else:
+                shape = [rng.randint(1, 13) for _ in range(nd)]
+            if nd == 3:
+                shape = [max(1, s // 2) for s in shape]
+
+            def place(allow_partial, allow_strided):
+                ps = []
+                for i in range(k):
+                    r = rng.random()
+                    if allow_partial and r < 0.15:
+                        ps.append("Partial(sum)")
+                    elif r < 0.5:
+                        ps.append(f"Shard({rng.randrange(nd)})")
+                    else:
+                        ps.append("Replicate()")
+                return ps
+
+            src = place(rng.random() < 0.35, False)
+            dst = place(rng.random() < 0.1, False)
+            cases.append({"mesh": list(mesh), "shape": shape, "src": src, "dst": dst})
+    return cases
+
+
+def mesh_text(mesh):
+    return ",".join(f"{NAMES[i]}={e}" for i, e in enumerate(mesh))
+
+
+def torch_placement(t):
+    from torch.distributed.tensor import Shard, Replicate, Partial
+    if t.startswith("Shard("):
+        return Shard(int(t[6:-1]))
+    if t.startswith("Partial"):
+        return Partial("sum")
+    return Replicate()
+
+
+def placement_text(p):
+    from torch.distributed.tensor import Shard, Replicate, Partial
+    name = type(p).__name__
+    if name == "_StridedShard":
+        return f"_StridedShard({p.dim}, split_factor={p.split_factor})"
+    if name == "Shard":
+        return f"Shard({p.dim})"
+    if name == "Replicate":
+        return "Replicate()"
+    if name in ("Partial", "_Partial", "_NormPartial"):
+        return f"Partial({p.reduce_op})"
+    return name
+
+
+def run_torch(n, cases):
+    import itertools
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.tensor._dtensor_spec import DTensorSpec, TensorMeta
+    from torch.distributed.tensor._redistribute import _gen_transform_infos
+    from torch.distributed.tensor._utils import _compute_local_shape_and_global_offset
+
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=n)
+    out = []
+    for c in cases:
+        mesh = c["mesh"]
+        dm = DeviceMesh("cpu", torch.arange(n).reshape(mesh), mesh_dim_names=tuple(NAMES[: len(mesh)]))
+        shape = c["shape"]
+        meta = TensorMeta(torch.Size(shape), torch.empty(shape).stride(), torch.float32)
+        sp = [torch_placement(p) for p in c["src"]]
+        dp = [torch_placement(p) for p in c["dst"]]
+        src = DTensorSpec(dm, tuple(sp), tensor_meta=meta)
+        dst = DTensorSpec(dm, tuple(dp), tensor_meta=meta)
+        rec = {}
+        try:
+            infos = _gen_transform_infos(src, dst)
+            rec["transforms"] = [
+                [t.mesh_dim, placement_text(t.src_dst_placements[0]), placement_text(t.src_dst_placements[1])]
+                for t in infos
+            ]
+        except Exception as e:  # noqa: BLE001 - recorded as the peer's refusal
+            rec["error"] = f"{type(e).__name__}: {e}"[:200]
+        for key, ps in (("src_shards", sp), ("dst_shards", dp)):
+            shards = []
+            for coord in itertools.product(*[range(e) for e in mesh]):
+                ls, off = _compute_local_shape_and_global_offset(shape, mesh, list(coord), ps)
+                shards.append([list(ls), list(off)])
+            rec[key] = shards
+        out.append(rec)
+    dist.destroy_process_group()
+    return out
+
+
+def spec_of(placements, nd, mesh):
+    # DTensor Shard placements nest in mesh-dim order: JAX tuple in the same order (even cases).
+    entries = [[] for _ in range(nd)]
+    for i, p in enumerate(placements):
+        if p.startswith("Shard("):
+            entries[int(p[6:-1])].append(NAMES[i])
+    return entries
+
+
+HLO_COLL = re.compile(
+    r"= (\(.*?\)|\w+\[[\d,]*\]\S*) (all-gather|all-to-all|reduce-scatter|all-reduce|collective-permute)(?:-start)?\((.*?)\)(.*)$"
+)
+
+
+def elems(dims):
+    n = 1
+    for d in dims.split(","):
+        if d:
+            n *= int(d)
+    return n
+
+
+def group_size(attrs, n):
+    m = re.search(r"replica_groups=mesh\[([^\]]*)\] \{([^}]*)\}", attrs)
+    if m:
+        ext = {k.strip("'"): int(v) for k, v in (kv.split("=") for kv in m.group(1).split(","))}
+        size = 1
+        for a in m.group(2).split(","):
+            size *= ext[a.strip().strip("'")]
+        return size
+    m = re.search(r"replica_groups=\[(\d+),(\d+)\]", attrs)
+    if m:
+        return int(m.group(2))
+    m = re.search(r"replica_groups=\{\{([\d,]*)\}", attrs)
+    if m:
+        return len(m.group(1).split(","))
+    return n
+
+
+def hlo_collectives(text, n):
+    out = []
+    defs = {}
+    for line in text.splitlines():
+        d = re.match(r"\s*(?:ROOT )?%([\w.\-]+) = (\(.*?\)|\w+\[[\d,]*\])", line)
+        if d:
+            defs[d.group(1)] = sum(elems(x) for x in re.findall(r"\w+\[([\d,]*)\]", d.group(2)))
+    for line in text.splitlines():
+        m = HLO_COLL.search(line)
+        if not m:
+            continue
+        result, op, operands, attrs = m.groups()
+        out_e = sum(elems(d) for d in re.findall(r"\w+\[([\d,]*)\]", result))
+        in_e = sum(defs.get(nm, 0) for nm in re.findall(r"%([\w.\-]+)", operands)) or out_e
+        p = group_size(attrs, n)
+        if op == "all-gather":
+            recv = out_e - in_e
+        elif op == "all-to-all":
+            recv = in_e * (p - 1) // p
+        elif op == "reduce-scatter":
+            recv = in_e * (p - 1) // p
+        elif op == "all-reduce":
+            recv = (2 * (p - 1) * out_e + p - 1) // p
+        else:  # collective-permute: a device receives its buffer unless its pair is itself
+            pairs = re.findall(r"\{(\d+),(\d+)\}", attrs.split("source_target_pairs=")[-1])
+            recv = out_e if any(a != b for a, b in pairs) else 0
+        out.append({"op": op, "in": in_e, "out": out_e, "group": p, "recv": recv})
+    return out
+
+
+def run_jax(cases):
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+    import warnings
+    import numpy as np
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    out = []
+    for c in cases:
+        rec = {}
+        if any(p.startswith("Partial") for p in c["src"] + c["dst"]):
+            out.append({"skipped": "partial"})
+            continue
+        mesh_shape, shape = c["mesh"], c["shape"]
+        n = int(np.prod(mesh_shape))
+        names = tuple(NAMES[: len(mesh_shape)])
+        mesh = Mesh(np.array(jax.devices()[:n]).reshape(mesh_shape), names)
+        s_spec = spec_of(c["src"], len(shape), mesh_shape)
+        d_spec = spec_of(c["dst"], len(shape), mesh_shape)
+        to_p = lambda sp: P(*[None if not e else (e[0] if len(e) == 1 else tuple(e)) for e in sp])
+        rec["src_spec"], rec["dst_spec"] = s_spec, d_spec
+        try:
+            ss, ds = NamedSharding(mesh, to_p(s_spec)), NamedSharding(mesh, to_p(d_spec))
+            boxes = lambda sh: [
+                [[sl.start or 0, sl.stop if sl.stop is not None else shape[i]] for i, sl in enumerate(idx)]
+                for _, idx in sorted(sh.devices_indices_map(tuple(shape)).items(), key=lambda kv: kv[0].id)
+            ]
+            rec["src_boxes"], rec["dst_boxes"] = boxes(ss), boxes(ds)
+            x = jax.device_put(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape), ss)
+            f = jax.jit(lambda v: v, out_shardings=ds)
+            t0 = time.perf_counter()
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                comp = f.lower(x).compile()
+            rec["compile_s"] = time.perf_counter() - t0
+            rec["warned_remat"] = any("rematerialization" in str(m.message) for m in w)
+            colls = hlo_collectives(comp.as_text(), n)
+            rec["collectives"] = colls
+            rec["recv_elems"] = sum(cl["recv"] for cl in colls)
+            y = comp(x)
+            full = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+            ok = True
+            for s in y.addressable_shards:
+                if not np.array_equal(np.asarray(s.data), full[s.index]):
+                    ok = False
+            rec["data_ok"] = ok
+        except Exception as e:  # noqa: BLE001 - JAX refuses uneven shapes: recorded
+            rec["error"] = f"{type(e).__name__}: {e}"[:160]
+        out.append(rec)
+    return out
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--torch":
+        n = int(sys.argv[2])
+        cases = [c for c in gen_cases() if eval("*".join(map(str, c["mesh"]))) == n]
+        print(json.dumps(run_torch(n, cases)))
+        return
+    if len(sys.argv) == 2 and sys.argv[1] == "--jax":
+        print(json.dumps(run_jax(gen_cases())))
+        return
+    cases = gen_cases()
+    sizes = sorted({eval("*".join(map(str, c["mesh"]))) for c in cases})
+    torch_recs = {}
+    for n in sizes:
+        r = subprocess.run([sys.executable, __file__, "--torch", str(n)], capture_output=True, text=True, check=True)
+        torch_recs[n] = iter(json.loads(r.stdout.strip().splitlines()[-1]))
+    r = subprocess.run([sys.executable, __file__, "--jax"], capture_output=True, text=True, check=True)
+    jax_recs = json.loads(r.stdout.strip().splitlines()[-1])
+    with open(OUT, "w") as f:
+        for i, c in enumerate(cases):
+            n = eval("*".join(map(str, c["mesh"])))
+            rec = {"id": i, "mesh": mesh_text(c["mesh"]), "shape": c["shape"], "src": "[" + ", ".join(c["src"]) + "]",
+                   "dst": "[" + ", ".join(c["dst"]) + "]", "dtensor": next(torch_recs[n]), "jax": jax_recs[i]}
+            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+    print(f"wrote {len(cases)} cases to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

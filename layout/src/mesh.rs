@@ -1,0 +1,604 @@
+//! Device meshes and distributed (mesh) layouts: which device holds which element of a tensor.
+//!
+//! A [`Mesh`] is a named tuple of axes with extents, `dp=2,tp=4`; its devices are numbered
+//! row-major (`rank = dp*4 + tp`), as DTensor's `init_device_mesh` and JAX's `Mesh` over
+//! `np.arange(n).reshape(shape)` number them.
+//!
+//! A [`MeshLayout`] says, for every tensor dim `d`, which mesh axes cut it and in which order
+//! (`dims[d]`, a list of *levels*, outermost first). A level is a list of mesh axes read as one
+//! mixed-radix coordinate (first axis major); it cuts the piece it is given by torch.chunk's rule
+//! into `K` = product of its extents pieces of `c = ceil(n/K)`: piece `j` is
+//! `[j*c, min((j+1)*c, n))`, EMPTY when `j*c >= n` (5 over 4 gives 2,2,1,0). The next level cuts
+//! each piece again. DTensor's `[Shard(0), Shard(0)]` is two levels of one axis each (nested);
+//! JAX's `P(('dp','tp'))` is one level of two axes (flat); both agree when the sizes divide.
+//! Mesh axes that cut no dim are either *replicated* (each coordinate holds a copy) or *partial*
+//! (`partial[a] = op`: the devices that differ only in `a` each hold one addend and the value is
+//! their reduction, each addend exactly once). A *maximal* layout lives on one device only.
+//!
+//! Each device's part is a box (one interval per tensor dim); its local buffer is that box,
+//! stored row-major at the origin of a buffer of the layout's *padded local shape* (per dim the
+//! chain `c_0 = n`, `c_i = ceil(c_{i-1}/K_i)`, the largest piece any device gets). Places outside
+//! the box are padding: no claim speaks of them.
+//!
+//! Worked vector (spec/distributed.md section 6): mesh `gpuid=4`, shape (8,6), `[Shard(1)]`:
+//! column pieces `[0,2) [2,4) [4,6) [6,6)`, rank 3 holds nothing, padded local shape (8,2).
+//!
+//! The per-device address composes with any on-device layout: [`MeshLayout::places`] gives
+//! `(rank, local coordinate)` pairs, and an on-device [`crate::Layout`] evaluated at the local
+//! coordinate names the address, thread or register below.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Most devices a mesh may have (2^20).
+pub const MAX_DEVICES: i64 = 1 << 20;
+/// Most mesh axes.
+pub const MAX_AXES: usize = 8;
+/// Most tensor dims.
+pub const MAX_DIMS: usize = 8;
+
+/// An error in a mesh or a mesh layout: what is wrong and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MeshError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, MeshError> {
+    Err(MeshError(msg.into()))
+}
+
+/// A named device mesh, row-major rank order.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct Mesh {
+    axes: Vec<(String, i64)>,
+}
+
+impl Mesh {
+    /// A mesh from `(name, extent)` pairs: at least one axis, names distinct identifiers,
+    /// extents >= 1, at most [`MAX_DEVICES`] devices.
+    ///
+    /// ```
+    /// let m = layout::mesh::Mesh::new(vec![("dp".into(), 2), ("tp".into(), 4)]).unwrap();
+    /// assert_eq!((m.size(), m.coords(6)), (8, vec![1, 2]));
+    /// ```
+    pub fn new(axes: Vec<(String, i64)>) -> Result<Mesh, MeshError> {
+        if axes.is_empty() {
+            return err("mesh: no axes (a mesh of 0 devices)");
+        }
+        if axes.len() > MAX_AXES {
+            return err(format!("mesh: {} axes; at most {MAX_AXES}", axes.len()));
+        }
+        let mut size: i64 = 1;
+        for (i, (name, ext)) in axes.iter().enumerate() {
+            if !crate::axis::is_identifier(name) {
+                return err(format!("mesh axis {i}: `{name}` is not an identifier"));
+            }
+            if axes[..i].iter().any(|(n, _)| n == name) {
+                return err(format!("mesh axis {i}: repeated axis name `{name}`"));
+            }
+            if *ext < 1 {
+                return err(format!(
+                    "mesh axis `{name}`: extent {ext} (a mesh of 0 devices); extents are >= 1"
+                ));
+            }
+            size = match size.checked_mul(*ext) {
+                Some(s) if s <= MAX_DEVICES => s,
+                _ => return err(format!("mesh: more than {MAX_DEVICES} devices")),
+            };
+        }
+        Ok(Mesh { axes })
+    }
+
+    /// Reads `dp=2,tp=4` (or `gpuid=8`; a bare number `8` is the flat mesh `gpuid=8`).
+    pub fn parse(text: &str) -> Result<Mesh, MeshError> {
+        let t = text.trim();
+        if let Ok(n) = t.parse::<i64>() {
+            return Mesh::new(vec![("gpuid".into(), n)]);
+        }
+        let mut axes = Vec::new();
+        for (i, part) in t.split(',').enumerate() {
+            let Some((name, ext)) = part.split_once('=') else {
+                return err(format!(
+                    "mesh: entry {i} `{}` is not NAME=EXTENT",
+                    part.trim()
+                ));
+            };
+            let ext: i64 = ext.trim().parse().map_err(|_| {
+                MeshError(format!(
+                    "mesh: entry {i}: extent `{}` is not an integer",
+                    ext.trim()
+                ))
+            })?;
+            axes.push((name.trim().to_string(), ext));
+        }
+        Mesh::new(axes)
+    }
+
+    /// The axes, outermost (major) first.
+    pub fn axes(&self) -> &[(String, i64)] {
+        &self.axes
+    }
+    /// Number of axes.
+    pub fn ndim(&self) -> usize {
+        self.axes.len()
+    }
+    /// Extent of axis `a`.
+    pub fn extent(&self, a: usize) -> i64 {
+        self.axes[a].1
+    }
+    /// Name of axis `a`.
+    pub fn name(&self, a: usize) -> &str {
+        &self.axes[a].0
+    }
+    /// Number of devices.
+    pub fn size(&self) -> i64 {
+        self.axes.iter().map(|a| a.1).product()
+    }
+    /// The index of the axis called `name`.
+    pub fn axis_index(&self, name: &str) -> Option<usize> {
+        self.axes.iter().position(|(n, _)| n == name)
+    }
+    /// The mesh coordinates of `rank` (row-major).
+    pub fn coords(&self, rank: i64) -> Vec<i64> {
+        let mut c = vec![0; self.axes.len()];
+        let mut r = rank;
+        for (i, (_, e)) in self.axes.iter().enumerate().rev() {
+            c[i] = r % e;
+            r /= e;
+        }
+        c
+    }
+    /// The rank at mesh coordinates `c`.
+    pub fn rank(&self, c: &[i64]) -> i64 {
+        self.axes
+            .iter()
+            .zip(c)
+            .fold(0, |acc, ((_, e), x)| acc * e + x)
+    }
+    /// The groups of ranks that differ only in the axes `over` (member order: `over`'s
+    /// coordinates read mixed-radix, first axis major), one group per coordinate of the other
+    /// axes, in rank order of their first member.
+    ///
+    /// ```
+    /// let m = layout::mesh::Mesh::parse("dp=2,tp=4").unwrap();
+    /// assert_eq!(m.groups(&[0]), vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
+    /// ```
+    pub fn groups(&self, over: &[usize]) -> Vec<Vec<i64>> {
+        let mut out: BTreeMap<Vec<i64>, Vec<(i64, i64)>> = BTreeMap::new();
+        for r in 0..self.size() {
+            let c = self.coords(r);
+            let key: Vec<i64> = (0..self.ndim())
+                .map(|a| if over.contains(&a) { -1 } else { c[a] })
+                .collect();
+            let pos = over.iter().fold(0, |acc, &a| acc * self.extent(a) + c[a]);
+            out.entry(key).or_default().push((pos, r));
+        }
+        let mut groups: Vec<Vec<i64>> = out
+            .into_values()
+            .map(|mut g| {
+                g.sort();
+                g.into_iter().map(|(_, r)| r).collect()
+            })
+            .collect();
+        groups.sort();
+        groups
+    }
+}
+
+impl fmt::Display for Mesh {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.axes.iter().map(|(n, e)| format!("{n}={e}")).collect();
+        write!(f, "{}", parts.join(","))
+    }
+}
+
+/// The reduction of a partial state.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum ReduceOp {
+    /// Sum of the addends.
+    Sum,
+    /// Mean of the addends.
+    Avg,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
+
+impl ReduceOp {
+    /// The name DTensor and NCCL use (`sum`, `avg`, `max`, `min`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Avg => "avg",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+    /// Reads a name.
+    pub fn parse(s: &str) -> Option<ReduceOp> {
+        Some(match s {
+            "sum" => ReduceOp::Sum,
+            "avg" => ReduceOp::Avg,
+            "max" => ReduceOp::Max,
+            "min" => ReduceOp::Min,
+            _ => return None,
+        })
+    }
+}
+
+/// A tensor distributed over a mesh (see the module doc for the meaning).
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct MeshLayout {
+    /// The mesh.
+    pub mesh: Mesh,
+    /// The global tensor shape.
+    pub shape: Vec<i64>,
+    /// Per tensor dim: levels (outermost first), each a list of mesh axes (first major).
+    pub dims: Vec<Vec<Vec<usize>>>,
+    /// Mesh axes whose devices hold addends, with the reduction.
+    pub partial: BTreeMap<usize, ReduceOp>,
+    /// `Some(rank)`: the whole tensor lives on that device only (HLO `maximal`).
+    pub maximal: Option<i64>,
+}
+
+/// One interval `[lo, hi)` per tensor dim.
+pub type Block = Vec<(i64, i64)>;
+
+impl MeshLayout {
+    /// A validated layout: dims >= 1 (at most [`MAX_DIMS`]), each mesh axis used at most once
+    /// (in a level or as partial), a maximal device inside the mesh and no cuts with it.
+    pub fn new(
+        mesh: Mesh,
+        shape: Vec<i64>,
+        dims: Vec<Vec<Vec<usize>>>,
+        partial: BTreeMap<usize, ReduceOp>,
+        maximal: Option<i64>,
+    ) -> Result<MeshLayout, MeshError> {
+        if shape.is_empty() || shape.len() > MAX_DIMS {
+            return err(format!(
+                "shape: {} dims; between 1 and {MAX_DIMS}",
+                shape.len()
+            ));
+        }
+        let mut total: i64 = 1;
+        for (d, &n) in shape.iter().enumerate() {
+            if n < 1 {
+                return err(format!("shape: dim {d} has size {n}; sizes are >= 1"));
+            }
+            total = total
+                .checked_mul(n)
+                .ok_or_else(|| MeshError("shape: element count overflows i64".into()))?;
+        }
+        if dims.len() != shape.len() {
+            return err(format!(
+                "layout: {} dim entries for a {}-D shape",
+                dims.len(),
+                shape.len()
+            ));
+        }
+        let mut used: BTreeMap<usize, String> = BTreeMap::new();
+        let mut use_axis = |a: usize, place: String| -> Result<(), MeshError> {
+            if a >= mesh.ndim() {
+                return err(format!("{place}: mesh axis {a} does not exist"));
+            }
+            if let Some(prev) = used.insert(a, place.clone()) {
+                return err(format!(
+                    "mesh axis `{}` used twice: in {prev} and in {place}",
+                    mesh.name(a)
+                ));
+            }
+            Ok(())
+        };
+        for (d, levels) in dims.iter().enumerate() {
+            for level in levels {
+                if level.is_empty() {
+                    return err(format!("tensor dim {d}: an empty level"));
+                }
+                for &a in level {
+                    use_axis(a, format!("tensor dim {d}"))?;
+                }
+            }
+        }
+        for &a in partial.keys() {
+            use_axis(a, "partial".into())?;
+        }
+        if let Some(r) = maximal {
+            if r < 0 || r >= mesh.size() {
+                return err(format!(
+                    "maximal device {r} is not in a mesh of {} devices",
+                    mesh.size()
+                ));
+            }
+            if !used.is_empty() {
+                return err("maximal: a single-device layout has no cuts or partials");
+            }
+        }
+        Ok(MeshLayout {
+            mesh,
+            shape,
+            dims,
+            partial,
+            maximal,
+        })
+    }
+
+    /// Replicated on every device.
+    pub fn replicated(mesh: Mesh, shape: Vec<i64>) -> Result<MeshLayout, MeshError> {
+        let n = shape.len();
+        MeshLayout::new(mesh, shape, vec![vec![]; n], BTreeMap::new(), None)
+    }
+
+    /// The box of tensor elements device `rank` holds (empty intervals on a device that holds
+    /// nothing).
+    pub fn block(&self, rank: i64) -> Block {
+        if let Some(m) = self.maximal {
+            return self
+                .shape
+                .iter()
+                .map(|&n| if rank == m { (0, n) } else { (0, 0) })
+                .collect();
+        }
+        let c = self.mesh.coords(rank);
+        self.dims
+            .iter()
+            .zip(&self.shape)
+            .map(|(levels, &n)| {
+                let (mut lo, mut hi) = (0i64, n);
+                for level in levels {
+                    let k: i64 = level.iter().map(|&a| self.mesh.extent(a)).product();
+                    let j = level
+                        .iter()
+                        .fold(0, |acc, &a| acc * self.mesh.extent(a) + c[a]);
+                    let len = hi - lo;
+                    let ch = (len + k - 1) / k;
+                    let (a, b) = ((j * ch).min(len), ((j + 1) * ch).min(len));
+                    hi = lo + b;
+                    lo += a;
+                }
+                (lo, hi)
+            })
+            .collect()
+    }
+
+    /// The padded local shape: per dim the largest piece any device gets (`c_i = ceil(c_{i-1}/K_i)`).
+    pub fn local_shape(&self) -> Vec<i64> {
+        self.dims
+            .iter()
+            .zip(&self.shape)
+            .map(|(levels, &n)| {
+                levels.iter().fold(n, |c, level| {
+                    let k: i64 = level.iter().map(|&a| self.mesh.extent(a)).product();
+                    (c + k - 1) / k
+                })
+            })
+            .collect()
+    }
+
+    /// Number of addends of every value: the product of the partial axes' extents (1 if none).
+    pub fn addends(&self) -> i64 {
+        self.partial.keys().map(|&a| self.mesh.extent(a)).product()
+    }
+
+    /// Which addend device `rank` holds: its partial coordinates read mixed-radix (0 if none).
+    pub fn addend_of(&self, rank: i64) -> i64 {
+        let c = self.mesh.coords(rank);
+        self.partial
+            .keys()
+            .fold(0, |acc, &a| acc * self.mesh.extent(a) + c[a])
+    }
+
+    /// The places of logical index `x`: `(rank, local coordinate)` for every device whose box
+    /// holds `x`, in rank order. With a partial layout each place holds an addend
+    /// ([`MeshLayout::addend_of`] says which).
+    ///
+    /// ```
+    /// use layout::mesh::*;
+    /// let m = Mesh::parse("dp=2,tp=2").unwrap();
+    /// let l = MeshLayout::new(m, vec![4, 4], vec![vec![vec![0]], vec![]],
+    ///     Default::default(), None).unwrap();
+    /// assert_eq!(l.places(&[3, 1]), vec![(2, vec![1, 1]), (3, vec![1, 1])]);
+    /// ```
+    pub fn places(&self, x: &[i64]) -> Vec<(i64, Vec<i64>)> {
+        (0..self.mesh.size())
+            .filter_map(|r| {
+                let b = self.block(r);
+                let inside = b.iter().zip(x).all(|(&(lo, hi), &v)| lo <= v && v < hi);
+                inside.then(|| (r, b.iter().zip(x).map(|(&(lo, _), &v)| v - lo).collect()))
+            })
+            .collect()
+    }
+
+    /// True when every level's cut divides its piece exactly (no short or empty pieces).
+    pub fn is_even(&self) -> bool {
+        self.dims.iter().zip(&self.shape).all(|(levels, &n)| {
+            let mut c = n;
+            for level in levels {
+                let k: i64 = level.iter().map(|&a| self.mesh.extent(a)).product();
+                if c % k != 0 {
+                    return false;
+                }
+                c /= k;
+            }
+            true
+        })
+    }
+
+    /// The axes that neither cut a dim nor are partial (replicated).
+    pub fn replicated_axes(&self) -> Vec<usize> {
+        (0..self.mesh.ndim())
+            .filter(|a| {
+                !self.partial.contains_key(a) && !self.dims.iter().flatten().any(|l| l.contains(a))
+            })
+            .collect()
+    }
+
+    /// The same placement with each multi-axis level split into nested one-axis levels, which
+    /// denote the same layout when the layout is even (`None` otherwise).
+    pub fn nested(&self) -> Option<MeshLayout> {
+        if !self.is_even() {
+            return None;
+        }
+        let mut l = self.clone();
+        l.dims = self
+            .dims
+            .iter()
+            .map(|levels| levels.iter().flatten().map(|&a| vec![a]).collect())
+            .collect();
+        Some(l)
+    }
+
+    /// The layout as Axe text when it is even and not maximal: mesh axes are axes like any
+    /// other, the local address is `m` (row-major over the padded local shape).
+    /// `[Shard(0), Replicate()]` on `dp=2,tp=4`, shape (8,8): `S[(2,4,8):(1@dp,8@m,1@m)] + R[4:1@tp]`.
+    pub fn to_axe(&self) -> Option<String> {
+        if self.maximal.is_some() || !self.is_even() {
+            return None;
+        }
+        let local = self.local_shape();
+        let mut mstride = vec![1i64; local.len()];
+        for d in (0..local.len().saturating_sub(1)).rev() {
+            mstride[d] = mstride[d + 1] * local[d + 1];
+        }
+        let (mut ext, mut strides) = (Vec::new(), Vec::new());
+        for (d, levels) in self.dims.iter().enumerate() {
+            for &a in levels.iter().flatten() {
+                ext.push(self.mesh.extent(a).to_string());
+                strides.push(format!("1@{}", self.mesh.name(a)));
+            }
+            ext.push(local[d].to_string());
+            strides.push(format!("{}@m", mstride[d]));
+        }
+        let mut text = format!("S[({}):({})]", ext.join(","), strides.join(","));
+        let rep = self.replicated_axes();
+        if !rep.is_empty() {
+            let e: Vec<String> = rep
+                .iter()
+                .map(|&a| self.mesh.extent(a).to_string())
+                .collect();
+            let s: Vec<String> = rep
+                .iter()
+                .map(|&a| format!("1@{}", self.mesh.name(a)))
+                .collect();
+            text += &format!(" + R[({}):({})]", e.join(","), s.join(","));
+        }
+        Some(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lay(mesh: &str, shape: &[i64], dims: Vec<Vec<Vec<usize>>>) -> MeshLayout {
+        MeshLayout::new(
+            Mesh::parse(mesh).unwrap(),
+            shape.to_vec(),
+            dims,
+            BTreeMap::new(),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn chunk_rule_gives_short_and_empty_pieces() {
+        let l = lay("gpuid=4", &[8, 6], vec![vec![], vec![vec![0]]]);
+        let cols: Vec<(i64, i64)> = (0..4).map(|r| l.block(r)[1]).collect();
+        assert_eq!(cols, vec![(0, 2), (2, 4), (4, 6), (6, 6)]);
+        let l = lay("gpuid=4", &[5, 3], vec![vec![vec![0]], vec![]]);
+        let rows: Vec<i64> = (0..4).map(|r| l.block(r)[0].1 - l.block(r)[0].0).collect();
+        assert_eq!(rows, vec![2, 2, 1, 0]);
+        assert_eq!(l.local_shape(), vec![2, 3]);
+    }
+
+    #[test]
+    fn nested_and_flat_levels_differ_only_when_uneven() {
+        let nested = lay("a=2,b=2", &[5], vec![vec![vec![0], vec![1]]]);
+        let flat = lay("a=2,b=2", &[5], vec![vec![vec![0, 1]]]);
+        let n: Vec<Block> = (0..4).map(|r| nested.block(r)).collect();
+        let f: Vec<Block> = (0..4).map(|r| flat.block(r)).collect();
+        assert_eq!(
+            n,
+            vec![vec![(0, 2)], vec![(2, 3)], vec![(3, 4)], vec![(4, 5)]]
+        );
+        assert_eq!(
+            f,
+            vec![vec![(0, 2)], vec![(2, 4)], vec![(4, 5)], vec![(5, 5)]]
+        );
+        let nested = lay("a=2,b=3", &[12], vec![vec![vec![0], vec![1]]]);
+        let flat = lay("a=2,b=3", &[12], vec![vec![vec![0, 1]]]);
+        for r in 0..6 {
+            assert_eq!(nested.block(r), flat.block(r));
+        }
+    }
+
+    #[test]
+    fn blocks_partition_the_tensor_on_every_mesh() {
+        for (mesh, shape) in [
+            ("a=3", vec![7, 5]),
+            ("a=2,b=3", vec![13, 6]),
+            ("a=2,b=3,c=2", vec![11, 7]),
+        ] {
+            let m = Mesh::parse(mesh).unwrap();
+            let n = m.ndim();
+            let dims = vec![(0..n - 1).map(|a| vec![a]).collect(), vec![vec![n - 1]]];
+            let l = MeshLayout::new(m.clone(), shape.clone(), dims, BTreeMap::new(), None).unwrap();
+            for x0 in 0..shape[0] {
+                for x1 in 0..shape[1] {
+                    assert_eq!(l.places(&[x0, x1]).len(), 1, "{mesh} {x0},{x1}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_meshes_and_layouts_are_errors() {
+        assert!(Mesh::parse("dp=0").is_err());
+        assert!(Mesh::parse("dp=2,dp=2").is_err());
+        assert!(Mesh::parse("dp").is_err());
+        let m = Mesh::parse("dp=2,tp=2").unwrap();
+        let twice = MeshLayout::new(
+            m,
+            vec![4, 4],
+            vec![vec![vec![0]], vec![vec![0]]],
+            BTreeMap::new(),
+            None,
+        );
+        assert!(twice.unwrap_err().0.contains("used twice"));
+    }
+
+    #[test]
+    fn groups_keep_mesh_rank_order() {
+        let m = Mesh::parse("a=2,b=3").unwrap();
+        assert_eq!(m.groups(&[1]), vec![vec![0, 1, 2], vec![3, 4, 5]]);
+        assert_eq!(m.groups(&[1, 0]), vec![vec![0, 3, 1, 4, 2, 5]]);
+    }
+
+    #[test]
+    fn axe_text_of_the_spec_example() {
+        let l = lay("dp=2,tp=4", &[8, 8], vec![vec![vec![0]], vec![]]);
+        assert_eq!(
+            l.to_axe().unwrap(),
+            "S[(2,4,8):(1@dp,8@m,1@m)] + R[(4):(1@tp)]"
+        );
+        // The Axe text evaluates to the same places as the mesh layout.
+        let axe = crate::Layout::parse(&l.to_axe().unwrap(), None).unwrap();
+        let pts = axe.eval(Some(&[8, 8]), &[5, 3]).unwrap();
+        let ours: Vec<String> = l
+            .places(&[5, 3])
+            .iter()
+            .map(|(r, c)| {
+                let k = l.mesh.coords(*r);
+                format!("{{dp:{}, m:{}, tp:{}}}", k[0], c[0] * 8 + c[1], k[1])
+            })
+            .collect();
+        let theirs: Vec<String> = pts.iter().map(crate::axis::format_point).collect();
+        assert_eq!(ours, theirs);
+    }
+}

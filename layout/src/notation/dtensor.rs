@@ -1,0 +1,318 @@
+//! PyTorch DTensor placements: `[Shard(0), Replicate()]`, `Partial("sum")`,
+//! `_StridedShard(0, split_factor=4)`, and the short forms DTensor prints (`S(0)`, `R`, `P(sum)`).
+//!
+//! `placements[i]` describes mesh dim `i`. Several `Shard(d)` on one tensor dim nest left to right
+//! (mesh dim 0 cuts first, torch.chunk's rule at each level). `_StridedShard(d, split_factor=f)`
+//! on mesh dim `i` is the right-to-left order FSDP over TP produces: it cuts INSIDE the pieces of
+//! the following mesh dims on `d` whose extents multiply to `f` (so `[_StridedShard(0, 4),
+//! Shard(0)]` on `dp=2,tp=4` is tp outer, dp inner). Torch's uneven `_StridedShard` pieces are
+//! not nested chunks; they are refused by name rather than guessed.
+//!
+//! Worked vector: `[Shard(0), Replicate()]` on `dp=2,tp=4`, shape (8,8): rank 5 (dp 1, tp 1)
+//! holds rows 4..8, all columns.
+
+use std::collections::BTreeMap;
+
+use crate::mesh::{Mesh, MeshError, MeshLayout, ReduceOp};
+
+/// One DTensor placement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// `Shard(d)`.
+    Shard(usize),
+    /// `_StridedShard(d, split_factor=f)`.
+    StridedShard(usize, i64),
+    /// `Replicate()`.
+    Replicate,
+    /// `Partial(op)`.
+    Partial(ReduceOp),
+}
+
+fn bad<T>(what: impl Into<String>) -> Result<T, MeshError> {
+    Err(MeshError(what.into()))
+}
+
+/// Splits `s` at top-level commas (outside brackets and quotes).
+pub(crate) fn split_top(s: &str) -> Vec<String> {
+    let (mut out, mut cur, mut depth, mut quote) = (Vec::new(), String::new(), 0i32, None);
+    for ch in s.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(ch),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() || !out.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter().map(|p| p.trim().to_string()).collect()
+}
+
+fn parse_placement(p: &str, i: usize) -> Result<Placement, MeshError> {
+    let (name, args) = match p.split_once('(') {
+        Some((n, rest)) => match rest.strip_suffix(')') {
+            Some(a) => (n.trim(), a.trim()),
+            None => return bad(format!("placement {i} `{p}`: missing `)`")),
+        },
+        None => (p.trim(), ""),
+    };
+    let args: Vec<String> = split_top(args)
+        .into_iter()
+        .map(|a| match a.split_once('=') {
+            Some((_, v)) => v.trim().to_string(),
+            None => a,
+        })
+        .collect();
+    let int = |k: usize| -> Result<i64, MeshError> {
+        args.get(k)
+            .and_then(|a| a.parse::<i64>().ok())
+            .ok_or_else(|| {
+                MeshError(format!(
+                    "placement {i} `{p}`: argument {k} is not an integer"
+                ))
+            })
+    };
+    match name {
+        "Shard" | "S" => {
+            let d = int(0)?;
+            if d < 0 || args.len() != 1 {
+                return bad(format!("placement {i} `{p}`: Shard takes one dim >= 0"));
+            }
+            Ok(Placement::Shard(d as usize))
+        }
+        "_StridedShard" | "_S" => {
+            let (d, f) = (int(0)?, int(1)?);
+            if d < 0 || f < 1 || args.len() != 2 {
+                return bad(format!("placement {i} `{p}`: _StridedShard(dim, split_factor >= 1)"));
+            }
+            Ok(Placement::StridedShard(d as usize, f))
+        }
+        "Replicate" | "R" if args.is_empty() => Ok(Placement::Replicate),
+        "Partial" | "P" => {
+            let op = args.first().map(|a| a.trim_matches(|c| c == '"' || c == '\''));
+            match op {
+                None => Ok(Placement::Partial(ReduceOp::Sum)),
+                Some(o) => ReduceOp::parse(o).map(Placement::Partial).ok_or_else(|| {
+                    MeshError(format!("placement {i} `{p}`: unknown reduction `{o}` (sum, avg, max, min)"))
+                }),
+            }
+        }
+        _ => bad(format!(
+            "placement {i} `{p}`: expected Shard(d), _StridedShard(d, f), Replicate() or Partial(op)"
+        )),
+    }
+}
+
+/// Reads a placement list `[Shard(0), Replicate()]` (brackets or parentheses optional).
+pub fn parse_placements(text: &str) -> Result<Vec<Placement>, MeshError> {
+    let t = text.trim();
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .or_else(|| t.strip_prefix('(').and_then(|s| s.strip_suffix(')')))
+        .unwrap_or(t);
+    split_top(inner)
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(i, p)| parse_placement(p, i))
+        .collect()
+}
+
+/// The mesh layout of `placements` on `mesh` for a tensor of `shape`.
+///
+/// ```
+/// use layout::{mesh::Mesh, notation::dtensor};
+/// let m = Mesh::parse("dp=2,tp=4").unwrap();
+/// let p = dtensor::parse_placements("[Shard(0), Replicate()]").unwrap();
+/// let l = dtensor::to_layout(&m, &[8, 8], &p).unwrap();
+/// assert_eq!(l.block(5), vec![(4, 8), (0, 8)]);
+/// ```
+pub fn to_layout(
+    mesh: &Mesh,
+    shape: &[i64],
+    placements: &[Placement],
+) -> Result<MeshLayout, MeshError> {
+    if placements.len() != mesh.ndim() {
+        return bad(format!(
+            "{} placements for a mesh of {} dims ({mesh})",
+            placements.len(),
+            mesh.ndim()
+        ));
+    }
+    let mut dims: Vec<Vec<(usize, i64)>> = vec![Vec::new(); shape.len()];
+    let mut partial = BTreeMap::new();
+    for (i, p) in placements.iter().enumerate() {
+        match *p {
+            Placement::Shard(d) | Placement::StridedShard(d, _) => {
+                if d >= shape.len() {
+                    return bad(format!(
+                        "placement {i} `{}` names tensor dim {d} of a {}-D tensor",
+                        print_placement(p),
+                        shape.len()
+                    ));
+                }
+                let f = if let Placement::StridedShard(_, f) = *p {
+                    f
+                } else {
+                    1
+                };
+                dims[d].push((i, f));
+            }
+            Placement::Replicate => {}
+            Placement::Partial(op) => {
+                partial.insert(i, op);
+            }
+        }
+    }
+    let mut levels = Vec::new();
+    for (d, list) in dims.iter().enumerate() {
+        // Move each strided entry (right to left) inside the following entries it splits.
+        let mut order: Vec<usize> = list.iter().map(|e| e.0).collect();
+        for k in (0..list.len()).rev() {
+            let (a, f) = list[k];
+            if f == 1 {
+                continue;
+            }
+            let pos = order.iter().position(|&x| x == a).unwrap_or(0);
+            let (mut prod, mut at) = (1i64, pos);
+            while prod < f && at + 1 < order.len() {
+                at += 1;
+                prod = prod.saturating_mul(mesh.extent(order[at]));
+            }
+            if prod != f {
+                return bad(format!(
+                    "placement {a} `_StridedShard({d}, split_factor={f})`: the mesh dims after it on tensor dim {d} do not multiply to {f}"
+                ));
+            }
+            let x = order.remove(pos);
+            order.insert(at, x);
+        }
+        if list.iter().any(|e| e.1 > 1) {
+            let n = shape[d];
+            let k: i64 = order.iter().map(|&a| mesh.extent(a)).product();
+            if n % k != 0 {
+                return bad(format!(
+                    "tensor dim {d} of size {n} over _StridedShard: uneven strided shards (size not a multiple of {k}) are not modelled"
+                ));
+            }
+        }
+        levels.push(order.into_iter().map(|a| vec![a]).collect());
+    }
+    MeshLayout::new(mesh.clone(), shape.to_vec(), levels, partial, None)
+}
+
+/// The text DTensor's constructors take: `Shard(0)`, `_StridedShard(0, split_factor=4)`,
+/// `Replicate()`, `Partial(sum)`.
+pub fn print_placement(p: &Placement) -> String {
+    match p {
+        Placement::Shard(d) => format!("Shard({d})"),
+        Placement::StridedShard(d, f) => format!("_StridedShard({d}, split_factor={f})"),
+        Placement::Replicate => "Replicate()".into(),
+        Placement::Partial(op) => format!("Partial({})", op.name()),
+    }
+}
+
+/// The placements of a layout (inverse of [`to_layout`]); a multi-axis level of an uneven layout
+/// or a maximal layout has no DTensor form.
+pub fn from_layout(l: &MeshLayout) -> Result<Vec<Placement>, MeshError> {
+    if l.maximal.is_some() {
+        return bad("a single-device (maximal) layout has no DTensor placements");
+    }
+    let nested;
+    let l = if l.dims.iter().flatten().any(|lv| lv.len() > 1) {
+        nested = l.nested().ok_or_else(|| {
+            MeshError("an uneven multi-axis (flat) split has no DTensor form".into())
+        })?;
+        &nested
+    } else {
+        l
+    };
+    let mut out = vec![Placement::Replicate; l.mesh.ndim()];
+    for (a, op) in &l.partial {
+        out[*a] = Placement::Partial(*op);
+    }
+    for (d, levels) in l.dims.iter().enumerate() {
+        let order: Vec<usize> = levels.iter().flatten().copied().collect();
+        for (i, &a) in order.iter().enumerate() {
+            let f: i64 = order[..i]
+                .iter()
+                .filter(|&&b| b > a)
+                .map(|&b| l.mesh.extent(b))
+                .product();
+            out[a] = if f > 1 {
+                Placement::StridedShard(d, f)
+            } else {
+                Placement::Shard(d)
+            };
+        }
+    }
+    Ok(out)
+}
+
+/// `[Shard(0), Replicate()]`.
+pub fn print_placements(ps: &[Placement]) -> String {
+    let v: Vec<String> = ps.iter().map(print_placement).collect();
+    format!("[{}]", v.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placements_round_trip_through_the_mesh_model() {
+        let m = Mesh::parse("dp=2,tp=4").unwrap();
+        for text in [
+            "[Shard(0), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "[Shard(0), Shard(0)]",
+            "[_StridedShard(0, split_factor=4), Shard(0)]",
+            "[Partial(sum), Shard(1)]",
+            "[Partial(avg), Partial(max)]",
+        ] {
+            let p = parse_placements(text).unwrap();
+            let l = to_layout(&m, &[8, 8], &p).unwrap();
+            assert_eq!(print_placements(&from_layout(&l).unwrap()), text);
+        }
+    }
+
+    #[test]
+    fn strided_shard_puts_the_later_mesh_dim_outside() {
+        let m = Mesh::parse("dp=2,tp=4").unwrap();
+        let p = parse_placements("[_StridedShard(0, split_factor=4), Shard(0)]").unwrap();
+        let l = to_layout(&m, &[16], &p).unwrap();
+        assert_eq!(l.dims[0], vec![vec![1], vec![0]]);
+        // rank (dp 1, tp 2): tp piece 2 is rows 8..12, dp piece 1 of it is 10..12.
+        assert_eq!(l.block(6), vec![(10, 12)]);
+    }
+
+    #[test]
+    fn short_forms_and_errors() {
+        assert_eq!(
+            parse_placements("(S(1), R, P)").unwrap(),
+            vec![
+                Placement::Shard(1),
+                Placement::Replicate,
+                Placement::Partial(ReduceOp::Sum)
+            ]
+        );
+        let m = Mesh::parse("dp=2,tp=2").unwrap();
+        let e = to_layout(
+            &m,
+            &[4, 4],
+            &parse_placements("[Shard(2), Replicate()]").unwrap(),
+        );
+        assert!(e.unwrap_err().0.contains("tensor dim 2"));
+        assert!(parse_placements("[Shard(x)]").is_err());
+        assert!(parse_placements("[Partial(prod)]").is_err());
+    }
+}

@@ -1,0 +1,457 @@
+//! Moves between mesh layouts and their lowering to plan steps (untrusted: every lowered plan
+//! is certified by `certify::dist`). Each move's buffers follow the layouts' padded local
+//! shapes; a collective is preceded by a local pack when its pieces must follow torch.chunk's
+//! rule and followed by a local unpack that puts every element at its new local address.
+
+use certify::dist::{Message, Step};
+use layout::mesh::{Block, MeshLayout, ReduceOp};
+
+/// A move from one mesh layout to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Move {
+    /// Gather the pieces of `axis` (innermost on `dim`).
+    AllGather {
+        /// Mesh axis.
+        axis: usize,
+        /// Tensor dim.
+        dim: usize,
+    },
+    /// Reduce the partial `axis` and scatter it onto `dim` (innermost).
+    ReduceScatter {
+        /// Mesh axis.
+        axis: usize,
+        /// Tensor dim.
+        dim: usize,
+        /// Reduction.
+        op: ReduceOp,
+    },
+    /// Reduce the partial `axis` everywhere.
+    AllReduce {
+        /// Mesh axis.
+        axis: usize,
+        /// Reduction.
+        op: ReduceOp,
+    },
+    /// Move `axis` from innermost on `from` to innermost on `to`.
+    AllToAll {
+        /// Mesh axis.
+        axis: usize,
+        /// Tensor dim it leaves.
+        from: usize,
+        /// Tensor dim it cuts next.
+        to: usize,
+    },
+    /// Keep one's piece of a replicated `axis` on `dim` (no communication).
+    Slice {
+        /// Mesh axis.
+        axis: usize,
+        /// Tensor dim.
+        dim: usize,
+    },
+    /// Replicated `axis` becomes partial (sum): all but coordinate 0 zero their copy.
+    Zero {
+        /// Mesh axis.
+        axis: usize,
+    },
+    /// The single device's tensor to every device.
+    Broadcast,
+    /// Point-to-point: each device receives exactly what it lacks from a device that holds it.
+    SendRecv,
+    /// Same blocks, another padded local shape.
+    Repack,
+}
+
+impl Move {
+    /// Text for reports: `all-gather(tp, dim 1)`.
+    pub fn describe(&self, l: &MeshLayout) -> String {
+        let n = |a: usize| l.mesh.name(a).to_string();
+        match *self {
+            Move::AllGather { axis, dim } => format!("all-gather over {} on dim {dim}", n(axis)),
+            Move::ReduceScatter { axis, dim, op } => format!(
+                "reduce-scatter({}) over {} onto dim {dim}",
+                op.name(),
+                n(axis)
+            ),
+            Move::AllReduce { axis, op } => format!("all-reduce({}) over {}", op.name(), n(axis)),
+            Move::AllToAll { axis, from, to } => {
+                format!("all-to-all over {} (dim {from} -> dim {to})", n(axis))
+            }
+            Move::Slice { axis, dim } => format!("local slice of dim {dim} by {}", n(axis)),
+            Move::Zero { axis } => format!("local zero off coordinate 0 of {}", n(axis)),
+            Move::Broadcast => "broadcast".into(),
+            Move::SendRecv => "send-recv (point-to-point)".into(),
+            Move::Repack => "local repack".into(),
+        }
+    }
+}
+
+fn innermost(l: &MeshLayout, d: usize) -> Option<usize> {
+    match l.dims[d].last() {
+        Some(level) if level.len() == 1 => Some(level[0]),
+        _ => None,
+    }
+}
+
+/// The layout after `m`, when `m` applies to `a`.
+pub fn apply(a: &MeshLayout, m: Move) -> Option<MeshLayout> {
+    let mut b = a.clone();
+    match m {
+        Move::AllGather { axis, dim } => {
+            if innermost(a, dim) != Some(axis) {
+                return None;
+            }
+            b.dims[dim].pop();
+        }
+        Move::ReduceScatter { axis, dim, op } => {
+            if a.partial.get(&axis) != Some(&op) {
+                return None;
+            }
+            b.partial.remove(&axis);
+            b.dims[dim].push(vec![axis]);
+        }
+        Move::AllReduce { axis, op } => {
+            if a.partial.get(&axis) != Some(&op) {
+                return None;
+            }
+            b.partial.remove(&axis);
+        }
+        Move::AllToAll { axis, from, to } => {
+            if from == to || innermost(a, from) != Some(axis) {
+                return None;
+            }
+            b.dims[from].pop();
+            b.dims[to].push(vec![axis]);
+        }
+        Move::Slice { axis, dim } => {
+            if !a.replicated_axes().contains(&axis) || a.maximal.is_some() {
+                return None;
+            }
+            b.dims[dim].push(vec![axis]);
+        }
+        Move::Zero { axis } => {
+            if !a.replicated_axes().contains(&axis)
+                || a.maximal.is_some()
+                || a.partial.values().any(|&o| o != ReduceOp::Sum)
+            {
+                return None;
+            }
+            b.partial.insert(axis, ReduceOp::Sum);
+        }
+        Move::Broadcast => {
+            a.maximal?;
+            b.maximal = None;
+        }
+        Move::SendRecv | Move::Repack => return None,
+    }
+    Some(b)
+}
+
+fn identity(n: i64) -> Vec<i64> {
+    (0..n).collect()
+}
+
+/// Per-dim map for new index `u` of a block `new` stored from `old` (same rank).
+fn rebase(new: (i64, i64), new_pad: i64, old: (i64, i64)) -> Vec<i64> {
+    (0..new_pad)
+        .map(|u| {
+            if new.0 + u < new.1 {
+                new.0 + u - old.0
+            } else {
+                -1
+            }
+        })
+        .collect()
+}
+
+/// The group of `r` among `groups`, and `r`'s index in it.
+fn group_of(groups: &[Vec<i64>], r: i64) -> (&[i64], usize) {
+    for g in groups {
+        if let Some(i) = g.iter().position(|&x| x == r) {
+            return (g, i);
+        }
+    }
+    (&[], 0)
+}
+
+/// Pack along `dim`: `p` pieces of `c` where piece `m` is member `m`'s block in `b` (relative to
+/// this rank's block `own` in `a`).
+fn pack_map(own: (i64, i64), pieces: &[(i64, i64)], c: i64) -> Vec<i64> {
+    let mut v = Vec::new();
+    for &(lo, hi) in pieces {
+        for s in 0..c {
+            v.push(if lo + s < hi { lo + s - own.0 } else { -1 });
+        }
+    }
+    v
+}
+
+/// Unpack along `dim` after a concatenation of members' `a` blocks (each padded to `c`): new
+/// index `u` of block `new` comes from the member whose block holds it. `None` when no member
+/// holds an element of the block.
+fn unpack_map(
+    new: (i64, i64),
+    new_pad: i64,
+    members: &[(i64, i64)],
+    c: i64,
+    literal: bool,
+) -> Option<Vec<i64>> {
+    if literal {
+        // DTensor's reading: member m holds chunk m of the block (torch.chunk), padded to c.
+        let p = members.len() as i64;
+        let len = new.1 - new.0;
+        let ch = (len + p - 1) / p;
+        return Some(
+            (0..new_pad)
+                .map(|u| {
+                    if u < len && ch > 0 {
+                        (u / ch) * c + u % ch
+                    } else {
+                        -1
+                    }
+                })
+                .collect(),
+        );
+    }
+    (0..new_pad)
+        .map(|u| {
+            let g = new.0 + u;
+            if g >= new.1 {
+                return Some(-1);
+            }
+            members
+                .iter()
+                .position(|&(lo, hi)| lo <= g && g < hi)
+                .map(|m| m as i64 * c + g - members[m].0)
+        })
+        .collect()
+}
+
+/// The steps of move `m` from `a` to `b` (`None` when the move does not realize `b`); a
+/// send-recv takes each piece from a holder in the receiver's node when there is one.
+pub fn lower(a: &MeshLayout, b: &MeshLayout, m: Move, ranks_per_node: i64) -> Option<Vec<Step>> {
+    lower_as(a, b, m, ranks_per_node, false)
+}
+
+/// [`lower`], or with `literal` the reading a peer (DTensor) gives a gather: member `m`'s
+/// buffer is taken to be chunk `m` of the gathered block, whether or not it is.
+pub fn lower_as(
+    a: &MeshLayout,
+    b: &MeshLayout,
+    m: Move,
+    ranks_per_node: i64,
+    literal: bool,
+) -> Option<Vec<Step>> {
+    let n = a.mesh.size();
+    let (al, bl) = (a.local_shape(), b.local_shape());
+    let ablk: Vec<Block> = (0..n).map(|r| a.block(r)).collect();
+    let bblk: Vec<Block> = (0..n).map(|r| b.block(r)).collect();
+    let nd = a.shape.len();
+    let local_to_b = |r: usize| -> Vec<Vec<i64>> {
+        (0..nd)
+            .map(|e| rebase(bblk[r][e], bl[e], ablk[r][e]))
+            .collect()
+    };
+    Some(match m {
+        Move::AllGather { axis, dim } => {
+            let groups = a.mesh.groups(&[axis]);
+            let mut maps = Vec::new();
+            for r in 0..n {
+                let (g, _) = group_of(&groups, r);
+                let members: Vec<(i64, i64)> = g.iter().map(|&x| ablk[x as usize][dim]).collect();
+                let mut mp = local_to_b(r as usize);
+                mp[dim] = unpack_map(bblk[r as usize][dim], bl[dim], &members, al[dim], literal)?;
+                maps.push(mp);
+            }
+            vec![
+                Step::AllGather { groups, dim },
+                Step::Local { shape: bl, maps },
+            ]
+        }
+        Move::ReduceScatter { axis, dim, op } => {
+            let groups = a.mesh.groups(&[axis]);
+            let p = groups[0].len() as i64;
+            let mut shape = al.clone();
+            shape[dim] = p * bl[dim];
+            let maps = (0..n)
+                .map(|r| {
+                    let (g, _) = group_of(&groups, r);
+                    let pieces: Vec<(i64, i64)> =
+                        g.iter().map(|&x| bblk[x as usize][dim]).collect();
+                    let mut mp: Vec<Vec<i64>> = al.iter().map(|&e| identity(e)).collect();
+                    mp[dim] = pack_map(ablk[r as usize][dim], &pieces, bl[dim]);
+                    mp
+                })
+                .collect();
+            vec![
+                Step::Local { shape, maps },
+                Step::ReduceScatter { groups, dim, op },
+            ]
+        }
+        Move::AllReduce { axis, op } => vec![Step::AllReduce {
+            groups: a.mesh.groups(&[axis]),
+            op,
+        }],
+        Move::AllToAll { axis, from, to } => {
+            let groups = a.mesh.groups(&[axis]);
+            let p = groups[0].len() as i64;
+            let mut packed = al.clone();
+            packed[to] = p * bl[to];
+            let mut pre = Vec::new();
+            let mut post = Vec::new();
+            for r in 0..n {
+                let (g, _) = group_of(&groups, r);
+                let pieces: Vec<(i64, i64)> = g.iter().map(|&x| bblk[x as usize][to]).collect();
+                let mut mp: Vec<Vec<i64>> = al.iter().map(|&e| identity(e)).collect();
+                mp[to] = pack_map(ablk[r as usize][to], &pieces, bl[to]);
+                pre.push(mp);
+                let members: Vec<(i64, i64)> = g.iter().map(|&x| ablk[x as usize][from]).collect();
+                let mut q: Vec<Vec<i64>> = (0..nd)
+                    .map(|e| rebase(bblk[r as usize][e], bl[e], ablk[r as usize][e]))
+                    .collect();
+                q[to] = identity(bl[to]);
+                q[from] = unpack_map(
+                    bblk[r as usize][from],
+                    bl[from],
+                    &members,
+                    al[from],
+                    literal,
+                )?;
+                post.push(q);
+            }
+            vec![
+                Step::Local {
+                    shape: packed,
+                    maps: pre,
+                },
+                Step::AllToAll {
+                    groups,
+                    split_dim: to,
+                    concat_dim: from,
+                },
+                Step::Local {
+                    shape: bl,
+                    maps: post,
+                },
+            ]
+        }
+        Move::Slice { .. } | Move::Repack => {
+            vec![Step::Local {
+                shape: bl.clone(),
+                maps: (0..n as usize).map(local_to_b).collect(),
+            }]
+        }
+        Move::Zero { axis } => {
+            let ranks = (0..n).filter(|&r| a.mesh.coords(r)[axis] != 0).collect();
+            vec![Step::Zero { ranks }]
+        }
+        Move::Broadcast => {
+            let root = a.maximal? as usize;
+            vec![Step::Broadcast {
+                groups: vec![(0..n).collect()],
+                root,
+            }]
+        }
+        Move::SendRecv => {
+            let messages = send_recv_messages(a, &ablk, &bblk, &|h, r| {
+                i64::from(h / ranks_per_node != r / ranks_per_node)
+            })?;
+            vec![Step::SendRecv {
+                shape: bl,
+                messages,
+            }]
+        }
+    })
+}
+
+/// For each target rank, its block cut by the source's interval boundaries into cells, each
+/// from one holder: itself when it holds it, else the holder `prefer` ranks lowest (ties: the
+/// holder that sends fewest messages so far, then the nearest rank number).
+pub(crate) fn send_recv_messages(
+    a: &MeshLayout,
+    ablk: &[Block],
+    bblk: &[Block],
+    prefer: &dyn Fn(i64, i64) -> i64,
+) -> Option<Vec<Message>> {
+    if !a.partial.is_empty() {
+        return None;
+    }
+    let nd = a.shape.len();
+    // Per dim, the sorted distinct non-empty source intervals.
+    let mut cuts: Vec<Vec<(i64, i64)>> = vec![Vec::new(); nd];
+    let mut holders: std::collections::BTreeMap<Block, Vec<i64>> = Default::default();
+    for (r, blk) in ablk.iter().enumerate() {
+        if blk.iter().any(|(lo, hi)| hi <= lo) {
+            continue;
+        }
+        for d in 0..nd {
+            cuts[d].push(blk[d]);
+        }
+        holders.entry(blk.clone()).or_default().push(r as i64);
+    }
+    for c in cuts.iter_mut() {
+        c.sort();
+        c.dedup();
+    }
+    let mut msgs = Vec::new();
+    let mut load: std::collections::BTreeMap<i64, i64> = Default::default();
+    for (r, t) in bblk.iter().enumerate() {
+        let r = r as i64;
+        if t.iter().any(|(lo, hi)| hi <= lo) {
+            continue;
+        }
+        // Per dim, the pieces of t cut by the source intervals.
+        let mut per_dim: Vec<Vec<((i64, i64), (i64, i64))>> = Vec::new();
+        for d in 0..nd {
+            let mut v = Vec::new();
+            for &iv in &cuts[d] {
+                let (lo, hi) = (iv.0.max(t[d].0), iv.1.min(t[d].1));
+                if lo < hi {
+                    v.push(((lo, hi), iv));
+                }
+            }
+            per_dim.push(v);
+        }
+        let mut idx = vec![0usize; nd];
+        'cells: loop {
+            let cell: Vec<(i64, i64)> = (0..nd).map(|d| per_dim[d][idx[d]].0).collect();
+            let owner: Block = (0..nd).map(|d| per_dim[d][idx[d]].1).collect();
+            let hs = holders.get(&owner)?;
+            let src = if hs.contains(&r) {
+                r
+            } else {
+                *hs.iter().min_by_key(|&&h| {
+                    (
+                        prefer(h, r),
+                        load.get(&h).copied().unwrap_or(0),
+                        (h - r).abs(),
+                        h,
+                    )
+                })?
+            };
+            if src != r {
+                *load.entry(src).or_insert(0) += 1;
+            }
+            let sb = &ablk[src as usize];
+            msgs.push(Message {
+                src,
+                dst: r,
+                src_start: (0..nd).map(|d| cell[d].0 - sb[d].0).collect(),
+                dst_start: (0..nd).map(|d| cell[d].0 - t[d].0).collect(),
+                len: cell.iter().map(|(lo, hi)| hi - lo).collect(),
+            });
+            let mut d = nd;
+            loop {
+                if d == 0 {
+                    break 'cells;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < per_dim[d].len() {
+                    continue 'cells;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+    Some(msgs)
+}

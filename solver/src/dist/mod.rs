@@ -1,0 +1,448 @@
+//! Redistribution planning: from a source to a target mesh layout (same mesh), the sequence of
+//! collectives with the least predicted time under an alpha-beta model ([`cost`]), every plan
+//! lowered to buffer steps ([`lower`]) and certified by `certify::dist` (the plan simulator).
+//!
+//! The search is Dijkstra over mesh layouts: a move is one collective or local step on one mesh
+//! axis (all-gather, reduce-scatter, all-reduce, all-to-all, local slice, zero, broadcast), plus a
+//! point-to-point send-recv straight to the target from any layout without partials, in which
+//! each device receives exactly the elements it lacks (so the bytes it moves are the least any
+//! plan can move). Uneven shards and non-power-of-two meshes go through the same moves: the
+//! local packs follow torch.chunk's rule.
+//!
+//! ```
+//! use layout::{mesh::Mesh, notation::dtensor};
+//! use solver::dist::{plan, PlanOptions};
+//! let m = Mesh::parse("dp=2,tp=4").unwrap();
+//! let at = |p: &str| dtensor::to_layout(&m, &[8, 8], &dtensor::parse_placements(p).unwrap()).unwrap();
+//! let p = plan(&at("[Shard(0), Replicate()]"), &at("[Replicate(), Shard(1)]"), &PlanOptions::default()).unwrap();
+//! // Each device receives the 8 elements it lacks (JAX gathers all 64 and slices).
+//! assert_eq!(p.max_recv_elems(), 8);
+//! assert!(p.certificate.is_some());
+//! ```
+
+pub mod cost;
+pub mod lower;
+pub mod peer;
+
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+use certify::dist::{DistCertificate, DistError, Plan, Step};
+use layout::mesh::{Block, MeshLayout};
+
+pub use cost::{Link, Topology};
+pub use lower::Move;
+
+/// Options of [`plan`].
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// The machine.
+    pub topology: Topology,
+    /// Bytes per element.
+    pub elem_bytes: i64,
+    /// Most layouts the search visits.
+    pub max_states: usize,
+    /// Certify the plan by simulation (skipped, with a reason, past the simulator's size).
+    pub certify: bool,
+}
+
+impl Default for PlanOptions {
+    fn default() -> PlanOptions {
+        PlanOptions {
+            topology: Topology::default(),
+            elem_bytes: 2,
+            max_states: 4000,
+            certify: true,
+        }
+    }
+}
+
+/// One move of a plan with its cost.
+#[derive(Debug, Clone)]
+pub struct PlannedMove {
+    /// The move.
+    pub mv: Move,
+    /// Its description.
+    pub text: String,
+    /// The layout after it.
+    pub after: MeshLayout,
+    /// Most elements any rank receives.
+    pub recv_elems: i64,
+    /// Elements received over all ranks.
+    pub total_elems: i64,
+    /// `nvlink`, `network` or `local`.
+    pub link: &'static str,
+    /// Predicted seconds.
+    pub time_s: f64,
+}
+
+/// A plan: the moves, their lowering and (when it ran) the certificate.
+#[derive(Debug, Clone)]
+pub struct DistPlan {
+    /// Source layout.
+    pub source: MeshLayout,
+    /// Target layout.
+    pub target: MeshLayout,
+    /// The moves in order.
+    pub moves: Vec<PlannedMove>,
+    /// The lowered plan.
+    pub plan: Plan,
+    /// Predicted seconds.
+    pub time_s: f64,
+    /// The certificate (None when certification was off or outside the simulator's size).
+    pub certificate: Option<DistCertificate>,
+    /// Why there is no certificate, when there is none.
+    pub uncertified: Option<String>,
+}
+
+impl DistPlan {
+    /// Most elements any rank receives in any one step, summed over steps per rank (max).
+    pub fn max_recv_elems(&self) -> i64 {
+        self.moves.iter().map(|m| m.recv_elems).sum()
+    }
+}
+
+/// Why no plan came out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DistPlanError {
+    /// Source and target do not fit together.
+    #[error("{0}")]
+    Mismatch(String),
+    /// The search found no plan.
+    #[error("no plan found: {0}")]
+    NoPlan(String),
+    /// The plan was refuted by the checker (a planner bug).
+    #[error("the planner's plan was refuted (a laycert bug): {0}")]
+    Refuted(String),
+}
+
+fn size(s: &[i64]) -> i64 {
+    s.iter().product()
+}
+
+fn blocks(l: &MeshLayout) -> Vec<Block> {
+    (0..l.mesh.size()).map(|r| l.block(r)).collect()
+}
+
+/// Same places and roles (blocks, partials, maximal), whatever the padded local shape.
+fn same_places(a: &MeshLayout, b: &MeshLayout, b_blocks: &[Block]) -> bool {
+    if a.partial != b.partial || a.maximal != b.maximal {
+        return false;
+    }
+    let axes = |l: &MeshLayout| -> Vec<Vec<usize>> {
+        l.dims
+            .iter()
+            .map(|lv| {
+                let mut v: Vec<usize> = lv
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&x| l.mesh.extent(x) > 1)
+                    .collect();
+                v.sort();
+                v
+            })
+            .collect()
+    };
+    if axes(a) != axes(b) {
+        return false;
+    }
+    (0..a.mesh.size()).all(|r| a.block(r) == b_blocks[r as usize])
+}
+
+/// Cost of a move: (max elements received by a rank, total elements, link, seconds).
+fn move_cost(
+    a: &MeshLayout,
+    b: &MeshLayout,
+    m: Move,
+    o: &PlanOptions,
+) -> (i64, i64, &'static str, f64) {
+    let topo = &o.topology;
+    let (al, bl) = (a.local_shape(), b.local_shape());
+    let n = a.mesh.size();
+    let group_cost = |axis: usize, recv: i64, steps: i64| {
+        let groups = a.mesh.groups(&[axis]);
+        let (link, name) = if groups.iter().any(|g| topo.group_link(g).1 == "network") {
+            (topo.network, "network")
+        } else {
+            (topo.nvlink, "nvlink")
+        };
+        let t = steps as f64 * link.alpha + (recv * o.elem_bytes) as f64 / link.beta;
+        (recv, recv * n, name, t)
+    };
+    match m {
+        Move::AllGather { axis, .. } => {
+            let p = a.mesh.extent(axis);
+            group_cost(axis, (p - 1) * size(&al), p - 1)
+        }
+        Move::ReduceScatter { axis, dim, .. } => {
+            let p = a.mesh.extent(axis);
+            let mut s = al.clone();
+            s[dim] = p * bl[dim];
+            group_cost(axis, (p - 1) * size(&s) / p, p - 1)
+        }
+        Move::AllReduce { axis, .. } => {
+            let p = a.mesh.extent(axis);
+            group_cost(axis, (2 * (p - 1) * size(&al) + p - 1) / p, 2 * (p - 1))
+        }
+        Move::AllToAll { axis, to, .. } => {
+            let p = a.mesh.extent(axis);
+            let mut s = al.clone();
+            s[to] = p * bl[to];
+            group_cost(axis, (p - 1) * size(&s) / p, p - 1)
+        }
+        Move::Broadcast => {
+            let all: Vec<i64> = (0..n).collect();
+            let (link, name) = topo.group_link(&all);
+            let steps = 64 - (n as u64).saturating_sub(1).leading_zeros() as i64;
+            let recv = size(&al);
+            (
+                recv,
+                recv * (n - 1),
+                name,
+                steps as f64 * link.alpha + (recv * o.elem_bytes) as f64 / link.beta,
+            )
+        }
+        Move::SendRecv => {
+            let (ab, bb) = (blocks(a), blocks(b));
+            let rpn = topo.ranks_per_node;
+            let msgs =
+                lower::send_recv_messages(a, &ab, &bb, &|h, r| i64::from(h / rpn != r / rpn))
+                    .unwrap_or_default();
+            let mut recv = vec![(0i64, 0f64); n as usize];
+            let mut send = vec![0f64; n as usize];
+            let mut any_net = false;
+            for msg in msgs.iter().filter(|m| m.src != m.dst) {
+                let e = size(&msg.len);
+                let (link, name) = topo.link(msg.src, msg.dst);
+                any_net |= name == "network";
+                let t = link.alpha + (e * o.elem_bytes) as f64 / link.beta;
+                recv[msg.dst as usize].0 += e;
+                recv[msg.dst as usize].1 += t;
+                send[msg.src as usize] += t;
+            }
+            let max_recv = recv.iter().map(|x| x.0).max().unwrap_or(0);
+            let total = recv.iter().map(|x| x.0).sum();
+            let t = recv
+                .iter()
+                .zip(&send)
+                .map(|(r, s)| r.1.max(*s))
+                .fold(0.0, f64::max);
+            (
+                max_recv,
+                total,
+                if any_net { "network" } else { "nvlink" },
+                t,
+            )
+        }
+        Move::Slice { .. } | Move::Zero { .. } | Move::Repack => (0, 0, "local", 0.0),
+    }
+}
+
+fn moves_from(a: &MeshLayout) -> Vec<Move> {
+    let nd = a.shape.len();
+    let mut v = Vec::new();
+    if a.maximal.is_some() {
+        v.push(Move::Broadcast);
+        return v;
+    }
+    for (&axis, &op) in &a.partial {
+        v.push(Move::AllReduce { axis, op });
+        for dim in 0..nd {
+            v.push(Move::ReduceScatter { axis, dim, op });
+        }
+    }
+    for dim in 0..nd {
+        if let Some(axis) = a.dims[dim].last().filter(|l| l.len() == 1).map(|l| l[0]) {
+            v.push(Move::AllGather { axis, dim });
+            for to in (0..nd).filter(|&t| t != dim) {
+                v.push(Move::AllToAll {
+                    axis,
+                    from: dim,
+                    to,
+                });
+            }
+        }
+    }
+    for axis in a.replicated_axes() {
+        v.push(Move::Zero { axis });
+        for dim in 0..nd {
+            v.push(Move::Slice { axis, dim });
+        }
+    }
+    v
+}
+
+/// Plans the redistribution from `source` to `target` (see the module doc) and certifies it.
+pub fn plan(
+    source: &MeshLayout,
+    target: &MeshLayout,
+    o: &PlanOptions,
+) -> Result<DistPlan, DistPlanError> {
+    if source.mesh.size() != target.mesh.size() {
+        return Err(DistPlanError::Mismatch(format!(
+            "source mesh {} has {} devices, target mesh {} has {}; give a mapping (same device count)",
+            source.mesh,
+            source.mesh.size(),
+            target.mesh,
+            target.mesh.size()
+        )));
+    }
+    if source.shape != target.shape {
+        return Err(DistPlanError::Mismatch(format!(
+            "source shape {:?} and target shape {:?} differ",
+            source.shape, target.shape
+        )));
+    }
+    // Over another mesh with the same device count: only send-recv (moves are per axis).
+    let same_mesh = source.mesh == target.mesh;
+    let tb = blocks(target);
+    let key = |t: f64| (t * 1e12).round() as u64;
+    // Dijkstra: (cost, order) -> state index.
+    let mut states: Vec<(MeshLayout, Option<(usize, Move)>, f64)> =
+        vec![(source.clone(), None, 0.0)];
+    let mut index: BTreeMap<MeshLayout, usize> = BTreeMap::new();
+    index.insert(source.clone(), 0);
+    let mut heap = BinaryHeap::new();
+    heap.push(std::cmp::Reverse((0u64, 0usize)));
+    let mut done: BTreeSet<usize> = BTreeSet::new();
+    let mut best_goal: Option<(u64, usize, Option<Move>)> = None;
+    let target_plain = target.partial.is_empty();
+    while let Some(std::cmp::Reverse((c, i))) = heap.pop() {
+        if !done.insert(i) {
+            continue;
+        }
+        if best_goal.as_ref().is_some_and(|g| g.0 <= c) {
+            break;
+        }
+        let a = states[i].0.clone();
+        if same_places(&a, target, &tb) {
+            let fin = if a.local_shape() == target.local_shape() {
+                None
+            } else {
+                Some(Move::Repack)
+            };
+            if best_goal.as_ref().is_none_or(|g| c < g.0) {
+                best_goal = Some((c, i, fin));
+            }
+            continue;
+        }
+        if a.partial.is_empty() && target_plain {
+            let (_, _, _, t) = move_cost(&a, target, Move::SendRecv, o);
+            let total = key(states[i].2 + t);
+            if best_goal.as_ref().is_none_or(|g| total < g.0) {
+                best_goal = Some((total, i, Some(Move::SendRecv)));
+            }
+        }
+        if !same_mesh || states.len() >= o.max_states {
+            continue;
+        }
+        for m in moves_from(&a) {
+            let Some(b) = lower::apply(&a, m) else {
+                continue;
+            };
+            let (_, _, _, t) = move_cost(&a, &b, m, o);
+            let nc = states[i].2 + t;
+            match index.get(&b) {
+                Some(&j) if states[j].2 <= nc => {}
+                Some(&j) => {
+                    states[j] = (b, Some((i, m)), nc);
+                    heap.push(std::cmp::Reverse((key(nc), j)));
+                }
+                None => {
+                    let j = states.len();
+                    index.insert(b.clone(), j);
+                    states.push((b, Some((i, m)), nc));
+                    heap.push(std::cmp::Reverse((key(nc), j)));
+                }
+            }
+        }
+    }
+    let Some((_, goal, fin)) = best_goal else {
+        return Err(DistPlanError::NoPlan(format!(
+            "no sequence of moves reaches the target within {} layouts",
+            o.max_states
+        )));
+    };
+    // Walk back.
+    let mut chain: Vec<(usize, Move)> = Vec::new();
+    let mut at = goal;
+    while let Some((prev, m)) = states[at].1 {
+        chain.push((at, m));
+        at = prev;
+    }
+    chain.reverse();
+    let mut moves = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut cur = source.clone();
+    let mut total = 0.0;
+    let rpn = o.topology.ranks_per_node;
+    let mut push = |a: &MeshLayout,
+                    b: &MeshLayout,
+                    m: Move,
+                    moves: &mut Vec<PlannedMove>|
+     -> Result<f64, DistPlanError> {
+        let lowered = lower::lower(a, b, m, rpn)
+            .ok_or_else(|| DistPlanError::NoPlan(format!("{} does not lower", m.describe(a))))?;
+        steps.extend(lowered);
+        let (recv, tot, link, t) = move_cost(a, b, m, o);
+        moves.push(PlannedMove {
+            mv: m,
+            text: m.describe(a),
+            after: b.clone(),
+            recv_elems: recv,
+            total_elems: tot,
+            link,
+            time_s: t,
+        });
+        Ok(t)
+    };
+    // The block size every layout on the way respects: the certificate's quotient hint.
+    let mut hint: Vec<i64> = source.shape.clone();
+    let mut respect = |l: &MeshLayout| {
+        for r in 0..l.mesh.size() {
+            for (d, (lo, hi)) in l.block(r).into_iter().enumerate() {
+                hint[d] =
+                    certify::dist::quotient::gcd(certify::dist::quotient::gcd(hint[d], lo), hi);
+            }
+        }
+        for (d, e) in l.local_shape().into_iter().enumerate() {
+            hint[d] = certify::dist::quotient::gcd(hint[d], e);
+        }
+    };
+    for (j, _) in &chain {
+        respect(&states[*j].0);
+    }
+    for (j, m) in chain {
+        let b = states[j].0.clone();
+        total += push(&cur, &b, m, &mut moves)?;
+        cur = b;
+    }
+    if let Some(m) = fin {
+        total += push(&cur, target, m, &mut moves)?;
+    }
+    let lowered = Plan {
+        ranks: source.mesh.size(),
+        steps,
+    };
+    let (certificate, uncertified) = if o.certify {
+        match certify::dist::certify_plan_with(source, target, &lowered, Some(&hint)) {
+            Ok(c) => (Some(c), None),
+            Err(DistError::Refuted(c)) => return Err(DistPlanError::Refuted(c.to_string())),
+            Err(DistError::Unknown(r)) => (None, Some(r)),
+        }
+    } else {
+        (None, Some("certification not requested".into()))
+    };
+    Ok(DistPlan {
+        source: source.clone(),
+        target: target.clone(),
+        moves,
+        plan: lowered,
+        time_s: total,
+        certificate,
+        uncertified,
+    })
+}
+
+#[cfg(test)]
+mod tests;

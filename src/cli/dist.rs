@@ -1,0 +1,519 @@
+//! `laycert dist plan|check|sim|gen`: distributed layouts over device meshes.
+//!
+//! Layouts are given in any of the notations users have, detected from the text: DTensor
+//! placements `[Shard(0), Replicate()]`, a JAX PartitionSpec `P('dp', None)`, or HLO sharding
+//! text `{devices=[2,1,4]<=[8] last_tile_dim_replicate}`.
+//!
+//! First lines and exit codes:
+//! - `plan`: `plan: N steps, B bytes received per rank (max), predicted T us, certified` (exit 0).
+//! - `sim`: `simulated: N ranks, P places checked, certified` (exit 0), or `refuted: ...` (exit 1).
+//! - `check`: `certified: ...` (exit 0) or `refuted: device R [coords], element [..]: ...` (exit 1)
+//!   or `unknown: ...` (exit 3) for a peer's plan (DTensor transforms, a plan JSON, or a
+//!   certificate).
+//! - `gen`: `generated: FILE (N steps, K kernels)` (exit 0).
+//!   Bad input (a mesh of 0 devices, a repeated axis name, a placement naming a missing tensor
+//!   dim, a mesh axis used twice, different device counts) is exit 2 naming what and where.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use layout::mesh::{Mesh, MeshLayout};
+use layout::notation::{dtensor, hlo, jax};
+use solver::dist::{peer, DistPlan, PlanOptions, Topology};
+
+use super::{BadInput, Report};
+
+/// The `dist` command's arguments.
+#[derive(clap::Args)]
+pub struct DistArgs {
+    #[command(subcommand)]
+    what: DistCommand,
+}
+
+/// The arguments every `dist` subcommand shares.
+#[derive(clap::Args, Clone)]
+pub struct Spec {
+    /// The device mesh, e.g. `dp=2,tp=4` (or `8` for `gpuid=8`).
+    #[arg(long)]
+    mesh: String,
+    /// The target's mesh when it differs (same device count, ranks map by number).
+    #[arg(long)]
+    to_mesh: Option<String>,
+    /// Global tensor shape, e.g. `4096,8192`.
+    #[arg(long)]
+    shape: String,
+    /// Element type (bytes per element): f32, bf16, f16, f8, i32, f64...
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    /// Source layout (DTensor placements, JAX PartitionSpec or HLO sharding).
+    #[arg(long, allow_hyphen_values = true)]
+    from: String,
+    /// Target layout.
+    #[arg(long, allow_hyphen_values = true)]
+    to: String,
+    /// Ranks per node for the cost model (NVLink inside, network across).
+    #[arg(long, default_value_t = 8)]
+    ranks_per_node: i64,
+}
+
+#[derive(clap::Subcommand)]
+enum DistCommand {
+    /// Plan a redistribution: the collectives, bytes per link, predicted time, certificate.
+    Plan {
+        #[command(flatten)]
+        spec: Spec,
+        /// Write an SVG of the mesh before and after.
+        #[arg(long)]
+        svg: Option<String>,
+        /// Write the certificate (JSON).
+        #[arg(long)]
+        cert: Option<String>,
+    },
+    /// Plan and run the plan on the simulated ranks; print what each device holds.
+    Sim {
+        #[command(flatten)]
+        spec: Spec,
+    },
+    /// Check a peer's plan: DTensor transforms `[(1, Shard(1), Replicate()), ...]`, or a laycert
+    /// plan/certificate JSON file.
+    Check {
+        #[command(flatten)]
+        spec: Spec,
+        /// DTensor `_TransformInfo` steps as `(mesh_dim, src, dst)` tuples.
+        #[arg(long, allow_hyphen_values = true)]
+        dtensor_steps: Option<String>,
+        /// A plan (JSON, as `plan --cert` writes inside its certificate) to check.
+        #[arg(long)]
+        plan: Option<String>,
+    },
+    /// Generate the NCCL program of the plan (CUDA C++, NCCL loaded with dlopen).
+    Gen {
+        #[command(flatten)]
+        spec: Spec,
+        /// Output file (.cu).
+        #[arg(long, short)]
+        out: String,
+    },
+}
+
+fn bad(msg: impl Into<String>) -> BadInput {
+    BadInput {
+        message: format!("error: {}", msg.into()),
+    }
+}
+
+/// Reads a layout in any supported notation.
+pub fn read_layout(
+    mesh: &Mesh,
+    shape: &[i64],
+    text: &str,
+    flag: &str,
+) -> Result<MeshLayout, BadInput> {
+    let t = text.trim();
+    let r = if t.starts_with('{') || t.starts_with("devices=") || t.starts_with("sharding=") {
+        hlo::parse(t).and_then(|s| hlo::to_layout(mesh, shape, &s))
+    } else if t.starts_with("P(")
+        || t.starts_with("PartitionSpec")
+        || t.starts_with("NamedSharding")
+        || t.contains('\'')
+        || t.contains("None")
+    {
+        jax::parse_spec(t).and_then(|s| jax::to_layout(mesh, shape, &s))
+    } else {
+        dtensor::parse_placements(t).and_then(|p| dtensor::to_layout(mesh, shape, &p))
+    };
+    r.map_err(|e| bad(format!("{flag} {text:?}: {e}")))
+}
+
+fn elem_bytes(dtype: &str) -> Result<i64, BadInput> {
+    Ok(match dtype {
+        "f8" | "fp8" | "e4m3" | "e5m2" | "i8" | "u8" => 1,
+        "bf16" | "f16" | "fp16" | "i16" => 2,
+        "f32" | "fp32" | "i32" | "u32" => 4,
+        "f64" | "i64" => 8,
+        _ => {
+            return Err(bad(format!(
+                "--dtype {dtype:?}: expected f8, bf16, f16, f32, f64, i8, i32, i64"
+            )))
+        }
+    })
+}
+
+struct Inputs {
+    source: MeshLayout,
+    target: MeshLayout,
+    opts: PlanOptions,
+    bytes: i64,
+}
+
+fn inputs(s: &Spec) -> Result<Inputs, BadInput> {
+    let mesh = Mesh::parse(&s.mesh).map_err(|e| bad(format!("--mesh {:?}: {e}", s.mesh)))?;
+    let to_mesh = match &s.to_mesh {
+        Some(m) => Mesh::parse(m).map_err(|e| bad(format!("--to-mesh {m:?}: {e}")))?,
+        None => mesh.clone(),
+    };
+    if to_mesh.size() != mesh.size() {
+        return Err(bad(format!(
+            "--to-mesh {to_mesh} has {} devices, --mesh {mesh} has {}: a redistribution between different device counts needs a mapping",
+            to_mesh.size(),
+            mesh.size()
+        )));
+    }
+    let shape = layout::shape::parse_list(&s.shape)
+        .map_err(|e| super::input::render(&e, "--shape", &s.shape))?;
+    let source = read_layout(&mesh, &shape, &s.from, "--from")?;
+    let target = read_layout(&to_mesh, &shape, &s.to, "--to")?;
+    if s.ranks_per_node < 1 {
+        return Err(bad("--ranks-per-node must be >= 1"));
+    }
+    let bytes = elem_bytes(&s.dtype)?;
+    let opts = PlanOptions {
+        topology: Topology {
+            ranks_per_node: s.ranks_per_node,
+            ..Topology::default()
+        },
+        elem_bytes: bytes,
+        ..PlanOptions::default()
+    };
+    Ok(Inputs {
+        source,
+        target,
+        opts,
+        bytes,
+    })
+}
+
+fn describe(l: &MeshLayout) -> String {
+    match dtensor::from_layout(l) {
+        Ok(p) => dtensor::print_placements(&p),
+        Err(_) => jax::print_spec(l)
+            .or_else(|_| hlo::from_layout(l))
+            .unwrap_or_else(|_| format!("{:?}", l.dims)),
+    }
+}
+
+fn human_bytes(b: i64) -> String {
+    match b {
+        b if b >= 1 << 30 => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.2} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.2} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+fn make_plan(i: &Inputs) -> Result<DistPlan, BadInput> {
+    solver::dist::plan(&i.source, &i.target, &i.opts).map_err(|e| bad(e.to_string()))
+}
+
+fn verdict(p: &DistPlan) -> String {
+    match (&p.certificate, &p.uncertified) {
+        (Some(_), _) => "certified".into(),
+        (None, Some(r)) => format!("not certified ({r})"),
+        (None, None) => "not certified".into(),
+    }
+}
+
+fn plan_lines(p: &DistPlan, i: &Inputs) -> Vec<String> {
+    let recv: i64 = p.max_recv_elems() * i.bytes;
+    let mut lines = vec![format!(
+        "plan: {} steps, {} bytes received per rank (max), predicted {:.1} us, {}",
+        p.moves.len(),
+        recv,
+        p.time_s * 1e6,
+        verdict(p)
+    )];
+    lines.push(format!(
+        "from {} to {} on {} ({} devices), shape {:?}",
+        describe(&p.source),
+        describe(&p.target),
+        p.source.mesh,
+        p.source.mesh.size(),
+        p.source.shape
+    ));
+    lines.push(i.opts.topology.describe());
+    for (k, m) in p.moves.iter().enumerate() {
+        lines.push(format!(
+            "  {}. {:<44} {:>12} per rank ({}, {} total)  {:.1} us  -> {}",
+            k + 1,
+            m.text,
+            human_bytes(m.recv_elems * i.bytes),
+            m.link,
+            human_bytes(m.total_elems * i.bytes),
+            m.time_s * 1e6,
+            describe(&m.after)
+        ));
+    }
+    if let Some(c) = &p.certificate {
+        lines.push(format!(
+            "certificate: {} ranks simulated, {} target places checked, digest {}",
+            c.ranks,
+            c.places_checked,
+            &c.digest[..16]
+        ));
+    }
+    lines
+}
+
+fn plan_json(p: &DistPlan, i: &Inputs) -> serde_json::Value {
+    json!({
+        "steps": p.moves.iter().map(|m| json!({
+            "move": m.text, "recv_bytes_per_rank": m.recv_elems * i.bytes,
+            "total_bytes": m.total_elems * i.bytes, "link": m.link, "time_us": m.time_s * 1e6,
+            "after": describe(&m.after)})).collect::<Vec<_>>(),
+        "recv_bytes_per_rank": p.max_recv_elems() * i.bytes,
+        "time_us": p.time_s * 1e6,
+        "certified": p.certificate.is_some(),
+        "uncertified": p.uncertified,
+        "topology": i.opts.topology.describe(),
+    })
+}
+
+/// Runs a `dist` subcommand.
+pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
+    match &args.what {
+        DistCommand::Plan { spec, svg, cert } => {
+            let i = inputs(spec)?;
+            let p = make_plan(&i)?;
+            if let Some(path) = svg {
+                let text = svg_of(&[("before", &p.source), ("after", &p.target)]);
+                std::fs::write(path, text).map_err(|e| bad(format!("--svg {path}: {e}")))?;
+            }
+            if let Some(path) = cert {
+                let c = p.certificate.as_ref().ok_or_else(|| {
+                    bad("--cert: the plan has no certificate (too large to simulate)")
+                })?;
+                let text = serde_json::to_string(c).map_err(|e| bad(e.to_string()))?;
+                std::fs::write(path, text).map_err(|e| bad(format!("--cert {path}: {e}")))?;
+            }
+            if as_json {
+                return Ok(Report::json(plan_json(&p, &i)));
+            }
+            Ok(Report::ok(plan_lines(&p, &i)))
+        }
+        DistCommand::Sim { spec } => {
+            let i = inputs(spec)?;
+            let p = make_plan(&i)?;
+            let Some(c) = &p.certificate else {
+                return Ok(Report {
+                    stdout: format!("unknown: {}\n", verdict(&p)),
+                    code: 3,
+                });
+            };
+            let mut lines = vec![format!(
+                "simulated: {} ranks, {} places checked, certified",
+                c.ranks, c.places_checked
+            )];
+            for r in 0..p.source.mesh.size().min(64) {
+                lines.push(format!(
+                    "  device {r} {:?}: holds {:?} -> {:?}",
+                    p.source.mesh.coords(r),
+                    p.source.block(r),
+                    p.target.block(r)
+                ));
+            }
+            Ok(Report::ok(lines))
+        }
+        DistCommand::Check {
+            spec,
+            dtensor_steps,
+            plan,
+        } => {
+            let i = inputs(spec)?;
+            let lowered = match (dtensor_steps, plan) {
+                (Some(steps), None) => {
+                    let src =
+                        dtensor::from_layout(&i.source).map_err(|e| bad(format!("--from: {e}")))?;
+                    let tr = parse_transforms(steps)?;
+                    match peer::lower_dtensor(&i.source.mesh, &i.source.shape, &src, &tr, &i.opts) {
+                        Ok((plan, _, _)) => plan,
+                        Err(e) => {
+                            return Ok(Report {
+                                stdout: format!("unknown: {e}\n"),
+                                code: 3,
+                            })
+                        }
+                    }
+                }
+                (None, Some(path)) => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| bad(format!("--plan {path}: {e}")))?;
+                    serde_json::from_str::<certify::dist::Plan>(&text)
+                        .or_else(|_| {
+                            serde_json::from_str::<certify::dist::DistCertificate>(&text)
+                                .map(|c| c.plan)
+                        })
+                        .map_err(|e| {
+                            bad(format!("--plan {path}: not a plan or certificate: {e}"))
+                        })?
+                }
+                _ => return Err(bad("check: give exactly one of --dtensor-steps and --plan")),
+            };
+            Ok(
+                match certify::dist::certify_plan(&i.source, &i.target, &lowered) {
+                    Ok(c) => Report::ok(vec![format!(
+                        "certified: {} steps, {} ranks, {} places checked",
+                        lowered.steps.len(),
+                        c.ranks,
+                        c.places_checked
+                    )]),
+                    Err(certify::dist::DistError::Refuted(c)) => Report {
+                        stdout: format!("refuted: {c}\n"),
+                        code: 1,
+                    },
+                    Err(certify::dist::DistError::Unknown(r)) => Report {
+                        stdout: format!("unknown: {r}\n"),
+                        code: 3,
+                    },
+                },
+            )
+        }
+        DistCommand::Gen { spec, out } => {
+            let i = inputs(spec)?;
+            let p = make_plan(&i)?;
+            if p.certificate.is_none() {
+                return Err(bad(format!(
+                    "gen: the plan is {}; only certified plans are generated",
+                    verdict(&p)
+                )));
+            }
+            let prog = codegen::nccl::emit(&p.plan, &p.source, &p.target, i.bytes)
+                .map_err(|e| bad(e.to_string()))?;
+            std::fs::write(out, &prog.source).map_err(|e| bad(format!("--out {out}: {e}")))?;
+            Ok(Report::ok(vec![format!(
+                "generated: {out} ({} steps, {} kernels, validated)",
+                p.plan.steps.len(),
+                prog.kernels
+            )]))
+        }
+    }
+}
+
+/// Reads `[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1))]`.
+fn parse_transforms(text: &str) -> Result<Vec<peer::Transform>, BadInput> {
+    let t = text.trim();
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(t);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in inner.chars() {
+        match ch {
+            '(' => {
+                depth += 1;
+                if depth == 1 {
+                    cur.clear();
+                    continue;
+                }
+            }
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let parts = dtensor::parse_placements(&format!(
+                        "[{}]",
+                        cur.split_once(',').map(|x| x.1).unwrap_or("")
+                    ))
+                    .map_err(|e| bad(format!("--dtensor-steps: {e}")))?;
+                    let dim: usize =
+                        cur.split(',')
+                            .next()
+                            .unwrap_or("")
+                            .trim()
+                            .parse()
+                            .map_err(|_| {
+                                bad(format!(
+                                    "--dtensor-steps: `{cur}` does not start with a mesh dim"
+                                ))
+                            })?;
+                    if parts.len() != 2 {
+                        return Err(bad(format!(
+                            "--dtensor-steps: `({cur})` is not (mesh_dim, src, dst)"
+                        )));
+                    }
+                    out.push((dim, parts[0].clone(), parts[1].clone()));
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if depth >= 1 {
+            cur.push(ch);
+        }
+    }
+    Ok(out)
+}
+
+/// An SVG: one panel per layout, one cell per device showing the box of the tensor it holds
+/// (first two dims; partial holders drawn hatched).
+pub fn svg_of(panels: &[(&str, &MeshLayout)]) -> String {
+    let n = panels[0].1.mesh.size().min(256);
+    let cols = (n as f64).sqrt().ceil().max(1.0) as i64;
+    let rows = (n + cols - 1) / cols;
+    let (cw, ch, pad) = (70i64, 70i64, 14i64);
+    let pw = cols * (cw + pad) + pad;
+    let ph = rows * (ch + pad + 12) + 30;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="monospace" font-size="10">"#,
+        pw * panels.len() as i64,
+        ph
+    );
+    for (k, (title, l)) in panels.iter().enumerate() {
+        let x0 = k as i64 * pw;
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="16" font-size="13">{} {}</text>"#,
+            x0 + pad,
+            title,
+            xml(&describe(l))
+        );
+        let (h, w) = (
+            l.shape[0].max(1),
+            l.shape.get(1).copied().unwrap_or(1).max(1),
+        );
+        for r in 0..n {
+            let (cx, cy) = (
+                x0 + pad + (r % cols) * (cw + pad),
+                30 + (r / cols) * (ch + pad + 12),
+            );
+            let b = l.block(r);
+            let _ = write!(
+                s,
+                r#"<rect x="{cx}" y="{cy}" width="{cw}" height="{ch}" fill="white" stroke="black"/>"#
+            );
+            let (r0, r1) = (b[0].0, b[0].1);
+            let (c0, c1) = b.get(1).copied().unwrap_or((0, 1));
+            if r1 > r0 && c1 > c0 {
+                let fill = if l.partial.is_empty() {
+                    "#4a90d9"
+                } else {
+                    "#e8a33d"
+                };
+                let _ = write!(
+                    s,
+                    r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" opacity="0.8"/>"#,
+                    cx + c0 * cw / w,
+                    cy + r0 * ch / h,
+                    ((c1 - c0) * cw / w).max(1),
+                    ((r1 - r0) * ch / h).max(1)
+                );
+            }
+            let _ = write!(
+                s,
+                r#"<text x="{cx}" y="{}">{r} {:?}</text>"#,
+                cy + ch + 10,
+                l.mesh.coords(r)
+            );
+        }
+    }
+    s + "</svg>\n"
+}
+
+fn xml(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
