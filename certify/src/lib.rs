@@ -87,6 +87,7 @@ pub mod movement;
 pub mod normal_form;
 pub mod property;
 pub mod smt;
+pub mod tensore;
 
 pub use claim::{equivalent, Policy, Report};
 pub use decider::{Counterexample, DeciderKind, Explanation, Outcome};
