@@ -35,6 +35,7 @@ pub mod error;
 pub mod phase;
 pub mod separable;
 pub mod smem;
+pub mod tensore;
 
 pub use certificate::{CheckedClaim, PlanCertificate};
 pub use copy::{plan_copy, CopyOptions, CopyPlan};
