@@ -25,6 +25,7 @@
 pub mod c_expr;
 pub mod copy_kernel;
 pub mod error;
+pub mod nki;
 pub mod runner;
 pub mod validate;
 

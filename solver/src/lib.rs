@@ -32,6 +32,7 @@ pub mod copy;
 pub mod decompose;
 pub mod dtype;
 pub mod error;
+pub mod nki_gemm;
 pub mod phase;
 pub mod separable;
 pub mod smem;
