@@ -226,6 +226,49 @@ pub fn check(json: &str) -> Result<DispatchCertificate, DispatchError> {
     Ok(c)
 }
 
+/// Several dispatch certificates in one file (a kernel's distinct matmul shapes).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DispatchSet {
+    /// Always `tensore-dispatches`.
+    pub kind: String,
+    /// What the kernel is.
+    pub name: String,
+    /// The certificates, each checked on its own.
+    pub certificates: Vec<DispatchCertificate>,
+}
+
+impl DispatchSet {
+    /// Bundles certificates.
+    pub fn new(name: &str, certificates: Vec<DispatchCertificate>) -> DispatchSet {
+        DispatchSet {
+            kind: "tensore-dispatches".into(),
+            name: name.into(),
+            certificates,
+        }
+    }
+}
+
+/// Re-verifies a `tensore-dispatch` certificate or a `tensore-dispatches` set (every member);
+/// returns the certificates.
+pub fn check_any(json: &str) -> Result<Vec<DispatchCertificate>, DispatchError> {
+    let kind = serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    if kind.as_deref() != Some("tensore-dispatches") {
+        return check(json).map(|c| vec![c]);
+    }
+    let set: DispatchSet =
+        serde_json::from_str(json).map_err(|e| DispatchError::Format(e.to_string()))?;
+    if set.certificates.is_empty() {
+        return Err(DispatchError::Format("an empty set of certificates".into()));
+    }
+    set.certificates
+        .iter()
+        .map(|c| check(&serde_json::to_string(c).expect("certificates serialize")))
+        .collect()
+}
+
 /// A layout's inverse: `{P, F}` point to logical `(row, col)`, from evaluation at every cell.
 struct Inverse {
     cells: BTreeMap<(i64, i64), (i64, i64)>,
@@ -606,6 +649,17 @@ mod tests {
         pieces[0].a = "S[(256,128):(1@P,1@F)]".into();
         let e = DispatchCertificate::prove("x", "trn1", 2, [256, 128, 512], c, pieces).unwrap_err();
         assert!(e.to_string().starts_with("partition-dim"), "{e}");
+    }
+
+    #[test]
+    fn a_set_checks_every_member() {
+        let (c, pieces) = example();
+        let cert = DispatchCertificate::prove("example", "trn1", 2, [256, 128, 512], c, pieces).unwrap();
+        let set = DispatchSet::new("k", vec![cert.clone(), cert.clone()]);
+        assert_eq!(check_any(&serde_json::to_string(&set).unwrap()).unwrap().len(), 2);
+        let mut bad = set.clone();
+        bad.certificates[1].dims = [256, 128, 511];
+        assert!(check_any(&serde_json::to_string(&bad).unwrap()).is_err());
     }
 
     #[test]
