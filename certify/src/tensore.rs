@@ -281,19 +281,24 @@ fn invert(
     cols: i64,
     partitions: i64,
 ) -> Result<(Inverse, i64), DispatchError> {
-    let l: AxeLayout = parse(text)
-        .map_err(|e| DispatchError::Format(format!("{what} layout {text:?}: {e}")))?;
-    let (p_axis, f_axis) = (layout::trainium::partition_axis(), layout::trainium::free_axis());
+    let l: AxeLayout =
+        parse(text).map_err(|e| DispatchError::Format(format!("{what} layout {text:?}: {e}")))?;
+    let (p_axis, f_axis) = (
+        layout::trainium::partition_axis(),
+        layout::trainium::free_axis(),
+    );
     let mut cells = BTreeMap::new();
     let mut f_end = 0i64;
     for r in 0..rows {
         for c in 0..cols {
-            let image = l
-                .eval(&[rows, cols], &[r, c])
-                .map_err(|e| DispatchError::Format(format!("{what} layout over [{rows}, {cols}]: {e}")))?;
+            let image = l.eval(&[rows, cols], &[r, c]).map_err(|e| {
+                DispatchError::Format(format!("{what} layout over [{rows}, {cols}]: {e}"))
+            })?;
             let mut points = image.into_iter();
             let (Some(pt), None) = (points.next(), points.next()) else {
-                return Err(wrong(format!("{what} maps ({r}, {c}) to more than one point")));
+                return Err(wrong(format!(
+                    "{what} maps ({r}, {c}) to more than one point"
+                )));
             };
             if pt.keys().any(|a| *a != p_axis && *a != f_axis) {
                 return Err(wrong(format!("{what} uses axes other than P and F")));
@@ -307,7 +312,9 @@ fn invert(
                 ));
             }
             if f < 0 {
-                return Err(wrong(format!("{what} puts ({r}, {c}) at free offset {f} < 0")));
+                return Err(wrong(format!(
+                    "{what} puts ({r}, {c}) at free offset {f} < 0"
+                )));
             }
             f_end = f_end.max(f + 1);
             if cells.insert((p, f), (r, c)).is_some() {
@@ -356,7 +363,8 @@ fn instances(nest: &[(i64, Step)]) -> Vec<Step> {
 }
 
 fn decide(c: &DispatchCertificate) -> Result<(), DispatchError> {
-    let t = layout::trainium::target(&c.target).map_err(|e| DispatchError::Format(e.to_string()))?;
+    let t =
+        layout::trainium::target(&c.target).map_err(|e| DispatchError::Format(e.to_string()))?;
     let [k_total, m_total, n_total] = c.dims;
     if c.dims.iter().any(|d| !(1..=1 << 20).contains(d)) || !(1..=8).contains(&c.dtype_bytes) {
         return Err(DispatchError::Format(format!(
@@ -367,7 +375,10 @@ fn decide(c: &DispatchCertificate) -> Result<(), DispatchError> {
     let mut visits = 0i64;
     for p in &c.pieces {
         if !(1..=k_total).contains(&p.k) {
-            return Err(DispatchError::Format(format!("piece K {} out of range", p.k)));
+            return Err(DispatchError::Format(format!(
+                "piece K {} out of range",
+                p.k
+            )));
         }
         visits += p.k * m_total + p.k * n_total + m_total * n_total;
     }
@@ -395,7 +406,9 @@ fn decide(c: &DispatchCertificate) -> Result<(), DispatchError> {
             let slot = usize::try_from(k)
                 .ok()
                 .and_then(|k| k_seen.get_mut(k))
-                .ok_or_else(|| wrong(format!("piece {i} covers k = {k}, outside [0, {k_total})")))?;
+                .ok_or_else(|| {
+                    wrong(format!("piece {i} covers k = {k}, outside [0, {k_total})"))
+                })?;
             if std::mem::replace(slot, true) {
                 return Err(wrong(format!("k = {k} is accumulated by two pieces")));
             }
@@ -416,13 +429,28 @@ fn decide_piece(
     let [_, m_total, n_total] = c.dims;
     let [kt, mt, nt] = piece.instruction;
     if !(1..=t.partitions).contains(&kt) {
-        return Err(rule("matmul-partition", format!("contraction (partition) size {kt} not in [1, {}]", t.partitions)));
+        return Err(rule(
+            "matmul-partition",
+            format!(
+                "contraction (partition) size {kt} not in [1, {}]",
+                t.partitions
+            ),
+        ));
     }
     if !(1..=t.stationary_fmax).contains(&mt) {
-        return Err(rule("matmul-stationary-free", format!("stationary free size {mt} not in [1, {}]", t.stationary_fmax)));
+        return Err(rule(
+            "matmul-stationary-free",
+            format!(
+                "stationary free size {mt} not in [1, {}]",
+                t.stationary_fmax
+            ),
+        ));
     }
     if !(1..=t.moving_fmax).contains(&nt) {
-        return Err(rule("matmul-moving-free", format!("moving free size {nt} not in [1, {}]", t.moving_fmax)));
+        return Err(rule(
+            "matmul-moving-free",
+            format!("moving free size {nt} not in [1, {}]", t.moving_fmax),
+        ));
     }
     for l in &piece.loops {
         let ok = match l.dim.as_str() {
@@ -443,7 +471,9 @@ fn decide_piece(
     let bases = [piece.a_base, piece.b_base, piece.c_base];
     if piece.loops.len() > 16
         || !steps.chain(bases).all(|s| bound(s.p) && bound(s.f))
-        || ![piece.a_free, piece.b_free, piece.c_free].into_iter().all(bound)
+        || ![piece.a_free, piece.b_free, piece.c_free]
+            .into_iter()
+            .all(bound)
     {
         return Err(DispatchError::Format(
             "a piece has at most 16 loops and steps, bases and strides within 2^30".into(),
@@ -470,7 +500,10 @@ fn decide_piece(
     if sbuf > t.sbuf_bytes_per_partition {
         return Err(rule(
             "sbuf-capacity",
-            format!("A and B need {sbuf} bytes of SBUF per partition > {} on {}", t.sbuf_bytes_per_partition, t.name),
+            format!(
+                "A and B need {sbuf} bytes of SBUF per partition > {} on {}",
+                t.sbuf_bytes_per_partition, t.name
+            ),
         ));
     }
     let ks = instances(&nest(&piece.loops, "k", |l| l.a));
@@ -489,8 +522,16 @@ fn decide_piece(
                     let at_p = piece.a_base.p + sk.p + sm.p + p;
                     let at_f = piece.a_base.f + sk.f + sm.f + j * piece.a_free;
                     let (k, m) = a_inv.at("A", at_p, at_f)?;
-                    agree(&mut k_of[ik * kt as usize + p as usize], k, "the k of a stationary element depends on the m loops")?;
-                    agree(&mut m_of[im * mt as usize + j as usize], m, "the m of a stationary element depends on the k loops")?;
+                    agree(
+                        &mut k_of[ik * kt as usize + p as usize],
+                        k,
+                        "the k of a stationary element depends on the m loops",
+                    )?;
+                    agree(
+                        &mut m_of[im * mt as usize + j as usize],
+                        m,
+                        "the m of a stationary element depends on the k loops",
+                    )?;
                 }
             }
         }
@@ -509,7 +550,11 @@ fn decide_piece(
                             "stationary and moving rows differ at k-instance {ik}, partition {p}"
                         )));
                     }
-                    agree(&mut n_of[inn * nt as usize + col as usize], n, "the n of a moving element depends on the k loops")?;
+                    agree(
+                        &mut n_of[inn * nt as usize + col as usize],
+                        n,
+                        "the n of a moving element depends on the k loops",
+                    )?;
                 }
             }
         }
@@ -519,7 +564,9 @@ fn decide_piece(
         for (inn, sn) in nc.iter().enumerate() {
             let first = piece.c_base.f + sm.f + sn.f;
             let last = first + (nt - 1) * piece.c_free;
-            if t.psum_bank_of(first.min(last)) != t.psum_bank_of(first.max(last)) || first.min(last) < 0 {
+            if t.psum_bank_of(first.min(last)) != t.psum_bank_of(first.max(last))
+                || first.min(last) < 0
+            {
                 return Err(rule(
                     "psum-bank",
                     format!("an output tile spans PSUM free offsets {first}..{last}: it must fit one 2 KiB bank"),
@@ -606,7 +653,8 @@ mod tests {
     #[test]
     fn worked_example_is_proved_and_rechecks() {
         let (c, pieces) = example();
-        let cert = DispatchCertificate::prove("example", "trn1", 2, [256, 128, 512], c, pieces).unwrap();
+        let cert =
+            DispatchCertificate::prove("example", "trn1", 2, [256, 128, 512], c, pieces).unwrap();
         assert_eq!(cert.instructions(), 2);
         let json = serde_json::to_string(&cert).unwrap();
         assert_eq!(check(&json).unwrap(), cert);
@@ -617,7 +665,10 @@ mod tests {
         let (c, mut pieces) = example();
         pieces[0].loops[0].a = Some(Step { p: 0, f: 0 });
         let e = DispatchCertificate::prove("x", "trn1", 2, [256, 128, 512], c, pieces).unwrap_err();
-        assert!(e.to_string().contains("stationary and moving rows differ"), "{e}");
+        assert!(
+            e.to_string().contains("stationary and moving rows differ"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -642,8 +693,9 @@ mod tests {
         let (c, mut pieces) = example();
         // K on F and M on P: the stationary tile's partitions now hold m, not k.
         pieces[0].a = "S[(256,128):(1@F,1@P)]".into();
-        let e = DispatchCertificate::prove("x", "trn1", 2, [256, 128, 512], c.clone(), pieces.clone())
-            .unwrap_err();
+        let e =
+            DispatchCertificate::prove("x", "trn1", 2, [256, 128, 512], c.clone(), pieces.clone())
+                .unwrap_err();
         assert!(e.to_string().contains("depends on the m loops"), "{e}");
         // K spread over 256 partitions: the partition rule.
         pieces[0].a = "S[(256,128):(1@P,1@F)]".into();
@@ -654,9 +706,15 @@ mod tests {
     #[test]
     fn a_set_checks_every_member() {
         let (c, pieces) = example();
-        let cert = DispatchCertificate::prove("example", "trn1", 2, [256, 128, 512], c, pieces).unwrap();
+        let cert =
+            DispatchCertificate::prove("example", "trn1", 2, [256, 128, 512], c, pieces).unwrap();
         let set = DispatchSet::new("k", vec![cert.clone(), cert.clone()]);
-        assert_eq!(check_any(&serde_json::to_string(&set).unwrap()).unwrap().len(), 2);
+        assert_eq!(
+            check_any(&serde_json::to_string(&set).unwrap())
+                .unwrap()
+                .len(),
+            2
+        );
         let mut bad = set.clone();
         bad.certificates[1].dims = [256, 128, 511];
         assert!(check_any(&serde_json::to_string(&bad).unwrap()).is_err());
@@ -665,8 +723,11 @@ mod tests {
     #[test]
     fn tampered_certificate_is_rejected() {
         let (c, pieces) = example();
-        let cert = DispatchCertificate::prove("example", "trn1", 2, [256, 128, 512], c, pieces).unwrap();
-        let json = serde_json::to_string(&cert).unwrap().replace("512@F,1@P", "511@F,1@P");
+        let cert =
+            DispatchCertificate::prove("example", "trn1", 2, [256, 128, 512], c, pieces).unwrap();
+        let json = serde_json::to_string(&cert)
+            .unwrap()
+            .replace("512@F,1@P", "511@F,1@P");
         assert!(matches!(check(&json), Err(DispatchError::Digest)));
         let mut edited = cert.clone();
         edited.pieces[0].loops[0].b = Some(Step { p: 0, f: 0 });

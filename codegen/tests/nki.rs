@@ -24,7 +24,14 @@ fn write(name: &str, text: &str) -> PathBuf {
 }
 
 fn gemm_spec(m: i64, n: i64, k: i64) -> GemmSpec {
-    GemmSpec { m, n, k, dtype_bytes: 2, target: "trn1".into(), tile: [128, 128, 512] }
+    GemmSpec {
+        m,
+        n,
+        k,
+        dtype_bytes: 2,
+        target: "trn1".into(),
+        tile: [128, 128, 512],
+    }
 }
 
 fn run_gemm(m: i64, n: i64, k: i64, dtype: &str) -> nki::RunOutcome {
@@ -39,7 +46,13 @@ fn emitted_gemm_matches_numpy_for_tile_multiples_and_tails() {
     if skip() {
         return;
     }
-    for (m, n, k, dt) in [(128, 512, 256, "bf16"), (300, 700, 200, "bf16"), (1, 1, 1, "f16"), (257, 1025, 129, "f16"), (64, 96, 384, "bf16")] {
+    for (m, n, k, dt) in [
+        (128, 512, 256, "bf16"),
+        (300, 700, 200, "bf16"),
+        (1, 1, 1, "f16"),
+        (257, 1025, 129, "f16"),
+        (64, 96, 384, "bf16"),
+    ] {
         let out = run_gemm(m, n, k, dt);
         assert_eq!(out.code, 0, "gemm {m}x{n}x{k} {dt}: {}", out.stdout);
         assert!(out.stdout.starts_with("match"), "{}", out.stdout);
@@ -64,7 +77,13 @@ fn emitted_mha_matches_numpy() {
         return;
     }
     for (h, s, d) in [(2, 128, 64), (1, 700, 128), (1, 40, 16)] {
-        let spec = MhaSpec { heads: h, seq: s, dim: d, dtype: "bf16".into(), target: "trn1".into() };
+        let spec = MhaSpec {
+            heads: h,
+            seq: s,
+            dim: d,
+            dtype: "bf16".into(),
+            target: "trn1".into(),
+        };
         let k = nki::emit_mha(&spec).unwrap();
         for c in &k.certs {
             certify::tensore::check(&serde_json::to_string(c).unwrap()).unwrap();
@@ -126,22 +145,57 @@ fn hand_written_bad_plans_raise_in_the_interpreter_naming_the_rule() {
     let cases = [
         // K on F: the stationary tile holds A[K, M] transposed, M on the partitions.
         // K on F: the stationary tile holds M = 64 on the partitions and K = 128 on the free axis.
-        ("k_on_f", hand("(64, 128)", "lhsT[0:64, 0:128]", "(128, 512)", "0:128, 0:512"), "matmul-partition"),
+        (
+            "k_on_f",
+            hand(
+                "(64, 128)",
+                "lhsT[0:64, 0:128]",
+                "(128, 512)",
+                "0:128, 0:512",
+            ),
+            "matmul-partition",
+        ),
         // A moving tile of 1024.
-        ("moving_1024", hand("(128, 128)", "lhsT", "(128, 1024)", "0:128, 0:1024")
-            .replace("m=128 n=512", "m=128 n=1024")
-            .replace("(128, 512), dtype=rhs.dtype", "(128, 1024), dtype=rhs.dtype")
-            .replace("(128, 512), dtype=lhsT.dtype", "(128, 1024), dtype=lhsT.dtype"), "matmul-moving-free"),
+        (
+            "moving_1024",
+            hand("(128, 128)", "lhsT", "(128, 1024)", "0:128, 0:1024")
+                .replace("m=128 n=512", "m=128 n=1024")
+                .replace(
+                    "(128, 512), dtype=rhs.dtype",
+                    "(128, 1024), dtype=rhs.dtype",
+                )
+                .replace(
+                    "(128, 512), dtype=lhsT.dtype",
+                    "(128, 1024), dtype=lhsT.dtype",
+                ),
+            "matmul-moving-free",
+        ),
         // A PSUM overflow: 9 banks of PSUM per partition.
-        ("psum_overflow", hand("(128, 128)", "lhsT", "(128, 4608)", "0:128, 0:512"), "psum-capacity"),
+        (
+            "psum_overflow",
+            hand("(128, 128)", "lhsT", "(128, 4608)", "0:128, 0:512"),
+            "psum-capacity",
+        ),
         // An output that straddles two PSUM banks.
-        ("psum_bank", hand("(128, 128)", "lhsT", "(128, 1024)", "0:128, 256:768"), "psum-bank"),
+        (
+            "psum_bank",
+            hand("(128, 128)", "lhsT", "(128, 1024)", "0:128, 256:768"),
+            "psum-bank",
+        ),
         // A partition dim of 256.
-        ("partitions", hand("(256, 128)", "lhsT", "(128, 512)", "0:128, 0:512"), "partition-dim"),
+        (
+            "partitions",
+            hand("(256, 128)", "lhsT", "(128, 512)", "0:128, 0:512"),
+            "partition-dim",
+        ),
     ];
     for (name, text, rule) in cases {
         let out = nki::run(&write(&format!("hand_{name}.py"), &text), "trn1").unwrap();
         assert_eq!(out.code, 2, "{name}: {}", out.stdout);
-        assert!(out.stdout.starts_with(&format!("rule violated: {rule}")), "{name}: {}", out.stdout);
+        assert!(
+            out.stdout.starts_with(&format!("rule violated: {rule}")),
+            "{name}: {}",
+            out.stdout
+        );
     }
 }

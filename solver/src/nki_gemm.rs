@@ -85,7 +85,10 @@ pub fn plan_gemm(spec: &GemmSpec) -> Result<GemmPlan, Refusal> {
     };
     // The instruction limits are the dispatch's to refuse; tiles need at least 1.
     if spec.tile.iter().any(|v| *v < 1) {
-        return Err(Refusal::Rule { rule: "gemm-tile", why: format!("tile {:?} has a size below 1", spec.tile) });
+        return Err(Refusal::Rule {
+            rule: "gemm-tile",
+            why: format!("tile {:?} has a size below 1", spec.tile),
+        });
     }
     let (nk, kr) = (spec.k / kt, spec.k % kt);
     let m_tiles = tiles(spec.m, mt);
@@ -105,13 +108,28 @@ pub fn plan_gemm(spec: &GemmSpec) -> Result<GemmPlan, Refusal> {
         let c = parse(&c_text)?;
         let mut pieces = Vec::new();
         for (k0, ksz, a, b) in [
-            (0, nk * kt, format!("S[({nk},{kt},{msz}):({msz}@F,1@P,1@F)]"), format!("S[({nk},{kt},{nsz}):({nsz}@F,1@P,1@F)]")),
-            (nk * kt, kr, format!("S[({kr},{msz}):(1@P,1@F)]"), format!("S[({kr},{nsz}):(1@P,1@F)]")),
+            (
+                0,
+                nk * kt,
+                format!("S[({nk},{kt},{msz}):({msz}@F,1@P,1@F)]"),
+                format!("S[({nk},{kt},{nsz}):({nsz}@F,1@P,1@F)]"),
+            ),
+            (
+                nk * kt,
+                kr,
+                format!("S[({kr},{msz}):(1@P,1@F)]"),
+                format!("S[({kr},{nsz}):(1@P,1@F)]"),
+            ),
         ] {
             if ksz == 0 {
                 continue;
             }
-            let problem = Problem { a: parse(&a)?, b: parse(&b)?, c: c.clone(), dims: [ksz, msz, nsz] };
+            let problem = Problem {
+                a: parse(&a)?,
+                b: parse(&b)?,
+                c: c.clone(),
+                dims: [ksz, msz, nsz],
+            };
             let mut piece = dispatch(&problem, &opts)?;
             piece.k0 = k0;
             pieces.push(piece);
@@ -130,12 +148,28 @@ pub fn plan_gemm(spec: &GemmSpec) -> Result<GemmPlan, Refusal> {
             });
         }
         sbuf_bytes = sbuf_bytes.max(bytes);
-        let c_print = layout::notation::axe::print(&on_p_and_f(&c, "C", layout::AxisRegistry::builtin())?);
+        let c_print =
+            layout::notation::axe::print(&on_p_and_f(&c, "C", layout::AxisRegistry::builtin())?);
         let name = format!("gemm {}x{}x{} block {msz}x{nsz}", spec.m, spec.n, spec.k);
-        let cert = DispatchCertificate::prove(&name, &spec.target, spec.dtype_bytes, [spec.k, msz, nsz], c_print, pieces)?;
+        let cert = DispatchCertificate::prove(
+            &name,
+            &spec.target,
+            spec.dtype_bytes,
+            [spec.k, msz, nsz],
+            c_print,
+            pieces,
+        )?;
         blocks.push(GemmBlock { msz, nsz, cert });
     }
-    Ok(GemmPlan { spec: spec.clone(), nk, kr, m_tiles, n_tiles, blocks, sbuf_bytes })
+    Ok(GemmPlan {
+        spec: spec.clone(),
+        nk,
+        kr,
+        m_tiles,
+        n_tiles,
+        blocks,
+        sbuf_bytes,
+    })
 }
 
 #[cfg(test)]
@@ -143,7 +177,14 @@ mod tests {
     use super::*;
 
     fn spec(m: i64, n: i64, k: i64) -> GemmSpec {
-        GemmSpec { m, n, k, dtype_bytes: 2, target: "trn1".into(), tile: [128, 128, 512] }
+        GemmSpec {
+            m,
+            n,
+            k,
+            dtype_bytes: 2,
+            target: "trn1".into(),
+            tile: [128, 128, 512],
+        }
     }
 
     #[test]
@@ -153,19 +194,31 @@ mod tests {
         assert_eq!(p.n_tiles, [(0, 512), (512, 188)]);
         assert_eq!((p.nk, p.kr), (1, 72));
         assert_eq!(p.blocks.len(), 4);
-        assert!(p.blocks.iter().all(|b| b.cert.pieces.len() == 2 && b.cert.instructions() == 2));
+        assert!(p
+            .blocks
+            .iter()
+            .all(|b| b.cert.pieces.len() == 2 && b.cert.instructions() == 2));
         let total: i64 = p.m_tiles.len() as i64 * p.n_tiles.len() as i64 * 2;
         assert_eq!(total, 12);
     }
 
     #[test]
     fn a_moving_tile_of_1024_is_refused() {
-        let s = GemmSpec { tile: [128, 128, 1024], ..spec(128, 1024, 128) };
-        assert_eq!(plan_gemm(&s).unwrap_err().rule(), Some("matmul-moving-free"));
+        let s = GemmSpec {
+            tile: [128, 128, 1024],
+            ..spec(128, 1024, 128)
+        };
+        assert_eq!(
+            plan_gemm(&s).unwrap_err().rule(),
+            Some("matmul-moving-free")
+        );
     }
 
     #[test]
     fn a_k_too_large_to_stage_is_refused_naming_sbuf_capacity() {
-        assert_eq!(plan_gemm(&spec(128, 512, 65536)).unwrap_err().rule(), Some("sbuf-capacity"));
+        assert_eq!(
+            plan_gemm(&spec(128, 512, 65536)).unwrap_err().rule(),
+            Some("sbuf-capacity")
+        );
     }
 }

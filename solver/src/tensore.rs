@@ -101,12 +101,30 @@ pub fn dispatch(problem: &Problem, opts: &Options) -> Result<Piece, Refusal> {
     let [kt_max, mt_max, nt_max] = opts.instruction;
     let t = layout::trainium::target(&opts.target)?;
     for (v, lim, rule, what) in [
-        (kt_max, t.partitions, "matmul-partition", "partition (contraction) size"),
-        (mt_max, t.stationary_fmax, "matmul-stationary-free", "stationary free size"),
-        (nt_max, t.moving_fmax, "matmul-moving-free", "moving free size"),
+        (
+            kt_max,
+            t.partitions,
+            "matmul-partition",
+            "partition (contraction) size",
+        ),
+        (
+            mt_max,
+            t.stationary_fmax,
+            "matmul-stationary-free",
+            "stationary free size",
+        ),
+        (
+            nt_max,
+            t.moving_fmax,
+            "matmul-moving-free",
+            "moving free size",
+        ),
     ] {
         if !(1..=lim).contains(&v) {
-            return Err(refuse(rule, format!("{what} {v} is not in [1, {lim}] on {}", t.name)));
+            return Err(refuse(
+                rule,
+                format!("{what} {v} is not in [1, {lim}] on {}", t.name),
+            ));
         }
     }
     let [k, m, n] = problem.dims;
@@ -153,13 +171,19 @@ pub fn dispatch(problem: &Problem, opts: &Options) -> Result<Piece, Refusal> {
     if !on_f(ma_in) {
         return Err(refuse(
             "stationary-free-is-m",
-            format!("A's M must be on the free axis F; its innermost M iter is {}", show(ma_in)),
+            format!(
+                "A's M must be on the free axis F; its innermost M iter is {}",
+                show(ma_in)
+            ),
         ));
     }
     if !p_unit(mc_in) {
         return Err(refuse(
             "psum-partition-is-m",
-            format!("C's M must be on PSUM partitions with stride 1; its innermost M iter is {}", show(mc_in)),
+            format!(
+                "C's M must be on PSUM partitions with stride 1; its innermost M iter is {}",
+                show(mc_in)
+            ),
         ));
     }
     let (nb_in, nc_in) = (nb.last().expect("N >= 1"), nc.last().expect("N >= 1"));
@@ -189,15 +213,37 @@ pub fn dispatch(problem: &Problem, opts: &Options) -> Result<Piece, Refusal> {
     let mut rest = |dim: &str, x: &[Iter], y: &[Iter], inner: i64| {
         for (i, (u, v)) in x.iter().zip(y).enumerate() {
             let last = i + 1 == x.len();
-            let (extent, by) = if last { (u.extent / inner, inner) } else { (u.extent, 1) };
+            let (extent, by) = if last {
+                (u.extent / inner, inner)
+            } else {
+                (u.extent, 1)
+            };
             if extent == 1 {
                 continue;
             }
             let (su, sv) = (Some(step(u, by)), Some(step(v, by)));
             loops.push(match dim {
-                "m" => Loop { dim: "m".into(), extent, a: su, b: None, c: sv },
-                "n" => Loop { dim: "n".into(), extent, a: None, b: su, c: sv },
-                _ => Loop { dim: "k".into(), extent, a: su, b: sv, c: None },
+                "m" => Loop {
+                    dim: "m".into(),
+                    extent,
+                    a: su,
+                    b: None,
+                    c: sv,
+                },
+                "n" => Loop {
+                    dim: "n".into(),
+                    extent,
+                    a: None,
+                    b: su,
+                    c: sv,
+                },
+                _ => Loop {
+                    dim: "k".into(),
+                    extent,
+                    a: su,
+                    b: sv,
+                    c: None,
+                },
             });
         }
     };
@@ -205,8 +251,14 @@ pub fn dispatch(problem: &Problem, opts: &Options) -> Result<Piece, Refusal> {
     rest("n", nb, nc, nt);
     rest("k", ka, kb, kt);
     let base = |l: &AxeLayout| Step {
-        p: l.offset().iter().find(|(a, _)| a.as_str() == "P").map_or(0, |(_, v)| *v),
-        f: l.offset().iter().find(|(a, _)| a.as_str() == "F").map_or(0, |(_, v)| *v),
+        p: l.offset()
+            .iter()
+            .find(|(a, _)| a.as_str() == "P")
+            .map_or(0, |(_, v)| *v),
+        f: l.offset()
+            .iter()
+            .find(|(a, _)| a.as_str() == "F")
+            .map_or(0, |(_, v)| *v),
     };
     Ok(Piece {
         k0: 0,
@@ -225,10 +277,21 @@ pub fn dispatch(problem: &Problem, opts: &Options) -> Result<Piece, Refusal> {
 }
 
 /// Dispatches and proves a one-piece problem.
-pub fn dispatch_and_prove(name: &str, problem: &Problem, opts: &Options) -> Result<DispatchCertificate, Refusal> {
+pub fn dispatch_and_prove(
+    name: &str,
+    problem: &Problem,
+    opts: &Options,
+) -> Result<DispatchCertificate, Refusal> {
     let piece = dispatch(problem, opts)?;
     let c = print(&on_p_and_f(&problem.c, "C", AxisRegistry::builtin())?);
-    Ok(DispatchCertificate::prove(name, &opts.target, opts.dtype_bytes, problem.dims, c, vec![piece])?)
+    Ok(DispatchCertificate::prove(
+        name,
+        &opts.target,
+        opts.dtype_bytes,
+        problem.dims,
+        c,
+        vec![piece],
+    )?)
 }
 
 fn show(it: &Iter) -> String {
@@ -238,10 +301,17 @@ fn show(it: &Iter) -> String {
 /// The layout with aliases resolved, refused unless it maps to `P` and `F` only (no replica).
 pub fn on_p_and_f(l: &AxeLayout, what: &str, reg: &AxisRegistry) -> Result<AxeLayout, Refusal> {
     let r = resolve_aliases(l, reg)?;
-    if !r.replica().is_empty() || r.axes().iter().any(|a| a.as_str() != "P" && a.as_str() != "F") {
+    if !r.replica().is_empty()
+        || r.axes()
+            .iter()
+            .any(|a| a.as_str() != "P" && a.as_str() != "F")
+    {
         return Err(refuse(
             "operand-axes",
-            format!("{what} = {} must map to the axes P and F only, without replication", print(l)),
+            format!(
+                "{what} = {} must map to the axes P and F only, without replication",
+                print(l)
+            ),
         ));
     }
     Ok(r)
@@ -265,7 +335,11 @@ fn iters_by(l: &AxeLayout, shape: &[i64], what: &str) -> Result<Vec<Iter>, Refus
             [one] => Ok(one.clone()),
             many => Err(refuse(
                 "no-intersection",
-                format!("{what}'s dim of extent {} is {} iters that the other operand does not share", shape[d], many.len()),
+                format!(
+                    "{what}'s dim of extent {} is {} iters that the other operand does not share",
+                    shape[d],
+                    many.len()
+                ),
             )),
         })
         .collect()
@@ -281,7 +355,12 @@ mod tests {
     use layout::notation::axe::parse;
 
     fn problem(a: &str, b: &str, c: &str, dims: [i64; 3]) -> Problem {
-        Problem { a: parse(a).unwrap(), b: parse(b).unwrap(), c: parse(c).unwrap(), dims }
+        Problem {
+            a: parse(a).unwrap(),
+            b: parse(b).unwrap(),
+            c: parse(c).unwrap(),
+            dims,
+        }
     }
 
     #[test]
@@ -295,7 +374,11 @@ mod tests {
         let cert = dispatch_and_prove("t", &p, &Options::default()).unwrap();
         let piece = &cert.pieces[0];
         assert_eq!(piece.instruction, [128, 128, 512]);
-        let nest: Vec<(String, i64)> = piece.loops.iter().map(|l| (l.dim.clone(), l.extent)).collect();
+        let nest: Vec<(String, i64)> = piece
+            .loops
+            .iter()
+            .map(|l| (l.dim.clone(), l.extent))
+            .collect();
         assert_eq!(nest, [("n".to_string(), 2), ("k".to_string(), 2)]);
         assert_eq!(piece.loops[0].c, Some(Step { p: 0, f: 512 }));
         assert_eq!(cert.instructions(), 4);
@@ -322,11 +405,19 @@ mod tests {
             "S[(128,1024):(1@P,1@F)]",
             [128, 128, 1024],
         );
-        let opts = Options { instruction: [128, 128, 1024], ..Options::default() };
+        let opts = Options {
+            instruction: [128, 128, 1024],
+            ..Options::default()
+        };
         let e = dispatch(&p, &opts).unwrap_err();
         assert_eq!(e.rule(), Some("matmul-moving-free"), "{e}");
         // The same layouts within the limits: two instructions of 512.
-        assert_eq!(dispatch_and_prove("t", &p, &Options::default()).unwrap().instructions(), 2);
+        assert_eq!(
+            dispatch_and_prove("t", &p, &Options::default())
+                .unwrap()
+                .instructions(),
+            2
+        );
     }
 
     #[test]
@@ -349,13 +440,22 @@ mod tests {
             "S[(64,64):(1@F,64@F)]",
             [128, 64, 64],
         );
-        assert_eq!(dispatch(&p, &Options::default()).unwrap_err().rule(), Some("psum-partition-is-m"));
+        assert_eq!(
+            dispatch(&p, &Options::default()).unwrap_err().rule(),
+            Some("psum-partition-is-m")
+        );
     }
 
     #[test]
     fn dispatches_of_generated_shapes_all_prove() {
         // Property: for tile grids of every small shape the dispatch is proved by certify.
-        for (nk, ms, nn) in [(1, 1, 1), (3, 7, 5), (2, 128, 100), (1, 44, 512), (4, 128, 1536)] {
+        for (nk, ms, nn) in [
+            (1, 1, 1),
+            (3, 7, 5),
+            (2, 128, 100),
+            (1, 44, 512),
+            (4, 128, 1536),
+        ] {
             let k = nk * 128;
             let p = problem(
                 &format!("S[({nk},128,{ms}):({ms}@F,1@P,1@F)]"),

@@ -174,7 +174,9 @@ fn finish(
     };
     write(path, &kernel)?;
     if as_json {
-        return Ok(Report::json(json!({ "wrote": path, "kernel": what, "cost": cost })));
+        return Ok(Report::json(
+            json!({ "wrote": path, "kernel": what, "cost": cost }),
+        ));
     }
     let mut lines = vec![format!("wrote {path}: {what}")];
     if let Some(c) = cost {
@@ -197,7 +199,9 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
             cert,
         } => {
             if dtype != "bf16" && dtype != "f16" {
-                return Err(bad(format!("--dtype {dtype:?}: the GEMM takes bf16 or f16")));
+                return Err(bad(format!(
+                    "--dtype {dtype:?}: the GEMM takes bf16 or f16"
+                )));
             }
             let spec = GemmSpec {
                 m: *m,
@@ -213,7 +217,10 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
                     &format!("gemm {m}x{n}x{k}"),
                     plan.blocks.iter().map(|b| b.cert.clone()).collect(),
                 );
-                write(path, &serde_json::to_string_pretty(&set).expect("serializes"))?;
+                write(
+                    path,
+                    &serde_json::to_string_pretty(&set).expect("serializes"),
+                )?;
             }
             let kernel = nki::emit_gemm(&plan, dtype);
             let cost = nki::cost::gemm(&plan);
@@ -231,7 +238,13 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
             out,
         } => {
             let kernel = nki::emit_softmax(*rows, *cols, dtype, target).map_err(bad)?;
-            finish(kernel, format!("softmax {rows}x{cols} {dtype}"), out.as_deref(), None, as_json)
+            finish(
+                kernel,
+                format!("softmax {rows}x{cols} {dtype}"),
+                out.as_deref(),
+                None,
+                as_json,
+            )
         }
         NkiGen::Mha {
             seq,
@@ -256,13 +269,22 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
                     &format!("mha heads={heads} seq={seq} dim={dim}"),
                     k.certs.clone(),
                 );
-                write(path, &serde_json::to_string_pretty(&set).expect("serializes"))?;
+                write(
+                    path,
+                    &serde_json::to_string_pretty(&set).expect("serializes"),
+                )?;
             }
             let what = format!(
                 "mha heads={heads} seq={seq} dim={dim} {dtype}, {} matmul dispatch(es) proved",
                 k.certs.len()
             );
-            finish(k.source, what, out.as_deref(), Some(nki::cost::mha(&spec)), as_json)
+            finish(
+                k.source,
+                what,
+                out.as_deref(),
+                Some(nki::cost::mha(&spec)),
+                as_json,
+            )
         }
     }
 }
@@ -330,23 +352,34 @@ pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
             match dispatch_and_prove("nki dispatch", &problem, &opts) {
                 Ok(certificate) => {
                     if let Some(path) = cert {
-                        write(path, &serde_json::to_string_pretty(&certificate).expect("serializes"))?;
+                        write(
+                            path,
+                            &serde_json::to_string_pretty(&certificate).expect("serializes"),
+                        )?;
                     }
                     let p = &certificate.pieces[0];
                     let [kt, mt, nt] = p.instruction;
-                    let nest: Vec<String> =
-                        p.loops.iter().map(|l| format!("{}:{}", l.dim, l.extent)).collect();
+                    let nest: Vec<String> = p
+                        .loops
+                        .iter()
+                        .map(|l| format!("{}:{}", l.dim, l.extent))
+                        .collect();
                     let first = format!(
                         "dispatch: instruction {kt}x{mt}x{nt} (K x M x N), {} instruction(s), loops {}",
                         certificate.instructions(),
                         if nest.is_empty() { "none".into() } else { nest.join(" ") }
                     );
                     if as_json {
-                        return Ok(Report::json(json!({ "dispatch": first, "certificate": certificate })));
+                        return Ok(Report::json(
+                            json!({ "dispatch": first, "certificate": certificate }),
+                        ));
                     }
                     Ok(Report::ok(vec![
                         first,
-                        format!("proved by certify (tensore-dispatch, digest {})", certificate.digest),
+                        format!(
+                            "proved by certify (tensore-dispatch, digest {})",
+                            certificate.digest
+                        ),
                     ]))
                 }
                 Err(e) if e.rule().is_some() => {

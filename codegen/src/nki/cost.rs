@@ -111,7 +111,10 @@ pub fn gemm(plan: &GemmPlan) -> CostReport {
             not_applicable: None,
         }
     } else {
-        na("AWS nki_matmul_tiled_", "needs M % 128 = N % 512 = K % 128 = 0".into())
+        na(
+            "AWS nki_matmul_tiled_",
+            "needs M % 128 = N % 512 = K % 128 = 0".into(),
+        )
     };
     let optimized = if m % 2048 == 0 && n % 1024 == 0 && k % 1024 == 0 {
         Figures {
@@ -125,7 +128,10 @@ pub fn gemm(plan: &GemmPlan) -> CostReport {
             not_applicable: None,
         }
     } else {
-        na("AWS nki_matmul_fully_optimized_", "needs M % 2048 = N % 1024 = K % 1024 = 0".into())
+        na(
+            "AWS nki_matmul_fully_optimized_",
+            "needs M % 2048 = N % 1024 = K % 1024 = 0".into(),
+        )
     };
     CostReport {
         kernel: format!("gemm {m}x{n}x{k}"),
@@ -180,7 +186,10 @@ pub fn mha(spec: &MhaSpec) -> CostReport {
             not_applicable: None,
         }
     } else {
-        na("AWS flash_fwd", "needs seq % 2048 = 0 (LARGE_TILE_SZ) and head dim <= 128".into())
+        na(
+            "AWS flash_fwd",
+            "needs seq % 2048 = 0 (LARGE_TILE_SZ) and head dim <= 128".into(),
+        )
     };
     CostReport {
         kernel: format!("mha heads={h} seq={s} dim={d}"),

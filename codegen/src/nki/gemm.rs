@@ -35,7 +35,13 @@ pub fn emit_gemm(plan: &GemmPlan, dtype: &str) -> String {
     py.line("Each block's TensorE dispatch (Axe layouts over SBUF/PSUM axes P and F) is proved by");
     py.line("certify; `laycert check` re-decides the certificate written with --cert.");
     for b in &plan.blocks {
-        py.line(format!("  block {}x{}: C = {}  (certificate {})", b.msz, b.nsz, b.cert.c, &b.cert.digest[..16]));
+        py.line(format!(
+            "  block {}x{}: C = {}  (certificate {})",
+            b.msz,
+            b.nsz,
+            b.cert.c,
+            &b.cert.digest[..16]
+        ));
         for (i, p) in b.cert.pieces.iter().enumerate() {
             py.line(format!(
                 "    piece {i}: k in [{}, {}): A = {}, B = {}, instruction {}x{}x{} (K x M x N), loops {}",
@@ -75,8 +81,16 @@ pub fn emit_gemm(plan: &GemmPlan, dtype: &str) -> String {
             depth += 1;
         }
         for (_, nstart, ncount, nsz) in groups(&plan.n_tiles, "ni") {
-            let m0 = if mcount > 1 { affine(mstart, &[(msz, mname.clone())]) } else { mstart.to_string() };
-            let n0 = if ncount > 1 { affine(nstart, &[(nsz, "ni".into())]) } else { nstart.to_string() };
+            let m0 = if mcount > 1 {
+                affine(mstart, &[(msz, mname.clone())])
+            } else {
+                mstart.to_string()
+            };
+            let n0 = if ncount > 1 {
+                affine(nstart, &[(nsz, "ni".into())])
+            } else {
+                nstart.to_string()
+            };
             if ncount > 1 {
                 py.open(format!("for ni in nl.affine_range({ncount}):"));
             }
@@ -129,7 +143,9 @@ fn loops_text(p: &Piece) -> String {
 /// The helper for one block shape.
 fn block_fn(py: &mut Py, b: &GemmBlock) {
     let (msz, nsz) = (b.msz, b.nsz);
-    py.open(format!("def _block_{msz}x{nsz}(lhsT, rhs, result, m0, n0):"));
+    py.open(format!(
+        "def _block_{msz}x{nsz}(lhsT, rhs, result, m0, n0):"
+    ));
     py.line(format!(
         "\"\"\"result[m0:m0 + {msz}, n0:n0 + {nsz}]: stage K in SBUF (K on partitions), accumulate in one PSUM tile.\"\"\""
     ));
@@ -138,16 +154,34 @@ fn block_fn(py: &mut Py, b: &GemmBlock) {
         let (a, bb) = (format!("a{i}"), format!("b{i}"));
         let tiles = p.k / p.instruction[0].max(1);
         let rows = p.instruction[0];
-        py.line(format!("# piece {i}: k in [{}, {}), A = {}, B = {}", p.k0, p.k0 + p.k, p.a, p.b));
-        py.line(format!("{a} = nl.ndarray(({rows}, {}), dtype=lhsT.dtype, buffer=nl.sbuf)", tiles * msz));
-        py.line(format!("{bb} = nl.ndarray(({rows}, {}), dtype=rhs.dtype, buffer=nl.sbuf)", tiles * nsz));
+        py.line(format!(
+            "# piece {i}: k in [{}, {}), A = {}, B = {}",
+            p.k0,
+            p.k0 + p.k,
+            p.a,
+            p.b
+        ));
+        py.line(format!(
+            "{a} = nl.ndarray(({rows}, {}), dtype=lhsT.dtype, buffer=nl.sbuf)",
+            tiles * msz
+        ));
+        py.line(format!(
+            "{bb} = nl.ndarray(({rows}, {}), dtype=rhs.dtype, buffer=nl.sbuf)",
+            tiles * nsz
+        ));
         let open = tiles > 1;
         if open {
             py.open(format!("for kk in nl.affine_range({tiles}):"));
         }
         // Tile kk of the piece: K rows k0 + kk*rows on partitions 0..rows, at F = kk*msz (A)
         // and kk*nsz (B), as the piece's layouts say.
-        let kk = |step: i64| -> Vec<(i64, String)> { if open { vec![(step, "kk".to_string())] } else { vec![] } };
+        let kk = |step: i64| -> Vec<(i64, String)> {
+            if open {
+                vec![(step, "kk".to_string())]
+            } else {
+                vec![]
+            }
+        };
         let krow = affine(p.k0, &kk(rows));
         let fa = affine(0, &kk(msz));
         let fb = affine(0, &kk(nsz));
@@ -166,14 +200,20 @@ fn block_fn(py: &mut Py, b: &GemmBlock) {
         }
         names.push((a, bb));
     }
-    py.line(format!("c_psum = nl.ndarray(({msz}, {nsz}), dtype=nl.float32, buffer=nl.psum)"));
+    py.line(format!(
+        "c_psum = nl.ndarray(({msz}, {nsz}), dtype=nl.float32, buffer=nl.psum)"
+    ));
     for (i, p) in b.cert.pieces.iter().enumerate() {
         let (a, bb) = &names[i];
         matmul_nest(py, p, a, bb, "c_psum", i);
     }
-    py.line(format!("c_sbuf = nl.ndarray(({msz}, {nsz}), dtype=result.dtype, buffer=nl.sbuf)"));
+    py.line(format!(
+        "c_sbuf = nl.ndarray(({msz}, {nsz}), dtype=result.dtype, buffer=nl.sbuf)"
+    ));
     py.line("nisa.tensor_copy(dst=c_sbuf, src=c_psum)");
-    py.line(format!("nisa.dma_copy(dst=result[m0:m0 + {msz}, n0:n0 + {nsz}], src=c_sbuf)"));
+    py.line(format!(
+        "nisa.dma_copy(dst=result[m0:m0 + {msz}, n0:n0 + {nsz}], src=c_sbuf)"
+    ));
     py.close();
 }
 

@@ -42,9 +42,18 @@ pub struct MhaKernel {
 const Q_TILE: i64 = 128;
 const KV_TILE: i64 = 512;
 
-fn prove(name: &str, spec: &MhaSpec, c: &str, pieces: Vec<(String, String, [i64; 3], i64)>) -> Result<DispatchCertificate, NkiError> {
+fn prove(
+    name: &str,
+    spec: &MhaSpec,
+    c: &str,
+    pieces: Vec<(String, String, [i64; 3], i64)>,
+) -> Result<DispatchCertificate, NkiError> {
     let bytes = super::dtype_bytes(&spec.dtype)?;
-    let opts = Options { target: spec.target.clone(), dtype_bytes: bytes, instruction: [128, 128, 512] };
+    let opts = Options {
+        target: spec.target.clone(),
+        dtype_bytes: bytes,
+        instruction: [128, 128, 512],
+    };
     let cl = parse(c).map_err(|e| NkiError::Input(e.to_string()))?;
     let mut out = Vec::new();
     let mut dims = [0, 0, 0];
@@ -68,7 +77,9 @@ fn prove(name: &str, spec: &MhaSpec, c: &str, pieces: Vec<(String, String, [i64;
 pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
     let (h, s, d) = (spec.heads, spec.seq, spec.dim);
     if !(1..=4096).contains(&h) || !(1..=1 << 17).contains(&s) {
-        return Err(NkiError::Input(format!("heads {h} must be in [1, 4096] and seq {s} in [1, 131072]")));
+        return Err(NkiError::Input(format!(
+            "heads {h} must be in [1, 4096] and seq {s} in [1, 131072]"
+        )));
     }
     if !(1..=128).contains(&d) {
         return Err(NkiError::Rule {
@@ -110,16 +121,31 @@ pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
                 &format!("mha S = Q K^T {qsz}x{ksz}"),
                 spec,
                 &format!("S[({qsz},{ksz}):(1@P,1@F)]"),
-                vec![(format!("S[({d},{qsz}):(1@P,1@F)]"), format!("S[({d},{ksz}):(1@P,1@F)]"), [d, qsz, ksz], 0)],
+                vec![(
+                    format!("S[({d},{qsz}):(1@P,1@F)]"),
+                    format!("S[({d},{ksz}):(1@P,1@F)]"),
+                    [d, qsz, ksz],
+                    0,
+                )],
             )?;
             let chunks = tile_runs(ksz, 128);
             let mut pieces = Vec::new();
             for &(start, count, jsz) in &chunks {
                 for c in 0..count {
-                    pieces.push((format!("S[({jsz},{qsz}):(1@P,1@F)]"), format!("S[({jsz},{d}):(1@P,1@F)]"), [jsz, qsz, d], start + c * jsz));
+                    pieces.push((
+                        format!("S[({jsz},{qsz}):(1@P,1@F)]"),
+                        format!("S[({jsz},{d}):(1@P,1@F)]"),
+                        [jsz, qsz, d],
+                        start + c * jsz,
+                    ));
                 }
             }
-            let pv = prove(&format!("mha O += P V {qsz}x{ksz}"), spec, &format!("S[({qsz},{d}):(1@P,1@F)]"), pieces)?;
+            let pv = prove(
+                &format!("mha O += P V {qsz}x{ksz}"),
+                spec,
+                &format!("S[({qsz},{d}):(1@P,1@F)]"),
+                pieces,
+            )?;
             let mut f = Py::default();
             kv_step(&mut f, qsz, ksz, d, scale, &qk, &pv, &chunks);
             steps.push_str(&f.text());
@@ -133,7 +159,12 @@ pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
         }
     }
     for c in &certs {
-        py.line(format!("  {}: {} instruction(s), certificate {}", c.name, c.instructions(), &c.digest[..16]));
+        py.line(format!(
+            "  {}: {} instruction(s), certificate {}",
+            c.name,
+            c.instructions(),
+            &c.digest[..16]
+        ));
     }
     py.line("\"\"\"");
     py.line("");
@@ -149,12 +180,17 @@ pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
     k.line("");
     k.line("@nki.jit");
     k.open("def laycert_mha(q, k, v):");
-    k.line(format!("out = nl.ndarray(({h}, {s}, {d}), dtype=q.dtype, buffer=nl.shared_hbm)"));
+    k.line(format!(
+        "out = nl.ndarray(({h}, {s}, {d}), dtype=q.dtype, buffer=nl.shared_hbm)"
+    ));
     k.open(format!("for h in nl.affine_range({h}):"));
     for (start, count, qsz) in q_tiles {
         if count > 1 {
             k.open(format!("for qi in nl.affine_range({count}):"));
-            k.line(format!("_q_tile_{qsz}(q, k, v, out, h, {})", affine(start, &[(qsz, "qi".into())])));
+            k.line(format!(
+                "_q_tile_{qsz}(q, k, v, out, h, {})",
+                affine(start, &[(qsz, "qi".into())])
+            ));
             k.close();
         } else {
             k.line(format!("_q_tile_{qsz}(q, k, v, out, h, {start})"));
@@ -164,21 +200,36 @@ pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
     k.line("return out");
     k.close();
     text.push_str(&k.text());
-    Ok(MhaKernel { source: text, certs })
+    Ok(MhaKernel {
+        source: text,
+        certs,
+    })
 }
 
 fn q_tile(py: &mut Py, qsz: i64, d: i64, kv_tiles: &[(i64, i64, i64)]) {
     py.line("");
     py.line("");
     py.open(format!("def _q_tile_{qsz}(q, k, v, out, h, q0):"));
-    py.line(format!("\"\"\"Queries q0 .. q0 + {qsz} of head h against every key.\"\"\""));
-    py.line(format!("q_sb = nl.ndarray(({d}, {qsz}), dtype=q.dtype, buffer=nl.sbuf)"));
-    py.line(format!("nisa.dma_copy(dst=q_sb, src=q[h, 0:{d}, q0:q0 + {qsz}])"));
-    py.line(format!("m_run = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "\"\"\"Queries q0 .. q0 + {qsz} of head h against every key.\"\"\""
+    ));
+    py.line(format!(
+        "q_sb = nl.ndarray(({d}, {qsz}), dtype=q.dtype, buffer=nl.sbuf)"
+    ));
+    py.line(format!(
+        "nisa.dma_copy(dst=q_sb, src=q[h, 0:{d}, q0:q0 + {qsz}])"
+    ));
+    py.line(format!(
+        "m_run = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.memset(dst=m_run, value=-3.0e38)");
-    py.line(format!("l_run = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "l_run = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.memset(dst=l_run, value=0.0)");
-    py.line(format!("o_run = nl.ndarray(({qsz}, {d}), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "o_run = nl.ndarray(({qsz}, {d}), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.memset(dst=o_run, value=0.0)");
     for &(start, count, ksz) in kv_tiles {
         if count > 1 {
@@ -189,14 +240,22 @@ fn q_tile(py: &mut Py, qsz: i64, d: i64, kv_tiles: &[(i64, i64, i64)]) {
             ));
             py.close();
         } else {
-            py.line(format!("_kv_step_{qsz}x{ksz}(q_sb, k, v, h, {start}, m_run, l_run, o_run)"));
+            py.line(format!(
+                "_kv_step_{qsz}x{ksz}(q_sb, k, v, h, {start}, m_run, l_run, o_run)"
+            ));
         }
     }
-    py.line(format!("inv = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "inv = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.reciprocal(dst=inv, data=l_run)");
-    py.line(format!("o_sb = nl.ndarray(({qsz}, {d}), dtype=q.dtype, buffer=nl.sbuf)"));
+    py.line(format!(
+        "o_sb = nl.ndarray(({qsz}, {d}), dtype=q.dtype, buffer=nl.sbuf)"
+    ));
     py.line("nisa.tensor_scalar(dst=o_sb, data=o_run, op0=nl.multiply, operand0=inv)");
-    py.line(format!("nisa.dma_copy(dst=out[h, q0:q0 + {qsz}, 0:{d}], src=o_sb)"));
+    py.line(format!(
+        "nisa.dma_copy(dst=out[h, q0:q0 + {qsz}, 0:{d}], src=o_sb)"
+    ));
     py.close();
 }
 
@@ -213,31 +272,64 @@ fn kv_step(
 ) {
     py.line("");
     py.line("");
-    py.open(format!("def _kv_step_{qsz}x{ksz}(q_sb, k, v, h, k0, m_run, l_run, o_run):"));
-    py.line(format!("\"\"\"Keys k0 .. k0 + {ksz}: update the running max, sum and output.\"\"\""));
-    py.line(format!("k_sb = nl.ndarray(({d}, {ksz}), dtype=k.dtype, buffer=nl.sbuf)"));
-    py.line(format!("nisa.dma_copy(dst=k_sb, src=k[h, 0:{d}, k0:k0 + {ksz}])"));
-    py.line(format!("s_psum = nl.ndarray(({qsz}, {ksz}), dtype=nl.float32, buffer=nl.psum)"));
+    py.open(format!(
+        "def _kv_step_{qsz}x{ksz}(q_sb, k, v, h, k0, m_run, l_run, o_run):"
+    ));
+    py.line(format!(
+        "\"\"\"Keys k0 .. k0 + {ksz}: update the running max, sum and output.\"\"\""
+    ));
+    py.line(format!(
+        "k_sb = nl.ndarray(({d}, {ksz}), dtype=k.dtype, buffer=nl.sbuf)"
+    ));
+    py.line(format!(
+        "nisa.dma_copy(dst=k_sb, src=k[h, 0:{d}, k0:k0 + {ksz}])"
+    ));
+    py.line(format!(
+        "s_psum = nl.ndarray(({qsz}, {ksz}), dtype=nl.float32, buffer=nl.psum)"
+    ));
     matmul_nest(py, &qk.pieces[0], "q_sb", "k_sb", "s_psum", 0);
-    py.line(format!("m_tile = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "m_tile = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.tensor_reduce(dst=m_tile, op=nl.max, data=s_psum, axis=1, keepdims=True)");
-    py.line(format!("m_new = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "m_new = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.tensor_tensor(dst=m_new, data1=m_run, data2=m_tile, op=nl.maximum)");
-    py.line(format!("bias = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
-    py.line(format!("nisa.tensor_scalar(dst=bias, data=m_new, op0=nl.multiply, operand0={})", -scale));
-    py.line(format!("p_sb = nl.ndarray(({qsz}, {ksz}), dtype=nl.float32, buffer=nl.sbuf)"));
-    py.line(format!("nisa.activation(dst=p_sb, op=nl.exp, data=s_psum, bias=bias, scale={scale})"));
-    py.line(format!("p_sum = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "bias = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
+    py.line(format!(
+        "nisa.tensor_scalar(dst=bias, data=m_new, op0=nl.multiply, operand0={})",
+        -scale
+    ));
+    py.line(format!(
+        "p_sb = nl.ndarray(({qsz}, {ksz}), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
+    py.line(format!(
+        "nisa.activation(dst=p_sb, op=nl.exp, data=s_psum, bias=bias, scale={scale})"
+    ));
+    py.line(format!(
+        "p_sum = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.tensor_reduce(dst=p_sum, op=nl.add, data=p_sb, axis=1, keepdims=True)");
-    py.line(format!("diff = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
+    py.line(format!(
+        "diff = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
     py.line("nisa.tensor_tensor(dst=diff, data1=m_run, data2=m_new, op=nl.subtract)");
-    py.line(format!("alpha = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"));
-    py.line(format!("nisa.activation(dst=alpha, op=nl.exp, data=diff, scale={scale})"));
+    py.line(format!(
+        "alpha = nl.ndarray(({qsz}, 1), dtype=nl.float32, buffer=nl.sbuf)"
+    ));
+    py.line(format!(
+        "nisa.activation(dst=alpha, op=nl.exp, data=diff, scale={scale})"
+    ));
     py.line("nisa.tensor_tensor(dst=l_run, data1=l_run, data2=alpha, op=nl.multiply)");
     py.line("nisa.tensor_tensor(dst=l_run, data1=l_run, data2=p_sum, op=nl.add)");
     py.line("nisa.tensor_scalar(dst=o_run, data=o_run, op0=nl.multiply, operand0=alpha)");
     py.line("nisa.tensor_copy(dst=m_run, src=m_new)");
-    py.line(format!("pv_psum = nl.ndarray(({qsz}, {d}), dtype=nl.float32, buffer=nl.psum)"));
+    py.line(format!(
+        "pv_psum = nl.ndarray(({qsz}, {d}), dtype=nl.float32, buffer=nl.psum)"
+    ));
     let mut piece = 0usize;
     for &(start, count, jsz) in chunks {
         let (j0, open) = if count > 1 {
@@ -246,16 +338,28 @@ fn kv_step(
         } else {
             (start.to_string(), false)
         };
-        py.line(format!("pt_psum = nl.ndarray(({jsz}, {qsz}), dtype=nl.float32, buffer=nl.psum)"));
+        py.line(format!(
+            "pt_psum = nl.ndarray(({jsz}, {qsz}), dtype=nl.float32, buffer=nl.psum)"
+        ));
         py.line(format!(
             "nisa.nc_transpose(dst=pt_psum, data=p_sb[0:{qsz}, {}])",
             super::py::span(&j0, jsz, 1)
         ));
-        py.line(format!("pt_sb = nl.ndarray(({jsz}, {qsz}), dtype=v.dtype, buffer=nl.sbuf)"));
+        py.line(format!(
+            "pt_sb = nl.ndarray(({jsz}, {qsz}), dtype=v.dtype, buffer=nl.sbuf)"
+        ));
         py.line("nisa.tensor_copy(dst=pt_sb, src=pt_psum)");
-        py.line(format!("v_sb = nl.ndarray(({jsz}, {d}), dtype=v.dtype, buffer=nl.sbuf)"));
-        let row = if j0 == "0" { "k0".to_string() } else { format!("k0 + {j0}") };
-        py.line(format!("nisa.dma_copy(dst=v_sb, src=v[h, {row}:{row} + {jsz}, 0:{d}])"));
+        py.line(format!(
+            "v_sb = nl.ndarray(({jsz}, {d}), dtype=v.dtype, buffer=nl.sbuf)"
+        ));
+        let row = if j0 == "0" {
+            "k0".to_string()
+        } else {
+            format!("k0 + {j0}")
+        };
+        py.line(format!(
+            "nisa.dma_copy(dst=v_sb, src=v[h, {row}:{row} + {jsz}, 0:{d}])"
+        ));
         // Every chunk of a run has the same one-instruction dispatch; print the run's first.
         matmul_nest(py, &pv.pieces[piece], "pt_sb", "v_sb", "pv_psum", piece);
         piece += count as usize;

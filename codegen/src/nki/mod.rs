@@ -60,7 +60,9 @@ pub fn dtype_bytes(dtype: &str) -> Result<i64, NkiError> {
     match dtype {
         "bf16" | "f16" => Ok(2),
         "f32" => Ok(4),
-        other => Err(NkiError::Input(format!("dtype {other:?}: expected bf16, f16 or f32"))),
+        other => Err(NkiError::Input(format!(
+            "dtype {other:?}: expected bf16, f16 or f32"
+        ))),
     }
 }
 

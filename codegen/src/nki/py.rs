@@ -14,7 +14,8 @@ impl Py {
         if text.is_empty() {
             self.lines.push(String::new());
         } else {
-            self.lines.push(format!("{}{text}", "    ".repeat(self.depth)));
+            self.lines
+                .push(format!("{}{text}", "    ".repeat(self.depth)));
         }
     }
 
@@ -43,7 +44,13 @@ pub fn affine(c: i64, terms: &[(i64, String)]) -> String {
     let mut parts: Vec<String> = terms
         .iter()
         .filter(|(k, _)| *k != 0)
-        .map(|(k, v)| if *k == 1 { v.clone() } else { format!("{v} * {k}") })
+        .map(|(k, v)| {
+            if *k == 1 {
+                v.clone()
+            } else {
+                format!("{v} * {k}")
+            }
+        })
         .collect();
     if c != 0 || parts.is_empty() {
         parts.push(c.to_string());

@@ -8,9 +8,15 @@ use std::process::Command;
 use super::NkiError;
 
 const FILES: [(&str, &str); 6] = [
-    ("nki/__init__.py", include_str!("../../nki_ref/nki/__init__.py")),
+    (
+        "nki/__init__.py",
+        include_str!("../../nki_ref/nki/__init__.py"),
+    ),
     ("nki/_core.py", include_str!("../../nki_ref/nki/_core.py")),
-    ("nki/language.py", include_str!("../../nki_ref/nki/language.py")),
+    (
+        "nki/language.py",
+        include_str!("../../nki_ref/nki/language.py"),
+    ),
     ("nki/isa.py", include_str!("../../nki_ref/nki/isa.py")),
     ("harness.py", include_str!("../../nki_ref/harness.py")),
     ("README.md", include_str!("../../nki_ref/README.md")),
@@ -44,7 +50,12 @@ fn install() -> Result<PathBuf, NkiError> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("laycert-nki-{}-{n}", std::process::id()));
-    let io = |e: std::io::Error| NkiError::NoPython(format!("cannot write the interpreter to {}: {e}", dir.display()));
+    let io = |e: std::io::Error| {
+        NkiError::NoPython(format!(
+            "cannot write the interpreter to {}: {e}",
+            dir.display()
+        ))
+    };
     std::fs::create_dir_all(dir.join("nki")).map_err(io)?;
     for (name, text) in FILES {
         std::fs::write(dir.join(name), text).map_err(io)?;
