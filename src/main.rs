@@ -389,6 +389,12 @@ enum Command {
         #[command(subcommand)]
         what: GpuCommand,
     },
+    /// Trainium: `nki run` runs a kernel on the reference interpreter against NumPy; `nki
+    /// dispatch` plans a TensorE matmul from Axe layouts.
+    Nki {
+        #[command(subcommand)]
+        what: cli::nki::NkiCommand,
+    },
 }
 
 /// The copy kernel's inputs.
@@ -458,6 +464,11 @@ enum GenCommand {
         /// Write certify's data-movement certificate here (`laycert check` re-decides it).
         #[arg(long)]
         cert: Option<String>,
+    },
+    /// NKI kernels for AWS Trainium: `gen nki gemm|softmax|mha`.
+    Nki {
+        #[command(subcommand)]
+        what: cli::nki::NkiGen,
     },
 }
 
@@ -651,6 +662,10 @@ fn main() -> ExitCode {
         Command::Gpu {
             what: GpuCommand::Bench { spec, warmup, reps },
         } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),
+        Command::Gen {
+            what: GenCommand::Nki { what },
+        } => cli::nki::gen(what, args.json),
+        Command::Nki { what } => cli::nki::run(what, args.json),
     };
     match result {
         Ok(report) => {

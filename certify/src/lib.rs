@@ -89,6 +89,7 @@ pub mod normal_form;
 pub mod property;
 pub mod smt;
 pub mod synthesis;
+pub mod tensore;
 
 pub use claim::{equivalent, Policy, Report};
 pub use decider::{Counterexample, DeciderKind, Explanation, Outcome};

@@ -26,6 +26,7 @@ pub mod c_expr;
 pub mod copy_kernel;
 pub mod error;
 pub mod nccl;
+pub mod nki;
 pub mod runner;
 pub mod validate;
 

@@ -54,6 +54,7 @@ pub mod shape;
 pub mod shuffle;
 pub mod swizzle;
 pub mod swizzle_opt;
+pub mod trainium;
 pub mod triton;
 
 pub use axe::{AxeLayout, Iter};

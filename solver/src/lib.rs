@@ -33,10 +33,12 @@ pub mod decompose;
 pub mod dist;
 pub mod dtype;
 pub mod error;
+pub mod nki_gemm;
 pub mod phase;
 pub mod separable;
 pub mod smem;
 pub mod synth;
+pub mod tensore;
 
 pub use certificate::{CheckedClaim, PlanCertificate};
 pub use copy::{plan_copy, CopyOptions, CopyPlan};

@@ -69,6 +69,29 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
                 as_json,
             ))
         }
+        Some("tensore-dispatch" | "tensore-dispatches") => {
+            return Ok(other_kind(
+                certify::tensore::check_any(&text)
+                    .map(|certs| {
+                        let what: Vec<String> = certs
+                            .iter()
+                            .map(|c| {
+                                format!(
+                                    "TensorE dispatch proved: {} ({} instruction(s), K x M x N = {} x {} x {})",
+                                    c.name,
+                                    c.instructions(),
+                                    c.dims[0],
+                                    c.dims[1],
+                                    c.dims[2]
+                                )
+                            })
+                            .collect();
+                        (Recorded::Proof, what.join("\n"))
+                    })
+                    .map_err(|e| e.to_string()),
+                as_json,
+            ))
+        }
         Some("explanation") => {
             return Ok(other_kind(
                 certify::rules::explain::check(&text).map(|c| {

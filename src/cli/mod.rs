@@ -16,6 +16,7 @@ pub mod gen;
 pub mod gpu;
 pub mod input;
 pub mod linear;
+pub mod nki;
 pub mod property;
 pub mod prove;
 pub mod show;

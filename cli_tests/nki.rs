@@ -1,0 +1,231 @@
+//! `laycert gen nki ...`, `laycert nki run|dispatch` and `laycert check` of their certificates:
+//! first lines and exit codes. Running kernels needs python3 with numpy (`LAYCERT_PYTHON`);
+//! without it those tests print a SKIP line.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn laycert(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn first_line(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str) -> String {
+    let dir: PathBuf = std::env::temp_dir().join(format!("laycert-cli-nki-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+fn numpy() -> bool {
+    let py = std::env::var("LAYCERT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(py)
+        .args(["-c", "import numpy"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        println!("SKIP (no python3 with numpy: set LAYCERT_PYTHON)");
+    }
+    ok
+}
+
+#[test]
+fn gen_nki_gemm_writes_a_kernel_and_a_certificate_that_checks() {
+    let (k, c) = (tmp("g.py"), tmp("g.json"));
+    let o = laycert(&[
+        "gen", "nki", "gemm", "--m", "300", "--n", "700", "--k", "200", "-o", &k, "--cert", &c,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        first_line(&o).starts_with(&format!("wrote {k}: gemm 300x700x200 bf16")),
+        "{}",
+        first_line(&o)
+    );
+    let text = std::fs::read_to_string(&k).unwrap();
+    assert!(text.starts_with("# laycert-nki: kind=gemm m=300 n=700 k=200 dtype=bf16"));
+    for api in [
+        "import nki.isa as nisa",
+        "import nki.language as nl",
+        "nisa.nc_matmul(",
+        "buffer=nl.psum",
+        "nl.affine_range(",
+    ] {
+        assert!(text.contains(api), "{api}");
+    }
+    let o = laycert(&["check", &c]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(first_line(&o), "valid");
+    // Tampering: a stride inside the certificate.
+    let json = std::fs::read_to_string(&c)
+        .unwrap()
+        .replacen("128@F,1@P,1@F", "127@F,1@P,1@F", 1);
+    let bad = tmp("g_bad.json");
+    std::fs::write(&bad, json).unwrap();
+    let o = laycert(&["check", &bad]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(first_line(&o).starts_with("invalid:"), "{}", first_line(&o));
+    if numpy() {
+        let o = laycert(&["nki", "run", &k]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert!(first_line(&o).starts_with("match"));
+    }
+}
+
+#[test]
+fn gen_nki_refuses_a_moving_tile_of_1024_naming_the_rule() {
+    let o = laycert(&[
+        "gen",
+        "nki",
+        "gemm",
+        "--m",
+        "128",
+        "--n",
+        "1024",
+        "--k",
+        "128",
+        "--tile",
+        "128,128,1024",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: matmul-moving-free"),
+        "{}",
+        stderr(&o)
+    );
+    let o = laycert(&[
+        "gen", "nki", "mha", "--seq", "128", "--heads", "1", "--dim", "256",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: matmul-partition"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn nki_dispatch_proves_or_refuses_naming_the_rule() {
+    let c = tmp("d.json");
+    let o = laycert(&[
+        "nki",
+        "dispatch",
+        "--a",
+        "S[(2,128,128):(128@F,1@P,1@F)]",
+        "--b",
+        "S[(2,128,1024):(1024@F,1@P,1@F)]",
+        "--c",
+        "S[(128,1024):(1@P,1@F)]",
+        "--dims",
+        "256,128,1024",
+        "--cert",
+        &c,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        "dispatch: instruction 128x128x512 (K x M x N), 4 instruction(s), loops n:2 k:2"
+    );
+    assert_eq!(first_line(&laycert(&["check", &c])), "valid");
+    for (a, b, cc, dims, rule) in [
+        (
+            "S[(128,128):(1@F,1@P)]",
+            "S[(128,512):(1@P,1@F)]",
+            "S[(128,512):(1@P,1@F)]",
+            "128,128,512",
+            "k-on-partition",
+        ),
+        (
+            "S[(128,128):(1@P,1@F)]",
+            "S[(128,8192):(1@P,1@F)]",
+            "S[(128,8192):(1@P,1@F)]",
+            "128,128,8192",
+            "psum-capacity",
+        ),
+    ] {
+        let o = laycert(&[
+            "nki", "dispatch", "--a", a, "--b", b, "--c", cc, "--dims", dims,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            first_line(&o).starts_with(&format!("refused: {rule}")),
+            "{}",
+            first_line(&o)
+        );
+    }
+    let o = laycert(&[
+        "nki",
+        "dispatch",
+        "--a",
+        "S[(128,128):(1@P,1@F)]",
+        "--b",
+        "S[(128,1024):(1@P,1@F)]",
+        "--c",
+        "S[(128,1024):(1@P,1@F)]",
+        "--dims",
+        "128,128,1024",
+        "--instruction",
+        "128,128,1024",
+    ]);
+    assert!(
+        first_line(&o).starts_with("refused: matmul-moving-free"),
+        "{}",
+        first_line(&o)
+    );
+}
+
+#[test]
+fn nki_run_exit_codes() {
+    let o = laycert(&["nki", "run", &tmp("missing.py")]);
+    assert_eq!(o.status.code(), Some(2));
+    if !numpy() {
+        return;
+    }
+    let k = tmp("psum.py");
+    std::fs::write(
+        &k,
+        "# laycert-nki: kind=gemm m=128 n=512 k=128 dtype=bf16 entry=gemm\n\
+         import nki\nimport nki.language as nl\n\n\
+         def gemm(lhsT, rhs):\n    return nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.psum)\n",
+    )
+    .unwrap();
+    let o = laycert(&["nki", "run", &k]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        first_line(&o).starts_with("rule violated: psum-capacity"),
+        "{}",
+        first_line(&o)
+    );
+    let s = tmp("s.py");
+    let o = laycert(&[
+        "gen", "nki", "softmax", "--rows", "130", "--cols", "33", "-o", &s,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = laycert(&["nki", "run", &s, "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap();
+    assert!(v["verdict"].as_str().unwrap().starts_with("match"));
+}
