@@ -724,6 +724,13 @@ fn smt_injective(f: &Forward, rlimit: u32) -> Option<bool> {
 /// As [`smt_injective`], with z3's two colliding indices when the form is not injective:
 /// `Some(None)` injective, `Some(Some((x, y)))` not.
 fn smt_injective_model(f: &Forward, rlimit: u32) -> Option<Option<(i64, i64)>> {
+    // A fresh z3 context: the model must not depend on earlier queries (see smt::decide).
+    z3::with_z3_config(&z3::Config::new(), || {
+        smt_injective_model_in_context(f, rlimit)
+    })
+}
+
+fn smt_injective_model_in_context(f: &Forward, rlimit: u32) -> Option<Option<(i64, i64)>> {
     let ForwardKind::Strided { replicas, .. } = &f.kind else {
         return None;
     };

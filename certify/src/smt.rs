@@ -63,6 +63,14 @@ pub const DEFAULT_RLIMIT: u32 = 20_000_000;
 /// The SMT-LIB2 text of the query "some logical index maps differently", and z3's answer.
 /// Both forms must be strided (see [`ForwardKind`]) over the same axes.
 pub fn decide(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>) {
+    // A fresh z3 context per query: z3's thread-local context keeps state across queries
+    // (interned terms, the random seed's progress), so a second query in one process could
+    // return another model and a certificate made or checked after other queries would not
+    // re-check byte for byte. In its own context the same query always gives the same model.
+    z3::with_z3_config(&z3::Config::new(), || decide_in_context(a, b, rlimit))
+}
+
+fn decide_in_context(a: &Forward, b: &Forward, rlimit: u32) -> (Outcome, Option<String>) {
     assert_eq!(a.axes, b.axes, "forms are widened to common axes first");
     let n = a.size();
     if n != b.size() {

@@ -281,10 +281,7 @@ impl Tensors {
                     ))
                 }
             };
-            if map
-                .insert(t.name.clone(), (t.clone(), parsed))
-                .is_some()
-            {
+            if map.insert(t.name.clone(), (t.clone(), parsed)).is_some() {
                 return Err(format!("tensor {} declared twice", t.name));
             }
         }
@@ -301,7 +298,10 @@ impl Tensors {
     pub fn reg(&self, name: &str) -> Result<(&SynthTensor, &TvLayout), String> {
         match self.get(name)? {
             (t, Parsed::Reg(tv)) => Ok((t, tv)),
-            (t, _) => Err(format!("{} is a {} tensor, not a register tensor", name, t.scope)),
+            (t, _) => Err(format!(
+                "{} is a {} tensor, not a register tensor",
+                name, t.scope
+            )),
         }
     }
 
@@ -309,7 +309,10 @@ impl Tensors {
     pub fn mem(&self, name: &str) -> Result<(&SynthTensor, &Layout), String> {
         match self.get(name)? {
             (t, Parsed::Mem(l)) => Ok((t, l)),
-            (t, _) => Err(format!("{} is a {} tensor, not a memory tensor", name, t.scope)),
+            (t, _) => Err(format!(
+                "{} is a {} tensor, not a memory tensor",
+                name, t.scope
+            )),
         }
     }
 }
@@ -342,7 +345,12 @@ pub fn decide(c: &SynthClaim, ts: &Tensors) -> Result<(), String> {
         SynthClaim::Projection { src, dst, dim } => projection(ts, src, dst, *dim),
         SynthClaim::Mma { .. } => mma(ts, c),
         SynthClaim::Vector { reg, memory, width } => vector(ts, reg, memory, *width),
-        SynthClaim::Transfer { src, dst, tv, width } => transfer(ts, src, dst, tv, *width),
+        SynthClaim::Transfer {
+            src,
+            dst,
+            tv,
+            width,
+        } => transfer(ts, src, dst, tv, *width),
         SynthClaim::Ldmatrix {
             reg,
             memory,
@@ -510,7 +518,9 @@ fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
     }
     let k = sa[1];
     if *am < 1 || *an < 1 || *ak < 1 || m % am != 0 || n % an != 0 || k % ak != 0 {
-        return Err(format!("({m},{n},{k}) is not a multiple of the atom ({am},{an},{ak})"));
+        return Err(format!(
+            "({m},{n},{k}) is not a multiple of the atom ({am},{an},{ak})"
+        ));
     }
     let pcl = atom_tv(pc)?;
     if pcl.tile() != [*am, *an] {
@@ -576,7 +586,11 @@ fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
 
 /// Checks that `addrs` are consecutive from an aligned start.
 fn contiguous(addrs: &[i64], width: i64) -> bool {
-    addrs[0] % width == 0 && addrs.iter().enumerate().all(|(i, &a)| a == addrs[0] + i as i64)
+    addrs[0] % width == 0
+        && addrs
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a == addrs[0] + i as i64)
 }
 
 fn width_ok(width: i64, bits: i64) -> Result<(), String> {
@@ -596,7 +610,10 @@ fn vector(ts: &Tensors, reg: &str, memory: &str, width: i64) -> Result<(), Strin
     }
     width_ok(width, tm.bits)?;
     if f.values() % width != 0 {
-        return Err(format!("{reg}: {} values per thread are not whole vectors of {width}", f.values()));
+        return Err(format!(
+            "{reg}: {} values per thread are not whole vectors of {width}",
+            f.values()
+        ));
     }
     for t in 0..f.threads() {
         for g in 0..f.values() / width {
@@ -626,7 +643,9 @@ fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<
         return Err(format!("the copy's TV layout does not tile {src}"));
     }
     if f.values() % width != 0 {
-        return Err(format!("the copy's values are not whole vectors of {width}"));
+        return Err(format!(
+            "the copy's values are not whole vectors of {width}"
+        ));
     }
     let cells = size(&a.shape).unwrap_or(0);
     let mut seen = vec![false; cells as usize];
@@ -636,7 +655,8 @@ fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<
             let mut sb = Vec::new();
             for e in 0..width {
                 let cell = tv_at(&f, t, g * width + e)?;
-                let i = layout::shape::flatten_col_major(&a.shape, &cell).map_err(|e| e.to_string())?;
+                let i =
+                    layout::shape::flatten_col_major(&a.shape, &cell).map_err(|e| e.to_string())?;
                 seen[i as usize] = true;
                 sa.push(offset(la, &a.shape, &cell)?);
                 sb.push(offset(lb, &b.shape, &cell)?);
@@ -704,8 +724,9 @@ fn canonical(ts: &Tensors, name: &str, atom: &str) -> Result<(), String> {
     let (t, l) = ts.mem(name)?;
     let a = match Layout::parse(atom, None).map_err(|e| format!("atom {atom:?}: {e}"))? {
         Layout::Swizzled(s) => s,
-        Layout::Cute(c) => SwizzledLayout::new(layout::Swizzle::identity(), c)
-            .map_err(|e| e.to_string())?,
+        Layout::Cute(c) => {
+            SwizzledLayout::new(layout::Swizzle::identity(), c).map_err(|e| e.to_string())?
+        }
         other => return Err(format!("atom {} is not a memory layout", other.print())),
     };
     let ext = a.layout().top_shape();
@@ -769,10 +790,14 @@ fn capacity(ts: &Tensors, bytes: i64, limit: i64) -> Result<(), String> {
         }
     }
     if total != bytes {
-        return Err(format!("the shared tensors take {total} bytes, the claim says {bytes}"));
+        return Err(format!(
+            "the shared tensors take {total} bytes, the claim says {bytes}"
+        ));
     }
     if total > limit {
-        return Err(format!("{total} bytes of shared memory exceed the limit of {limit}"));
+        return Err(format!(
+            "{total} bytes of shared memory exceed the limit of {limit}"
+        ));
     }
     Ok(())
 }
@@ -791,16 +816,24 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
     let has = |f: &dyn Fn(&SynthClaim) -> bool| c.claims.iter().any(f);
     for t in &c.tensors {
         let ok = match t.scope.as_str() {
-            "register" => has(&|k| matches!(k, SynthClaim::Distribution { tensor, .. } if tensor == &t.name)),
-            "shared" => has(&|k| matches!(k, SynthClaim::Injective { tensor } if tensor == &t.name)),
+            "register" => {
+                has(&|k| matches!(k, SynthClaim::Distribution { tensor, .. } if tensor == &t.name))
+            }
+            "shared" => {
+                has(&|k| matches!(k, SynthClaim::Injective { tensor } if tensor == &t.name))
+            }
             _ => true,
         };
         if !ok {
-            return Err(format!("tensor {} has no distribution or injectivity claim", t.name));
+            return Err(format!(
+                "tensor {} has no distribution or injectivity claim",
+                t.name
+            ));
         }
     }
-    if !has(&|k| matches!(k, SynthClaim::Capacity { limit, .. } if Some(*limit) == smem_limit(&c.target)))
-    {
+    if !has(
+        &|k| matches!(k, SynthClaim::Capacity { limit, .. } if Some(*limit) == smem_limit(&c.target)),
+    ) {
         return Err(format!("no capacity claim at {}'s limit", c.target));
     }
     for op in &c.ops {
@@ -820,7 +853,9 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
                 }
                 SynthClaim::Transfer { src, dst, .. } => *src == inp(0) && dst == out,
                 SynthClaim::SameDistribution { a, b } => *a == inp(0) && b == out,
-                SynthClaim::Canonical { tensor, .. } => tensor == out && op.instruction.contains("TMA"),
+                SynthClaim::Canonical { tensor, .. } => {
+                    tensor == out && op.instruction.contains("TMA")
+                }
                 _ => false,
             }),
             "cast" | "elementwise" => op.inputs.iter().all(|i| {
@@ -831,9 +866,9 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
                     _ => false,
                 })
             }),
-            "reduce" => has(&|k| {
-                matches!(k, SynthClaim::Projection { src, dst, .. } if *src == inp(0) && dst == out)
-            }),
+            "reduce" => has(
+                &|k| matches!(k, SynthClaim::Projection { src, dst, .. } if *src == inp(0) && dst == out),
+            ),
             // Through shared memory: any two distributions of one tile; both are covered by
             // their distribution claims and the staging buffer by its injectivity claim.
             "rearrange" => true,
@@ -860,7 +895,10 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
         return Err("the digest does not match the contents (edited after it was written)".into());
     }
     if c.verdict != "proved" {
-        return Err(format!("the certificate records {:?}, not a proof", c.verdict));
+        return Err(format!(
+            "the certificate records {:?}, not a proof",
+            c.verdict
+        ));
     }
     let ts = Tensors::new(&c.tensors)?;
     covered(&c)?;
@@ -941,7 +979,11 @@ mod tests {
     fn mma_with_a_swapped_value_mode_is_refused() {
         // A's k+8 and m+8 value strides swapped: the registers hold the wrong cells.
         let ts = Tensors::new(&[
-            reg("a", &[16, 16], "((4,8),(2,2,2)):((32,1),(16,128,8)) -> (16,16)"),
+            reg(
+                "a",
+                &[16, 16],
+                "((4,8),(2,2,2)):((32,1),(16,128,8)) -> (16,16)",
+            ),
             reg("b", &[8, 16], B16),
             reg("c", &[16, 8], C16),
         ])
@@ -953,12 +995,18 @@ mod tests {
     #[test]
     fn ldmatrix_x4_reads_k_major_rows() {
         // A 16x16 K-major tile (row-major (16,16):(16,1)) feeds the A fragment by ldmatrix.x4.
-        let ts = Tensors::new(&[reg("a", &[16, 16], A16), mem("s", &[16, 16], "(16,16):(16,1)")])
-            .unwrap();
+        let ts = Tensors::new(&[
+            reg("a", &[16, 16], A16),
+            mem("s", &[16, 16], "(16,16):(16,1)"),
+        ])
+        .unwrap();
         ldmatrix(&ts, "a", "s", 4, false).unwrap();
         // Column-major storage needs .trans.
-        let ts = Tensors::new(&[reg("a", &[16, 16], A16), mem("s", &[16, 16], "(16,16):(1,16)")])
-            .unwrap();
+        let ts = Tensors::new(&[
+            reg("a", &[16, 16], A16),
+            mem("s", &[16, 16], "(16,16):(1,16)"),
+        ])
+        .unwrap();
         assert!(ldmatrix(&ts, "a", "s", 4, false).is_err());
         ldmatrix(&ts, "a", "s", 4, true).unwrap();
     }
@@ -992,8 +1040,11 @@ mod tests {
     fn canonical_accepts_the_tiled_atom_and_refuses_a_plain_layout() {
         let atom = "Sw<3,3,3> o (8,64):(64,1)";
         let tiled = "Sw<3,3,3> o (16,64):(64,1)";
-        let ts = Tensors::new(&[mem("s", &[16, 64], tiled), mem("p", &[16, 64], "(16,64):(64,1)")])
-            .unwrap();
+        let ts = Tensors::new(&[
+            mem("s", &[16, 64], tiled),
+            mem("p", &[16, 64], "(16,64):(64,1)"),
+        ])
+        .unwrap();
         canonical(&ts, "s", atom).unwrap();
         assert!(canonical(&ts, "p", atom).is_err());
     }

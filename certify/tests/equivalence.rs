@@ -403,3 +403,24 @@ fn a_point_that_overflows_after_fusing_axes_is_an_error() {
     let e = equivalent(&l, &l, None, &Policy::default()).unwrap_err();
     assert!(e.to_string().contains("exceed i64"), "{e}");
 }
+
+/// A refutation certificate re-checks in a process that has already run other z3 queries (the
+/// Python package found that z3's thread-local context made the second query's model differ,
+/// so `check` answered "a decider's evidence differs" on a correct certificate).
+#[test]
+fn refutation_certificate_rechecks_after_other_queries_in_one_process() {
+    use certify::certificate::{certify_equivalence, check};
+    let shape = [4, 8];
+    let p = Policy::default();
+    let a = Layout::parse("(4,8):(8,1)", None).unwrap();
+    let other = Layout::parse("S[(8,4):(1,2)]", None).unwrap();
+    let b = Layout::parse("S[(8,4):(1,8)]", None).unwrap();
+    equivalent(&a, &other, Some(&shape), &p).unwrap();
+    let r = equivalent(&a, &b, Some(&shape), &p).unwrap();
+    assert!(r.counterexample.is_some(), "the pair differs at (0,1)");
+    let text = serde_json::to_string(&certify_equivalence(&a, &b, &r)).unwrap();
+    for round in 0..3 {
+        equivalent(&other, &b, Some(&shape), &p).unwrap();
+        check(&text).unwrap_or_else(|e| panic!("round {round}: {e}"));
+    }
+}

@@ -63,12 +63,6 @@ def test_a_refutation_certificate_is_never_valid():
     assert not result.valid and result.status in ("refuted", "invalid")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="certify: z3's model for a refutation depends on the queries the process ran "
-    "before, and certificate::check compares the evidence byte for byte, so a refutation "
-    "certificate re-checks as 'invalid' in a process that has run other queries",
-)
 def test_a_refutation_certificate_rechecks_as_refuted_in_one_process():
     laycert.equiv("(4,8):(8,1)", "S[(8,4):(1,2)]", shape=(4, 8))
     r = laycert.equiv("(4,8):(8,1)", "S[(8,4):(1,8)]", shape=(4, 8))

@@ -1027,6 +1027,20 @@ fn model_coord(m: &z3::Model, q: &Query, width: u32, x: &Layout, y: &Layout) -> 
 
 /// Proves `rule` with z3 (see the module doc), filling `report`.
 pub fn prove(rule: &Rule, order: &[String], grid: u128, opts: &Options, report: &mut RuleReport) {
+    // In a fresh z3 context, so the models (and the counterexamples printed from them) do not
+    // depend on the queries the process ran before.
+    z3::with_z3_config(&z3::Config::new(), || {
+        prove_in_context(rule, order, grid, opts, report)
+    })
+}
+
+fn prove_in_context(
+    rule: &Rule,
+    order: &[String],
+    grid: u128,
+    opts: &Options,
+    report: &mut RuleReport,
+) {
     let limit = opts.grid_limit();
     let outside = |why: String| {
         Verdict::Unknown(format!(
