@@ -1473,3 +1473,50 @@ fn validate_decides_lines_over_their_claims_domain() {
     assert!(stderr(&o).contains("not an identifier"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 15: an odd shape plans 256-thread CTAs on a ceil-div grid with guarded edge tiles (the
+/// JSON names the guard and the interior condition); `--tile` sets the tile and a bad one is
+/// bad input.
+#[test]
+fn gen_copy_plans_odd_shapes_with_guarded_edges() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "gen",
+            "copy",
+            "--json",
+            "--src",
+            "(1001,999):(999,1)",
+            "--dst",
+            "(1001,999):(1,1001)",
+            "--shape",
+            "1001,999",
+            "--dtype",
+            "f32",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let o = laycert(&args(&[]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["threads"], 256);
+    assert_eq!(v["guard"], serde_json::json!([999, 1001]));
+    assert_eq!(v["tile"], serde_json::json!([32, 128]));
+    assert_eq!(v["grid"], serde_json::json!([32, 8, 1]));
+    assert_eq!(v["interior"], "bx < 31 && by < 7");
+    let names: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"guards select the tensor"), "{names:?}");
+    let v = json(&laycert(&args(&["--tile", "64,64", "--load-major"])));
+    assert_eq!(v["tile"], serde_json::json!([64, 64]));
+    assert_eq!(v["store_major"], false);
+    for bad in ["64", "48,64", "256,256", "x,1"] {
+        let o = laycert(&args(&["--tile", bad]));
+        assert_eq!(o.status.code(), Some(2), "--tile {bad}");
+        assert!(stderr(&o).contains("tile"), "{}", stderr(&o));
+    }
+}

@@ -429,10 +429,10 @@ struct CopySpec {
     /// overrides --tile-bytes).
     #[arg(long)]
     tile: Option<String>,
-    /// Launch order: consecutive CTAs walk the store axis (`blockIdx.x` is the tile index along
-    /// the destination's fast dimension).
+    /// Launch order: consecutive CTAs walk the load axis (`blockIdx.x` is the tile index along
+    /// the source's fast dimension; the default walks the store axis).
     #[arg(long)]
-    store_major: bool,
+    load_major: bool,
 }
 
 impl CopySpec {
@@ -447,7 +447,7 @@ impl CopySpec {
             threads: self.threads,
             vector: self.vector,
             tile: self.tile.as_deref(),
-            store_major: self.store_major,
+            load_major: self.load_major,
         }
     }
 }

@@ -280,3 +280,49 @@ fn table_traffic(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phase::Along;
+
+    /// The search's quick count equals the bank model's on every candidate of a few tiles,
+    /// phases and access widths.
+    #[test]
+    fn quick_wavefronts_count_like_the_bank_model() {
+        for (tile, bytes, vec_f, vec_s) in [
+            ([32, 32], 4, 4, 1),
+            ([64, 64], 4, 1, 1),
+            ([64, 32], 2, 8, 2),
+            ([128, 64], 1, 16, 4),
+            ([32, 128], 4, 1, 4),
+        ] {
+            let threads = 256.min(tile[0] * tile[1] / vec_f.max(vec_s));
+            let load = Phase::new(Along::First, vec_f, tile, threads).unwrap();
+            let store = Phase::new(Along::Second, vec_s, tile, threads).unwrap();
+            let base = CuteLayout::from_flat(&tile, &[1, tile[0]]).unwrap();
+            let bits = (tile[0] * tile[1]).trailing_zeros();
+            let mut checked = 0;
+            for b in 0..=3u32 {
+                for m in 0..=4u32 {
+                    for s in b.max(1)..=7u32 {
+                        if b + m + s > bits {
+                            continue;
+                        }
+                        let sw = Swizzle::new(b, m, s as i32).unwrap();
+                        let l = SwizzledLayout::new(sw, base.clone()).unwrap();
+                        let table = Offsets::new(&l, tile).unwrap();
+                        for p in [&load, &store] {
+                            let w = widest_vec(&table, threads, p, bytes);
+                            let model = table_traffic(&table, threads, p, w, bytes).unwrap();
+                            let quick = quick_wavefronts(&table, threads, p, w, bytes);
+                            assert_eq!(quick, model.wavefronts, "{tile:?} {l} {p:?} w {w}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+            assert!(checked > 10, "{tile:?}: {checked}");
+        }
+    }
+}

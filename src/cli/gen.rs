@@ -30,8 +30,8 @@ pub struct CopyArgs<'a> {
     pub vector: Option<i64>,
     /// The tile in elements (`F,S`), overriding `tile_bytes`.
     pub tile: Option<&'a str>,
-    /// Consecutive CTAs walk the store axis.
-    pub store_major: bool,
+    /// Consecutive CTAs walk the load axis (the default walks the store axis).
+    pub load_major: bool,
 }
 
 fn bad(what: &str, e: impl std::fmt::Display) -> BadInput {
@@ -69,7 +69,7 @@ pub fn build(a: &CopyArgs) -> Result<(CopyPlan, CopyKernel), BadInput> {
         threads: a.threads,
         vector: a.vector,
         tile,
-        store_major: a.store_major,
+        store_major: !a.load_major,
         ..CopyOptions::default()
     };
     if a.no_swizzle {
@@ -108,7 +108,14 @@ pub fn summary(plan: &CopyPlan, kernel: &CopyKernel) -> Vec<String> {
             plan.load.vec,
             plan.tile_dims[0],
             plan.store.vec
-        ),
+        ) + &match &kernel.interior {
+            Some(cond) => format!(
+                "; ragged edges: accesses guarded by x[{}] < {} and x[{}] < {}, CTAs with {cond} \
+                 unguarded",
+                plan.tile_dims[0], plan.guard[0], plan.tile_dims[1], plan.guard[1]
+            ),
+            None => String::new(),
+        },
         format!(
             "shared: {} (stores of {}, loads of {} elements; best of {} candidates)",
             plan.smem.layout, plan.smem.store_vec, plan.smem.load_vec, plan.smem.candidates
@@ -148,6 +155,9 @@ pub fn summary_json(plan: &CopyPlan, kernel: &CopyKernel) -> serde_json::Value {
         "tile": plan.tile,
         "tile_dims": plan.tile_dims,
         "grid": plan.grid,
+        "guard": plan.guard,
+        "interior": kernel.interior,
+        "store_major": plan.store_major,
         "threads": plan.threads,
         "load_tv": plan.load_tv.to_string(),
         "store_tv": plan.store_tv.to_string(),
