@@ -16,8 +16,17 @@ fn cells(text: &str, rows: i64, cols: i64) -> BTreeMap<(i64, i64), (i64, i64)> {
     let mut out = BTreeMap::new();
     for r in 0..rows {
         for c in 0..cols {
-            let pt = l.eval(&[rows, cols], &[r, c]).unwrap().into_iter().next().unwrap();
-            let get = |a: &str| pt.iter().find(|(k, _)| k.as_str() == a).map_or(0, |(_, v)| *v);
+            let pt = l
+                .eval(&[rows, cols], &[r, c])
+                .unwrap()
+                .into_iter()
+                .next()
+                .unwrap();
+            let get = |a: &str| {
+                pt.iter()
+                    .find(|(k, _)| k.as_str() == a)
+                    .map_or(0, |(_, v)| *v)
+            };
             out.insert((r, c), (get("P"), get("F")));
         }
     }
@@ -26,14 +35,25 @@ fn cells(text: &str, rows: i64, cols: i64) -> BTreeMap<(i64, i64), (i64, i64)> {
 
 /// Runs the certificate's instruction stream; None when an instruction touches a point that
 /// holds no operand cell or writes outside C.
-fn simulate(cert: &DispatchCertificate, a_val: &dyn Fn(i64, i64) -> i64, b_val: &dyn Fn(i64, i64) -> i64) -> Option<BTreeMap<(i64, i64), i64>> {
+fn simulate(
+    cert: &DispatchCertificate,
+    a_val: &dyn Fn(i64, i64) -> i64,
+    b_val: &dyn Fn(i64, i64) -> i64,
+) -> Option<BTreeMap<(i64, i64), i64>> {
     let [_, m, n] = cert.dims;
     let c_cells = cells(&cert.c, m, n);
-    let c_points: BTreeMap<(i64, i64), (i64, i64)> = c_cells.iter().map(|(k, v)| (*v, *k)).collect();
+    let c_points: BTreeMap<(i64, i64), (i64, i64)> =
+        c_cells.iter().map(|(k, v)| (*v, *k)).collect();
     let mut psum: BTreeMap<(i64, i64), i64> = BTreeMap::new();
     for piece in &cert.pieces {
-        let sa: BTreeMap<(i64, i64), i64> = cells(&piece.a, piece.k, m).into_iter().map(|((k, mm), pt)| (pt, a_val(piece.k0 + k, mm))).collect();
-        let sb: BTreeMap<(i64, i64), i64> = cells(&piece.b, piece.k, n).into_iter().map(|((k, nn), pt)| (pt, b_val(piece.k0 + k, nn))).collect();
+        let sa: BTreeMap<(i64, i64), i64> = cells(&piece.a, piece.k, m)
+            .into_iter()
+            .map(|((k, mm), pt)| (pt, a_val(piece.k0 + k, mm)))
+            .collect();
+        let sb: BTreeMap<(i64, i64), i64> = cells(&piece.b, piece.k, n)
+            .into_iter()
+            .map(|((k, nn), pt)| (pt, b_val(piece.k0 + k, nn)))
+            .collect();
         let [kt, mt, nt] = piece.instruction;
         let total: i64 = piece.loops.iter().map(|l| l.extent).product();
         for flat in 0..total {
@@ -52,7 +72,8 @@ fn simulate(cert: &DispatchCertificate, a_val: &dyn Fn(i64, i64) -> i64, b_val: 
                 for col in 0..nt {
                     let mut acc = 0;
                     for p in 0..kt {
-                        acc += sa.get(&(a.p + p, a.f + j * piece.a_free))? * sb.get(&(b.p + p, b.f + col * piece.b_free))?;
+                        acc += sa.get(&(a.p + p, a.f + j * piece.a_free))?
+                            * sb.get(&(b.p + p, b.f + col * piece.b_free))?;
                     }
                     let at = (c.p + j, c.f + col * piece.c_free);
                     c_points.get(&at)?;
@@ -61,7 +82,12 @@ fn simulate(cert: &DispatchCertificate, a_val: &dyn Fn(i64, i64) -> i64, b_val: 
             }
         }
     }
-    Some(c_cells.iter().map(|(mn, pt)| (*mn, psum.get(pt).copied().unwrap_or(i64::MIN))).collect())
+    Some(
+        c_cells
+            .iter()
+            .map(|(mn, pt)| (*mn, psum.get(pt).copied().unwrap_or(i64::MIN)))
+            .collect(),
+    )
 }
 
 /// A tile-grid dispatch: K = nk*kt (+ a tail piece), M = mm*mt on P, N = nn*nt on F.
@@ -75,8 +101,20 @@ fn family(nk: i64, kt: i64, tail: i64, mt: i64, nn: i64, nt: i64) -> DispatchCer
         b: format!("S[({nk},{kt},{n}):({n}@F,1@P,1@F)]"),
         instruction: [kt, mt, nt],
         loops: vec![
-            Loop { dim: "n".into(), extent: nn, a: None, b: Some(Step { p: 0, f: nt }), c: Some(Step { p: 0, f: nt }) },
-            Loop { dim: "k".into(), extent: nk, a: Some(Step { p: 0, f: m }), b: Some(Step { p: 0, f: n }), c: None },
+            Loop {
+                dim: "n".into(),
+                extent: nn,
+                a: None,
+                b: Some(Step { p: 0, f: nt }),
+                c: Some(Step { p: 0, f: nt }),
+            },
+            Loop {
+                dim: "k".into(),
+                extent: nk,
+                a: Some(Step { p: 0, f: m }),
+                b: Some(Step { p: 0, f: n }),
+                c: None,
+            },
         ],
         a_base: Step::default(),
         a_free: 1,
@@ -92,7 +130,13 @@ fn family(nk: i64, kt: i64, tail: i64, mt: i64, nn: i64, nt: i64) -> DispatchCer
             a: format!("S[({tail},{m}):(1@P,1@F)]"),
             b: format!("S[({tail},{n}):(1@P,1@F)]"),
             instruction: [tail, mt, nt],
-            loops: vec![Loop { dim: "n".into(), extent: nn, a: None, b: Some(Step { p: 0, f: nt }), c: Some(Step { p: 0, f: nt }) }],
+            loops: vec![Loop {
+                dim: "n".into(),
+                extent: nn,
+                a: None,
+                b: Some(Step { p: 0, f: nt }),
+                c: Some(Step { p: 0, f: nt }),
+            }],
             a_base: Step::default(),
             a_free: 1,
             b_base: Step::default(),
@@ -122,9 +166,24 @@ fn mutate(cert: &mut DispatchCertificate, what: u8, by: i64) {
     match what % 9 {
         0 => p.loops[0].extent = (p.loops[0].extent + by).max(1),
         1 => p.loops[1].extent = (p.loops[1].extent + by).max(1),
-        2 => p.loops[1].a = Some(Step { p: 0, f: p.loops[1].a.unwrap().f + by }),
-        3 => p.loops[1].b = Some(Step { p: by.rem_euclid(2), f: p.loops[1].b.unwrap().f }),
-        4 => p.loops[0].c = Some(Step { p: 0, f: p.loops[0].c.unwrap().f + by }),
+        2 => {
+            p.loops[1].a = Some(Step {
+                p: 0,
+                f: p.loops[1].a.unwrap().f + by,
+            })
+        }
+        3 => {
+            p.loops[1].b = Some(Step {
+                p: by.rem_euclid(2),
+                f: p.loops[1].b.unwrap().f,
+            })
+        }
+        4 => {
+            p.loops[0].c = Some(Step {
+                p: 0,
+                f: p.loops[0].c.unwrap().f + by,
+            })
+        }
         5 => p.a_free += by,
         6 => p.b_base.f += by,
         7 => p.instruction[2] = (p.instruction[2] + by).max(1),
