@@ -4,7 +4,9 @@
 //! they print is parsed back and checked against the layout semantics before the text is
 //! returned ([`validate`]). Today: the CUDA C++ layout-to-layout copy kernel ([`emit_copy`])
 //! and its NVRTC/`cudarc` runner ([`runner`]), which reports "no CUDA device" as a value when the
-//! driver or a GPU is missing.
+//! driver or a GPU is missing. For AWS Trainium, [`nki`] emits NKI Python (tiled GEMM, row
+//! softmax, flash-style attention) from TensorE dispatches certify has proved, and runs it on a
+//! reference interpreter of the documented NKI rules (`codegen/nki_ref`) against NumPy.
 //!
 //! ```
 //! use codegen::emit_copy;

@@ -182,6 +182,24 @@ fn hand_written_bad_plans_raise_in_the_interpreter_naming_the_rule() {
             hand("(128, 128)", "lhsT", "(128, 1024)", "0:128, 256:768"),
             "psum-bank",
         ),
+        // A matmul into a bf16 PSUM tile: TensorE accumulates in float32.
+        (
+            "psum_fp32",
+            hand("(128, 128)", "lhsT", "(128, 512)", "0:128, 0:512").replace(
+                "dtype=nl.float32, buffer=nl.psum",
+                "dtype=nl.bfloat16, buffer=nl.psum",
+            ),
+            "psum-fp32",
+        ),
+        // DMA straight into PSUM.
+        (
+            "dma_psum",
+            hand("(128, 128)", "lhsT", "(128, 512)", "0:128, 0:512").replace(
+                "a = nl.ndarray((128, 128), dtype=lhsT.dtype, buffer=nl.sbuf)",
+                "a = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)",
+            ),
+            "dma-buffer",
+        ),
         // A partition dim of 256.
         (
             "partitions",

@@ -56,7 +56,7 @@ pub struct GemmPlan {
     pub n_tiles: Vec<(i64, i64)>,
     /// The distinct block shapes, each dispatched and proved.
     pub blocks: Vec<GemmBlock>,
-    /// SBUF bytes per partition a block holds at once (largest block).
+    /// SBUF bytes per partition held at once (largest block; two rhs column blocks).
     pub sbuf_bytes: i64,
 }
 
@@ -134,8 +134,9 @@ pub fn plan_gemm(spec: &GemmSpec) -> Result<GemmPlan, Refusal> {
             piece.k0 = k0;
             pieces.push(piece);
         }
-        // SBUF per partition: the staged A and B of both pieces and the output tile.
-        let staged = (nk + i64::from(kr > 0)) * (msz + nsz) + nsz;
+        // SBUF per partition: two column blocks of rhs (the next one is staged while the last
+        // is still in use), one row block of lhsT and the output tile, over both pieces.
+        let staged = (nk + i64::from(kr > 0)) * (msz + 2 * nsz) + nsz;
         let bytes = staged * spec.dtype_bytes;
         if bytes > t.sbuf_bytes_per_partition {
             return Err(Refusal::Rule {

@@ -61,7 +61,13 @@ pub fn emit_gemm(plan: &GemmPlan, dtype: &str) -> String {
     py.line("import nki");
     py.line("import nki.isa as nisa");
     py.line("import nki.language as nl");
+    let mut staged = std::collections::BTreeSet::new();
     for b in &plan.blocks {
+        if staged.insert(b.nsz) {
+            py.line("");
+            py.line("");
+            stage_fn(&mut py, b);
+        }
         py.line("");
         py.line("");
         block_fn(&mut py, b);
@@ -74,32 +80,33 @@ pub fn emit_gemm(plan: &GemmPlan, dtype: &str) -> String {
         "result = nl.ndarray(({}, {}), dtype=lhsT.dtype, buffer=nl.shared_hbm)",
         s.m, s.n
     ));
-    for (mname, mstart, mcount, msz) in groups(&plan.m_tiles, "mi") {
-        let mut depth = 0;
-        if mcount > 1 {
-            py.open(format!("for mi in nl.affine_range({mcount}):"));
-            depth += 1;
+    // Columns outside, rows inside: each column block of rhs is staged in SBUF once and
+    // reused by every row block (lhsT blocks are the ones reloaded, as they are the smaller).
+    for (_, nstart, ncount, nsz) in groups(&plan.n_tiles, "ni") {
+        let n0 = if ncount > 1 {
+            affine(nstart, &[(nsz, "ni".into())])
+        } else {
+            nstart.to_string()
+        };
+        if ncount > 1 {
+            py.open(format!("for ni in nl.affine_range({ncount}):"));
         }
-        for (_, nstart, ncount, nsz) in groups(&plan.n_tiles, "ni") {
-            let m0 = if mcount > 1 {
-                affine(mstart, &[(msz, mname.clone())])
-            } else {
-                mstart.to_string()
-            };
-            let n0 = if ncount > 1 {
-                affine(nstart, &[(nsz, "ni".into())])
-            } else {
-                nstart.to_string()
-            };
-            if ncount > 1 {
-                py.open(format!("for ni in nl.affine_range({ncount}):"));
-            }
-            py.line(format!("_block_{msz}x{nsz}(lhsT, rhs, result, {m0}, {n0})"));
-            if ncount > 1 {
+        py.line(format!("rhs_tiles = _stage_rhs_{nsz}(rhs, {n0})"));
+        for (_, mstart, mcount, msz) in groups(&plan.m_tiles, "mi") {
+            if mcount > 1 {
+                py.open(format!("for mi in nl.affine_range({mcount}):"));
+                py.line(format!(
+                    "_block_{msz}x{nsz}(lhsT, rhs_tiles, result, {}, {n0})",
+                    affine(mstart, &[(msz, "mi".into())])
+                ));
                 py.close();
+            } else {
+                py.line(format!(
+                    "_block_{msz}x{nsz}(lhsT, rhs_tiles, result, {mstart}, {n0})"
+                ));
             }
         }
-        for _ in 0..depth {
+        if ncount > 1 {
             py.close();
         }
     }
@@ -140,72 +147,79 @@ fn loops_text(p: &Piece) -> String {
         .join(" ")
 }
 
-/// The helper for one block shape.
-fn block_fn(py: &mut Py, b: &GemmBlock) {
-    let (msz, nsz) = (b.msz, b.nsz);
-    py.open(format!(
-        "def _block_{msz}x{nsz}(lhsT, rhs, result, m0, n0):"
-    ));
+/// Stages column block `n0 .. n0 + nsz` of rhs in SBUF (K on the partitions), one tensor
+/// per K piece, as the pieces' B layouts say.
+fn stage_fn(py: &mut Py, b: &GemmBlock) {
+    let nsz = b.nsz;
+    py.open(format!("def _stage_rhs_{nsz}(rhs, n0):"));
     py.line(format!(
-        "\"\"\"result[m0:m0 + {msz}, n0:n0 + {nsz}]: stage K in SBUF (K on partitions), accumulate in one PSUM tile.\"\"\""
+        "\"\"\"rhs[:, n0:n0 + {nsz}] in SBUF, one tensor per K piece (full K tiles, then the tail).\"\"\""
     ));
     let mut names = Vec::new();
     for (i, p) in b.cert.pieces.iter().enumerate() {
-        let (a, bb) = (format!("a{i}"), format!("b{i}"));
-        let tiles = p.k / p.instruction[0].max(1);
-        let rows = p.instruction[0];
-        py.line(format!(
-            "# piece {i}: k in [{}, {}), A = {}, B = {}",
-            p.k0,
-            p.k0 + p.k,
-            p.a,
-            p.b
-        ));
-        py.line(format!(
-            "{a} = nl.ndarray(({rows}, {}), dtype=lhsT.dtype, buffer=nl.sbuf)",
-            tiles * msz
-        ));
-        py.line(format!(
-            "{bb} = nl.ndarray(({rows}, {}), dtype=rhs.dtype, buffer=nl.sbuf)",
-            tiles * nsz
-        ));
-        let open = tiles > 1;
+        let name = format!("b{i}");
+        stage(py, p, &name, "rhs", nsz, "n0");
+        names.push(name);
+    }
+    py.line(format!("return ({},)", names.join(", ")));
+    py.close();
+}
+
+/// Allocates and fills the SBUF tensor of one piece's operand: tile `kk` of the piece (K rows
+/// `k0 + kk*rows`) on partitions `0..rows` at free offset `kk*width`.
+fn stage(py: &mut Py, p: &Piece, name: &str, src: &str, width: i64, origin: &str) {
+    let rows = p.instruction[0];
+    let tiles = p.k / rows.max(1);
+    let layout = if src == "rhs" { &p.b } else { &p.a };
+    py.line(format!("# piece k in [{}, {}): {layout}", p.k0, p.k0 + p.k));
+    py.line(format!(
+        "{name} = nl.ndarray(({rows}, {}), dtype={src}.dtype, buffer=nl.sbuf)",
+        tiles * width
+    ));
+    let open = tiles > 1;
+    if open {
+        py.open(format!("for kk in nl.affine_range({tiles}):"));
+    }
+    let kk = |step: i64| -> Vec<(i64, String)> {
         if open {
-            py.open(format!("for kk in nl.affine_range({tiles}):"));
+            vec![(step, "kk".to_string())]
+        } else {
+            vec![]
         }
-        // Tile kk of the piece: K rows k0 + kk*rows on partitions 0..rows, at F = kk*msz (A)
-        // and kk*nsz (B), as the piece's layouts say.
-        let kk = |step: i64| -> Vec<(i64, String)> {
-            if open {
-                vec![(step, "kk".to_string())]
-            } else {
-                vec![]
-            }
-        };
-        let krow = affine(p.k0, &kk(rows));
-        let fa = affine(0, &kk(msz));
-        let fb = affine(0, &kk(nsz));
-        py.line(format!(
-            "nisa.dma_copy(dst={a}[0:{rows}, {}], src=lhsT[{}, m0:m0 + {msz}])",
-            span(&fa, msz, 1),
-            span(&krow, rows, 1)
-        ));
-        py.line(format!(
-            "nisa.dma_copy(dst={bb}[0:{rows}, {}], src=rhs[{}, n0:n0 + {nsz}])",
-            span(&fb, nsz, 1),
-            span(&krow, rows, 1)
-        ));
-        if open {
-            py.close();
-        }
-        names.push((a, bb));
+    };
+    let krow = affine(p.k0, &kk(rows));
+    let f = affine(0, &kk(width));
+    py.line(format!(
+        "nisa.dma_copy(dst={name}[0:{rows}, {}], src={src}[{}, {origin}:{origin} + {width}])",
+        span(&f, width, 1),
+        span(&krow, rows, 1)
+    ));
+    if open {
+        py.close();
+    }
+}
+
+/// The helper for one block shape: stage its lhsT rows, run the proved dispatch into one PSUM
+/// tile (accumulating over every K piece), store.
+fn block_fn(py: &mut Py, b: &GemmBlock) {
+    let (msz, nsz) = (b.msz, b.nsz);
+    py.open(format!(
+        "def _block_{msz}x{nsz}(lhsT, rhs_tiles, result, m0, n0):"
+    ));
+    py.line(format!(
+        "\"\"\"result[m0:m0 + {msz}, n0:n0 + {nsz}] from lhsT[:, m0:m0 + {msz}] and the staged rhs block.\"\"\""
+    ));
+    let n = b.cert.pieces.len();
+    let bs: Vec<String> = (0..n).map(|i| format!("b{i}")).collect();
+    py.line(format!("({},) = rhs_tiles", bs.join(", ")));
+    for (i, p) in b.cert.pieces.iter().enumerate() {
+        stage(py, p, &format!("a{i}"), "lhsT", msz, "m0");
     }
     py.line(format!(
         "c_psum = nl.ndarray(({msz}, {nsz}), dtype=nl.float32, buffer=nl.psum)"
     ));
     for (i, p) in b.cert.pieces.iter().enumerate() {
-        let (a, bb) = &names[i];
-        matmul_nest(py, p, a, bb, "c_psum", i);
+        matmul_nest(py, p, &format!("a{i}"), &bs[i], "c_psum", i);
     }
     py.line(format!(
         "c_sbuf = nl.ndarray(({msz}, {nsz}), dtype=result.dtype, buffer=nl.sbuf)"
