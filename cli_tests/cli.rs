@@ -1217,13 +1217,13 @@ fn decompose_finds_a_proved_tiling_by_a_corpus_atom_or_says_none() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         first_line(&o),
-        "tile(SM80_16x8x8_F16F16F16F16_TN.A, S[(2,2):(2@tx,1@tx)] over [2, 2])"
+        "tile(SM80_16x8x16_F16F16F16F16_TN.C, S[(2,2):(2@tx,1@tx)] over [2, 2])"
     );
     assert!(stdout(&o).contains("proved equal by normal-form, exhaustive"));
     // The e-graph's extracted term names the atom.
     assert!(
         stdout(&o).contains(
-            "e-graph term: tile(SM80_16x8x8_F16F16F16F16_TN.A, [16, 8], S[(2,2):(2@tx,1@tx)], [2, 2])"
+            "e-graph term: tile(SM80_16x8x16_F16F16F16F16_TN.C, [16, 8], S[(2,2):(2@tx,1@tx)], [2, 2])"
         ),
         "{}",
         stdout(&o)

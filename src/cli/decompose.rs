@@ -18,23 +18,7 @@ pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
     let corpus = corpus::Corpus::embedded().map_err(|e| BadInput {
         message: format!("error: the embedded corpus: {e}"),
     })?;
-    // Element-indexed atoms only (bit-indexed ones describe the same memory at another grain).
-    // Many catalog atoms share one layout (an MMA's C for every input type): each layout is
-    // tried once, under the first name, the hand-written CUTLASS-sourced atoms first. Atoms of
-    // one thread (dp4a, a UMMA issued by one thread, AMX) tile anything trivially: left out.
-    let mut ordered: Vec<&corpus::Atom> = corpus.atoms.iter().filter(|a| !a.in_bits).collect();
-    ordered.sort_by_key(|a| !a.source.starts_with("CUTLASS"));
-    let mut seen = std::collections::BTreeSet::new();
-    let atoms: Vec<(String, layout::Layout)> = ordered
-        .into_iter()
-        .filter(|a| seen.insert((a.layout.clone(), a.shape.clone())))
-        .filter_map(|a| {
-            layout::Layout::parse(&a.layout, a.shape.as_deref())
-                .ok()
-                .filter(|l| !matches!(l, layout::Layout::Tv(tv) if tv.threads() <= 1))
-                .map(|l| (a.name.clone(), l))
-        })
-        .collect();
+    let atoms = corpus::atom::tiling_atoms(&corpus.atoms);
     let search = solver::decompose::decompose(&l, &shape, &atoms)
         .map_err(|e| input::render(&e, "the layout", text))?;
     let found = &search.tilings;
