@@ -112,3 +112,29 @@ impl Atom {
         })
     }
 }
+
+/// The atoms a decomposition search tiles by, parsed: element-indexed ones only (bit-indexed
+/// ones describe the same memory at another grain); every hand-written CUTLASS-sourced atom,
+/// then each catalog atom whose layout is not already there (many share one: an MMA's C for
+/// every input type); no atom of one thread (dp4a, a UMMA issued by one thread, AMX), which
+/// would tile anything trivially.
+pub fn tiling_atoms(atoms: &[Atom]) -> Vec<(String, layout::Layout)> {
+    let elements = || atoms.iter().filter(|a| !a.in_bits);
+    let handwritten = elements().filter(|a| a.source.starts_with("CUTLASS"));
+    let mut seen: std::collections::BTreeSet<(&str, Option<&[i64]>)> = handwritten
+        .clone()
+        .map(|a| (a.layout.as_str(), a.shape.as_deref()))
+        .collect();
+    let catalog = elements()
+        .filter(|a| !a.source.starts_with("CUTLASS"))
+        .filter(|a| seen.insert((a.layout.as_str(), a.shape.as_deref())));
+    handwritten
+        .chain(catalog)
+        .filter_map(|a| {
+            layout::Layout::parse(&a.layout, a.shape.as_deref())
+                .ok()
+                .filter(|l| !matches!(l, layout::Layout::Tv(tv) if tv.threads() <= 1))
+                .map(|l| (a.name.clone(), l))
+        })
+        .collect()
+}

@@ -12,17 +12,7 @@ use proptest::prelude::*;
 
 /// The corpus's element-indexed atoms, as the CLI uses them.
 fn corpus_atoms() -> Vec<(String, Layout)> {
-    corpus::Corpus::embedded()
-        .unwrap()
-        .atoms
-        .iter()
-        .filter(|a| !a.in_bits)
-        .filter_map(|a| {
-            Layout::parse(&a.layout, a.shape.as_deref())
-                .ok()
-                .map(|l| (a.name.clone(), l))
-        })
-        .collect()
+    corpus::atom::tiling_atoms(&corpus::Corpus::embedded().unwrap().atoms)
 }
 
 /// Rank-2 unswizzled corpus atoms with an Axe form: (name, Axe form, logical shape). Triton's

@@ -18,17 +18,7 @@ pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
     let corpus = corpus::Corpus::embedded().map_err(|e| BadInput {
         message: format!("error: the embedded corpus: {e}"),
     })?;
-    // Element-indexed atoms only (bit-indexed ones describe the same memory at another grain).
-    let atoms: Vec<(String, layout::Layout)> = corpus
-        .atoms
-        .iter()
-        .filter(|a| !a.in_bits)
-        .filter_map(|a| {
-            layout::Layout::parse(&a.layout, a.shape.as_deref())
-                .ok()
-                .map(|l| (a.name.clone(), l))
-        })
-        .collect();
+    let atoms = corpus::atom::tiling_atoms(&corpus.atoms);
     let search = solver::decompose::decompose(&l, &shape, &atoms)
         .map_err(|e| input::render(&e, "the layout", text))?;
     let found = &search.tilings;
