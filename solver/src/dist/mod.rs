@@ -298,8 +298,9 @@ pub fn plan(
     let tb = blocks(target);
     let key = |t: f64| (t * 1e12).round() as u64;
     // Dijkstra: (cost, order) -> state index.
-    let mut states: Vec<(MeshLayout, Option<(usize, Move)>, f64)> =
-        vec![(source.clone(), None, 0.0)];
+    // (layout, how it was reached, predicted seconds so far)
+    type State = (MeshLayout, Option<(usize, Move)>, f64);
+    let mut states: Vec<State> = vec![(source.clone(), None, 0.0)];
     let mut index: BTreeMap<MeshLayout, usize> = BTreeMap::new();
     index.insert(source.clone(), 0);
     let mut heap = BinaryHeap::new();
