@@ -32,6 +32,9 @@ use layout::mesh::{Block, MeshLayout};
 pub use cost::{Link, Topology};
 pub use lower::Move;
 
+/// Most local-table entries a lowered plan may hold (ranks x buffer indices): 2^27.
+pub const MAX_TABLE_ENTRIES: i64 = 1 << 27;
+
 /// Options of [`plan`].
 #[derive(Debug, Clone)]
 pub struct PlanOptions {
@@ -291,6 +294,19 @@ pub fn plan(
         return Err(DistPlanError::Mismatch(format!(
             "source shape {:?} and target shape {:?} differ",
             source.shape, target.shape
+        )));
+    }
+    // The lowered local tables hold one entry per rank per buffer index of each dim.
+    let per_rank: i64 = source
+        .shape
+        .iter()
+        .fold(0i64, |a, &n| a.saturating_add(n))
+        .saturating_mul(2);
+    if per_rank.saturating_mul(source.mesh.size()) > MAX_TABLE_ENTRIES {
+        return Err(DistPlanError::Mismatch(format!(
+            "shape {:?} on {} devices: the plan's local tables would exceed {MAX_TABLE_ENTRIES} entries",
+            source.shape,
+            source.mesh.size()
         )));
     }
     // Over another mesh with the same device count: only send-recv (moves are per axis).
