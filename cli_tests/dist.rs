@@ -236,3 +236,42 @@ fn dist_gen_emits_a_validated_nccl_program() {
     assert!(src.contains("NCCL_NVLS_ENABLE") && !src.contains("multimem"));
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn dist_hostile_sizes_are_refused_quickly() {
+    for (mesh, shape, from, to) in [
+        (
+            "a=1024,b=1024",
+            "4,4",
+            "[Shard(0), Replicate()]",
+            "[Replicate(), Shard(1)]",
+        ),
+        (
+            "a=4",
+            "1099511627776,1099511627776",
+            "[Shard(0)]",
+            "[Shard(1)]",
+        ),
+        ("a=4", "1099511627776", "[Shard(0)]", "[Replicate()]"),
+        (
+            "a=2,b=2",
+            "8,8",
+            "[_StridedShard(0, split_factor=9223372036854775807), Shard(0)]",
+            "[Shard(1), Replicate()]",
+        ),
+        (
+            "a=2",
+            "8",
+            "{devices=[1048576,1048576]<=[2]}",
+            "[Replicate()]",
+        ),
+    ] {
+        let o = plan(mesh, shape, from, to);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{mesh} {shape} {from}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -32,6 +32,11 @@ use layout::mesh::{Block, MeshLayout};
 pub use cost::{Link, Topology};
 pub use lower::Move;
 
+/// Most devices the planner takes (2^16).
+pub const MAX_PLAN_DEVICES: i64 = 1 << 16;
+/// Visited layouts x devices the search may spend (2^22).
+const STATE_WORK: i64 = 1 << 22;
+
 /// Most local-table entries a lowered plan may hold (ranks x buffer indices): 2^27.
 pub const MAX_TABLE_ENTRIES: i64 = 1 << 27;
 
@@ -296,6 +301,16 @@ pub fn plan(
             source.shape, target.shape
         )));
     }
+    if source.mesh.size() > MAX_PLAN_DEVICES {
+        return Err(DistPlanError::Mismatch(format!(
+            "a mesh of {} devices; the planner takes at most {MAX_PLAN_DEVICES}",
+            source.mesh.size()
+        )));
+    }
+    // Each visited layout costs work linear in the device count: bound the total.
+    let max_states = o
+        .max_states
+        .min((STATE_WORK / source.mesh.size()).max(8) as usize);
     // The lowered local tables hold one entry per rank per buffer index of each dim.
     let per_rank: i64 = source
         .shape
@@ -350,7 +365,7 @@ pub fn plan(
                 best_goal = Some((total, i, Some(Move::SendRecv)));
             }
         }
-        if !same_mesh || states.len() >= o.max_states {
+        if !same_mesh || states.len() >= max_states {
             continue;
         }
         for m in moves_from(&a) {
