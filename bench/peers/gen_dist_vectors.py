@@ -52,6 +52,21 @@ def gen_cases(seed=22, per_mesh=24):
             src = place(rng.random() < 0.35, False)
             dst = place(rng.random() < 0.1, False)
             cases.append({"mesh": list(mesh), "shape": shape, "src": src, "dst": dst})
+    # FSDP-over-TP sources: _StridedShard(d, split_factor = the later mesh dim) then Shard(d)
+    # (even shapes: torch's uneven strided pieces are not modelled by laycert).
+    for mesh in [(2, 4), (4, 2), (2, 3), (3, 2), (2, 2), (2, 2, 2), (2, 1, 3)]:
+        for _ in range(6):
+            nd = rng.choice([2, 3])
+            shape = [rng.choice([12, 24, 48]) for _ in range(nd)]
+            d = rng.randrange(nd)
+            src = ["Replicate()"] * len(mesh)
+            src[-2] = f"_StridedShard({d}, split_factor={mesh[-1]})"
+            src[-1] = f"Shard({d})"
+            dst = ["Replicate()"] * len(mesh)
+            for i in range(len(mesh)):
+                if rng.random() < 0.6:
+                    dst[i] = f"Shard({rng.randrange(nd)})"
+            cases.append({"mesh": list(mesh), "shape": shape, "src": src, "dst": dst})
     return cases
 
 
@@ -61,6 +76,10 @@ def mesh_text(mesh):
 
 def torch_placement(t):
     from torch.distributed.tensor import Shard, Replicate, Partial
+    from torch.distributed.tensor.placement_types import _StridedShard
+    if t.startswith("_StridedShard("):
+        d, f = t[len("_StridedShard("):-1].split(", split_factor=")
+        return _StridedShard(int(d), split_factor=int(f))
     if t.startswith("Shard("):
         return Shard(int(t[6:-1]))
     if t.startswith("Partial"):
@@ -129,6 +148,9 @@ def spec_of(placements, nd, mesh):
     for i, p in enumerate(placements):
         if p.startswith("Shard("):
             entries[int(p[6:-1])].append(NAMES[i])
+    for i, p in enumerate(placements):
+        if p.startswith("_StridedShard("):  # cuts inside the later mesh dim: JAX minor
+            entries[int(p[len("_StridedShard("):].split(",")[0])].append(NAMES[i])
     return entries
 
 

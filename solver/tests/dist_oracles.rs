@@ -8,8 +8,8 @@ use layout::notation::dtensor::{self, Placement};
 use serde_json::Value;
 use solver::dist::{peer, plan, PlanOptions};
 
-fn at(m: &Mesh, shape: &[i64], p: &str) -> MeshLayout {
-    dtensor::to_layout(m, shape, &dtensor::parse_placements(p).unwrap()).unwrap()
+fn try_at(m: &Mesh, shape: &[i64], p: &str) -> Result<MeshLayout, String> {
+    dtensor::to_layout(m, shape, &dtensor::parse_placements(p).unwrap()).map_err(|e| e.0)
 }
 
 fn ints(v: &Value) -> Vec<i64> {
@@ -64,6 +64,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
     let (mut dt_ok, mut dt_refuted, mut dt_unlowered) = (0, 0, 0);
     let (mut dt_more, mut jax_more) = (0, 0);
     let mut worst: (f64, f64) = (1.0, 1.0);
+    let mut refused = 0;
     let mut failures = Vec::new();
     let mut report = Vec::new();
     for line in text.lines() {
@@ -73,7 +74,15 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         let m = Mesh::parse(c["mesh"].as_str().unwrap()).unwrap();
         let shape = ints(&c["shape"]);
         let (src, dst) = (c["src"].as_str().unwrap(), c["dst"].as_str().unwrap());
-        let (s, t) = (at(&m, &shape, src), at(&m, &shape, dst));
+        let (s, t) = match (try_at(&m, &shape, src), try_at(&m, &shape, dst)) {
+            (Ok(s), Ok(t)) => (s, t),
+            (Err(e), _) | (_, Err(e)) => {
+                // The one documented refusal: torch's uneven _StridedShard pieces.
+                assert!(e.contains("uneven strided"), "case {id}: {e}");
+                refused += 1;
+                continue;
+            }
+        };
         // Shards: laycert's blocks vs DTensor's own rule.
         for (key, l) in [("src_shards", &s), ("dst_shards", &t)] {
             let theirs = dtensor_boxes(&c["dtensor"][key]);
@@ -194,7 +203,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         }
     }
     println!(
-        "cases {cases}; shards equal DTensor {dt_agree}/{dt_cmp}, JAX {jax_agree}/{jax_cmp}; laycert plans certified {certified}; \
+        "cases {cases} ({refused} refused: uneven _StridedShard); shards equal DTensor {dt_agree}/{dt_cmp}, JAX {jax_agree}/{jax_cmp}; laycert plans certified {certified}; \
          DTensor plans certified {dt_ok}, refuted {dt_refuted}, not lowered {dt_unlowered}; laycert strictly fewer bytes than DTensor on {dt_more}, than XLA on {jax_more}; \
          max ratio DTensor/laycert {:.2}, XLA/laycert {:.2}",
         worst.0, worst.1

@@ -180,7 +180,9 @@ pub fn check_final(
         element: x.map(|x| x.to_vec()),
         message: m,
     };
-    let mut groups: BTreeMap<(Vec<i64>, Vec<i64>), (u64, u64, i64)> = BTreeMap::new();
+    // (element, coordinates off the partial axes) -> (terms, addend set, first rank).
+    type Group = (Vec<i64>, Vec<i64>);
+    let mut groups: BTreeMap<Group, (u64, u64, i64)> = BTreeMap::new();
     let mut checked = 0i64;
     if bufs.len() as i64 != mesh.size() {
         return Err(ce(
@@ -416,7 +418,7 @@ fn certify_full(
     if source.shape != target.shape {
         return Err(DistError::Unknown("source and target shapes differ".into()));
     }
-    if target.partial.len() > 0
+    if !target.partial.is_empty()
         && target.partial.values().any(|&o| o != ReduceOp::Sum)
         && !source.partial.is_empty()
     {

@@ -400,7 +400,9 @@ pub(crate) fn send_recv_messages(
             continue;
         }
         // Per dim, the pieces of t cut by the source intervals.
-        let mut per_dim: Vec<Vec<((i64, i64), (i64, i64))>> = Vec::new();
+        // (piece of t, the source interval holding it)
+        type Piece = ((i64, i64), (i64, i64));
+        let mut per_dim: Vec<Vec<Piece>> = Vec::new();
         for d in 0..nd {
             let mut v = Vec::new();
             for &iv in &cuts[d] {

@@ -32,6 +32,14 @@ use layout::mesh::{Block, MeshLayout};
 pub use cost::{Link, Topology};
 pub use lower::Move;
 
+/// Most devices the planner takes (2^16).
+pub const MAX_PLAN_DEVICES: i64 = 1 << 16;
+/// Visited layouts x devices the search may spend (2^22).
+const STATE_WORK: i64 = 1 << 22;
+
+/// Most local-table entries a lowered plan may hold (ranks x buffer indices): 2^27.
+pub const MAX_TABLE_ENTRIES: i64 = 1 << 27;
+
 /// Options of [`plan`].
 #[derive(Debug, Clone)]
 pub struct PlanOptions {
@@ -293,13 +301,37 @@ pub fn plan(
             source.shape, target.shape
         )));
     }
+    if source.mesh.size() > MAX_PLAN_DEVICES {
+        return Err(DistPlanError::Mismatch(format!(
+            "a mesh of {} devices; the planner takes at most {MAX_PLAN_DEVICES}",
+            source.mesh.size()
+        )));
+    }
+    // Each visited layout costs work linear in the device count: bound the total.
+    let max_states = o
+        .max_states
+        .min((STATE_WORK / source.mesh.size()).max(8) as usize);
+    // The lowered local tables hold one entry per rank per buffer index of each dim.
+    let per_rank: i64 = source
+        .shape
+        .iter()
+        .fold(0i64, |a, &n| a.saturating_add(n))
+        .saturating_mul(2);
+    if per_rank.saturating_mul(source.mesh.size()) > MAX_TABLE_ENTRIES {
+        return Err(DistPlanError::Mismatch(format!(
+            "shape {:?} on {} devices: the plan's local tables would exceed {MAX_TABLE_ENTRIES} entries",
+            source.shape,
+            source.mesh.size()
+        )));
+    }
     // Over another mesh with the same device count: only send-recv (moves are per axis).
     let same_mesh = source.mesh == target.mesh;
     let tb = blocks(target);
     let key = |t: f64| (t * 1e12).round() as u64;
     // Dijkstra: (cost, order) -> state index.
-    let mut states: Vec<(MeshLayout, Option<(usize, Move)>, f64)> =
-        vec![(source.clone(), None, 0.0)];
+    // (layout, how it was reached, predicted seconds so far)
+    type State = (MeshLayout, Option<(usize, Move)>, f64);
+    let mut states: Vec<State> = vec![(source.clone(), None, 0.0)];
     let mut index: BTreeMap<MeshLayout, usize> = BTreeMap::new();
     index.insert(source.clone(), 0);
     let mut heap = BinaryHeap::new();
@@ -333,7 +365,7 @@ pub fn plan(
                 best_goal = Some((total, i, Some(Move::SendRecv)));
             }
         }
-        if !same_mesh || states.len() >= o.max_states {
+        if !same_mesh || states.len() >= max_states {
             continue;
         }
         for m in moves_from(&a) {

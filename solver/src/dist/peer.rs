@@ -26,12 +26,18 @@ pub fn lower_dtensor(
     let mut steps: Vec<Step> = Vec::new();
     let mut moves = Vec::new();
     for (k, (i, from, to)) in transforms.iter().enumerate() {
-        if *i >= cur.len() || cur[*i] != *from {
+        // DTensor names a `_StridedShard(d, f)` mesh dim `Shard(d)` in its transforms.
+        let same = |a: &Placement, b: &Placement| match (a, b) {
+            (Placement::StridedShard(d, _), Placement::Shard(e)) => d == e,
+            _ => a == b,
+        };
+        if *i >= cur.len() || !same(&cur[*i], from) {
             return Err(format!(
                 "step {k}: mesh dim {i} is not {}",
                 dtensor::print_placement(from)
             ));
         }
+        let from = &cur[*i].clone();
         cur[*i] = to.clone();
         let b = dtensor::to_layout(mesh, shape, &cur).map_err(|e| format!("step {k}: {e}"))?;
         let dim_of = |p: &Placement| match p {

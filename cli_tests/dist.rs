@@ -1,0 +1,277 @@
+//! `laycert dist`: first lines, exit codes and bad input.
+
+use std::process::{Command, Output};
+
+fn laycert(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("laycert runs")
+}
+
+fn first_line(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn plan(mesh: &str, shape: &str, from: &str, to: &str) -> Output {
+    laycert(&[
+        "dist", "plan", "--mesh", mesh, "--shape", shape, "--from", from, "--to", to,
+    ])
+}
+
+#[test]
+fn dist_plan_prints_steps_bytes_time_and_certificate() {
+    let o = plan(
+        "dp=2,tp=4",
+        "4096,8192",
+        "[Shard(0), Replicate()]",
+        "[Replicate(), Shard(1)]",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let l = first_line(&o);
+    assert!(
+        l.starts_with("plan: 1 steps, 8388608 bytes received per rank (max)")
+            && l.ends_with("certified"),
+        "{l}"
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("alpha-beta model: 8 ranks/node"));
+    // The same claim in JAX and HLO notation.
+    let o = plan(
+        "dp=2,tp=4",
+        "4096,8192",
+        "P('dp', None)",
+        "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        first_line(&o).starts_with("plan: 1 steps, 8388608 bytes"),
+        "{}",
+        first_line(&o)
+    );
+}
+
+#[test]
+fn dist_plan_writes_an_svg_of_the_mesh() {
+    let path = std::env::temp_dir().join(format!("laycert-dist-{}.svg", std::process::id()));
+    let p = path.to_str().unwrap();
+    let o = laycert(&[
+        "dist",
+        "plan",
+        "--mesh",
+        "4",
+        "--shape",
+        "8,8",
+        "--from",
+        "[Shard(0)]",
+        "--to",
+        "[Shard(1)]",
+        "--svg",
+        p,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("before") && svg.contains("after"));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn dist_check_refutes_a_wrong_dtensor_sequence_and_certifies_the_right_one() {
+    let args = |steps: &str| {
+        laycert(&[
+            "dist",
+            "check",
+            "--mesh",
+            "dp=2,tp=4",
+            "--shape",
+            "8,8",
+            "--from",
+            "[Shard(0), Shard(1)]",
+            "--to",
+            "[Shard(1), Shard(0)]",
+            "--dtensor-steps",
+            steps,
+        ])
+    };
+    let o =
+        args("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1)), (1, Replicate(), Shard(0))]");
+    assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
+    assert!(first_line(&o).starts_with("certified: "));
+    // Dropping the last step leaves every device with the wrong buffer: refuted, exit 1,
+    // naming a device and an element.
+    let o = args("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1))]");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        first_line(&o).starts_with("refuted: device 0 [0, 0], element [0, 0]"),
+        "{}",
+        first_line(&o)
+    );
+}
+
+#[test]
+fn dist_sim_lists_each_device() {
+    let o = laycert(&[
+        "dist",
+        "sim",
+        "--mesh",
+        "4",
+        "--shape",
+        "5,3",
+        "--from",
+        "[Shard(0)]",
+        "--to",
+        "[Replicate()]",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        first_line(&o).starts_with("simulated: 4 ranks"),
+        "{}",
+        first_line(&o)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("device 3 [3]: holds [(5, 5), (0, 3)] -> [(0, 5), (0, 3)]"));
+}
+
+#[test]
+fn dist_bad_input_exits_2_naming_what() {
+    for (mesh, shape, from, to, what) in [
+        (
+            "dp=0,tp=4",
+            "8,8",
+            "[Shard(0), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "0 devices",
+        ),
+        (
+            "dp=2,dp=4",
+            "8,8",
+            "[Shard(0), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "repeated axis name",
+        ),
+        (
+            "dp=2,tp=4",
+            "8,8",
+            "[Shard(2), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "tensor dim 2",
+        ),
+        (
+            "dp=2,tp=4",
+            "8,8",
+            "P('dp', 'dp')",
+            "[Replicate(), Shard(1)]",
+            "used twice",
+        ),
+        (
+            "dp=2,tp=4",
+            "8,8",
+            "[Shard(0)]",
+            "[Replicate(), Shard(1)]",
+            "1 placements",
+        ),
+    ] {
+        let o = plan(mesh, shape, from, to);
+        assert_eq!(o.status.code(), Some(2), "{mesh} {from}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(what), "{err}");
+    }
+    let o = laycert(&[
+        "dist",
+        "plan",
+        "--mesh",
+        "dp=2,tp=4",
+        "--to-mesh",
+        "x=4",
+        "--shape",
+        "8,8",
+        "--from",
+        "[Shard(0), Replicate()]",
+        "--to",
+        "[Shard(0)]",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different device counts"));
+}
+
+#[test]
+fn dist_gen_emits_a_validated_nccl_program() {
+    let path = std::env::temp_dir().join(format!("laycert-dist-{}.cu", std::process::id()));
+    let p = path.to_str().unwrap();
+    let o = laycert(&[
+        "dist",
+        "gen",
+        "--mesh",
+        "dp=2,tp=2",
+        "--shape",
+        "5,7",
+        "--from",
+        "[Shard(0), Shard(1)]",
+        "--to",
+        "[Shard(1), Replicate()]",
+        "-o",
+        p,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        first_line(&o).starts_with("generated: "),
+        "{}",
+        first_line(&o)
+    );
+    let src = std::fs::read_to_string(&path).unwrap();
+    assert!(src.contains("NCCL_NVLS_ENABLE") && !src.contains("multimem"));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn dist_hostile_sizes_are_refused_quickly() {
+    for (mesh, shape, from, to) in [
+        (
+            "a=1024,b=1024",
+            "4,4",
+            "[Shard(0), Replicate()]",
+            "[Replicate(), Shard(1)]",
+        ),
+        (
+            "a=4",
+            "1099511627776,1099511627776",
+            "[Shard(0)]",
+            "[Shard(1)]",
+        ),
+        ("a=4", "1099511627776", "[Shard(0)]", "[Replicate()]"),
+        (
+            "a=2,b=2",
+            "8,8",
+            "[_StridedShard(0, split_factor=9223372036854775807), Shard(0)]",
+            "[Shard(1), Replicate()]",
+        ),
+        (
+            "a=2",
+            "8",
+            "{devices=[1048576,1048576]<=[2]}",
+            "[Replicate()]",
+        ),
+    ] {
+        let o = plan(mesh, shape, from, to);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{mesh} {shape} {from}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
