@@ -51,20 +51,40 @@ fn cute_cpp_types_and_printed_pointer_tags_read_as_the_notation() {
         parse_layout("Layout<Shape<_4,Int<8>>>").unwrap(),
         parse_layout("(4,8):(1,4)").unwrap()
     );
+    // CuTe swizzles the BYTE address behind a pointer flag (cute/pointer_flagged.hpp:
+    // `smem_ptr_flag` is `smem_ptr_flag_bits<1>`; `as_position_independent_swizzle_layout`
+    // recasts the swizzle from bytes to the flag's element width). On 16-bit elements
+    // Sw<3,4,3> of bytes is Sw<3,3,3>; on bits it is Sw<3,7,3>.
     let composed =
         "ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag, Layout<Shape<_8,_64>,Stride<_64,_1>>>";
+    let composed16 = "ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag_bits<16>, Layout<Shape<_8,_64>,Stride<_64,_1>>>";
     let printed = "Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)";
-    let want = parse_swizzled("Sw<3,4,3> o (8,64):(64,1)").unwrap();
-    assert_eq!(parse_swizzled(composed).unwrap(), want);
-    assert_eq!(parse_swizzled(printed).unwrap(), want);
+    let elements16 = parse_swizzled("Sw<3,3,3> o (8,64):(64,1)").unwrap();
+    let bits = parse_swizzled("Sw<3,7,3> o (8,64):(64,1)").unwrap();
+    assert_eq!(parse_swizzled(composed).unwrap(), bits);
+    assert_eq!(parse_swizzled(composed16).unwrap(), elements16);
+    assert_eq!(parse_swizzled(printed).unwrap(), elements16);
     assert_eq!(
         parse_swizzled("Sw<3,4,3> o smem_ptr16b o (_8,_64):(_64,_1)").unwrap(),
-        want
+        elements16
     );
     assert_eq!(
-        Layout::parse(composed, None).unwrap(),
-        Layout::Swizzled(want)
+        parse_swizzled("Sw<3,4,3> o smem_ptr[4b](unset) o (_8,_256):(_256,_1)").unwrap(),
+        parse_swizzled("Sw<3,5,3> o (8,256):(256,1)").unwrap()
     );
+    assert_eq!(
+        Layout::parse(composed16, None).unwrap(),
+        Layout::Swizzled(elements16)
+    );
+    // Without a pointer the swizzle acts on L's own offsets, and an offset is kept.
+    assert_eq!(
+        parse_swizzled("ComposedLayout<Swizzle<3,4,3>, _32, Layout<Shape<_8,_64>,Stride<_64,_1>>>")
+            .unwrap(),
+        parse_swizzled("Sw<3,4,3> o 32 o (8,64):(64,1)").unwrap()
+    );
+    // A byte swizzle that moves bits inside one 128-bit element is not an element map.
+    let e = parse_swizzled("Sw<3,2,3> o smem_ptr[128b](unset) o (8,8):(8,1)").unwrap_err();
+    assert!(e.to_string().contains("keeps 128-bit elements whole"), "{e}");
     assert!(parse_layout("Layout<Shape<_4,_8>,Stride<_1>").is_err());
     assert!(parse_layout("Layout<Frobnicate<_4>>").is_err());
 }

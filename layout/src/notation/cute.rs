@@ -36,15 +36,44 @@ pub fn parse_swizzled(text: &str) -> Result<SwizzledLayout> {
     Ok(l)
 }
 
-/// Skips a pointer tag and its `o` as CuTe prints them (`smem_ptr[16b](unset) o`,
-/// `smem_ptr16b o`, `gmem_ptr[32b](0x0) o`), when one is next.
-fn skip_pointer_tag(c: &mut Cursor) {
+/// Reads a pointer tag and its `o` as CuTe prints them (`smem_ptr[16b](unset) o`,
+/// `smem_ptr16b o`, `gmem_ptr[32b](0x0) o`), when one is next, and returns its element width in
+/// bits (`None` when there is no tag; an error when a tag names no width).
+///
+/// The tag matters: CuTe applies the swizzle of `Sw<B,M,S> o smem_ptr[Nb] o L` to the pointer's
+/// BYTE address (`swizzle_ptr`; `as_position_independent_swizzle_layout` recasts it from bytes to
+/// N-bit elements), not to L's element offset.
+fn pointer_tag(c: &mut Cursor) -> Result<Option<u32>> {
+    let start = c.pos();
+    let tag = pointer_tag_text(c);
+    if start == c.pos() {
+        return Ok(None);
+    }
+    let digits: String = tag
+        .trim_start_matches(|ch: char| ch.is_ascii_alphabetic() || ch == '_' || ch == '[')
+        .chars()
+        .take_while(|ch| ch.is_ascii_digit())
+        .collect();
+    match digits.parse::<u32>() {
+        Ok(bits) if bits > 0 && bits <= 1024 && bits.is_power_of_two() => Ok(Some(bits)),
+        _ => Err(c
+            .error_at(
+                start,
+                c.pos(),
+                "a pointer tag with a power-of-two element width in bits (smem_ptr[16b])",
+            )
+            .into()),
+    }
+}
+
+/// Consumes a pointer tag and its `o` when one is next; the tag's text (empty when none).
+fn pointer_tag_text(c: &mut Cursor) -> String {
     let mut probe = c.clone();
     if !["smem_ptr", "gmem_ptr", "rmem_ptr"]
         .iter()
         .any(|t| probe.eat(t))
     {
-        return;
+        return String::new();
     }
     let rest = probe.rest();
     let mut len = 0;
@@ -60,9 +89,12 @@ fn skip_pointer_tag(c: &mut Cursor) {
         }
         len += ch.len_utf8();
     }
-    if close.is_none() && probe.eat(&rest[..len]) && (probe.eat("o") || probe.eat("∘")) {
+    let text = rest[..len].to_string();
+    if close.is_none() && probe.eat(&text) && (probe.eat("o") || probe.eat("∘")) {
         *c = probe;
+        return text;
     }
+    String::new()
 }
 
 /// C++ CuTe's type spelling rewritten to the notation: `Layout<Shape<_4,_8>,Stride<_8,_1>>`
@@ -90,8 +122,9 @@ fn cpp_term(t: &str, depth: usize) -> Option<(String, &str)> {
     let name = name.trim_start_matches("cute::");
     let Some(mut rest) = rest.trim_start().strip_prefix('<') else {
         // A leaf: `_8`, `8`, or the pointer flag of a composed layout (no value).
-        if name.starts_with("smem_ptr_flag") {
-            return Some((String::new(), rest));
+        if name == "smem_ptr_flag" {
+            // `using smem_ptr_flag = smem_ptr_flag_bits<1>` (cute/pointer_flagged.hpp).
+            return Some(("smem_ptr[1b]".to_string(), rest));
         }
         let v = name.trim_start_matches('_');
         return (!v.is_empty() && v.chars().all(|ch| ch.is_ascii_digit()))
@@ -115,11 +148,11 @@ fn cpp_term(t: &str, depth: usize) -> Option<(String, &str)> {
         ("Layout", [shape]) => format!("{shape}:{}", compact_col_major_text(shape)?),
         ("Layout", [shape, stride]) => format!("{shape}:{stride}"),
         ("Swizzle", [b, m, s]) => format!("Sw<{b},{m},{s}>"),
-        ("smem_ptr_flag" | "smem_ptr_flag_bits", _) => String::new(),
+        ("smem_ptr_flag_bits", [bits]) => format!("smem_ptr[{bits}b]"),
         ("ComposedLayout", [sw, ptr, l])
-            if ptr.is_empty() || ptr.chars().all(|c| c.is_ascii_digit()) =>
+            if ptr.starts_with("smem_ptr[") || ptr.chars().all(|c| c.is_ascii_digit()) =>
         {
-            format!("{sw} o {l}")
+            format!("{sw} o {ptr} o {l}")
         }
         ("ComposedLayout", [sw, l]) => format!("{sw} o {l}"),
         _ => return None,
@@ -181,8 +214,32 @@ pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
     if !(c.eat("o") || c.eat("∘")) {
         return Err(c.error("'o' (composition) after the swizzle").into());
     }
-    // CuTe's print() names the pointer between them: `Sw<..> o smem_ptr[16b](unset) o L`.
-    skip_pointer_tag(c);
+    // CuTe's print() names the pointer between them: `Sw<..> o smem_ptr[16b](unset) o L`; the
+    // swizzle then acts on byte addresses, which is `Sw<B, M - log2(N/8), S>` on N-bit elements
+    // (`Sw<B, M + log2(8/N), S>` below a byte), as CuTe's recast_layout<uint8_t, uint_bit_t<N>>.
+    let tag_start = c.pos();
+    let sw = match pointer_tag(c)? {
+        None => sw,
+        Some(bits) => {
+            let (b, m, s) = (sw.bits(), sw.base(), sw.shift());
+            let m = if bits >= 8 {
+                let k = (bits / 8).trailing_zeros();
+                m.checked_sub(k).ok_or_else(|| {
+                    c.error_at(
+                        tag_start,
+                        c.pos(),
+                        format!(
+                            "a swizzle of byte addresses that keeps {bits}-bit elements whole (Sw<{b},{m},{s}> moves bits below one element)"
+                        ),
+                    )
+                })?
+            } else {
+                m + (8 / bits).trailing_zeros()
+            };
+            Swizzle::new(b, m, s)
+                .map_err(|e| c.error_at(start, c.pos(), format!("a valid swizzle ({e})")))?
+        }
+    };
     // An optional offset between the swizzle and the layout: `Sw<..> o 32 o L` (`_32` too).
     let mut probe = c.clone();
     probe.skip_ws();
