@@ -16,7 +16,7 @@ use super::instr::MmaAtom;
 use super::program::SynthError;
 
 /// A thread-value layout as flat modes over a column-major tile.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tv {
     /// Thread modes, innermost first.
     pub threads: Vec<(i64, i64)>,

@@ -104,13 +104,14 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
     };
     let words = (access + 3) / 4;
     let mut total = 0;
-    let mut buf: Vec<(i64, i64)> = Vec::with_capacity(128);
+    let mut buf: Vec<i64> = Vec::with_capacity(128);
     for phase in addrs.chunks(per_phase) {
         buf.clear();
         for &a in phase {
             let first = a / 4;
             for w in first..first + words {
-                buf.push((w % 32, w));
+                // (bank, word) packed into one key: banks sort first.
+                buf.push(((w % 32) << 48) | w);
             }
         }
         buf.sort_unstable();
@@ -118,7 +119,7 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
         let mut worst = 0;
         let mut run = 0;
         for i in 0..buf.len() {
-            run = if i > 0 && buf[i].0 == buf[i - 1].0 { run + 1 } else { 1 };
+            run = if i > 0 && buf[i] >> 48 == buf[i - 1] >> 48 { run + 1 } else { 1 };
             worst = worst.max(run);
         }
         total += worst;
@@ -213,7 +214,7 @@ impl Ctx<'_> {
 
     /// Options of a copy between register tensor `r` and memory tensor `m` (table `mem`).
     fn reg_mem_options(&self, r: usize, m: usize, mem: &[i64], load: bool, cand: Option<&Candidate>) -> Result<Vec<OpOption>, SynthError> {
-        let key = key_of(&(1u8, &self.p.tensors[r].name, &self.p.tensors[m].name, load, cand.map(|c| c.label.clone()), &self.tables[r]));
+        let key = key_of(&(1u8, &self.p.tensors[r].name, &self.p.tensors[m].name, load, cand.map(|c| c.label.clone()), &self.tv[r]));
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
@@ -231,8 +232,16 @@ impl Ctx<'_> {
         let mut out = Vec::new();
         if shared && bits == 16 {
             let kind = if load { CopyKind::Ldmatrix } else { CopyKind::Stmatrix };
-            for c in ins.copies(kind, self.target) {
+            let mut done = BTreeSet::new();
+            let mut by_width: Vec<_> = ins.copies(kind, self.target).collect();
+            by_width.sort_by_key(|c| std::cmp::Reverse(c.count));
+            for c in by_width {
+                // A narrower ldmatrix than a feasible wider one only adds instructions.
+                if done.contains(&c.trans) {
+                    continue;
+                }
                 if let Some(traffic) = ldmatrix_traffic(reg, nt, nv, mem, c.count, c.trans)? {
+                    done.insert(c.trans);
                     out.push(OpOption {
                         instruction: c.name.clone(),
                         claims: vec![SynthClaim::Ldmatrix { reg: tr.name.clone(), memory: tm.name.clone(), count: c.count, trans: c.trans }],
@@ -258,6 +267,9 @@ impl Ctx<'_> {
                     claims: vec![SynthClaim::Vector { reg: tr.name.clone(), memory: tm.name.clone(), width: w }],
                     traffic: vector_traffic(reg, nt, nv, mem, w, bits, shared)?,
                 });
+                // Narrower vectors of the same layout only add instructions (the instruction
+                // file lists widths widest first).
+                break;
             }
         }
         if bits < 8 && out.is_empty() && vector_ok(reg, nv, mem, 8 / bits) {
