@@ -230,6 +230,9 @@ pub struct Arrangement {
     /// A's and B's value repeats run along K first (so a thread's K-neighbours are adjacent
     /// values: packed sub-byte weights load as one word).
     pub k_first: bool,
+    /// Triton's order: warp ids run along N first, and C's value repeats along N before M
+    /// (with `k_first`, this is exactly Triton's `nvidia_mma` / `dot_op` layouts).
+    pub triton_order: bool,
 }
 
 /// The TV layouts of C, A and B for `atom` tiling `(m, n, k)` with `arr`. A or B is `None`
@@ -250,9 +253,15 @@ pub fn mma_layouts(
     let (wstep_n, rstep_n) = if arr.interleaved { (an, an * wn) } else { (an * rn, an) };
     let (ct, cv) = split(&atom.c_layout);
     let mut threads = rebase(&ct, atom.c_layout.tile(), m)?;
-    threads.extend([(wm, wstep_m), (wn, m * wstep_n)]);
+    if arr.triton_order {
+        threads.extend([(wn, m * wstep_n), (wm, wstep_m)]);
+    } else {
+        threads.extend([(wm, wstep_m), (wn, m * wstep_n)]);
+    }
     let mut values = rebase(&cv, atom.c_layout.tile(), m)?;
-    if arr.pair_n && rn % 2 == 0 && !arr.interleaved {
+    if arr.triton_order && !arr.pair_n {
+        values.extend([(rn, m * rstep_n), (rm, rstep_m)]);
+    } else if arr.pair_n && rn % 2 == 0 && !arr.interleaved {
         values.extend([(2, m * rstep_n), (rm, rstep_m), (rn / 2, 2 * m * rstep_n)]);
     } else if arr.pair_n {
         return Err(SynthError::Internal("pairing needs an even, blocked N repeat".into()));
@@ -266,7 +275,11 @@ pub fn mma_layouts(
         .map(|pa| -> Result<Tv, SynthError> {
             let (t, v) = split(pa);
             let mut threads = rebase(&t, pa.tile(), m)?;
-            threads.extend([(wm, wstep_m), (wn, 0)]);
+            if arr.triton_order {
+                threads.extend([(wn, 0), (wm, wstep_m)]);
+            } else {
+                threads.extend([(wm, wstep_m), (wn, 0)]);
+            }
             let mut values = rebase(&v, pa.tile(), m)?;
             if arr.k_first {
                 values.extend([(rk, m * ak), (rm, rstep_m)]);
@@ -282,7 +295,11 @@ pub fn mma_layouts(
         .map(|pb| -> Result<Tv, SynthError> {
             let (t, v) = split(pb);
             let mut threads = rebase(&t, pb.tile(), n)?;
-            threads.extend([(wm, 0), (wn, wstep_n)]);
+            if arr.triton_order {
+                threads.extend([(wn, wstep_n), (wm, 0)]);
+            } else {
+                threads.extend([(wm, 0), (wn, wstep_n)]);
+            }
             let mut values = rebase(&v, pb.tile(), n)?;
             if arr.k_first {
                 values.extend([(rk, n * ak), (rn, rstep_n)]);
@@ -312,8 +329,13 @@ pub fn arrangements(atom: &MmaAtom, m: i64, n: i64, groups: i64) -> Vec<Arrangem
                     if interleaved && (wm == 1 && wn == 1) {
                         continue; // same as blocked
                     }
-                    for k_first in [false, true] {
-                        out.push(Arrangement { wm, wn, interleaved, pair_n, k_first });
+                    // Triton's order first: on equal cost the search keeps the first plan, so
+                    // ties resolve to the layouts users get from Triton today.
+                    for (triton_order, k_first) in [(true, true), (false, false), (false, true)] {
+                        if triton_order && pair_n {
+                            continue;
+                        }
+                        out.push(Arrangement { wm, wn, interleaved, pair_n, k_first, triton_order });
                     }
                 }
             }
@@ -391,7 +413,7 @@ mod tests {
     #[test]
     fn one_warp_one_atom_is_the_atom() {
         let atom = &Instructions::get().unwrap().mma[0];
-        let arr = Arrangement { wm: 1, wn: 1, interleaved: false, pair_n: false, k_first: false };
+        let arr = Arrangement { wm: 1, wn: 1, interleaved: false, pair_n: false, k_first: false, triton_order: false };
         let (c, a, b) = mma_layouts(atom, [16, 8, 16], arr).unwrap();
         let want = atom.c_layout.clone();
         for t in 0..32 {
