@@ -44,7 +44,7 @@ fn synth_certifies_the_sm80_gemm_and_check_accepts_its_certificate() {
     assert_eq!(first_line(&c), "valid");
     // One flipped stride in the accumulator's layout (digest re-sealed or not): invalid.
     let json = std::fs::read_to_string(&cert).unwrap();
-    let bad = json.replacen("(256, 1, 16, 1024)", "(256, 1, 1024, 16)", 1);
+    let bad = json.replacen("(256, 1, 1024, 16)", "(256, 1, 16, 1024)", 1);
     assert_ne!(bad, json);
     std::fs::write(dir.join("bad.json"), bad).unwrap();
     let c = laycert(&["check", dir.join("bad.json").to_str().unwrap()]);

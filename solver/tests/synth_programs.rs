@@ -96,8 +96,8 @@ fn a_tampered_certificate_is_refused() {
     // Flip one stride of the accumulator's layout and re-seal the digest: the mma claim fails.
     let mut c = plan.certificate.clone();
     let t = c.tensors.iter_mut().find(|t| t.name == "c").unwrap();
-    assert!(t.layout.contains("(256, 1, 16, 1024)"), "{}", t.layout);
-    t.layout = t.layout.replacen("(256, 1, 16, 1024)", "(256, 1, 1024, 16)", 1);
+    assert!(t.layout.contains("(256, 1, 1024, 16)"), "{}", t.layout);
+    t.layout = t.layout.replacen("(256, 1, 1024, 16)", "(256, 1, 16, 1024)", 1);
     let sealed = c.clone().seal();
     let e = check(&sealed.to_json()).unwrap_err();
     assert!(e.contains("claim #"), "{e}");
