@@ -10,11 +10,18 @@ fn laycert(args: &[&str]) -> Output {
 }
 
 fn first_line(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string()
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
 }
 
 fn program(name: &str) -> String {
-    format!("{}/corpus/data/programs/{name}.tile", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/corpus/data/programs/{name}.tile",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 #[test]
@@ -33,8 +40,17 @@ fn synth_certifies_the_sm80_gemm_and_check_accepts_its_certificate() {
         "--draw",
         draw.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(first_line(&o).starts_with("synthesized gemm_f16_128x128x32_sm80 for sm80: cost "), "{}", first_line(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        first_line(&o).starts_with("synthesized gemm_f16_128x128x32_sm80 for sm80: cost "),
+        "{}",
+        first_line(&o)
+    );
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(text.contains("ldmatrix.sync.aligned.m8n8.x4"), "{text}");
     assert!(text.contains("linear: #ttg.linear<{register = "), "{text}");
@@ -49,7 +65,11 @@ fn synth_certifies_the_sm80_gemm_and_check_accepts_its_certificate() {
     std::fs::write(dir.join("bad.json"), bad).unwrap();
     let c = laycert(&["check", dir.join("bad.json").to_str().unwrap()]);
     assert_eq!(c.status.code(), Some(1));
-    assert!(first_line(&c).starts_with("invalid: "), "{}", first_line(&c));
+    assert!(
+        first_line(&c).starts_with("invalid: "),
+        "{}",
+        first_line(&c)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -65,9 +85,18 @@ fn synth_json_reports_instructions_and_rearranges() {
 
 #[test]
 fn synth_explains_an_infeasible_program_with_exit_1() {
-    let o = laycert(&["synth", &program("infeasible_smem_capacity"), "--target", "sm80"]);
+    let o = laycert(&[
+        "synth",
+        &program("infeasible_smem_capacity"),
+        "--target",
+        "sm80",
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(first_line(&o).starts_with("infeasible: shared-memory capacity"), "{}", first_line(&o));
+    assert!(
+        first_line(&o).starts_with("infeasible: shared-memory capacity"),
+        "{}",
+        first_line(&o)
+    );
 }
 
 #[test]
@@ -75,7 +104,11 @@ fn synth_rejects_a_malformed_program_with_its_line_and_exit_2() {
     let dir = std::env::temp_dir().join(format!("laycert-synth-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("bad.tile");
-    std::fs::write(&f, "threads 128\nx = register_tensor(f16, [16, 16])\ncopy(x, y)\n").unwrap();
+    std::fs::write(
+        &f,
+        "threads 128\nx = register_tensor(f16, [16, 16])\ncopy(x, y)\n",
+    )
+    .unwrap();
     let o = laycert(&["synth", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);

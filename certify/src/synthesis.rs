@@ -242,26 +242,19 @@ pub enum Parsed {
 
 /// The column-major cell index of every `(t, v)` of `tv`, t-major, by `TvLayout::eval`.
 pub fn tv_table(tv: &TvLayout) -> Result<Vec<i64>, String> {
-    let tile = tv.tile().to_vec();
-    let mut out = Vec::with_capacity((tv.threads() * tv.values()) as usize);
-    for t in 0..tv.threads() {
-        for v in 0..tv.values() {
-            let c = tv.eval(t, v).map_err(|e| e.to_string())?;
-            out.push(layout::shape::flatten_col_major(&tile, &c).map_err(|e| e.to_string())?);
-        }
-    }
-    Ok(out)
+    Ok(tv.eval_all())
 }
 
 /// The element offset of every column-major cell of `shape` under memory layout `l`.
 pub fn mem_table(l: &Layout, shape: &[i64]) -> Result<Vec<i64>, String> {
-    let cells = size(shape).unwrap_or(0);
-    (0..cells)
-        .map(|i| {
-            let c = layout::shape::unflatten_col_major(shape, i).map_err(|e| e.to_string())?;
-            offset(l, shape, &c)
-        })
-        .collect()
+    let (inner, all) = match l {
+        Layout::Cute(c) => (c, c.eval_all()),
+        Layout::Swizzled(x) => (x.layout(), x.eval_all().map_err(|e| e.to_string())?),
+        other => return Err(format!("{} is not a memory layout", other.print())),
+    };
+    // `eval(shape, c)` is `eval_index` of c's column-major index: the same table.
+    inner.check_shape(shape).map_err(|e| e.to_string())?;
+    Ok(all)
 }
 
 /// The coordinate of column-major cell `i` of `shape`.
@@ -318,10 +311,7 @@ impl Tensors {
                     ))
                 }
             };
-            if map
-                .insert(t.name.clone(), (t.clone(), parsed))
-                .is_some()
-            {
+            if map.insert(t.name.clone(), (t.clone(), parsed)).is_some() {
                 return Err(format!("tensor {} declared twice", t.name));
             }
         }
@@ -337,8 +327,19 @@ impl Tensors {
     /// A register tensor's TV layout and its table.
     pub fn reg(&self, name: &str) -> Result<(&SynthTensor, Reg<'_>), String> {
         match self.get(name)? {
-            (t, Parsed::Reg(tv, table)) => Ok((t, Reg { tv, table, nv: tv.values(), shape: &t.shape })),
-            (t, _) => Err(format!("{} is a {} tensor, not a register tensor", name, t.scope)),
+            (t, Parsed::Reg(tv, table)) => Ok((
+                t,
+                Reg {
+                    tv,
+                    table,
+                    nv: tv.values(),
+                    shape: &t.shape,
+                },
+            )),
+            (t, _) => Err(format!(
+                "{} is a {} tensor, not a register tensor",
+                name, t.scope
+            )),
         }
     }
 
@@ -346,7 +347,10 @@ impl Tensors {
     pub fn mem(&self, name: &str) -> Result<(&SynthTensor, &[i64]), String> {
         match self.get(name)? {
             (t, Parsed::Mem(_, table)) => Ok((t, table.as_slice())),
-            (t, _) => Err(format!("{} is a {} tensor, not a memory tensor", name, t.scope)),
+            (t, _) => Err(format!(
+                "{} is a {} tensor, not a memory tensor",
+                name, t.scope
+            )),
         }
     }
 }
@@ -392,7 +396,6 @@ pub fn offset(l: &Layout, shape: &[i64], cell: &[i64]) -> Result<i64, String> {
     .map_err(|e| e.to_string())
 }
 
-
 /// Decides one claim; `Err` says why it does not hold.
 pub fn decide(c: &SynthClaim, ts: &Tensors) -> Result<(), String> {
     match c {
@@ -401,7 +404,12 @@ pub fn decide(c: &SynthClaim, ts: &Tensors) -> Result<(), String> {
         SynthClaim::Projection { src, dst, dim } => projection(ts, src, dst, *dim),
         SynthClaim::Mma { .. } => mma(ts, c),
         SynthClaim::Vector { reg, memory, width } => vector(ts, reg, memory, *width),
-        SynthClaim::Transfer { src, dst, tv, width } => transfer(ts, src, dst, tv, *width),
+        SynthClaim::Transfer {
+            src,
+            dst,
+            tv,
+            width,
+        } => transfer(ts, src, dst, tv, *width),
         SynthClaim::Ldmatrix {
             reg,
             memory,
@@ -497,7 +505,12 @@ fn instances(
     group: i64,
 ) -> Result<Vec<BTreeSet<(i64, i64)>>, String> {
     let (pt, pv) = (p.threads(), p.values());
-    if pt != group || f.threads() % pt != 0 || f.values() % pv != 0 || p.shape.len() != 2 || f.shape.len() != 2 {
+    if pt != group
+        || f.threads() % pt != 0
+        || f.values() % pv != 0
+        || p.shape.len() != 2
+        || f.shape.len() != 2
+    {
         return Err(format!(
             "{name}: {} threads x {} values are not whole atoms of {pt} x {pv}",
             f.threads(),
@@ -568,14 +581,21 @@ fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
     }
     let k = sa[1];
     if *am < 1 || *an < 1 || *ak < 1 || m % am != 0 || n % an != 0 || k % ak != 0 {
-        return Err(format!("({m},{n},{k}) is not a multiple of the atom ({am},{an},{ak})"));
+        return Err(format!(
+            "({m},{n},{k}) is not a multiple of the atom ({am},{an},{ak})"
+        ));
     }
     let pcl = atom_tv(pc)?;
     if pcl.tile() != [*am, *an] {
         return Err("atom C layout is not (m, n)".into());
     }
     let pct = tv_table(&pcl)?;
-    let pcr = Reg { tv: &pcl, table: &pct, nv: pcl.values(), shape: pcl.tile() };
+    let pcr = Reg {
+        tv: &pcl,
+        table: &pct,
+        nv: pcl.values(),
+        shape: pcl.tile(),
+    };
     let cs = instances(fc, c, pcr, *threads)?;
     let mut all = BTreeSet::new();
     for set in &cs {
@@ -600,7 +620,12 @@ fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
                     return Err(format!("atom layout of {name} is not {ext:?}"));
                 }
                 let pt = tv_table(&pl)?;
-                let pr = Reg { tv: &pl, table: &pt, nv: pl.values(), shape: pl.tile() };
+                let pr = Reg {
+                    tv: &pl,
+                    table: &pt,
+                    nv: pl.values(),
+                    shape: pl.tile(),
+                };
                 let (_, f) = ts.reg(name)?;
                 if f.threads() != fc.threads() {
                     return Err(format!("{name} and {c} have different thread counts"));
@@ -638,7 +663,11 @@ fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
 
 /// Checks that `addrs` are consecutive from an aligned start.
 fn contiguous(addrs: &[i64], width: i64) -> bool {
-    addrs[0] % width == 0 && addrs.iter().enumerate().all(|(i, &a)| a == addrs[0] + i as i64)
+    addrs[0] % width == 0
+        && addrs
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a == addrs[0] + i as i64)
 }
 
 fn width_ok(width: i64, bits: i64) -> Result<(), String> {
@@ -658,7 +687,10 @@ fn vector(ts: &Tensors, reg: &str, memory: &str, width: i64) -> Result<(), Strin
     }
     width_ok(width, tm.bits)?;
     if f.values() % width != 0 {
-        return Err(format!("{reg}: {} values per thread are not whole vectors of {width}", f.values()));
+        return Err(format!(
+            "{reg}: {} values per thread are not whole vectors of {width}",
+            f.values()
+        ));
     }
     for t in 0..f.threads() {
         for g in 0..f.values() / width {
@@ -688,9 +720,16 @@ fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<
         return Err(format!("the copy's TV layout does not tile {src}"));
     }
     let ftab = tv_table(&ftv)?;
-    let f = Reg { tv: &ftv, table: &ftab, nv: ftv.values(), shape: ftv.tile() };
+    let f = Reg {
+        tv: &ftv,
+        table: &ftab,
+        nv: ftv.values(),
+        shape: ftv.tile(),
+    };
     if f.values() % width != 0 {
-        return Err(format!("the copy's values are not whole vectors of {width}"));
+        return Err(format!(
+            "the copy's values are not whole vectors of {width}"
+        ));
     }
     let cells = size(&a.shape).unwrap_or(0);
     let mut seen = vec![false; cells as usize];
@@ -767,8 +806,9 @@ fn canonical(ts: &Tensors, name: &str, atom: &str) -> Result<(), String> {
     let (t, l) = ts.mem(name)?;
     let a = match Layout::parse(atom, None).map_err(|e| format!("atom {atom:?}: {e}"))? {
         Layout::Swizzled(s) => s,
-        Layout::Cute(c) => SwizzledLayout::new(layout::Swizzle::identity(), c)
-            .map_err(|e| e.to_string())?,
+        Layout::Cute(c) => {
+            SwizzledLayout::new(layout::Swizzle::identity(), c).map_err(|e| e.to_string())?
+        }
         other => return Err(format!("atom {} is not a memory layout", other.print())),
     };
     let ext = a.layout().top_shape();
@@ -828,10 +868,14 @@ fn capacity(ts: &Tensors, bytes: i64, limit: i64) -> Result<(), String> {
         }
     }
     if total != bytes {
-        return Err(format!("the shared tensors take {total} bytes, the claim says {bytes}"));
+        return Err(format!(
+            "the shared tensors take {total} bytes, the claim says {bytes}"
+        ));
     }
     if total > limit {
-        return Err(format!("{total} bytes of shared memory exceed the limit of {limit}"));
+        return Err(format!(
+            "{total} bytes of shared memory exceed the limit of {limit}"
+        ));
     }
     Ok(())
 }
@@ -850,16 +894,24 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
     let has = |f: &dyn Fn(&SynthClaim) -> bool| c.claims.iter().any(f);
     for t in &c.tensors {
         let ok = match t.scope.as_str() {
-            "register" => has(&|k| matches!(k, SynthClaim::Distribution { tensor, .. } if tensor == &t.name)),
-            "shared" => has(&|k| matches!(k, SynthClaim::Injective { tensor } if tensor == &t.name)),
+            "register" => {
+                has(&|k| matches!(k, SynthClaim::Distribution { tensor, .. } if tensor == &t.name))
+            }
+            "shared" => {
+                has(&|k| matches!(k, SynthClaim::Injective { tensor } if tensor == &t.name))
+            }
             _ => true,
         };
         if !ok {
-            return Err(format!("tensor {} has no distribution or injectivity claim", t.name));
+            return Err(format!(
+                "tensor {} has no distribution or injectivity claim",
+                t.name
+            ));
         }
     }
-    if !has(&|k| matches!(k, SynthClaim::Capacity { limit, .. } if Some(*limit) == smem_limit(&c.target)))
-    {
+    if !has(
+        &|k| matches!(k, SynthClaim::Capacity { limit, .. } if Some(*limit) == smem_limit(&c.target)),
+    ) {
         return Err(format!("no capacity claim at {}'s limit", c.target));
     }
     for op in &c.ops {
@@ -879,7 +931,9 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
                 }
                 SynthClaim::Transfer { src, dst, .. } => *src == inp(0) && dst == out,
                 SynthClaim::SameDistribution { a, b } => *a == inp(0) && b == out,
-                SynthClaim::Canonical { tensor, .. } => tensor == out && op.instruction.contains("TMA"),
+                SynthClaim::Canonical { tensor, .. } => {
+                    tensor == out && op.instruction.contains("TMA")
+                }
                 _ => false,
             }),
             "cast" | "elementwise" => op.inputs.iter().all(|i| {
@@ -890,9 +944,9 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
                     _ => false,
                 })
             }),
-            "reduce" => has(&|k| {
-                matches!(k, SynthClaim::Projection { src, dst, .. } if *src == inp(0) && dst == out)
-            }),
+            "reduce" => has(
+                &|k| matches!(k, SynthClaim::Projection { src, dst, .. } if *src == inp(0) && dst == out),
+            ),
             // Through shared memory: any two distributions of one tile; both are covered by
             // their distribution claims and the staging buffer by its injectivity claim.
             "rearrange" => true,
@@ -919,7 +973,10 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
         return Err("the digest does not match the contents (edited after it was written)".into());
     }
     if c.verdict != "proved" {
-        return Err(format!("the certificate records {:?}, not a proof", c.verdict));
+        return Err(format!(
+            "the certificate records {:?}, not a proof",
+            c.verdict
+        ));
     }
     let ts = Tensors::new(&c.tensors)?;
     covered(&c)?;
@@ -1000,7 +1057,11 @@ mod tests {
     fn mma_with_a_swapped_value_mode_is_refused() {
         // A's k+8 and m+8 value strides swapped: the registers hold the wrong cells.
         let ts = Tensors::new(&[
-            reg("a", &[16, 16], "((4,8),(2,2,2)):((32,1),(16,128,8)) -> (16,16)"),
+            reg(
+                "a",
+                &[16, 16],
+                "((4,8),(2,2,2)):((32,1),(16,128,8)) -> (16,16)",
+            ),
             reg("b", &[8, 16], B16),
             reg("c", &[16, 8], C16),
         ])
@@ -1012,12 +1073,18 @@ mod tests {
     #[test]
     fn ldmatrix_x4_reads_k_major_rows() {
         // A 16x16 K-major tile (row-major (16,16):(16,1)) feeds the A fragment by ldmatrix.x4.
-        let ts = Tensors::new(&[reg("a", &[16, 16], A16), mem("s", &[16, 16], "(16,16):(16,1)")])
-            .unwrap();
+        let ts = Tensors::new(&[
+            reg("a", &[16, 16], A16),
+            mem("s", &[16, 16], "(16,16):(16,1)"),
+        ])
+        .unwrap();
         ldmatrix(&ts, "a", "s", 4, false).unwrap();
         // Column-major storage needs .trans.
-        let ts = Tensors::new(&[reg("a", &[16, 16], A16), mem("s", &[16, 16], "(16,16):(1,16)")])
-            .unwrap();
+        let ts = Tensors::new(&[
+            reg("a", &[16, 16], A16),
+            mem("s", &[16, 16], "(16,16):(1,16)"),
+        ])
+        .unwrap();
         assert!(ldmatrix(&ts, "a", "s", 4, false).is_err());
         ldmatrix(&ts, "a", "s", 4, true).unwrap();
     }
@@ -1051,8 +1118,11 @@ mod tests {
     fn canonical_accepts_the_tiled_atom_and_refuses_a_plain_layout() {
         let atom = "Sw<3,3,3> o (8,64):(64,1)";
         let tiled = "Sw<3,3,3> o (16,64):(64,1)";
-        let ts = Tensors::new(&[mem("s", &[16, 64], tiled), mem("p", &[16, 64], "(16,64):(64,1)")])
-            .unwrap();
+        let ts = Tensors::new(&[
+            mem("s", &[16, 64], tiled),
+            mem("p", &[16, 64], "(16,64):(64,1)"),
+        ])
+        .unwrap();
         canonical(&ts, "s", atom).unwrap();
         assert!(canonical(&ts, "p", atom).is_err());
     }

@@ -8,7 +8,10 @@ use std::time::Instant;
 use solver::synth::{synthesize, Program, Target};
 
 fn main() {
-    let reps: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(11);
+    let reps: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(11);
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/data/programs");
     let programs = [
         ("gemm_f16_sm80", Target::Sm80),
@@ -20,7 +23,9 @@ fn main() {
         ("attention_fwd_f16", Target::Sm80),
         ("conversion_rearrange", Target::Sm80),
     ];
-    println!("| program | target | median ms | min ms | max ms | anchors | cost | claims | rearranges |");
+    println!(
+        "| program | target | median ms | min ms | max ms | anchors | cost | claims | rearranges |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (name, target) in programs {
         let text = std::fs::read_to_string(format!("{dir}/{name}.tile")).expect("program");

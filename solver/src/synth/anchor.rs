@@ -71,7 +71,11 @@ impl Tv {
     /// The same map as a CuTe TV layout `((threads),(values)) -> shape`.
     pub fn to_layout(&self) -> Result<TvLayout, SynthError> {
         let mode = |m: &[(i64, i64)]| {
-            let m: Vec<(i64, i64)> = if m.is_empty() { vec![(1, 0)] } else { m.to_vec() };
+            let m: Vec<(i64, i64)> = if m.is_empty() {
+                vec![(1, 0)]
+            } else {
+                m.to_vec()
+            };
             let (e, s): (Vec<i64>, Vec<i64>) = m.into_iter().unzip();
             CuteLayout::from_flat(&e, &s)
         };
@@ -97,8 +101,12 @@ impl Tv {
             }
         };
         let xor = |a: &[i64], b: &[i64]| a.iter().zip(b).map(|(x, y)| x ^ y).collect::<Vec<_>>();
-        let vb: Vec<Vec<i64>> = (0..nv.trailing_zeros()).map(|b| coord(self.cell(0, 1 << b))).collect();
-        let tb: Vec<Vec<i64>> = (0..nt.trailing_zeros()).map(|b| coord(self.cell(1 << b, 0))).collect();
+        let vb: Vec<Vec<i64>> = (0..nv.trailing_zeros())
+            .map(|b| coord(self.cell(0, 1 << b)))
+            .collect();
+        let tb: Vec<Vec<i64>> = (0..nt.trailing_zeros())
+            .map(|b| coord(self.cell(1 << b, 0)))
+            .collect();
         let zero = coord(self.cell(0, 0));
         if zero.iter().any(|&z| z != 0) {
             return None;
@@ -124,7 +132,15 @@ impl Tv {
         let list = |bs: &[Vec<i64>]| {
             let items: Vec<String> = bs
                 .iter()
-                .map(|b| format!("[{}]", b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")))
+                .map(|b| {
+                    format!(
+                        "[{}]",
+                        b.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
                 .collect();
             format!("[{}]", items.join(", "))
         };
@@ -148,7 +164,9 @@ impl Tv {
     /// remaining dimension (a mode that moves only along `dim` becomes a broadcast, stride 0).
     pub fn project(&self, dim: usize) -> Result<Tv, SynthError> {
         let [r, c] = self.shape[..] else {
-            return Err(SynthError::Internal("projection of a non-2-D layout".into()));
+            return Err(SynthError::Internal(
+                "projection of a non-2-D layout".into(),
+            ));
         };
         let map = |modes: &[(i64, i64)]| -> Result<Vec<(i64, i64)>, SynthError> {
             modes
@@ -157,7 +175,9 @@ impl Tv {
                     let (dr, dc) = (s % r, s / r);
                     let clean = s == 0 || dc == 0 && (e - 1) * s < r || dr == 0;
                     if !clean {
-                        return Err(SynthError::Internal(format!("mode {e}:{s} straddles rows of {r}")));
+                        return Err(SynthError::Internal(format!(
+                            "mode {e}:{s} straddles rows of {r}"
+                        )));
                     }
                     Ok((e, if dim == 0 { dc } else { dr }))
                 })
@@ -204,7 +224,9 @@ pub fn rebase(modes: &[(i64, i64)], ext: &[i64], rows: i64) -> Result<Vec<(i64, 
         .map(|&(e, s)| {
             let (dr, dc) = (s % er, s / er);
             if s != 0 && dr != 0 && dc != 0 || dc == 0 && (e - 1) * s >= er && s != 0 {
-                return Err(SynthError::Internal(format!("atom mode {e}:{s} straddles rows")));
+                return Err(SynthError::Internal(format!(
+                    "atom mode {e}:{s} straddles rows"
+                )));
             }
             Ok((e, dr + rows * dc))
         })
@@ -249,8 +271,16 @@ pub fn mma_layouts(
     }
     let (rm, rn, rk) = (m / (am * wm), n / (an * wn), k / ak);
     // Offsets (in rows / cols) of warp index and repeat index along M and N.
-    let (wstep_m, rstep_m) = if arr.interleaved { (am, am * wm) } else { (am * rm, am) };
-    let (wstep_n, rstep_n) = if arr.interleaved { (an, an * wn) } else { (an * rn, an) };
+    let (wstep_m, rstep_m) = if arr.interleaved {
+        (am, am * wm)
+    } else {
+        (am * rm, am)
+    };
+    let (wstep_n, rstep_n) = if arr.interleaved {
+        (an, an * wn)
+    } else {
+        (an * rn, an)
+    };
     let (ct, cv) = split(&atom.c_layout);
     let mut threads = rebase(&ct, atom.c_layout.tile(), m)?;
     if arr.triton_order {
@@ -264,11 +294,18 @@ pub fn mma_layouts(
     } else if arr.pair_n && rn % 2 == 0 && !arr.interleaved {
         values.extend([(2, m * rstep_n), (rm, rstep_m), (rn / 2, 2 * m * rstep_n)]);
     } else if arr.pair_n {
-        return Err(SynthError::Internal("pairing needs an even, blocked N repeat".into()));
+        return Err(SynthError::Internal(
+            "pairing needs an even, blocked N repeat".into(),
+        ));
     } else {
         values.extend([(rm, rstep_m), (rn, m * rstep_n)]);
     }
-    let c = Tv { threads, values, shape: vec![m, n] }.tidy();
+    let c = Tv {
+        threads,
+        values,
+        shape: vec![m, n],
+    }
+    .tidy();
     let a = atom
         .a
         .as_ref()
@@ -286,7 +323,12 @@ pub fn mma_layouts(
             } else {
                 values.extend([(rm, rstep_m), (rk, m * ak)]);
             }
-            Ok(Tv { threads, values, shape: vec![m, k] }.tidy())
+            Ok(Tv {
+                threads,
+                values,
+                shape: vec![m, k],
+            }
+            .tidy())
         })
         .transpose()?;
     let b = atom
@@ -306,7 +348,12 @@ pub fn mma_layouts(
             } else {
                 values.extend([(rn, rstep_n), (rk, n * ak)]);
             }
-            Ok(Tv { threads, values, shape: vec![n, k] }.tidy())
+            Ok(Tv {
+                threads,
+                values,
+                shape: vec![n, k],
+            }
+            .tidy())
         })
         .transpose()?;
     Ok((c, a, b))
@@ -335,7 +382,14 @@ pub fn arrangements(atom: &MmaAtom, m: i64, n: i64, groups: i64) -> Vec<Arrangem
                         if triton_order && pair_n {
                             continue;
                         }
-                        out.push(Arrangement { wm, wn, interleaved, pair_n, k_first, triton_order });
+                        out.push(Arrangement {
+                            wm,
+                            wn,
+                            interleaved,
+                            pair_n,
+                            k_first,
+                            triton_order,
+                        });
                     }
                 }
             }
@@ -361,15 +415,21 @@ pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<T
         }
         let rest = n / vec / tf;
         let bcast = threads / tf;
-        return Some(Tv {
-            threads: vec![(tf, vec), (bcast, 0)],
-            values: vec![(vec, 1), (rest, vec * tf)],
-            shape: shape.to_vec(),
-        }
-        .tidy());
+        return Some(
+            Tv {
+                threads: vec![(tf, vec), (bcast, 0)],
+                values: vec![(vec, 1), (rest, vec * tf)],
+                shape: shape.to_vec(),
+            }
+            .tidy(),
+        );
     }
     let (ef, es) = (shape[fast], shape[1 - fast]);
-    let (sf, ss) = if fast == 0 { (1, shape[0]) } else { (shape[0], 1) };
+    let (sf, ss) = if fast == 0 {
+        (1, shape[0])
+    } else {
+        (shape[0], 1)
+    };
     if ef % vec != 0 || cells < vec {
         return None;
     }
@@ -382,12 +442,18 @@ pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<T
         return None;
     }
     let bcast = threads / (tf * ts);
-    Some(Tv {
-        threads: vec![(tf, vec * sf), (ts, ss), (bcast, 0)],
-        values: vec![(vec, sf), (ef / vec / tf, vec * tf * sf), (es / ts, ts * ss)],
-        shape: shape.to_vec(),
-    }
-    .tidy())
+    Some(
+        Tv {
+            threads: vec![(tf, vec * sf), (ts, ss), (bcast, 0)],
+            values: vec![
+                (vec, sf),
+                (ef / vec / tf, vec * tf * sf),
+                (es / ts, ts * ss),
+            ],
+            shape: shape.to_vec(),
+        }
+        .tidy(),
+    )
 }
 
 #[cfg(test)]
@@ -413,7 +479,14 @@ mod tests {
     #[test]
     fn one_warp_one_atom_is_the_atom() {
         let atom = &Instructions::get().unwrap().mma[0];
-        let arr = Arrangement { wm: 1, wn: 1, interleaved: false, pair_n: false, k_first: false, triton_order: false };
+        let arr = Arrangement {
+            wm: 1,
+            wn: 1,
+            interleaved: false,
+            pair_n: false,
+            k_first: false,
+            triton_order: false,
+        };
         let (c, a, b) = mma_layouts(atom, [16, 8, 16], arr).unwrap();
         let want = atom.c_layout.clone();
         for t in 0..32 {
