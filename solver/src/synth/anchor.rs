@@ -223,7 +223,7 @@ pub fn rebase(modes: &[(i64, i64)], ext: &[i64], rows: i64) -> Result<Vec<(i64, 
         .iter()
         .map(|&(e, s)| {
             let (dr, dc) = (s % er, s / er);
-            if s != 0 && dr != 0 && dc != 0 || dc == 0 && (e - 1) * s >= er && s != 0 {
+            if s != 0 && (dr != 0 && dc != 0 || dc == 0 && (e - 1) * s >= er) {
                 return Err(SynthError::Internal(format!(
                     "atom mode {e}:{s} straddles rows"
                 )));
@@ -233,7 +233,10 @@ pub fn rebase(modes: &[(i64, i64)], ext: &[i64], rows: i64) -> Result<Vec<(i64, 
         .collect()
 }
 
-fn split(tv: &TvLayout) -> (Vec<(i64, i64)>, Vec<(i64, i64)>) {
+/// Flat `(extent, stride)` modes.
+type Modes = Vec<(i64, i64)>;
+
+fn split(tv: &TvLayout) -> (Modes, Modes) {
     let m = tv.layout().modes();
     (m[0].flat_modes(), m[1].flat_modes())
 }

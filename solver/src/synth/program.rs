@@ -258,8 +258,11 @@ impl Program {
     ///
     /// ```
     /// use solver::synth::Program;
-    /// let p = Program::parse("threads 32\nx = register_tensor(f32, [32, 4])\ny = cast(x, f16)\n")?;
-    /// assert_eq!(p.tensors[1].dtype.name(), "f16");
+    /// let p = Program::parse(
+    ///     "threads 32\nx_g = global_view(f32, [32, 4], (32,4):(4,1))\n\
+    ///      x = register_tensor(f32, [32, 4])\ncopy(x_g, x)\ny = cast(x, f16)\n",
+    /// )?;
+    /// assert_eq!(p.tensors[2].dtype.name(), "f16");
     /// let e = Program::parse("threads 32\ny = cast(x, f16)\n").unwrap_err();
     /// assert_eq!(e.to_string(), "line 2: cast: unknown tensor \"x\"");
     /// # Ok::<(), solver::synth::SynthError>(())
