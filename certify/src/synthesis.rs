@@ -231,13 +231,41 @@ impl SynthesisCertificate {
     }
 }
 
-/// A parsed tensor.
+/// A parsed tensor, with its map evaluated once by `layout`'s semantics into a table.
 #[derive(Clone, Debug)]
 pub enum Parsed {
-    /// Register tensor.
-    Reg(TvLayout),
-    /// Memory tensor: cell -> element offset.
-    Mem(Layout),
+    /// Register tensor: the TV layout and the column-major cell of every `(t, v)`, t-major.
+    Reg(TvLayout, Vec<i64>),
+    /// Memory tensor: the layout and the element offset of every column-major cell.
+    Mem(Layout, Vec<i64>),
+}
+
+/// The column-major cell index of every `(t, v)` of `tv`, t-major, by `TvLayout::eval`.
+pub fn tv_table(tv: &TvLayout) -> Result<Vec<i64>, String> {
+    Ok(tv.eval_all())
+}
+
+/// The element offset of every column-major cell of `shape` under memory layout `l`.
+pub fn mem_table(l: &Layout, shape: &[i64]) -> Result<Vec<i64>, String> {
+    let (inner, all) = match l {
+        Layout::Cute(c) => (c, c.eval_all()),
+        Layout::Swizzled(x) => (x.layout(), x.eval_all().map_err(|e| e.to_string())?),
+        other => return Err(format!("{} is not a memory layout", other.print())),
+    };
+    // `eval(shape, c)` is `eval_index` of c's column-major index: the same table.
+    inner.check_shape(shape).map_err(|e| e.to_string())?;
+    Ok(all)
+}
+
+/// The coordinate of column-major cell `i` of `shape`.
+fn coord(shape: &[i64], i: i64) -> Vec<i64> {
+    let mut out = Vec::with_capacity(shape.len());
+    let mut i = i;
+    for &d in shape {
+        out.push(i % d);
+        i /= d;
+    }
+    out
 }
 
 /// The tensors of a certificate, parsed.
@@ -268,10 +296,12 @@ impl Tensors {
                     if tv.layout().size() > MAX_POINTS {
                         return Err(format!("tensor {}: too many thread-values", t.name));
                     }
-                    Parsed::Reg(tv)
+                    let table = tv_table(&tv)?;
+                    Parsed::Reg(tv, table)
                 }
                 ("global" | "shared", l @ (Layout::Cute(_) | Layout::Swizzled(_))) => {
-                    Parsed::Mem(l)
+                    let table = mem_table(&l, &t.shape)?;
+                    Parsed::Mem(l, table)
                 }
                 (s, l) => {
                     return Err(format!(
@@ -294,10 +324,18 @@ impl Tensors {
             .ok_or_else(|| format!("unknown tensor {name:?}"))
     }
 
-    /// A register tensor's TV layout.
-    pub fn reg(&self, name: &str) -> Result<(&SynthTensor, &TvLayout), String> {
+    /// A register tensor's TV layout and its table.
+    pub fn reg(&self, name: &str) -> Result<(&SynthTensor, Reg<'_>), String> {
         match self.get(name)? {
-            (t, Parsed::Reg(tv)) => Ok((t, tv)),
+            (t, Parsed::Reg(tv, table)) => Ok((
+                t,
+                Reg {
+                    tv,
+                    table,
+                    nv: tv.values(),
+                    shape: &t.shape,
+                },
+            )),
             (t, _) => Err(format!(
                 "{} is a {} tensor, not a register tensor",
                 name, t.scope
@@ -305,15 +343,40 @@ impl Tensors {
         }
     }
 
-    /// A memory tensor's layout.
-    pub fn mem(&self, name: &str) -> Result<(&SynthTensor, &Layout), String> {
+    /// A memory tensor's offset table.
+    pub fn mem(&self, name: &str) -> Result<(&SynthTensor, &[i64]), String> {
         match self.get(name)? {
-            (t, Parsed::Mem(l)) => Ok((t, l)),
+            (t, Parsed::Mem(_, table)) => Ok((t, table.as_slice())),
             (t, _) => Err(format!(
                 "{} is a {} tensor, not a memory tensor",
                 name, t.scope
             )),
         }
+    }
+}
+
+/// A register tensor's layout with its table.
+#[derive(Clone, Copy, Debug)]
+pub struct Reg<'a> {
+    tv: &'a TvLayout,
+    table: &'a [i64],
+    nv: i64,
+    shape: &'a [i64],
+}
+
+impl Reg<'_> {
+    fn threads(&self) -> i64 {
+        self.tv.threads()
+    }
+    fn values(&self) -> i64 {
+        self.nv
+    }
+    /// Column-major cell of `(t, v)`.
+    fn cell(&self, t: i64, v: i64) -> i64 {
+        self.table[(t * self.nv + v) as usize]
+    }
+    fn at(&self, t: i64, v: i64) -> Vec<i64> {
+        coord(self.shape, self.cell(t, v))
     }
 }
 
@@ -331,10 +394,6 @@ pub fn offset(l: &Layout, shape: &[i64], cell: &[i64]) -> Result<i64, String> {
         other => return Err(format!("{} is not a memory layout", other.print())),
     }
     .map_err(|e| e.to_string())
-}
-
-fn tv_at(tv: &TvLayout, t: i64, v: i64) -> Result<Vec<i64>, String> {
-    tv.eval(t, v).map_err(|e| e.to_string())
 }
 
 /// Decides one claim; `Err` says why it does not hold.
@@ -369,8 +428,7 @@ fn distribution(ts: &Tensors, name: &str, exclusive: bool) -> Result<(), String>
     let mut seen = vec![0u32; cells as usize];
     for th in 0..tv.threads() {
         for v in 0..tv.values() {
-            let cell = tv_at(tv, th, v)?;
-            let i = layout::shape::flatten_col_major(&t.shape, &cell).map_err(|e| e.to_string())?;
+            let i = tv.cell(th, v);
             seen[i as usize] = seen[i as usize].saturating_add(1);
         }
     }
@@ -393,8 +451,8 @@ fn same(ts: &Tensors, a: &str, b: &str) -> Result<(), String> {
     }
     for t in 0..fa.threads() {
         for v in 0..fa.values() {
-            let (x, y) = (tv_at(fa, t, v)?, tv_at(fb, t, v)?);
-            if x != y {
+            if fa.cell(t, v) != fb.cell(t, v) {
+                let (x, y) = (fa.at(t, v), fb.at(t, v));
                 return Err(format!(
                     "thread {t} value {v}: {a} holds {x:?}, {b} holds {y:?}"
                 ));
@@ -417,9 +475,9 @@ fn projection(ts: &Tensors, src: &str, dst: &str, dim: usize) -> Result<(), Stri
     }
     for t in 0..f.threads() {
         for v in 0..f.values() {
-            let mut x = tv_at(f, t, v)?;
+            let mut x = f.at(t, v);
             x.remove(dim);
-            let y = tv_at(g, t, v)?;
+            let y = g.at(t, v);
             if x != y {
                 return Err(format!(
                     "thread {t} value {v}: {src} projects to {x:?}, {dst} holds {y:?}"
@@ -441,26 +499,31 @@ fn atom_tv(text: &str) -> Result<TvLayout, String> {
 /// tiling of the atom. Instance `i` of group `g` is values `[i*Va, (i+1)*Va)` of threads
 /// `[g*Ta, (g+1)*Ta)`.
 fn instances(
-    f: &TvLayout,
+    f: Reg<'_>,
     name: &str,
-    p: &TvLayout,
+    p: Reg<'_>,
     group: i64,
 ) -> Result<Vec<BTreeSet<(i64, i64)>>, String> {
     let (pt, pv) = (p.threads(), p.values());
-    if pt != group || f.threads() % pt != 0 || f.values() % pv != 0 || p.tile().len() != 2 {
+    if pt != group
+        || f.threads() % pt != 0
+        || f.values() % pv != 0
+        || p.shape.len() != 2
+        || f.shape.len() != 2
+    {
         return Err(format!(
             "{name}: {} threads x {} values are not whole atoms of {pt} x {pv}",
             f.threads(),
             f.values()
         ));
     }
-    let ext = p.tile();
+    let ext = p.shape;
     let mut out = Vec::new();
     for g in 0..f.threads() / pt {
         let mut set = BTreeSet::new();
         for i in 0..f.values() / pv {
-            let at = tv_at(f, g * pt, i * pv)?;
-            let base = tv_at(p, 0, 0)?;
+            let at = f.at(g * pt, i * pv);
+            let base = p.at(0, 0);
             let o = (at[0] - base[0], at[1] - base[1]);
             if o.0 % ext[0] != 0 || o.1 % ext[1] != 0 || o.0 < 0 || o.1 < 0 {
                 return Err(format!(
@@ -469,8 +532,8 @@ fn instances(
             }
             for l in 0..pt {
                 for v in 0..pv {
-                    let want = tv_at(p, l, v)?;
-                    let got = tv_at(f, g * pt + l, i * pv + v)?;
+                    let want = p.at(l, v);
+                    let got = f.at(g * pt + l, i * pv + v);
                     if got != [o.0 + want[0], o.1 + want[1]] {
                         return Err(format!(
                             "{name}: thread {} value {} holds {got:?}, the atom places it at \
@@ -526,7 +589,14 @@ fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
     if pcl.tile() != [*am, *an] {
         return Err("atom C layout is not (m, n)".into());
     }
-    let cs = instances(fc, c, &pcl, *threads)?;
+    let pct = tv_table(&pcl)?;
+    let pcr = Reg {
+        tv: &pcl,
+        table: &pct,
+        nv: pcl.values(),
+        shape: pcl.tile(),
+    };
+    let cs = instances(fc, c, pcr, *threads)?;
     let mut all = BTreeSet::new();
     for set in &cs {
         for &o in set {
@@ -549,11 +619,18 @@ fn mma(ts: &Tensors, claim: &SynthClaim) -> Result<(), String> {
                 if pl.tile() != ext {
                     return Err(format!("atom layout of {name} is not {ext:?}"));
                 }
+                let pt = tv_table(&pl)?;
+                let pr = Reg {
+                    tv: &pl,
+                    table: &pt,
+                    nv: pl.values(),
+                    shape: pl.tile(),
+                };
                 let (_, f) = ts.reg(name)?;
                 if f.threads() != fc.threads() {
                     return Err(format!("{name} and {c} have different thread counts"));
                 }
-                instances(f, name, &pl, *threads)
+                instances(f, name, pr, *threads)
             })
             .transpose()
     };
@@ -618,8 +695,8 @@ fn vector(ts: &Tensors, reg: &str, memory: &str, width: i64) -> Result<(), Strin
     for t in 0..f.threads() {
         for g in 0..f.values() / width {
             let addrs = (0..width)
-                .map(|e| offset(l, &tm.shape, &tv_at(f, t, g * width + e)?))
-                .collect::<Result<Vec<_>, _>>()?;
+                .map(|e| l[f.cell(t, g * width + e) as usize])
+                .collect::<Vec<_>>();
             if !contiguous(&addrs, width) {
                 return Err(format!(
                     "thread {t} vector {g}: {reg}'s values sit at {memory} elements {addrs:?}, \
@@ -638,10 +715,17 @@ fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<
         return Err(format!("{src} and {dst} differ in shape or dtype"));
     }
     width_ok(width, a.bits)?;
-    let f = atom_tv(tv)?;
-    if f.tile() != a.shape.as_slice() || f.layout().size() > MAX_POINTS {
+    let ftv = atom_tv(tv)?;
+    if ftv.tile() != a.shape.as_slice() || ftv.layout().size() > MAX_POINTS {
         return Err(format!("the copy's TV layout does not tile {src}"));
     }
+    let ftab = tv_table(&ftv)?;
+    let f = Reg {
+        tv: &ftv,
+        table: &ftab,
+        nv: ftv.values(),
+        shape: ftv.tile(),
+    };
     if f.values() % width != 0 {
         return Err(format!(
             "the copy's values are not whole vectors of {width}"
@@ -654,12 +738,10 @@ fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<
             let mut sa = Vec::new();
             let mut sb = Vec::new();
             for e in 0..width {
-                let cell = tv_at(&f, t, g * width + e)?;
-                let i =
-                    layout::shape::flatten_col_major(&a.shape, &cell).map_err(|e| e.to_string())?;
-                seen[i as usize] = true;
-                sa.push(offset(la, &a.shape, &cell)?);
-                sb.push(offset(lb, &b.shape, &cell)?);
+                let i = f.cell(t, g * width + e) as usize;
+                seen[i] = true;
+                sa.push(la[i]);
+                sb.push(lb[i]);
             }
             if !contiguous(&sa, width) || !contiguous(&sb, width) {
                 return Err(format!(
@@ -704,9 +786,9 @@ fn ldmatrix(ts: &Tensors, reg: &str, memory: &str, count: i64, trans: bool) -> R
                     let addrs = (0..8)
                         .map(|c| {
                             let (lane, v) = ldmatrix_holder(j, r, c, trans);
-                            offset(l, &tm.shape, &tv_at(f, 32 * w + lane, i * 2 * count + v)?)
+                            l[f.cell(32 * w + lane, i * 2 * count + v) as usize]
                         })
-                        .collect::<Result<Vec<_>, _>>()?;
+                        .collect::<Vec<_>>();
                     if !contiguous(&addrs, 8) {
                         return Err(format!(
                             "warp {w} instance {i} matrix {j} row {r}: the cells sit at \
@@ -743,7 +825,7 @@ fn canonical(ts: &Tensors, name: &str, atom: &str) -> Result<(), String> {
                 .eval(&ext, &[r % ext[0], c % ext[1]])
                 .map_err(|e| e.to_string())?;
             let want = inner + block * (r / ext[0] + (rows / ext[0]) * (c / ext[1]));
-            let got = offset(l, &t.shape, &[r, c])?;
+            let got = l[(r + rows * c) as usize];
             if got != want {
                 return Err(format!(
                     "{name} stores ({r},{c}) at {got}, the tiled atom at {want}"
@@ -756,37 +838,33 @@ fn canonical(ts: &Tensors, name: &str, atom: &str) -> Result<(), String> {
 
 fn injective(ts: &Tensors, name: &str) -> Result<(), String> {
     let (t, l) = ts.mem(name)?;
-    let cells = size(&t.shape).unwrap_or(0);
     let mut seen = BTreeMap::new();
-    for i in 0..cells {
-        let cell = layout::shape::unflatten_col_major(&t.shape, i).map_err(|e| e.to_string())?;
-        let o = offset(l, &t.shape, &cell)?;
+    for (i, &o) in l.iter().enumerate() {
         if o < 0 {
-            return Err(format!("{name} stores {cell:?} at a negative offset"));
+            return Err(format!("{name} stores cell #{i} at a negative offset"));
         }
-        if let Some(prev) = seen.insert(o, cell.clone()) {
-            return Err(format!("{name} stores {prev:?} and {cell:?} both at {o}"));
+        if let Some(prev) = seen.insert(o, i) {
+            return Err(format!(
+                "{name} stores {:?} and {:?} both at {o}",
+                coord(&t.shape, prev as i64),
+                coord(&t.shape, i as i64)
+            ));
         }
     }
     Ok(())
 }
 
-/// Bytes a shared tensor occupies: (largest offset + 1) elements.
-pub fn footprint(t: &SynthTensor, l: &Layout) -> Result<i64, String> {
-    let cells = size(&t.shape).unwrap_or(0);
-    let mut top = 0;
-    for i in 0..cells {
-        let cell = layout::shape::unflatten_col_major(&t.shape, i).map_err(|e| e.to_string())?;
-        top = top.max(offset(l, &t.shape, &cell)?);
-    }
-    Ok(((top + 1) * t.bits + 7) / 8)
+/// Bytes a shared tensor occupies: (largest offset + 1) elements, from its offset table.
+pub fn footprint(t: &SynthTensor, offsets: &[i64]) -> i64 {
+    let top = offsets.iter().copied().max().unwrap_or(0);
+    ((top + 1) * t.bits + 7) / 8
 }
 
 fn capacity(ts: &Tensors, bytes: i64, limit: i64) -> Result<(), String> {
     let mut total = 0i64;
     for (t, p) in ts.map.values() {
-        if let (Parsed::Mem(l), "shared") = (p, t.scope.as_str()) {
-            total = total.saturating_add(footprint(t, l)?);
+        if let (Parsed::Mem(_, table), "shared") = (p, t.scope.as_str()) {
+            total = total.saturating_add(footprint(t, table));
         }
     }
     if total != bytes {

@@ -304,6 +304,19 @@ impl SwizzledLayout {
         self.swizzle.apply(x)
     }
 
+    /// `sw(L(i))` for every flat index of the domain, in order ([`SwizzledLayout::eval_index`]
+    /// for all points at once).
+    pub fn eval_all(&self) -> Result<Vec<i64>> {
+        self.layout
+            .eval_all()
+            .into_iter()
+            .map(|x| {
+                self.swizzle
+                    .apply(crate::arith::add(self.offset, x, "swizzled offset")?)
+            })
+            .collect()
+    }
+
     /// `sw(L(c))` for a coordinate of a logical shape (column-major flattening).
     pub fn eval(&self, logical_shape: &[i64], coord: &[i64]) -> Result<i64> {
         let x = self.layout.eval(logical_shape, coord)?;

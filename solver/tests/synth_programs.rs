@@ -5,7 +5,10 @@ use certify::synthesis::{check, SynthClaim};
 use solver::synth::{synthesize, Plan, Program, SynthError, Target};
 
 fn program(name: &str) -> Program {
-    let path = format!("{}/../corpus/data/programs/{name}.tile", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../corpus/data/programs/{name}.tile",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     Program::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
@@ -22,7 +25,12 @@ fn instructions(plan: &Plan) -> Vec<String> {
 
 fn infeasible(name: &str, target: Target) -> (String, String, String) {
     match synthesize(&program(name), target) {
-        Err(SynthError::Infeasible { constraint, tensors, why, .. }) => (constraint, tensors, why),
+        Err(SynthError::Infeasible {
+            constraint,
+            tensors,
+            why,
+            ..
+        }) => (constraint, tensors, why),
         other => panic!("{name}: expected an infeasibility, got {other:?}"),
     }
 }
@@ -31,11 +39,21 @@ fn infeasible(name: &str, target: Target) -> (String, String, String) {
 fn gemm_f16_sm80_uses_cp_async_ldmatrix_and_mma_without_conflicts() {
     let plan = certified("gemm_f16_sm80", Target::Sm80);
     let i = instructions(&plan);
-    assert!(i[0].starts_with("cp.async.cg.shared.global [16 B]"), "{i:?}");
-    assert!(i[2].starts_with("ldmatrix.sync.aligned.m8n8.x4.shared"), "{i:?}");
+    assert!(
+        i[0].starts_with("cp.async.cg.shared.global [16 B]"),
+        "{i:?}"
+    );
+    assert!(
+        i[2].starts_with("ldmatrix.sync.aligned.m8n8.x4.shared"),
+        "{i:?}"
+    );
     assert!(i[4].starts_with("mma.sync.aligned.m16n8k16"), "{i:?}");
     for k in [0, 1, 2, 3] {
-        assert_eq!(plan.chosen[k].traffic.wavefronts, plan.chosen[k].traffic.ideal, "{}", i[k]);
+        assert_eq!(
+            plan.chosen[k].traffic.wavefronts, plan.chosen[k].traffic.ideal,
+            "{}",
+            i[k]
+        );
     }
     assert!(plan.conflicts.is_empty());
 }
@@ -46,20 +64,40 @@ fn gemm_f16_sm90_uses_tma_into_canonical_layouts_and_wgmma() {
     let i = instructions(&plan);
     assert!(i[0].contains("TMA"), "{i:?}");
     assert!(i[2].starts_with("wgmma"), "{i:?}");
-    let canon = plan.certificate.claims.iter().filter(|c| matches!(c, SynthClaim::Canonical { .. })).count();
-    assert!(canon >= 2, "both shared operands are canonical GMMA layouts");
+    let canon = plan
+        .certificate
+        .claims
+        .iter()
+        .filter(|c| matches!(c, SynthClaim::Canonical { .. }))
+        .count();
+    assert!(
+        canon >= 2,
+        "both shared operands are canonical GMMA layouts"
+    );
     // mma.sync cannot read shared operands: on sm80 the same program is infeasible.
     let (constraint, tensors, _) = infeasible("gemm_f16_sm90", Target::Sm80);
-    assert!(constraint.starts_with("mma operand agreement"), "{constraint}");
+    assert!(
+        constraint.starts_with("mma operand agreement"),
+        "{constraint}"
+    );
     assert!(tensors.contains("a_s"), "{tensors}");
 }
 
 #[test]
 fn int4_weights_in_the_tensorrt_llm_layout_load_as_one_word_per_thread() {
     let plan = certified("gemm_f16_int4_trtllm", Target::Sm80);
-    let w = plan.program.ops.iter().position(|o| plan.program.tensors[o.output].name == "w").unwrap();
+    let w = plan
+        .program
+        .ops
+        .iter()
+        .position(|o| plan.program.tensors[o.output].name == "w")
+        .unwrap();
     assert_eq!(plan.chosen[w].instruction, "ld.global.b32");
-    assert!(plan.chosen[w].claims.contains(&SynthClaim::Vector { reg: "w".into(), memory: "w_g".into(), width: 8 }));
+    assert!(plan.chosen[w].claims.contains(&SynthClaim::Vector {
+        reg: "w".into(),
+        memory: "w_g".into(),
+        width: 8
+    }));
 }
 
 #[test]
@@ -69,7 +107,13 @@ fn gemv_rmsnorm_and_softmax_synthesize_with_coalesced_vectors() {
         let first = &plan.chosen[0].instruction;
         assert!(first == "ld.global.v4.b32", "{name}: {first}");
         assert!(plan.conflicts.is_empty(), "{name}");
-        assert!(plan.certificate.claims.iter().any(|c| matches!(c, SynthClaim::Projection { .. })), "{name}");
+        assert!(
+            plan.certificate
+                .claims
+                .iter()
+                .any(|c| matches!(c, SynthClaim::Projection { .. })),
+            "{name}"
+        );
     }
 }
 
@@ -77,9 +121,20 @@ fn gemv_rmsnorm_and_softmax_synthesize_with_coalesced_vectors() {
 fn attention_feeds_the_first_accumulator_to_the_second_mma_in_registers() {
     let plan = certified("attention_fwd_f16", Target::Sm80);
     assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
-    assert_eq!(plan.certificate.claims.iter().filter(|c| matches!(c, SynthClaim::Mma { .. })).count(), 2);
+    assert_eq!(
+        plan.certificate
+            .claims
+            .iter()
+            .filter(|c| matches!(c, SynthClaim::Mma { .. }))
+            .count(),
+        2
+    );
     let i = instructions(&plan);
-    assert!(i.iter().any(|x| x.contains("ldmatrix") && x.contains("trans")), "V^T is column-major: {i:?}");
+    assert!(
+        i.iter()
+            .any(|x| x.contains("ldmatrix") && x.contains("trans")),
+        "V^T is column-major: {i:?}"
+    );
 }
 
 #[test]
@@ -87,7 +142,11 @@ fn a_tensor_used_as_a_and_b_operand_is_rearranged_through_shared_memory() {
     let plan = certified("conversion_rearrange", Target::Sm80);
     assert_eq!(plan.conflicts.len(), 1, "{:?}", plan.conflicts);
     assert_eq!(plan.conflicts[0].from, "x");
-    assert!(plan.program.tensors.iter().any(|t| t.name.ends_with("_smem")));
+    assert!(plan
+        .program
+        .tensors
+        .iter()
+        .any(|t| t.name.ends_with("_smem")));
 }
 
 #[test]
@@ -96,8 +155,10 @@ fn a_tampered_certificate_is_refused() {
     // Flip one stride of the accumulator's layout and re-seal the digest: the mma claim fails.
     let mut c = plan.certificate.clone();
     let t = c.tensors.iter_mut().find(|t| t.name == "c").unwrap();
-    assert!(t.layout.contains("(256, 1, 16, 1024)"), "{}", t.layout);
-    t.layout = t.layout.replacen("(256, 1, 16, 1024)", "(256, 1, 1024, 16)", 1);
+    assert!(t.layout.contains("(256, 1, 1024, 16)"), "{}", t.layout);
+    t.layout = t
+        .layout
+        .replacen("(256, 1, 1024, 16)", "(256, 1, 16, 1024)", 1);
     let sealed = c.clone().seal();
     let e = check(&sealed.to_json()).unwrap_err();
     assert!(e.contains("claim #"), "{e}");
@@ -116,7 +177,10 @@ fn infeasible_programs_name_the_constraint_and_the_tensors() {
     let (c, t, w) = infeasible("infeasible_mma_operands", Target::Sm80);
     assert!(c.starts_with("mma operand agreement"), "{c}");
     assert!(t.contains("C = c f32 [16, 8]"), "{t}");
-    assert!(w.contains("cannot be shared evenly by 4 thread groups"), "{w}");
+    assert!(
+        w.contains("cannot be shared evenly by 4 thread groups"),
+        "{w}"
+    );
     let (c, t, w) = infeasible("infeasible_unaligned_copy", Target::Sm80);
     assert!(c.starts_with("copy instruction"), "{c}");
     assert!(t.contains("x_g") && t.contains("x_s"), "{t}");

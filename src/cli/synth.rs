@@ -178,7 +178,11 @@ pub fn run(
     lines.push(String::new());
     lines.push("operations:".into());
     for (op, o) in p.ops.iter().zip(&plan.chosen) {
-        let ins: Vec<&str> = op.inputs.iter().map(|&i| p.tensors[i].name.as_str()).collect();
+        let ins: Vec<&str> = op
+            .inputs
+            .iter()
+            .map(|&i| p.tensors[i].name.as_str())
+            .collect();
         let tr = &o.traffic;
         let traffic = if tr.wavefronts > 0 {
             format!(

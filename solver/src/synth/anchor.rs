@@ -16,7 +16,7 @@ use super::instr::MmaAtom;
 use super::program::SynthError;
 
 /// A thread-value layout as flat modes over a column-major tile.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tv {
     /// Thread modes, innermost first.
     pub threads: Vec<(i64, i64)>,
@@ -71,7 +71,11 @@ impl Tv {
     /// The same map as a CuTe TV layout `((threads),(values)) -> shape`.
     pub fn to_layout(&self) -> Result<TvLayout, SynthError> {
         let mode = |m: &[(i64, i64)]| {
-            let m: Vec<(i64, i64)> = if m.is_empty() { vec![(1, 0)] } else { m.to_vec() };
+            let m: Vec<(i64, i64)> = if m.is_empty() {
+                vec![(1, 0)]
+            } else {
+                m.to_vec()
+            };
             let (e, s): (Vec<i64>, Vec<i64>) = m.into_iter().unzip();
             CuteLayout::from_flat(&e, &s)
         };
@@ -97,8 +101,12 @@ impl Tv {
             }
         };
         let xor = |a: &[i64], b: &[i64]| a.iter().zip(b).map(|(x, y)| x ^ y).collect::<Vec<_>>();
-        let vb: Vec<Vec<i64>> = (0..nv.trailing_zeros()).map(|b| coord(self.cell(0, 1 << b))).collect();
-        let tb: Vec<Vec<i64>> = (0..nt.trailing_zeros()).map(|b| coord(self.cell(1 << b, 0))).collect();
+        let vb: Vec<Vec<i64>> = (0..nv.trailing_zeros())
+            .map(|b| coord(self.cell(0, 1 << b)))
+            .collect();
+        let tb: Vec<Vec<i64>> = (0..nt.trailing_zeros())
+            .map(|b| coord(self.cell(1 << b, 0)))
+            .collect();
         let zero = coord(self.cell(0, 0));
         if zero.iter().any(|&z| z != 0) {
             return None;
@@ -124,7 +132,15 @@ impl Tv {
         let list = |bs: &[Vec<i64>]| {
             let items: Vec<String> = bs
                 .iter()
-                .map(|b| format!("[{}]", b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")))
+                .map(|b| {
+                    format!(
+                        "[{}]",
+                        b.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
                 .collect();
             format!("[{}]", items.join(", "))
         };
@@ -148,7 +164,9 @@ impl Tv {
     /// remaining dimension (a mode that moves only along `dim` becomes a broadcast, stride 0).
     pub fn project(&self, dim: usize) -> Result<Tv, SynthError> {
         let [r, c] = self.shape[..] else {
-            return Err(SynthError::Internal("projection of a non-2-D layout".into()));
+            return Err(SynthError::Internal(
+                "projection of a non-2-D layout".into(),
+            ));
         };
         let map = |modes: &[(i64, i64)]| -> Result<Vec<(i64, i64)>, SynthError> {
             modes
@@ -157,7 +175,9 @@ impl Tv {
                     let (dr, dc) = (s % r, s / r);
                     let clean = s == 0 || dc == 0 && (e - 1) * s < r || dr == 0;
                     if !clean {
-                        return Err(SynthError::Internal(format!("mode {e}:{s} straddles rows of {r}")));
+                        return Err(SynthError::Internal(format!(
+                            "mode {e}:{s} straddles rows of {r}"
+                        )));
                     }
                     Ok((e, if dim == 0 { dc } else { dr }))
                 })
@@ -203,15 +223,20 @@ pub fn rebase(modes: &[(i64, i64)], ext: &[i64], rows: i64) -> Result<Vec<(i64, 
         .iter()
         .map(|&(e, s)| {
             let (dr, dc) = (s % er, s / er);
-            if s != 0 && dr != 0 && dc != 0 || dc == 0 && (e - 1) * s >= er && s != 0 {
-                return Err(SynthError::Internal(format!("atom mode {e}:{s} straddles rows")));
+            if s != 0 && (dr != 0 && dc != 0 || dc == 0 && (e - 1) * s >= er) {
+                return Err(SynthError::Internal(format!(
+                    "atom mode {e}:{s} straddles rows"
+                )));
             }
             Ok((e, dr + rows * dc))
         })
         .collect()
 }
 
-fn split(tv: &TvLayout) -> (Vec<(i64, i64)>, Vec<(i64, i64)>) {
+/// Flat `(extent, stride)` modes.
+type Modes = Vec<(i64, i64)>;
+
+fn split(tv: &TvLayout) -> (Modes, Modes) {
     let m = tv.layout().modes();
     (m[0].flat_modes(), m[1].flat_modes())
 }
@@ -230,6 +255,9 @@ pub struct Arrangement {
     /// A's and B's value repeats run along K first (so a thread's K-neighbours are adjacent
     /// values: packed sub-byte weights load as one word).
     pub k_first: bool,
+    /// Triton's order: warp ids run along N first, and C's value repeats along N before M
+    /// (with `k_first`, this is exactly Triton's `nvidia_mma` / `dot_op` layouts).
+    pub triton_order: bool,
 }
 
 /// The TV layouts of C, A and B for `atom` tiling `(m, n, k)` with `arr`. A or B is `None`
@@ -246,34 +274,64 @@ pub fn mma_layouts(
     }
     let (rm, rn, rk) = (m / (am * wm), n / (an * wn), k / ak);
     // Offsets (in rows / cols) of warp index and repeat index along M and N.
-    let (wstep_m, rstep_m) = if arr.interleaved { (am, am * wm) } else { (am * rm, am) };
-    let (wstep_n, rstep_n) = if arr.interleaved { (an, an * wn) } else { (an * rn, an) };
+    let (wstep_m, rstep_m) = if arr.interleaved {
+        (am, am * wm)
+    } else {
+        (am * rm, am)
+    };
+    let (wstep_n, rstep_n) = if arr.interleaved {
+        (an, an * wn)
+    } else {
+        (an * rn, an)
+    };
     let (ct, cv) = split(&atom.c_layout);
     let mut threads = rebase(&ct, atom.c_layout.tile(), m)?;
-    threads.extend([(wm, wstep_m), (wn, m * wstep_n)]);
+    if arr.triton_order {
+        threads.extend([(wn, m * wstep_n), (wm, wstep_m)]);
+    } else {
+        threads.extend([(wm, wstep_m), (wn, m * wstep_n)]);
+    }
     let mut values = rebase(&cv, atom.c_layout.tile(), m)?;
-    if arr.pair_n && rn % 2 == 0 && !arr.interleaved {
+    if arr.triton_order && !arr.pair_n {
+        values.extend([(rn, m * rstep_n), (rm, rstep_m)]);
+    } else if arr.pair_n && rn % 2 == 0 && !arr.interleaved {
         values.extend([(2, m * rstep_n), (rm, rstep_m), (rn / 2, 2 * m * rstep_n)]);
     } else if arr.pair_n {
-        return Err(SynthError::Internal("pairing needs an even, blocked N repeat".into()));
+        return Err(SynthError::Internal(
+            "pairing needs an even, blocked N repeat".into(),
+        ));
     } else {
         values.extend([(rm, rstep_m), (rn, m * rstep_n)]);
     }
-    let c = Tv { threads, values, shape: vec![m, n] }.tidy();
+    let c = Tv {
+        threads,
+        values,
+        shape: vec![m, n],
+    }
+    .tidy();
     let a = atom
         .a
         .as_ref()
         .map(|pa| -> Result<Tv, SynthError> {
             let (t, v) = split(pa);
             let mut threads = rebase(&t, pa.tile(), m)?;
-            threads.extend([(wm, wstep_m), (wn, 0)]);
+            if arr.triton_order {
+                threads.extend([(wn, 0), (wm, wstep_m)]);
+            } else {
+                threads.extend([(wm, wstep_m), (wn, 0)]);
+            }
             let mut values = rebase(&v, pa.tile(), m)?;
             if arr.k_first {
                 values.extend([(rk, m * ak), (rm, rstep_m)]);
             } else {
                 values.extend([(rm, rstep_m), (rk, m * ak)]);
             }
-            Ok(Tv { threads, values, shape: vec![m, k] }.tidy())
+            Ok(Tv {
+                threads,
+                values,
+                shape: vec![m, k],
+            }
+            .tidy())
         })
         .transpose()?;
     let b = atom
@@ -282,14 +340,23 @@ pub fn mma_layouts(
         .map(|pb| -> Result<Tv, SynthError> {
             let (t, v) = split(pb);
             let mut threads = rebase(&t, pb.tile(), n)?;
-            threads.extend([(wm, 0), (wn, wstep_n)]);
+            if arr.triton_order {
+                threads.extend([(wn, wstep_n), (wm, 0)]);
+            } else {
+                threads.extend([(wm, 0), (wn, wstep_n)]);
+            }
             let mut values = rebase(&v, pb.tile(), n)?;
             if arr.k_first {
                 values.extend([(rk, n * ak), (rn, rstep_n)]);
             } else {
                 values.extend([(rn, rstep_n), (rk, n * ak)]);
             }
-            Ok(Tv { threads, values, shape: vec![n, k] }.tidy())
+            Ok(Tv {
+                threads,
+                values,
+                shape: vec![n, k],
+            }
+            .tidy())
         })
         .transpose()?;
     Ok((c, a, b))
@@ -312,8 +379,20 @@ pub fn arrangements(atom: &MmaAtom, m: i64, n: i64, groups: i64) -> Vec<Arrangem
                     if interleaved && (wm == 1 && wn == 1) {
                         continue; // same as blocked
                     }
-                    for k_first in [false, true] {
-                        out.push(Arrangement { wm, wn, interleaved, pair_n, k_first });
+                    // Triton's order first: on equal cost the search keeps the first plan, so
+                    // ties resolve to the layouts users get from Triton today.
+                    for (triton_order, k_first) in [(true, true), (false, false), (false, true)] {
+                        if triton_order && pair_n {
+                            continue;
+                        }
+                        out.push(Arrangement {
+                            wm,
+                            wn,
+                            interleaved,
+                            pair_n,
+                            k_first,
+                            triton_order,
+                        });
                     }
                 }
             }
@@ -339,15 +418,21 @@ pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<T
         }
         let rest = n / vec / tf;
         let bcast = threads / tf;
-        return Some(Tv {
-            threads: vec![(tf, vec), (bcast, 0)],
-            values: vec![(vec, 1), (rest, vec * tf)],
-            shape: shape.to_vec(),
-        }
-        .tidy());
+        return Some(
+            Tv {
+                threads: vec![(tf, vec), (bcast, 0)],
+                values: vec![(vec, 1), (rest, vec * tf)],
+                shape: shape.to_vec(),
+            }
+            .tidy(),
+        );
     }
     let (ef, es) = (shape[fast], shape[1 - fast]);
-    let (sf, ss) = if fast == 0 { (1, shape[0]) } else { (shape[0], 1) };
+    let (sf, ss) = if fast == 0 {
+        (1, shape[0])
+    } else {
+        (shape[0], 1)
+    };
     if ef % vec != 0 || cells < vec {
         return None;
     }
@@ -360,12 +445,18 @@ pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<T
         return None;
     }
     let bcast = threads / (tf * ts);
-    Some(Tv {
-        threads: vec![(tf, vec * sf), (ts, ss), (bcast, 0)],
-        values: vec![(vec, sf), (ef / vec / tf, vec * tf * sf), (es / ts, ts * ss)],
-        shape: shape.to_vec(),
-    }
-    .tidy())
+    Some(
+        Tv {
+            threads: vec![(tf, vec * sf), (ts, ss), (bcast, 0)],
+            values: vec![
+                (vec, sf),
+                (ef / vec / tf, vec * tf * sf),
+                (es / ts, ts * ss),
+            ],
+            shape: shape.to_vec(),
+        }
+        .tidy(),
+    )
 }
 
 #[cfg(test)]
@@ -391,7 +482,14 @@ mod tests {
     #[test]
     fn one_warp_one_atom_is_the_atom() {
         let atom = &Instructions::get().unwrap().mma[0];
-        let arr = Arrangement { wm: 1, wn: 1, interleaved: false, pair_n: false, k_first: false };
+        let arr = Arrangement {
+            wm: 1,
+            wn: 1,
+            interleaved: false,
+            pair_n: false,
+            k_first: false,
+            triton_order: false,
+        };
         let (c, a, b) = mma_layouts(atom, [16, 8, 16], arr).unwrap();
         let want = atom.c_layout.clone();
         for t in 0..32 {

@@ -21,7 +21,9 @@
 //! bytes of the chosen candidates at most the target's capacity. Objective: the total cost.
 //! Solved by `good_lp` with its pure-Rust `microlp` backend.
 
-use good_lp::{constraint, microlp, variable, variables, Expression, Solution, SolverModel, Variable};
+use good_lp::{
+    constraint, microlp, variable, variables, Expression, Solution, SolverModel, Variable,
+};
 
 use super::program::SynthError;
 
@@ -69,7 +71,11 @@ pub struct Choice {
 }
 
 /// Solves the integer program. `buffers[b]` = (number of candidates, bytes per candidate).
-pub fn solve(buffers: &[(usize, Vec<i64>)], accesses: &[AccessCosts], capacity: i64) -> Result<Option<Choice>, SynthError> {
+pub fn solve(
+    buffers: &[(usize, Vec<i64>)],
+    accesses: &[AccessCosts],
+    capacity: i64,
+) -> Result<Option<Choice>, SynthError> {
     let mut vars = variables!();
     let xs: Vec<Vec<Variable>> = buffers
         .iter()
@@ -114,7 +120,12 @@ pub fn solve(buffers: &[(usize, Vec<i64>)], accesses: &[AccessCosts], capacity: 
                 }
             }
             None => {
-                let sum: Expression = per.iter().flatten().flatten().map(|&y| Expression::from(y)).sum();
+                let sum: Expression = per
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .map(|&y| Expression::from(y))
+                    .sum();
                 model = model.with(constraint!(sum == 1.0));
             }
         }
@@ -131,10 +142,17 @@ pub fn solve(buffers: &[(usize, Vec<i64>)], accesses: &[AccessCosts], capacity: 
         .zip(&ys)
         .map(|(a, per)| {
             let s = a.buffer.map_or(0, |b| buffers_chosen[b]);
-            per[s].iter().position(|y| y.is_some_and(|y| sol.value(y) > 0.5)).unwrap_or(0)
+            per[s]
+                .iter()
+                .position(|y| y.is_some_and(|y| sol.value(y) > 0.5))
+                .unwrap_or(0)
         })
         .collect();
-    Ok(Some(Choice { buffers: buffers_chosen, options, cost: sol.eval(&objective) }))
+    Ok(Some(Choice {
+        buffers: buffers_chosen,
+        options,
+        cost: sol.eval(&objective),
+    }))
 }
 
 #[cfg(test)]
@@ -146,15 +164,28 @@ mod tests {
         // One buffer, two candidates; access 0 prefers candidate 0 (1 vs 10), access 1 prefers
         // candidate 1 (2 vs 20): candidate 1 wins (10 + 2 < 1 + 20).
         let accesses = vec![
-            AccessCosts { buffer: Some(0), costs: vec![vec![Some(1.0)], vec![Some(10.0)]] },
-            AccessCosts { buffer: Some(0), costs: vec![vec![Some(20.0), None], vec![Some(3.0), Some(2.0)]] },
-            AccessCosts { buffer: None, costs: vec![vec![Some(5.0), Some(4.0)]] },
+            AccessCosts {
+                buffer: Some(0),
+                costs: vec![vec![Some(1.0)], vec![Some(10.0)]],
+            },
+            AccessCosts {
+                buffer: Some(0),
+                costs: vec![vec![Some(20.0), None], vec![Some(3.0), Some(2.0)]],
+            },
+            AccessCosts {
+                buffer: None,
+                costs: vec![vec![Some(5.0), Some(4.0)]],
+            },
         ];
-        let c = solve(&[(2, vec![100, 100])], &accesses, 1000).unwrap().unwrap();
+        let c = solve(&[(2, vec![100, 100])], &accesses, 1000)
+            .unwrap()
+            .unwrap();
         assert_eq!(c.buffers, [1]);
         assert_eq!(c.options, [0, 1, 1]);
         assert!((c.cost - 16.0).abs() < 1e-6);
         // Over capacity: no plan.
-        assert!(solve(&[(2, vec![100, 100])], &accesses, 50).unwrap().is_none());
+        assert!(solve(&[(2, vec![100, 100])], &accesses, 50)
+            .unwrap()
+            .is_none());
     }
 }

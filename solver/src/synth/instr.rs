@@ -132,35 +132,48 @@ fn corpus_atom(name: &str) -> Result<Layout, SynthError> {
         .as_ref()
         .map_err(|e| SynthError::Internal(e.clone()))?;
     let key = name.strip_prefix("atom:").unwrap_or(name);
-    let a = c
-        .atom(key)
-        .ok_or_else(|| SynthError::Internal(format!("instructions.toml names unknown atom {key}")))?;
-    Layout::parse(&a.layout, a.shape.as_deref()).map_err(|e| SynthError::Internal(format!("atom {key}: {e}")))
+    let a = c.atom(key).ok_or_else(|| {
+        SynthError::Internal(format!("instructions.toml names unknown atom {key}"))
+    })?;
+    Layout::parse(&a.layout, a.shape.as_deref())
+        .map_err(|e| SynthError::Internal(format!("atom {key}: {e}")))
 }
 
 fn tv_atom(name: &str) -> Result<TvLayout, SynthError> {
     match corpus_atom(name)? {
         Layout::Tv(t) => Ok(t),
-        l => Err(SynthError::Internal(format!("atom {name} is {}, not a TV layout", l.print()))),
+        l => Err(SynthError::Internal(format!(
+            "atom {name} is {}, not a TV layout",
+            l.print()
+        ))),
     }
 }
 
 fn field<'a>(t: &'a toml::Table, k: &str) -> Result<&'a toml::Value, SynthError> {
-    t.get(k).ok_or_else(|| SynthError::Internal(format!("instructions.toml: an entry lacks `{k}`")))
+    t.get(k)
+        .ok_or_else(|| SynthError::Internal(format!("instructions.toml: an entry lacks `{k}`")))
 }
 
 fn s<'a>(t: &'a toml::Table, k: &str) -> Result<&'a str, SynthError> {
-    field(t, k)?.as_str().ok_or_else(|| SynthError::Internal(format!("instructions.toml: `{k}` is not a string")))
+    field(t, k)?
+        .as_str()
+        .ok_or_else(|| SynthError::Internal(format!("instructions.toml: `{k}` is not a string")))
 }
 
 fn int(t: &toml::Table, k: &str) -> Result<i64, SynthError> {
-    field(t, k)?.as_integer().ok_or_else(|| SynthError::Internal(format!("instructions.toml: `{k}` is not an integer")))
+    field(t, k)?
+        .as_integer()
+        .ok_or_else(|| SynthError::Internal(format!("instructions.toml: `{k}` is not an integer")))
 }
 
 fn strs(t: &toml::Table, k: &str) -> Result<Vec<String>, SynthError> {
     field(t, k)?
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .ok_or_else(|| SynthError::Internal(format!("instructions.toml: `{k}` is not a list")))
 }
 
@@ -168,27 +181,43 @@ impl Instructions {
     /// The compiled-in instruction file, parsed once.
     pub fn get() -> Result<&'static Instructions, SynthError> {
         static ONE: OnceLock<Result<Instructions, SynthError>> = OnceLock::new();
-        ONE.get_or_init(|| Instructions::parse(INSTRUCTIONS_TOML)).as_ref().map_err(Clone::clone)
+        ONE.get_or_init(|| Instructions::parse(INSTRUCTIONS_TOML))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Parses an instruction file.
     pub fn parse(text: &str) -> Result<Instructions, SynthError> {
-        let table: toml::Table = text.parse().map_err(|e| SynthError::Internal(format!("instructions.toml: {e}")))?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e| SynthError::Internal(format!("instructions.toml: {e}")))?;
         let items = table
             .get("instruction")
             .and_then(|v| v.as_array())
-            .ok_or_else(|| SynthError::Internal("instructions.toml: no [[instruction]] tables".into()))?;
-        let mut out = Instructions { mma: Vec::new(), copy: Vec::new() };
+            .ok_or_else(|| {
+                SynthError::Internal("instructions.toml: no [[instruction]] tables".into())
+            })?;
+        let mut out = Instructions {
+            mma: Vec::new(),
+            copy: Vec::new(),
+        };
         for it in items {
-            let t = it.as_table().ok_or_else(|| SynthError::Internal("instructions.toml: not a table".into()))?;
+            let t = it
+                .as_table()
+                .ok_or_else(|| SynthError::Internal("instructions.toml: not a table".into()))?;
             let targets = strs(t, "targets")?
                 .iter()
-                .map(|x| Target::parse(x).ok_or_else(|| SynthError::Internal(format!("unknown target {x}"))))
+                .map(|x| {
+                    Target::parse(x)
+                        .ok_or_else(|| SynthError::Internal(format!("unknown target {x}")))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let name = s(t, "name")?.to_string();
             s(t, "source")?;
             let kind = s(t, "kind")?;
-            let elem = |x: &str| Elem::parse(x).ok_or_else(|| SynthError::Internal(format!("{name}: dtype {x}")));
+            let elem = |x: &str| {
+                Elem::parse(x).ok_or_else(|| SynthError::Internal(format!("{name}: dtype {x}")))
+            };
             match kind {
                 "mma" | "wgmma" => {
                     let shape = field(t, "shape")?
@@ -202,11 +231,21 @@ impl Instructions {
                         targets,
                         kind: kind.into(),
                         shape: [shape[0], shape[1], shape[2]],
-                        ab: strs(t, "ab")?.iter().map(|x| elem(x)).collect::<Result<_, _>>()?,
+                        ab: strs(t, "ab")?
+                            .iter()
+                            .map(|x| elem(x))
+                            .collect::<Result<_, _>>()?,
                         c: elem(s(t, "c")?)?,
                         threads: int(t, "threads")?,
-                        a: if from_shared { None } else { Some(tv_atom(s(t, "a")?)?) },
-                        b: t.get("b").and_then(|v| v.as_str()).map(tv_atom).transpose()?,
+                        a: if from_shared {
+                            None
+                        } else {
+                            Some(tv_atom(s(t, "a")?)?)
+                        },
+                        b: t.get("b")
+                            .and_then(|v| v.as_str())
+                            .map(tv_atom)
+                            .transpose()?,
                         c_layout: tv_atom(s(t, "c_layout")?)?,
                         name,
                     });
@@ -225,9 +264,18 @@ impl Instructions {
                     };
                     let swizzle_atom = match t.get("swizzle_atom").and_then(|v| v.as_str()) {
                         Some(a) => match corpus_atom(a)? {
-                            Layout::Swizzled(l) => Some((a.trim_start_matches("atom:").to_string(), l)),
-                            Layout::Cute(c) => Some((a.trim_start_matches("atom:").to_string(), SwizzledLayout::new(layout::Swizzle::identity(), c)?)),
-                            _ => return Err(SynthError::Internal(format!("{name}: swizzle atom {a}"))),
+                            Layout::Swizzled(l) => {
+                                Some((a.trim_start_matches("atom:").to_string(), l))
+                            }
+                            Layout::Cute(c) => Some((
+                                a.trim_start_matches("atom:").to_string(),
+                                SwizzledLayout::new(layout::Swizzle::identity(), c)?,
+                            )),
+                            _ => {
+                                return Err(SynthError::Internal(format!(
+                                    "{name}: swizzle atom {a}"
+                                )))
+                            }
                         },
                         None => None,
                     };
@@ -248,7 +296,9 @@ impl Instructions {
 
     /// Copy instructions of `kind` for `target`.
     pub fn copies(&self, kind: CopyKind, target: Target) -> impl Iterator<Item = &CopyInstr> {
-        self.copy.iter().filter(move |c| c.kind == kind && c.targets.contains(&target))
+        self.copy
+            .iter()
+            .filter(move |c| c.kind == kind && c.targets.contains(&target))
     }
 }
 
@@ -266,6 +316,9 @@ mod tests {
         assert_eq!(i.copies(CopyKind::Ldmatrix, Target::Sm80).count(), 6);
         assert_eq!(i.copies(CopyKind::Tma, Target::Sm80).count(), 0);
         let tma = i.copies(CopyKind::Tma, Target::Sm90).next().unwrap();
-        assert_eq!(tma.atom_in(16).unwrap().to_string(), "Sw<3,3,3> o (8, 64):(64, 1)");
+        assert_eq!(
+            tma.atom_in(16).unwrap().to_string(),
+            "Sw<3,3,3> o (8, 64):(64, 1)"
+        );
     }
 }

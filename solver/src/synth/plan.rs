@@ -14,16 +14,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hasher;
 use std::rc::Rc;
 
-use certify::synthesis::{smem_limit, SynthClaim, SynthOp, SynthTensor, SynthesisCertificate, VERSION};
+use certify::synthesis::{
+    smem_limit, SynthClaim, SynthOp, SynthTensor, SynthesisCertificate, VERSION,
+};
 use layout::Layout;
 
 use super::anchor::{coalesced, Tv};
 use super::cost::{solve, AccessCosts, Traffic};
 use super::graph::Dag;
 use super::instr::{CopyKind, Instructions, Target};
+use super::program::{Elem, Op, OpKind, Program, Scope, SynthError, Tensor};
 use super::propagate::{mma_choices, propagate, Conflict, MmaChoice, Propagated};
 use super::smem::{candidates, Candidate};
-use super::program::{Elem, Op, OpKind, Program, Scope, SynthError, Tensor};
 
 /// Most anchor combinations the search visits.
 pub const MAX_ANCHOR_COMBINATIONS: usize = 64;
@@ -77,7 +79,10 @@ pub fn vector_ok(reg: &[i64], nv: i64, mem: &[i64], w: i64) -> bool {
     }
     reg.chunks(w as usize).all(|g| {
         let a0 = mem[g[0] as usize];
-        a0 % w == 0 && g.iter().enumerate().all(|(e, &c)| mem[c as usize] == a0 + e as i64)
+        a0 % w == 0
+            && g.iter()
+                .enumerate()
+                .all(|(e, &c)| mem[c as usize] == a0 + e as i64)
     })
 }
 
@@ -104,13 +109,14 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
     };
     let words = (access + 3) / 4;
     let mut total = 0;
-    let mut buf: Vec<(i64, i64)> = Vec::with_capacity(128);
+    let mut buf: Vec<i64> = Vec::with_capacity(128);
     for phase in addrs.chunks(per_phase) {
         buf.clear();
         for &a in phase {
             let first = a / 4;
             for w in first..first + words {
-                buf.push((w % 32, w));
+                // (bank, word) packed into one key: banks sort first.
+                buf.push(((w % 32) << 48) | w);
             }
         }
         buf.sort_unstable();
@@ -118,7 +124,11 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
         let mut worst = 0;
         let mut run = 0;
         for i in 0..buf.len() {
-            run = if i > 0 && buf[i].0 == buf[i - 1].0 { run + 1 } else { 1 };
+            run = if i > 0 && buf[i] >> 48 == buf[i - 1] >> 48 {
+                run + 1
+            } else {
+                1
+            };
             worst = worst.max(run);
         }
         total += worst;
@@ -127,9 +137,23 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
 }
 
 /// Traffic of a vector access of `w` elements per thread (`smem`: bank model, else sectors).
-fn vector_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], w: i64, bits: i64, smem: bool) -> Result<Traffic, SynthError> {
+fn vector_traffic(
+    reg: &[i64],
+    nt: i64,
+    nv: i64,
+    mem: &[i64],
+    w: i64,
+    bits: i64,
+    smem: bool,
+) -> Result<Traffic, SynthError> {
     let bytes = (w * bits / 8).max(1);
-    let mut t = Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: 0 };
+    let mut t = Traffic {
+        instructions: 0,
+        wavefronts: 0,
+        ideal: 0,
+        sectors: 0,
+        extra: 0,
+    };
     for warp in 0..(nt / 32) {
         for g in 0..nv / w {
             let addrs: Vec<i64> = (0..32)
@@ -148,11 +172,24 @@ fn vector_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], w: i64, bits: i64,
 }
 
 /// Traffic of ldmatrix/stmatrix x`count`, or None when the addresses do not fit.
-fn ldmatrix_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], count: i64, trans: bool) -> Result<Option<Traffic>, SynthError> {
+fn ldmatrix_traffic(
+    reg: &[i64],
+    nt: i64,
+    nv: i64,
+    mem: &[i64],
+    count: i64,
+    trans: bool,
+) -> Result<Option<Traffic>, SynthError> {
     if nv % (2 * count) != 0 || nt % 32 != 0 {
         return Ok(None);
     }
-    let mut t = Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: 0 };
+    let mut t = Traffic {
+        instructions: 0,
+        wavefronts: 0,
+        ideal: 0,
+        sectors: 0,
+        extra: 0,
+    };
     for w in 0..nt / 32 {
         for i in 0..nv / (2 * count) {
             t.instructions += 1;
@@ -165,7 +202,12 @@ fn ldmatrix_traffic(reg: &[i64], nt: i64, nv: i64, mem: &[i64], count: i64, tran
                             mem[reg[((32 * w + lane) * nv + i * 2 * count + v) as usize] as usize]
                         })
                         .collect();
-                    if addr[0] % 8 != 0 || addr.iter().enumerate().any(|(e, &a)| a != addr[0] + e as i64) {
+                    if addr[0] % 8 != 0
+                        || addr
+                            .iter()
+                            .enumerate()
+                            .any(|(e, &a)| a != addr[0] + e as i64)
+                    {
                         return Ok(None);
                     }
                     rows.push(addr[0] * 2);
@@ -208,12 +250,30 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn reg_table(&self, i: usize) -> (&[i64], i64, i64) {
         let tv = self.tv[i].as_ref().expect("register layouts are known");
-        (self.tables[i].as_deref().expect("tabled"), tv.nthreads(), tv.nvalues())
+        (
+            self.tables[i].as_deref().expect("tabled"),
+            tv.nthreads(),
+            tv.nvalues(),
+        )
     }
 
     /// Options of a copy between register tensor `r` and memory tensor `m` (table `mem`).
-    fn reg_mem_options(&self, r: usize, m: usize, mem: &[i64], load: bool, cand: Option<&Candidate>) -> Result<Vec<OpOption>, SynthError> {
-        let key = key_of(&(1u8, &self.p.tensors[r].name, &self.p.tensors[m].name, load, cand.map(|c| c.label.clone()), &self.tables[r]));
+    fn reg_mem_options(
+        &self,
+        r: usize,
+        m: usize,
+        mem: &[i64],
+        load: bool,
+        cand: Option<&Candidate>,
+    ) -> Result<Vec<OpOption>, SynthError> {
+        let key = key_of(&(
+            1u8,
+            &self.p.tensors[r].name,
+            &self.p.tensors[m].name,
+            load,
+            cand.map(|c| c.label.clone()),
+            &self.tv[r],
+        ));
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
@@ -222,7 +282,13 @@ impl Ctx<'_> {
         Ok(o)
     }
 
-    fn reg_mem_options_uncached(&self, r: usize, m: usize, mem: &[i64], load: bool) -> Result<Vec<OpOption>, SynthError> {
+    fn reg_mem_options_uncached(
+        &self,
+        r: usize,
+        m: usize,
+        mem: &[i64],
+        load: bool,
+    ) -> Result<Vec<OpOption>, SynthError> {
         let ins = Instructions::get()?;
         let (reg, nt, nv) = self.reg_table(r);
         let (tr, tm) = (&self.p.tensors[r], &self.p.tensors[m]);
@@ -230,12 +296,29 @@ impl Ctx<'_> {
         let shared = tm.scope == Scope::Shared;
         let mut out = Vec::new();
         if shared && bits == 16 {
-            let kind = if load { CopyKind::Ldmatrix } else { CopyKind::Stmatrix };
-            for c in ins.copies(kind, self.target) {
+            let kind = if load {
+                CopyKind::Ldmatrix
+            } else {
+                CopyKind::Stmatrix
+            };
+            let mut done = BTreeSet::new();
+            let mut by_width: Vec<_> = ins.copies(kind, self.target).collect();
+            by_width.sort_by_key(|c| std::cmp::Reverse(c.count));
+            for c in by_width {
+                // A narrower ldmatrix than a feasible wider one only adds instructions.
+                if done.contains(&c.trans) {
+                    continue;
+                }
                 if let Some(traffic) = ldmatrix_traffic(reg, nt, nv, mem, c.count, c.trans)? {
+                    done.insert(c.trans);
                     out.push(OpOption {
                         instruction: c.name.clone(),
-                        claims: vec![SynthClaim::Ldmatrix { reg: tr.name.clone(), memory: tm.name.clone(), count: c.count, trans: c.trans }],
+                        claims: vec![SynthClaim::Ldmatrix {
+                            reg: tr.name.clone(),
+                            memory: tm.name.clone(),
+                            count: c.count,
+                            trans: c.trans,
+                        }],
                         traffic,
                     });
                 }
@@ -255,9 +338,16 @@ impl Ctx<'_> {
             if vector_ok(reg, nv, mem, w) {
                 out.push(OpOption {
                     instruction: c.name.clone(),
-                    claims: vec![SynthClaim::Vector { reg: tr.name.clone(), memory: tm.name.clone(), width: w }],
+                    claims: vec![SynthClaim::Vector {
+                        reg: tr.name.clone(),
+                        memory: tm.name.clone(),
+                        width: w,
+                    }],
                     traffic: vector_traffic(reg, nt, nv, mem, w, bits, shared)?,
                 });
+                // Narrower vectors of the same layout only add instructions (the instruction
+                // file lists widths widest first).
+                break;
             }
         }
         if bits < 8 && out.is_empty() && vector_ok(reg, nv, mem, 8 / bits) {
@@ -267,8 +357,18 @@ impl Ctx<'_> {
     }
 
     /// Options of a copy global `g` -> shared `s` laid out as `cand`.
-    fn global_shared_options(&self, g: usize, s: usize, cand: &Candidate) -> Result<Vec<OpOption>, SynthError> {
-        let key = key_of(&(2u8, &self.p.tensors[g].name, &self.p.tensors[s].name, &cand.label));
+    fn global_shared_options(
+        &self,
+        g: usize,
+        s: usize,
+        cand: &Candidate,
+    ) -> Result<Vec<OpOption>, SynthError> {
+        let key = key_of(&(
+            2u8,
+            &self.p.tensors[g].name,
+            &self.p.tensors[s].name,
+            &cand.label,
+        ));
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
@@ -277,7 +377,12 @@ impl Ctx<'_> {
         Ok(o)
     }
 
-    fn global_shared_options_uncached(&self, g: usize, s: usize, cand: &Candidate) -> Result<Vec<OpOption>, SynthError> {
+    fn global_shared_options_uncached(
+        &self,
+        g: usize,
+        s: usize,
+        cand: &Candidate,
+    ) -> Result<Vec<OpOption>, SynthError> {
         let ins = Instructions::get()?;
         let (tg, ts) = (&self.p.tensors[g], &self.p.tensors[s]);
         let gmem = self.tables[g].as_deref().expect("global tabled");
@@ -288,15 +393,38 @@ impl Ctx<'_> {
                 continue;
             }
             let w = c.bits / bits;
-            for fast in if tg.shape.len() == 2 { vec![1, 0] } else { vec![0] } {
-                let Some(tv) = coalesced(&tg.shape, fast, w, self.p.threads) else { continue };
+            for fast in if tg.shape.len() == 2 {
+                vec![1, 0]
+            } else {
+                vec![0]
+            } {
+                let Some(tv) = coalesced(&tg.shape, fast, w, self.p.threads) else {
+                    continue;
+                };
                 let table = tv.table();
-                if vector_ok(&table, tv.nvalues(), gmem, w) && vector_ok(&table, tv.nvalues(), &cand.table, w) {
-                    let mut traffic = vector_traffic(&table, tv.nthreads(), tv.nvalues(), &cand.table, w, bits, true)?;
-                    traffic.sectors = vector_traffic(&table, tv.nthreads(), tv.nvalues(), gmem, w, bits, false)?.sectors;
+                if vector_ok(&table, tv.nvalues(), gmem, w)
+                    && vector_ok(&table, tv.nvalues(), &cand.table, w)
+                {
+                    let mut traffic = vector_traffic(
+                        &table,
+                        tv.nthreads(),
+                        tv.nvalues(),
+                        &cand.table,
+                        w,
+                        bits,
+                        true,
+                    )?;
+                    traffic.sectors =
+                        vector_traffic(&table, tv.nthreads(), tv.nvalues(), gmem, w, bits, false)?
+                            .sectors;
                     out.push(OpOption {
                         instruction: c.name.clone(),
-                        claims: vec![SynthClaim::Transfer { src: tg.name.clone(), dst: ts.name.clone(), tv: tv.to_layout()?.to_string(), width: w }],
+                        claims: vec![SynthClaim::Transfer {
+                            src: tg.name.clone(),
+                            dst: ts.name.clone(),
+                            tv: tv.to_layout()?.to_string(),
+                            width: w,
+                        }],
                         traffic,
                     });
                     break;
@@ -308,13 +436,24 @@ impl Ctx<'_> {
                 let same = c.swizzle_atom.as_ref().is_some_and(|(n, _)| n == atom_name);
                 // The box's inner dimension must be contiguous, 16-byte aligned rows.
                 let w = 128 / bits;
-                let rows_ok = coalesced(&tg.shape, 1, w, 32).is_some_and(|tv| vector_ok(&tv.table(), tv.nvalues(), gmem, w));
+                let rows_ok = coalesced(&tg.shape, 1, w, 32)
+                    .is_some_and(|tv| vector_ok(&tv.table(), tv.nvalues(), gmem, w));
                 if same && rows_ok {
                     let bytes = tg.shape.iter().product::<i64>() * bits / 8;
                     out.push(OpOption {
                         instruction: c.name.clone(),
-                        claims: vec![SynthClaim::Canonical { tensor: ts.name.clone(), atom_name: atom_name.clone(), atom: atom_text.clone() }],
-                        traffic: Traffic { instructions: 1, wavefronts: bytes / 128, ideal: bytes / 128, sectors: bytes / 32, extra: 0 },
+                        claims: vec![SynthClaim::Canonical {
+                            tensor: ts.name.clone(),
+                            atom_name: atom_name.clone(),
+                            atom: atom_text.clone(),
+                        }],
+                        traffic: Traffic {
+                            instructions: 1,
+                            wavefronts: bytes / 128,
+                            ideal: bytes / 128,
+                            sectors: bytes / 32,
+                            extra: 0,
+                        },
                     });
                 }
             }
@@ -336,7 +475,11 @@ fn swizzle_penalty(label: &str) -> i64 {
 }
 
 /// Rewrites each rearrange `y = rearrange(x)` into `copy(x, y_smem); copy(y_smem, y)`.
-fn expand_rearranges(p: &mut Program, tv: &mut Vec<Option<Tv>>, mma: &mut BTreeMap<usize, MmaChoice>) {
+fn expand_rearranges(
+    p: &mut Program,
+    tv: &mut Vec<Option<Tv>>,
+    mma: &mut BTreeMap<usize, MmaChoice>,
+) {
     let mut ops = Vec::new();
     let mut moved = BTreeMap::new();
     for (k, op) in std::mem::take(&mut p.ops).into_iter().enumerate() {
@@ -349,11 +492,26 @@ fn expand_rearranges(p: &mut Program, tv: &mut Vec<Option<Tv>>, mma: &mut BTreeM
             while p.tensor(&name).is_some() {
                 name.push('_');
             }
-            p.tensors.push(Tensor { name, scope: Scope::Shared, layout: None, ..y });
+            p.tensors.push(Tensor {
+                name,
+                scope: Scope::Shared,
+                layout: None,
+                ..y
+            });
             tv.push(None);
             let s = p.tensors.len() - 1;
-            ops.push(Op { kind: OpKind::Copy, inputs: op.inputs.clone(), output: s, line: op.line });
-            ops.push(Op { kind: OpKind::Copy, inputs: vec![s], output: op.output, line: op.line });
+            ops.push(Op {
+                kind: OpKind::Copy,
+                inputs: op.inputs.clone(),
+                output: s,
+                line: op.line,
+            });
+            ops.push(Op {
+                kind: OpKind::Copy,
+                inputs: vec![s],
+                output: op.output,
+                line: op.line,
+            });
         } else {
             ops.push(op);
         }
@@ -364,7 +522,12 @@ fn expand_rearranges(p: &mut Program, tv: &mut Vec<Option<Tv>>, mma: &mut BTreeM
 
 /// The option set of every operation for one propagated program; the integer program picks.
 fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthError> {
-    let Propagated { mut program, mut tv, mut mma, conflicts } = pr;
+    let Propagated {
+        mut program,
+        mut tv,
+        mut mma,
+        conflicts,
+    } = pr;
     expand_rearranges(&mut program, &mut tv, &mut mma);
     let p = &program;
     let ins = Instructions::get()?;
@@ -378,7 +541,9 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                     Some(tab) => tab,
                     None => {
                         let tab = Rc::new(super::smem::table_of(l, &t.shape)?);
-                        memo.globals.borrow_mut().insert(t.name.clone(), tab.clone());
+                        memo.globals
+                            .borrow_mut()
+                            .insert(t.name.clone(), tab.clone());
                         tab
                     }
                 };
@@ -388,7 +553,9 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         };
     }
     // Shared buffers and what their accesses want.
-    let buffers: Vec<usize> = (0..p.tensors.len()).filter(|&i| p.tensors[i].scope == Scope::Shared).collect();
+    let buffers: Vec<usize> = (0..p.tensors.len())
+        .filter(|&i| p.tensors[i].scope == Scope::Shared)
+        .collect();
     let mut cands: Vec<Vec<Candidate>> = Vec::new();
     for &b in &buffers {
         let t = &p.tensors[b];
@@ -430,11 +597,18 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         }
         let atoms: Vec<(String, layout::SwizzledLayout)> = ins
             .copies(CopyKind::Tma, target)
-            .filter_map(|c| c.swizzle_atom.as_ref().and_then(|(n, _)| c.atom_in(t.dtype.bits()).map(|a| (n.clone(), a))))
+            .filter_map(|c| {
+                c.swizzle_atom
+                    .as_ref()
+                    .and_then(|(n, _)| c.atom_in(t.dtype.bits()).map(|a| (n.clone(), a)))
+            })
             .collect();
         let vec = (128 / t.dtype.bits()).max(1);
         let fast: Vec<usize> = fast.into_iter().collect();
-        let ckey = format!("{} {:?} {} {:?} {canonical_only}", t.name, t.shape, t.dtype, fast);
+        let ckey = format!(
+            "{} {:?} {} {:?} {canonical_only}",
+            t.name, t.shape, t.dtype, fast
+        );
         let cached = memo.cands.borrow().get(&ckey).cloned();
         let cs = match cached {
             Some(cs) => cs,
@@ -450,18 +624,28 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         };
         cands.push(cs.as_ref().clone());
     }
-    let ctx = Ctx { memo, p, target, tables: tables.clone(), tv: &tv };
+    let ctx = Ctx {
+        memo,
+        p,
+        target,
+        tables: tables.clone(),
+        tv: &tv,
+    };
     // Per operation: access costs and the options behind them.
     let mut accesses = Vec::new();
     let mut options: Vec<Vec<Vec<OpOption>>> = Vec::new();
     for (k, op) in p.ops.iter().enumerate() {
-        let (bidx, per): (Option<usize>, Vec<Vec<OpOption>>) = op_options(&ctx, k, op, &buffers, &cands, &mma)?;
+        let (bidx, per): (Option<usize>, Vec<Vec<OpOption>>) =
+            op_options(&ctx, k, op, &buffers, &cands, &mma)?;
         if per.iter().all(|o| o.is_empty()) {
             return Err(no_instruction(p, op, target));
         }
         accesses.push(AccessCosts {
             buffer: bidx,
-            costs: per.iter().map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect()).collect(),
+            costs: per
+                .iter()
+                .map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect())
+                .collect(),
         });
         options.push(per);
     }
@@ -471,22 +655,51 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         if op.kind != OpKind::Mma {
             continue;
         }
-        let shared: Vec<usize> = op.inputs.iter().copied().filter(|&x| p.tensors[x].scope == Scope::Shared).collect();
+        let shared: Vec<usize> = op
+            .inputs
+            .iter()
+            .copied()
+            .filter(|&x| p.tensors[x].scope == Scope::Shared)
+            .collect();
         for &y in shared.iter().skip(1) {
-            let Some(bi) = buffers.iter().position(|&b| b == y) else { continue };
-            let count = accesses[k].costs.iter().flatten().flatten().next().map_or(1.0, |_| 1.0);
+            let Some(bi) = buffers.iter().position(|&b| b == y) else {
+                continue;
+            };
+            let count = accesses[k]
+                .costs
+                .iter()
+                .flatten()
+                .flatten()
+                .next()
+                .map_or(1.0, |_| 1.0);
             let per: Vec<Vec<OpOption>> = cands[bi]
                 .iter()
                 .map(|c| match &c.canonical {
                     Some((an, at)) => vec![OpOption {
                         instruction: String::new(),
-                        claims: vec![SynthClaim::Canonical { tensor: p.tensors[y].name.clone(), atom_name: an.clone(), atom: at.clone() }],
-                        traffic: Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: swizzle_penalty(an) * (count as i64) },
+                        claims: vec![SynthClaim::Canonical {
+                            tensor: p.tensors[y].name.clone(),
+                            atom_name: an.clone(),
+                            atom: at.clone(),
+                        }],
+                        traffic: Traffic {
+                            instructions: 0,
+                            wavefronts: 0,
+                            ideal: 0,
+                            sectors: 0,
+                            extra: swizzle_penalty(an) * (count as i64),
+                        },
                     }],
                     None => vec![],
                 })
                 .collect();
-            accesses.push(AccessCosts { buffer: Some(bi), costs: per.iter().map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect()).collect() });
+            accesses.push(AccessCosts {
+                buffer: Some(bi),
+                costs: per
+                    .iter()
+                    .map(|o| o.iter().map(|x| Some(x.traffic.cost())).collect())
+                    .collect(),
+            });
             options.push(per);
             extras.push(k);
         }
@@ -497,12 +710,21 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         .zip(&cands)
         .map(|(&b, cs)| {
             let bits = p.tensors[b].dtype.bits();
-            (cs.len(), cs.iter().map(|c| (c.table.iter().max().copied().unwrap_or(0) + 1) * bits / 8).collect())
+            (
+                cs.len(),
+                cs.iter()
+                    .map(|c| (c.table.iter().max().copied().unwrap_or(0) + 1) * bits / 8)
+                    .collect(),
+            )
         })
         .collect();
     let choice = solve(&sizes, &accesses, limit)?.ok_or_else(|| SynthError::Infeasible {
         constraint: "instruction selection".into(),
-        tensors: buffers.iter().map(|&b| p.tensors[b].name.clone()).collect::<Vec<_>>().join(", "),
+        tensors: buffers
+            .iter()
+            .map(|&b| p.tensors[b].name.clone())
+            .collect::<Vec<_>>()
+            .join(", "),
         line: 0,
         why: "no shared layout admits an instruction for every access".into(),
     })?;
@@ -562,7 +784,12 @@ fn empty_certificate() -> SynthesisCertificate {
 }
 
 fn no_instruction(p: &Program, op: &Op, target: Target) -> SynthError {
-    let names: Vec<String> = op.inputs.iter().chain([&op.output]).map(|&i| tensor_desc(&p.tensors[i])).collect();
+    let names: Vec<String> = op
+        .inputs
+        .iter()
+        .chain([&op.output])
+        .map(|&i| tensor_desc(&p.tensors[i]))
+        .collect();
     let src = &p.tensors[op.inputs[0]];
     let why = match (op.kind.name(), src.scope, p.tensors[op.output].scope) {
         ("copy", Scope::Global, Scope::Shared) => format!(
@@ -575,7 +802,11 @@ fn no_instruction(p: &Program, op: &Op, target: Target) -> SynthError {
         _ => "no instruction of the target fits the operands' layouts".into(),
     };
     SynthError::Infeasible {
-        constraint: format!("{} instruction (operand layout of the instruction, {})", op.kind.name(), target.name()),
+        constraint: format!(
+            "{} instruction (operand layout of the instruction, {})",
+            op.kind.name(),
+            target.name()
+        ),
         tensors: names.join(" -> "),
         line: op.line,
         why,
@@ -597,15 +828,28 @@ fn op_options(
     let bidx = |i: usize| buffers.iter().position(|&b| b == i);
     let name = |i: usize| p.tensors[i].name.clone();
     let one = |o: OpOption| Ok((None, vec![vec![o]]));
-    let free = Traffic { instructions: 0, wavefronts: 0, ideal: 0, sectors: 0, extra: 0 };
+    let free = Traffic {
+        instructions: 0,
+        wavefronts: 0,
+        ideal: 0,
+        sectors: 0,
+        extra: 0,
+    };
     match &op.kind {
         OpKind::Mma => {
-            let (ai, arr) = mma.get(&k).copied().ok_or_else(|| SynthError::Internal("mma without a choice".into()))?;
+            let (ai, arr) = mma
+                .get(&k)
+                .copied()
+                .ok_or_else(|| SynthError::Internal("mma without a choice".into()))?;
             let atom = &ins.mma[ai];
             let (a, b, c) = (op.inputs[0], op.inputs[1], op.output);
-            let [m, n] = p.tensors[c].shape[..] else { return Err(SynthError::Internal("mma C".into())) };
+            let [m, n] = p.tensors[c].shape[..] else {
+                return Err(SynthError::Internal("mma C".into()));
+            };
             let kk = p.tensors[a].shape[1];
-            let count = m * n * kk / (atom.shape[0] * atom.shape[1] * atom.shape[2]) / (p.threads / atom.threads);
+            let count = m * n * kk
+                / (atom.shape[0] * atom.shape[1] * atom.shape[2])
+                / (p.threads / atom.threads);
             let claim = SynthClaim::Mma {
                 c: name(c),
                 a: name(a),
@@ -617,7 +861,13 @@ fn op_options(
                 pb: atom.b.as_ref().map(|l| l.to_string()),
                 pc: atom.c_layout.to_string(),
             };
-            let label = format!("{} (warps {}x{}{})", atom.name, arr.wm, arr.wn, if arr.interleaved { " interleaved" } else { "" });
+            let label = format!(
+                "{} (warps {}x{}{})",
+                atom.name,
+                arr.wm,
+                arr.wn,
+                if arr.interleaved { " interleaved" } else { "" }
+            );
             // A shared operand: a canonical candidate of its buffer is required.
             let shared = [a, b].into_iter().find(|&x| scope(x) == Scope::Shared);
             match shared.and_then(bidx) {
@@ -627,11 +877,22 @@ fn op_options(
                         .map(|cand| match &cand.canonical {
                             Some((an, at)) => {
                                 let x = shared.expect("shared operand");
-                                let claims = vec![claim.clone(), SynthClaim::Canonical { tensor: name(x), atom_name: an.clone(), atom: at.clone() }];
+                                let claims = vec![
+                                    claim.clone(),
+                                    SynthClaim::Canonical {
+                                        tensor: name(x),
+                                        atom_name: an.clone(),
+                                        atom: at.clone(),
+                                    },
+                                ];
                                 vec![OpOption {
                                     instruction: label.clone(),
                                     claims,
-                                    traffic: Traffic { instructions: count, extra: count * swizzle_penalty(an), ..free.clone() },
+                                    traffic: Traffic {
+                                        instructions: count,
+                                        extra: count * swizzle_penalty(an),
+                                        ..free.clone()
+                                    },
                                 }]
                             }
                             None => vec![],
@@ -639,7 +900,14 @@ fn op_options(
                         .collect();
                     Ok((Some(bi), per))
                 }
-                None => one(OpOption { instruction: label, claims: vec![claim], traffic: Traffic { instructions: count, ..free } }),
+                None => one(OpOption {
+                    instruction: label,
+                    claims: vec![claim],
+                    traffic: Traffic {
+                        instructions: count,
+                        ..free
+                    },
+                }),
             }
         }
         OpKind::Copy => {
@@ -647,16 +915,27 @@ fn op_options(
             match (scope(s), scope(d)) {
                 (Scope::Register, Scope::Register) => one(OpOption {
                     instruction: "mov (registers)".into(),
-                    claims: vec![SynthClaim::SameDistribution { a: name(s), b: name(d) }],
+                    claims: vec![SynthClaim::SameDistribution {
+                        a: name(s),
+                        b: name(d),
+                    }],
                     traffic: free,
                 }),
                 (Scope::Global, Scope::Register) | (Scope::Register, Scope::Global) => {
-                    let (r, g) = if scope(s) == Scope::Register { (s, d) } else { (d, s) };
+                    let (r, g) = if scope(s) == Scope::Register {
+                        (s, d)
+                    } else {
+                        (d, s)
+                    };
                     let mem = ctx.tables[g].as_deref().expect("global tabled");
                     Ok((None, vec![ctx.reg_mem_options(r, g, mem, r == d, None)?]))
                 }
                 (Scope::Shared, Scope::Register) | (Scope::Register, Scope::Shared) => {
-                    let (r, sh) = if scope(s) == Scope::Register { (s, d) } else { (d, s) };
+                    let (r, sh) = if scope(s) == Scope::Register {
+                        (s, d)
+                    } else {
+                        (d, s)
+                    };
                     let bi = bidx(sh).expect("buffer");
                     let per = cands[bi]
                         .iter()
@@ -666,7 +945,10 @@ fn op_options(
                 }
                 (Scope::Global, Scope::Shared) => {
                     let bi = bidx(d).expect("buffer");
-                    let per = cands[bi].iter().map(|c| ctx.global_shared_options(s, d, c)).collect::<Result<Vec<_>, _>>()?;
+                    let per = cands[bi]
+                        .iter()
+                        .map(|c| ctx.global_shared_options(s, d, c))
+                        .collect::<Result<Vec<_>, _>>()?;
                     Ok((Some(bi), per))
                 }
                 _ => Ok((None, vec![vec![]])),
@@ -679,13 +961,26 @@ fn op_options(
                 .iter()
                 .map(|&i| {
                     if p.tensors[i].shape == p.tensors[out].shape {
-                        SynthClaim::SameDistribution { a: name(i), b: name(out) }
+                        SynthClaim::SameDistribution {
+                            a: name(i),
+                            b: name(out),
+                        }
                     } else {
                         let dim = ctx.tv[out]
                             .as_ref()
-                            .and_then(|f| super::anchor::broadcast_dim(f, &p.tensors[i].shape, ctx.tv[i].as_ref()))
+                            .and_then(|f| {
+                                super::anchor::broadcast_dim(
+                                    f,
+                                    &p.tensors[i].shape,
+                                    ctx.tv[i].as_ref(),
+                                )
+                            })
                             .unwrap_or(1);
-                        SynthClaim::Projection { src: name(out), dst: name(i), dim }
+                        SynthClaim::Projection {
+                            src: name(out),
+                            dst: name(i),
+                            dim,
+                        }
                     }
                 })
                 .collect();
@@ -695,7 +990,14 @@ fn op_options(
                 OpKind::Elementwise(f) => format!("{f} (per register)"),
                 _ => unreachable!(),
             };
-            one(OpOption { instruction, claims, traffic: Traffic { instructions: nv * (p.threads / 32), ..free } })
+            one(OpOption {
+                instruction,
+                claims,
+                traffic: Traffic {
+                    instructions: nv * (p.threads / 32),
+                    ..free
+                },
+            })
         }
         OpKind::Reduce { dim, f } => {
             let (src, dst) = (op.inputs[0], op.output);
@@ -709,17 +1011,32 @@ fn op_options(
                 }
             }
             let share = holders.values().map(|s| s.len() as i64).max().unwrap_or(1);
-            let cross_warp = holders.values().any(|s| s.iter().any(|&t| t / 32 != s.iter().next().copied().unwrap_or(0) / 32));
+            let cross_warp = holders.values().any(|s| {
+                s.iter()
+                    .any(|&t| t / 32 != s.iter().next().copied().unwrap_or(0) / 32)
+            });
             let steps = 64 - (share as u64).leading_zeros() as i64 - 1;
             let instruction = format!(
                 "{f}: per-thread fold, {} shfl.bfly step(s){}",
                 steps,
-                if cross_warp { " + shared-memory exchange across warps" } else { "" }
+                if cross_warp {
+                    " + shared-memory exchange across warps"
+                } else {
+                    ""
+                }
             );
             one(OpOption {
                 instruction,
-                claims: vec![SynthClaim::Projection { src: name(src), dst: name(dst), dim: *dim }],
-                traffic: Traffic { instructions: tvs.nvalues() + steps * g.nvalues(), extra: if cross_warp { 32 } else { 0 }, ..free },
+                claims: vec![SynthClaim::Projection {
+                    src: name(src),
+                    dst: name(dst),
+                    dim: *dim,
+                }],
+                traffic: Traffic {
+                    instructions: tvs.nvalues() + steps * g.nvalues(),
+                    extra: if cross_warp { 32 } else { 0 },
+                    ..free
+                },
             })
         }
         OpKind::Rearrange => Ok((None, vec![vec![]])),
@@ -728,7 +1045,9 @@ fn op_options(
 
 fn cvt_name(from: Elem, to: Elem) -> String {
     match (from, to) {
-        (Elem::I4 | Elem::U4, Elem::F16 | Elem::Bf16) => format!("lop3 + sub.f16x2 ({from} -> {to}, 8 per 32-bit word, register-local)"),
+        (Elem::I4 | Elem::U4, Elem::F16 | Elem::Bf16) => {
+            format!("lop3 + sub.f16x2 ({from} -> {to}, 8 per 32-bit word, register-local)")
+        }
         _ => format!("cvt.rn.{to}.{from}"),
     }
 }
@@ -760,7 +1079,10 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
             anchor_ops.push(k);
         }
     }
-    let lists: Vec<Vec<MmaChoice>> = anchor_ops.iter().map(|&k| mma_choices(p, &p.ops[k], target)).collect();
+    let lists: Vec<Vec<MmaChoice>> = anchor_ops
+        .iter()
+        .map(|&k| mma_choices(p, &p.ops[k], target))
+        .collect();
     for (&k, l) in anchor_ops.iter().zip(&lists) {
         if l.is_empty() {
             return Err(mma_infeasible_reason(p, &p.ops[k], target));
@@ -779,7 +1101,12 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
             break;
         }
         explored += 1;
-        let anchors: BTreeMap<usize, MmaChoice> = anchor_ops.iter().zip(&idx).zip(&lists).map(|((&k, &i), l)| (k, l[i])).collect();
+        let anchors: BTreeMap<usize, MmaChoice> = anchor_ops
+            .iter()
+            .zip(&idx)
+            .zip(&lists)
+            .map(|((&k, &i), l)| (k, l[i]))
+            .collect();
         match propagate(p, target, &anchors).and_then(|pr| select(pr, target, &memo)) {
             Ok(plan) => {
                 feasible += 1;
@@ -810,7 +1137,9 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
             break;
         }
     }
-    let mut plan = best.ok_or_else(|| last_err.unwrap_or_else(|| SynthError::Internal("no anchor combination".into())))?;
+    let mut plan = best.ok_or_else(|| {
+        last_err.unwrap_or_else(|| SynthError::Internal("no anchor combination".into()))
+    })?;
     plan.explored = (explored, feasible);
     plan.certificate = certificate(p, &plan)?;
     certify::synthesis::check(&plan.certificate.to_json()).map_err(SynthError::Certify)?;
@@ -818,10 +1147,15 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
 }
 
 fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
-    let ins = Instructions::get().map(|i| i.mma.clone()).unwrap_or_default();
+    let ins = Instructions::get()
+        .map(|i| i.mma.clone())
+        .unwrap_or_default();
     let (a, c) = (&p.tensors[op.inputs[0]], &p.tensors[op.output]);
     let mut why = Vec::new();
-    for m in ins.iter().filter(|m| m.targets.contains(&target) && m.ab.contains(&a.dtype)) {
+    for m in ins
+        .iter()
+        .filter(|m| m.targets.contains(&target) && m.ab.contains(&a.dtype))
+    {
         let [am, an, ak] = m.shape;
         let (mm, nn, kk) = (c.shape[0], c.shape[1], a.shape[1]);
         let groups = p.threads / m.threads;
@@ -830,30 +1164,71 @@ fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
         } else if mm % am != 0 || nn % an != 0 || kk % ak != 0 {
             format!("({mm},{nn},{kk}) is not whole {am}x{an}x{ak} atoms")
         } else if (m.a.is_some()) != (a.scope == Scope::Register) {
-            format!("reads A from {}", if m.a.is_some() { "registers" } else { "shared memory" })
+            format!(
+                "reads A from {}",
+                if m.a.is_some() {
+                    "registers"
+                } else {
+                    "shared memory"
+                }
+            )
         } else if (mm / am) * (nn / an) % groups.max(1) != 0 || groups == 0 {
-            format!("{} atom blocks of C cannot be shared evenly by {groups} thread groups of {}", (mm / am) * (nn / an), m.threads)
+            format!(
+                "{} atom blocks of C cannot be shared evenly by {groups} thread groups of {}",
+                (mm / am) * (nn / an),
+                m.threads
+            )
         } else {
             "no warp arrangement tiles C".into()
         };
         why.push(format!("{}: {reason}", m.name));
     }
     if why.is_empty() {
-        why.push(format!("no {} mma takes {} operands", target.name(), a.dtype));
+        why.push(format!(
+            "no {} mma takes {} operands",
+            target.name(),
+            a.dtype
+        ));
     }
     super::propagate::infeasible_mma(p, op, target, &why.join("; "))
 }
 
 fn capacity_precheck(p: &Program, target: Target) -> Result<(), SynthError> {
     let limit = smem_limit(target.name()).unwrap_or(0);
-    let shared: Vec<&Tensor> = p.tensors.iter().filter(|t| t.scope == Scope::Shared).collect();
-    let bytes: i64 = shared.iter().map(|t| t.shape.iter().product::<i64>() * t.dtype.bits() / 8).sum();
+    let shared: Vec<&Tensor> = p
+        .tensors
+        .iter()
+        .filter(|t| t.scope == Scope::Shared)
+        .collect();
+    let bytes: i64 = shared
+        .iter()
+        .map(|t| t.shape.iter().product::<i64>() * t.dtype.bits() / 8)
+        .sum();
     if bytes > limit {
         return Err(SynthError::Infeasible {
-            constraint: format!("shared-memory capacity ({} bytes per CTA on {})", limit, target.name()),
-            tensors: shared.iter().map(|t| format!("{} {} {:?} = {} B", t.name, t.dtype, t.shape, t.shape.iter().product::<i64>() * t.dtype.bits() / 8)).collect::<Vec<_>>().join(", "),
+            constraint: format!(
+                "shared-memory capacity ({} bytes per CTA on {})",
+                limit,
+                target.name()
+            ),
+            tensors: shared
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{} {} {:?} = {} B",
+                        t.name,
+                        t.dtype,
+                        t.shape,
+                        t.shape.iter().product::<i64>() * t.dtype.bits() / 8
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
             line: shared.iter().map(|t| t.line).max().unwrap_or(0),
-            why: format!("the shared tiles need {bytes} bytes, {} more than the target has", bytes - limit),
+            why: format!(
+                "the shared tiles need {bytes} bytes, {} more than the target has",
+                bytes - limit
+            ),
         });
     }
     Ok(())
@@ -877,10 +1252,15 @@ fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, Synt
             let mut tab = f.table();
             tab.sort_unstable();
             tab.dedup();
-            claims.push(SynthClaim::Distribution { tensor: t.name.clone(), exclusive: tab.len() as i64 == f.nthreads() * f.nvalues() });
+            claims.push(SynthClaim::Distribution {
+                tensor: t.name.clone(),
+                exclusive: tab.len() as i64 == f.nthreads() * f.nvalues(),
+            });
         }
         if t.scope == Scope::Shared {
-            claims.push(SynthClaim::Injective { tensor: t.name.clone() });
+            claims.push(SynthClaim::Injective {
+                tensor: t.name.clone(),
+            });
             let tab = super::smem::table_of(plan.memory[i].as_ref().expect("shared"), &t.shape)?;
             shared_bytes += ((tab.iter().max().copied().unwrap_or(0) + 1) * t.dtype.bits() + 7) / 8;
         }
@@ -893,13 +1273,20 @@ fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, Synt
             layout,
         });
     }
-    claims.push(SynthClaim::Capacity { bytes: shared_bytes, limit: smem_limit(plan.target.name()).unwrap_or(0) });
+    claims.push(SynthClaim::Capacity {
+        bytes: shared_bytes,
+        limit: smem_limit(plan.target.name()).unwrap_or(0),
+    });
     let mut ops = Vec::new();
     for (op, ch) in p.ops.iter().zip(&plan.chosen) {
         ops.push(SynthOp {
             line: op.line,
             op: op.kind.name().into(),
-            inputs: op.inputs.iter().map(|&i| p.tensors[i].name.clone()).collect(),
+            inputs: op
+                .inputs
+                .iter()
+                .map(|&i| p.tensors[i].name.clone())
+                .collect(),
             output: p.tensors[op.output].name.clone(),
             instruction: ch.instruction.clone(),
         });

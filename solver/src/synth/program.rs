@@ -258,8 +258,11 @@ impl Program {
     ///
     /// ```
     /// use solver::synth::Program;
-    /// let p = Program::parse("threads 32\nx = register_tensor(f32, [32, 4])\ny = cast(x, f16)\n")?;
-    /// assert_eq!(p.tensors[1].dtype.name(), "f16");
+    /// let p = Program::parse(
+    ///     "threads 32\nx_g = global_view(f32, [32, 4], (32,4):(4,1))\n\
+    ///      x = register_tensor(f32, [32, 4])\ncopy(x_g, x)\ny = cast(x, f16)\n",
+    /// )?;
+    /// assert_eq!(p.tensors[2].dtype.name(), "f16");
     /// let e = Program::parse("threads 32\ny = cast(x, f16)\n").unwrap_err();
     /// assert_eq!(e.to_string(), "line 2: cast: unknown tensor \"x\"");
     /// # Ok::<(), solver::synth::SynthError>(())
@@ -281,10 +284,13 @@ impl Program {
                 continue;
             }
             if let Some(rest) = body.strip_prefix("threads ") {
-                let t: i64 = rest
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad(line, "threads", format!("{:?} is not a number", rest.trim())))?;
+                let t: i64 = rest.trim().parse().map_err(|_| {
+                    bad(
+                        line,
+                        "threads",
+                        format!("{:?} is not a number", rest.trim()),
+                    )
+                })?;
                 b.threads(t)?;
                 continue;
             }
@@ -349,7 +355,8 @@ pub struct ProgramBuilder {
 
 fn is_ident(s: &str) -> bool {
     let mut c = s.chars();
-    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
         && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
         && s.len() <= 64
 }
@@ -385,7 +392,11 @@ impl ProgramBuilder {
     /// Sets the thread count: a multiple of 32 in 32..=1024.
     pub fn threads(&mut self, t: i64) -> Result<&mut Self, SynthError> {
         if !(32..=1024).contains(&t) || t % 32 != 0 {
-            return Err(bad(self.line, "threads", format!("{t} is not a multiple of 32 in 32..=1024")));
+            return Err(bad(
+                self.line,
+                "threads",
+                format!("{t} is not a multiple of 32 in 32..=1024"),
+            ));
         }
         self.program.threads = t;
         Ok(self)
@@ -405,17 +416,29 @@ impl ProgramBuilder {
             return Err(bad(line, op, format!("{name:?} is not a name")));
         }
         if self.names.contains_key(name) {
-            return Err(bad(line, op, format!("tensor {name:?} is already declared")));
+            return Err(bad(
+                line,
+                op,
+                format!("tensor {name:?} is already declared"),
+            ));
         }
         if self.program.tensors.len() >= MAX_TENSORS {
             return Err(bad(line, op, format!("more than {MAX_TENSORS} tensors")));
         }
         if shape.is_empty() || shape.len() > 2 || shape.iter().any(|&d| d < 1) {
-            return Err(bad(line, op, format!("shape {shape:?}: a tile is 1-D or 2-D with extents >= 1")));
+            return Err(bad(
+                line,
+                op,
+                format!("shape {shape:?}: a tile is 1-D or 2-D with extents >= 1"),
+            ));
         }
         let cells = shape.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
         if cells.is_none_or(|c| c > MAX_CELLS) {
-            return Err(bad(line, op, format!("shape {shape:?}: more than {MAX_CELLS} cells")));
+            return Err(bad(
+                line,
+                op,
+                format!("shape {shape:?}: more than {MAX_CELLS} cells"),
+            ));
         }
         if let Some(l) = &layout {
             check_memory_layout(line, op, l, shape)?;
@@ -441,23 +464,47 @@ impl ProgramBuilder {
     }
 
     /// `name = global_view(dtype, shape, layout)`.
-    pub fn global_view(&mut self, name: &str, dtype: Elem, shape: &[i64], layout: &str) -> Result<usize, SynthError> {
+    pub fn global_view(
+        &mut self,
+        name: &str,
+        dtype: Elem,
+        shape: &[i64],
+        layout: &str,
+    ) -> Result<usize, SynthError> {
         let l = parse_layout(self.line, "global_view", layout)?;
         self.declare("global_view", name, Scope::Global, dtype, shape, Some(l))
     }
 
     /// `name = shared_tensor(dtype, shape[, layout])`.
-    pub fn shared_tensor(&mut self, name: &str, dtype: Elem, shape: &[i64], layout: Option<&str>) -> Result<usize, SynthError> {
-        let l = layout.map(|t| parse_layout(self.line, "shared_tensor", t)).transpose()?;
+    pub fn shared_tensor(
+        &mut self,
+        name: &str,
+        dtype: Elem,
+        shape: &[i64],
+        layout: Option<&str>,
+    ) -> Result<usize, SynthError> {
+        let l = layout
+            .map(|t| parse_layout(self.line, "shared_tensor", t))
+            .transpose()?;
         self.declare("shared_tensor", name, Scope::Shared, dtype, shape, l)
     }
 
     /// `name = register_tensor(dtype, shape)`.
-    pub fn register_tensor(&mut self, name: &str, dtype: Elem, shape: &[i64]) -> Result<usize, SynthError> {
+    pub fn register_tensor(
+        &mut self,
+        name: &str,
+        dtype: Elem,
+        shape: &[i64],
+    ) -> Result<usize, SynthError> {
         self.declare("register_tensor", name, Scope::Register, dtype, shape, None)
     }
 
-    fn push(&mut self, kind: OpKind, inputs: Vec<usize>, output: usize) -> Result<&mut Self, SynthError> {
+    fn push(
+        &mut self,
+        kind: OpKind,
+        inputs: Vec<usize>,
+        output: usize,
+    ) -> Result<&mut Self, SynthError> {
         if self.program.ops.len() >= MAX_TENSORS * 4 {
             return Err(bad(self.line, kind.name(), "too many operations"));
         }
@@ -475,12 +522,21 @@ impl ProgramBuilder {
         let (s, d) = (self.lookup("copy", src)?, self.lookup("copy", dst)?);
         let (ts, td) = (&self.program.tensors[s], &self.program.tensors[d]);
         if ts.shape != td.shape || ts.dtype != td.dtype {
-            return Err(bad(self.line, "copy", format!(
-                "{src} is {} {:?}, {dst} is {} {:?}: a copy keeps shape and dtype (use cast)",
-                ts.dtype, ts.shape, td.dtype, td.shape)));
+            return Err(bad(
+                self.line,
+                "copy",
+                format!(
+                    "{src} is {} {:?}, {dst} is {} {:?}: a copy keeps shape and dtype (use cast)",
+                    ts.dtype, ts.shape, td.dtype, td.shape
+                ),
+            ));
         }
         if td.scope == Scope::Global && ts.scope == Scope::Global {
-            return Err(bad(self.line, "copy", "global to global: stage through shared or registers"));
+            return Err(bad(
+                self.line,
+                "copy",
+                "global to global: stage through shared or registers",
+            ));
         }
         self.push(OpKind::Copy, vec![s], d)
     }
@@ -488,32 +544,67 @@ impl ProgramBuilder {
     /// `mma(c, a, b)`: `c (M,N) += a (M,K) b (N,K)^T`, all register tensors except that A and B
     /// may be shared (wgmma).
     pub fn mma(&mut self, c: &str, a: &str, b: &str) -> Result<&mut Self, SynthError> {
-        let (ci, ai, bi) = (self.lookup("mma", c)?, self.lookup("mma", a)?, self.lookup("mma", b)?);
+        let (ci, ai, bi) = (
+            self.lookup("mma", c)?,
+            self.lookup("mma", a)?,
+            self.lookup("mma", b)?,
+        );
         let t = &self.program.tensors;
         let (tc, ta, tb) = (&t[ci], &t[ai], &t[bi]);
-        let ok = tc.shape.len() == 2 && ta.shape.len() == 2 && tb.shape.len() == 2
-            && ta.shape[0] == tc.shape[0] && tb.shape[0] == tc.shape[1] && ta.shape[1] == tb.shape[1];
+        let ok = tc.shape.len() == 2
+            && ta.shape.len() == 2
+            && tb.shape.len() == 2
+            && ta.shape[0] == tc.shape[0]
+            && tb.shape[0] == tc.shape[1]
+            && ta.shape[1] == tb.shape[1];
         if !ok {
-            return Err(bad(self.line, "mma", format!(
-                "shapes C {:?}, A {:?}, B {:?} are not (M,N), (M,K), (N,K)", tc.shape, ta.shape, tb.shape)));
+            return Err(bad(
+                self.line,
+                "mma",
+                format!(
+                    "shapes C {:?}, A {:?}, B {:?} are not (M,N), (M,K), (N,K)",
+                    tc.shape, ta.shape, tb.shape
+                ),
+            ));
         }
         if tc.scope != Scope::Register || ta.scope == Scope::Global || tb.scope == Scope::Global {
-            return Err(bad(self.line, "mma", "the accumulator is a register tensor; A and B are register or shared"));
+            return Err(bad(
+                self.line,
+                "mma",
+                "the accumulator is a register tensor; A and B are register or shared",
+            ));
         }
         if ta.dtype != tb.dtype {
-            return Err(bad(self.line, "mma", format!("A is {} and B is {}", ta.dtype, tb.dtype)));
+            return Err(bad(
+                self.line,
+                "mma",
+                format!("A is {} and B is {}", ta.dtype, tb.dtype),
+            ));
         }
         self.push(OpKind::Mma, vec![ai, bi], ci)
     }
 
-    fn derived(&mut self, op: &str, out: &str, dtype: Elem, shape: Vec<i64>) -> Result<usize, SynthError> {
+    fn derived(
+        &mut self,
+        op: &str,
+        out: &str,
+        dtype: Elem,
+        shape: Vec<i64>,
+    ) -> Result<usize, SynthError> {
         self.declare(op, out, Scope::Register, dtype, &shape, None)
     }
 
     fn register_input(&self, op: &str, name: &str) -> Result<usize, SynthError> {
         let i = self.lookup(op, name)?;
         if self.program.tensors[i].scope != Scope::Register {
-            return Err(bad(self.line, op, format!("{name} is a {} tensor; {op} reads registers", self.program.tensors[i].scope.name())));
+            return Err(bad(
+                self.line,
+                op,
+                format!(
+                    "{name} is a {} tensor; {op} reads registers",
+                    self.program.tensors[i].scope.name()
+                ),
+            ));
         }
         Ok(i)
     }
@@ -536,22 +627,42 @@ impl ProgramBuilder {
 
     /// `out = elementwise(f, xs..)`: the output has the first operand's shape and dtype; every
     /// other operand has that shape or that shape with one dimension dropped (broadcast).
-    pub fn elementwise(&mut self, out: &str, f: &str, xs: &[&str]) -> Result<&mut Self, SynthError> {
+    pub fn elementwise(
+        &mut self,
+        out: &str,
+        f: &str,
+        xs: &[&str],
+    ) -> Result<&mut Self, SynthError> {
         if xs.is_empty() || !is_ident(f) {
-            return Err(bad(self.line, "elementwise", "expected elementwise(f, x1, ..)"));
+            return Err(bad(
+                self.line,
+                "elementwise",
+                "expected elementwise(f, x1, ..)",
+            ));
         }
-        let ins = xs.iter().map(|x| self.register_input("elementwise", x)).collect::<Result<Vec<_>, _>>()?;
+        let ins = xs
+            .iter()
+            .map(|x| self.register_input("elementwise", x))
+            .collect::<Result<Vec<_>, _>>()?;
         let first = self.program.tensors[ins[0]].clone();
         for &i in &ins[1..] {
             let s = &self.program.tensors[i].shape;
-            let fits = *s == first.shape || (s.len() + 1 == first.shape.len() && (0..first.shape.len()).any(|d| {
-                let mut r = first.shape.clone();
-                r.remove(d);
-                r == *s
-            }));
+            let fits = *s == first.shape
+                || (s.len() + 1 == first.shape.len()
+                    && (0..first.shape.len()).any(|d| {
+                        let mut r = first.shape.clone();
+                        r.remove(d);
+                        r == *s
+                    }));
             if !fits {
-                return Err(bad(self.line, "elementwise", format!(
-                    "{} {:?} is neither {:?} nor it with one dimension dropped", self.program.tensors[i].name, s, first.shape)));
+                return Err(bad(
+                    self.line,
+                    "elementwise",
+                    format!(
+                        "{} {:?} is neither {:?} nor it with one dimension dropped",
+                        self.program.tensors[i].name, s, first.shape
+                    ),
+                ));
             }
         }
         let o = self.derived("elementwise", out, first.dtype, first.shape)?;
@@ -559,11 +670,24 @@ impl ProgramBuilder {
     }
 
     /// `out = reduce(x, dim, f)`.
-    pub fn reduce(&mut self, out: &str, x: &str, dim: usize, f: &str) -> Result<&mut Self, SynthError> {
+    pub fn reduce(
+        &mut self,
+        out: &str,
+        x: &str,
+        dim: usize,
+        f: &str,
+    ) -> Result<&mut Self, SynthError> {
         let i = self.register_input("reduce", x)?;
         let t = self.program.tensors[i].clone();
         if t.shape.len() != 2 || dim > 1 {
-            return Err(bad(self.line, "reduce", format!("{x} {:?} has no dimension {dim} to reduce (2-D tensors)", t.shape)));
+            return Err(bad(
+                self.line,
+                "reduce",
+                format!(
+                    "{x} {:?} has no dimension {dim} to reduce (2-D tensors)",
+                    t.shape
+                ),
+            ));
         }
         let mut shape = t.shape.clone();
         shape.remove(dim);
@@ -572,18 +696,51 @@ impl ProgramBuilder {
     }
 
     /// One statement of the text form.
-    fn statement(&mut self, lhs: Option<&str>, op: &str, args: &[String]) -> Result<(), SynthError> {
+    fn statement(
+        &mut self,
+        lhs: Option<&str>,
+        op: &str,
+        args: &[String],
+    ) -> Result<(), SynthError> {
         let line = self.line;
         let need = |n: std::ops::RangeInclusive<usize>| {
             if n.contains(&args.len()) {
                 Ok(())
             } else {
-                Err(bad(line, op, format!("expected {} arguments, got {}", if n.start() == n.end() { n.start().to_string() } else { format!("{} to {}", n.start(), n.end()) }, args.len())))
+                Err(bad(
+                    line,
+                    op,
+                    format!(
+                        "expected {} arguments, got {}",
+                        if n.start() == n.end() {
+                            n.start().to_string()
+                        } else {
+                            format!("{} to {}", n.start(), n.end())
+                        },
+                        args.len()
+                    ),
+                ))
             }
         };
         let name = || lhs.ok_or_else(|| bad(line, op, "expected `name = ...`"));
-        let dtype = |s: &str| Elem::parse(s).ok_or_else(|| bad(line, op, format!("dtype {s:?}: expected f32, f16, bf16, f8e4m3, f8e5m2, i8, i4, u4 or i32")));
-        let no_lhs = || if lhs.is_some() { Err(bad(line, op, "writes an existing tensor: no `name =`")) } else { Ok(()) };
+        let dtype = |s: &str| {
+            Elem::parse(s).ok_or_else(|| {
+                bad(
+                    line,
+                    op,
+                    format!(
+                        "dtype {s:?}: expected f32, f16, bf16, f8e4m3, f8e5m2, i8, i4, u4 or i32"
+                    ),
+                )
+            })
+        };
+        let no_lhs = || {
+            if lhs.is_some() {
+                Err(bad(line, op, "writes an existing tensor: no `name =`"))
+            } else {
+                Ok(())
+            }
+        };
         match op {
             "global_view" => {
                 need(3..=3)?;
@@ -640,7 +797,11 @@ impl ProgramBuilder {
     pub fn finish(self) -> Result<Program, SynthError> {
         let p = self.program;
         if p.threads == 0 {
-            return Err(bad(0, "threads", "the program names no thread count (`threads 128`)"));
+            return Err(bad(
+                0,
+                "threads",
+                "the program names no thread count (`threads 128`)",
+            ));
         }
         let mut written = vec![false; p.tensors.len()];
         for (i, t) in p.tensors.iter().enumerate() {
@@ -649,7 +810,11 @@ impl ProgramBuilder {
         for op in &p.ops {
             for &i in &op.inputs {
                 if !written[i] && p.tensors[i].scope != Scope::Global {
-                    return Err(bad(op.line, op.kind.name(), format!("{} is read before anything writes it", p.tensors[i].name)));
+                    return Err(bad(
+                        op.line,
+                        op.kind.name(),
+                        format!("{} is read before anything writes it", p.tensors[i].name),
+                    ));
                 }
             }
             written[op.output] = true;
@@ -659,10 +824,18 @@ impl ProgramBuilder {
 }
 
 fn parse_layout(line: usize, op: &str, text: &str) -> Result<Layout, SynthError> {
-    let l = Layout::parse(text, None).map_err(|e| bad(line, op, format!("layout {text:?}: {e}")))?;
+    let l =
+        Layout::parse(text, None).map_err(|e| bad(line, op, format!("layout {text:?}: {e}")))?;
     match l {
         Layout::Cute(_) | Layout::Swizzled(_) => Ok(l),
-        other => Err(bad(line, op, format!("layout {}: a memory layout is CuTe `shape:stride` or `Sw<..> o shape:stride`", other.print()))),
+        other => Err(bad(
+            line,
+            op,
+            format!(
+                "layout {}: a memory layout is CuTe `shape:stride` or `Sw<..> o shape:stride`",
+                other.print()
+            ),
+        )),
     }
 }
 
@@ -672,11 +845,19 @@ fn check_memory_layout(line: usize, op: &str, l: &Layout, shape: &[i64]) -> Resu
         Layout::Swizzled(s) => s.layout(),
         _ => return Err(bad(line, op, "not a memory layout")),
     };
-    inner
-        .check_shape(shape)
-        .map_err(|e| bad(line, op, format!("layout {} over shape {shape:?}: {e}", l.print())))?;
+    inner.check_shape(shape).map_err(|e| {
+        bad(
+            line,
+            op,
+            format!("layout {} over shape {shape:?}: {e}", l.print()),
+        )
+    })?;
     if inner.flat_modes().iter().any(|&(_, d)| d < 0) {
-        return Err(bad(line, op, format!("layout {}: negative strides are not supported", l.print())));
+        return Err(bad(
+            line,
+            op,
+            format!("layout {}: negative strides are not supported", l.print()),
+        ));
     }
     Ok(())
 }
@@ -696,7 +877,10 @@ mod tests {
         assert_eq!(p.name, "t");
         assert_eq!(p.tensors.len(), 6);
         let kinds: Vec<_> = p.ops.iter().map(|o| o.kind.name()).collect();
-        assert_eq!(kinds, ["copy", "cast", "reduce", "elementwise", "rearrange"]);
+        assert_eq!(
+            kinds,
+            ["copy", "cast", "reduce", "elementwise", "rearrange"]
+        );
         assert_eq!(p.tensors[p.tensor("r").unwrap()].shape, [16]);
     }
 
@@ -715,7 +899,10 @@ mod tests {
         for (text, want) in cases {
             match Program::parse(text) {
                 Ok(_) => assert!(want.is_empty(), "{text:?} parsed"),
-                Err(e) => assert!(!want.is_empty() && e.to_string().starts_with(want), "{text:?}: {e}"),
+                Err(e) => assert!(
+                    !want.is_empty() && e.to_string().starts_with(want),
+                    "{text:?}: {e}"
+                ),
             }
         }
     }

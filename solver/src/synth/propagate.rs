@@ -50,7 +50,11 @@ pub struct Propagated {
 /// mma atoms usable for `op` on `target`, the fastest (largest k*n) first.
 pub fn mma_atoms(p: &Program, op: &Op, target: Target) -> Vec<usize> {
     let ins = Instructions::get().map(|i| &i.mma[..]).unwrap_or(&[]);
-    let (a, b, c) = (&p.tensors[op.inputs[0]], &p.tensors[op.inputs[1]], &p.tensors[op.output]);
+    let (a, b, c) = (
+        &p.tensors[op.inputs[0]],
+        &p.tensors[op.inputs[1]],
+        &p.tensors[op.output],
+    );
     let mut ids: Vec<usize> = ins
         .iter()
         .enumerate()
@@ -67,13 +71,17 @@ pub fn mma_atoms(p: &Program, op: &Op, target: Target) -> Vec<usize> {
         })
         .map(|(i, _)| i)
         .collect();
-    ids.sort_by_key(|&i| std::cmp::Reverse((ins[i].kind == "wgmma", ins[i].shape[1] * ins[i].shape[2])));
+    ids.sort_by_key(|&i| {
+        std::cmp::Reverse((ins[i].kind == "wgmma", ins[i].shape[1] * ins[i].shape[2]))
+    });
     ids
 }
 
 /// Every (atom, arrangement) for `op`.
 pub fn mma_choices(p: &Program, op: &Op, target: Target) -> Vec<MmaChoice> {
-    let Ok(ins) = Instructions::get() else { return Vec::new() };
+    let Ok(ins) = Instructions::get() else {
+        return Vec::new();
+    };
     let c = &p.tensors[op.output];
     let mut out = Vec::new();
     for i in mma_atoms(p, op, target) {
@@ -97,7 +105,10 @@ fn same_map(a: &Tv, b: &Tv) -> bool {
     if a == b {
         return true;
     }
-    a.shape == b.shape && a.nthreads() == b.nthreads() && a.nvalues() == b.nvalues() && a.table() == b.table()
+    a.shape == b.shape
+        && a.nthreads() == b.nthreads()
+        && a.nvalues() == b.nvalues()
+        && a.table() == b.table()
 }
 
 impl State {
@@ -116,12 +127,26 @@ impl State {
             name = format!("{}_r{n}", t.name);
         }
         let line = self.program.ops[k].line;
-        self.program.tensors.push(Tensor { name: name.clone(), line, ..t.clone() });
+        self.program.tensors.push(Tensor {
+            name: name.clone(),
+            line,
+            ..t.clone()
+        });
         self.tv.push(Some(want));
         let new = self.program.tensors.len() - 1;
         self.program.ops[k].inputs[slot] = new;
-        self.program.ops.push(Op { kind: OpKind::Rearrange, inputs: vec![src], output: new, line });
-        self.conflicts.push(Conflict { line, op: self.program.ops[k].kind.name().into(), from: t.name, to: name });
+        self.program.ops.push(Op {
+            kind: OpKind::Rearrange,
+            inputs: vec![src],
+            output: new,
+            line,
+        });
+        self.conflicts.push(Conflict {
+            line,
+            op: self.program.ops[k].kind.name().into(),
+            from: t.name,
+            to: name,
+        });
     }
 
     /// Sets or reconciles input `slot` of op `k` with `want`; true when something changed.
@@ -152,7 +177,9 @@ impl State {
                 }
                 let ins = Instructions::get()?;
                 let fits = |s: &State, ch: &MmaChoice, strict: bool| -> bool {
-                    let Ok((fc, fa, fb)) = mma_layouts(&ins.mma[ch.0], shape3(&s.program, &op), ch.1) else {
+                    let Ok((fc, fa, fb)) =
+                        mma_layouts(&ins.mma[ch.0], shape3(&s.program, &op), ch.1)
+                    else {
                         return false;
                     };
                     let agree = |i: usize, f: &Option<Tv>| match (&s.tv[i], f) {
@@ -168,7 +195,14 @@ impl State {
                     .find(|ch| fits(self, ch, true))
                     .or_else(|| all.iter().find(|ch| fits(self, ch, false)))
                     .copied()
-                    .ok_or_else(|| infeasible_mma(&self.program, &op, self.target, "no atom arrangement reproduces the accumulator's layout"))?;
+                    .ok_or_else(|| {
+                        infeasible_mma(
+                            &self.program,
+                            &op,
+                            self.target,
+                            "no atom arrangement reproduces the accumulator's layout",
+                        )
+                    })?;
                 self.mma.insert(k, pick);
                 pick
             }
@@ -180,7 +214,12 @@ impl State {
             self.tv[c] = Some(fc);
             changed = true;
         } else if !same_map(self.tv[c].as_ref().expect("known"), &fc) {
-            return Err(infeasible_mma(&self.program, &op, self.target, "the accumulator already has another distribution"));
+            return Err(infeasible_mma(
+                &self.program,
+                &op,
+                self.target,
+                "the accumulator already has another distribution",
+            ));
         }
         if let Some(fa) = fa {
             changed |= self.input(k, 0, fa);
@@ -197,7 +236,10 @@ impl State {
         let out = op.output;
         if self.tv[out].is_none() {
             // Forward from the first full-rank known input.
-            let full = op.inputs.iter().copied().find(|&i| self.program.tensors[i].shape == self.program.tensors[out].shape && self.tv[i].is_some());
+            let full = op.inputs.iter().copied().find(|&i| {
+                self.program.tensors[i].shape == self.program.tensors[out].shape
+                    && self.tv[i].is_some()
+            });
             match full {
                 Some(i) => self.tv[out] = self.tv[i].clone(),
                 None => return Ok(false),
@@ -297,12 +339,20 @@ pub fn infeasible_mma(p: &Program, op: &Op, target: Target, why: &str) -> SynthE
 /// The coalesced layout of register tensor `t` copied with memory tensor `m`: vectors as wide
 /// as the memory's contiguity allows (at most 16 bytes), along its unit-stride dimension;
 /// returns the bytes per thread access and the layout.
-pub fn coalesced_for(m: &Tensor, t: &Tensor, threads: i64) -> Result<Option<(i64, Tv)>, SynthError> {
+pub fn coalesced_for(
+    m: &Tensor,
+    t: &Tensor,
+    threads: i64,
+) -> Result<Option<(i64, Tv)>, SynthError> {
     let table = match &m.layout {
         Some(l) => Some(super::smem::table_of(l, &m.shape)?),
         None => None,
     };
-    let dims: Vec<usize> = if t.shape.len() == 1 { vec![0] } else { vec![1, 0] };
+    let dims: Vec<usize> = if t.shape.len() == 1 {
+        vec![0]
+    } else {
+        vec![1, 0]
+    };
     let mut best: Option<(i64, Tv)> = None;
     for fast in dims {
         let mut vec = (128 / t.dtype.bits()).max(1);
@@ -329,7 +379,11 @@ pub fn coalesced_for(m: &Tensor, t: &Tensor, threads: i64) -> Result<Option<(i64
 }
 
 /// Propagates from the mma `anchors` to every register tensor of `p`.
-pub fn propagate(p: &Program, target: Target, anchors: &BTreeMap<usize, MmaChoice>) -> Result<Propagated, SynthError> {
+pub fn propagate(
+    p: &Program,
+    target: Target,
+    anchors: &BTreeMap<usize, MmaChoice>,
+) -> Result<Propagated, SynthError> {
     let mut s = State {
         program: p.clone(),
         tv: vec![None; p.tensors.len()],
@@ -357,7 +411,10 @@ pub fn propagate(p: &Program, target: Target, anchors: &BTreeMap<usize, MmaChoic
         let mut any = false;
         for k in 0..s.program.ops.len() {
             let op = &s.program.ops[k];
-            if op.kind == OpKind::Rearrange && s.tv[op.output].is_none() && s.tv[op.inputs[0]].is_some() {
+            if op.kind == OpKind::Rearrange
+                && s.tv[op.output].is_none()
+                && s.tv[op.inputs[0]].is_some()
+            {
                 s.tv[op.output] = s.tv[op.inputs[0]].clone();
                 any = true;
             }
@@ -399,10 +456,18 @@ pub fn propagate(p: &Program, target: Target, anchors: &BTreeMap<usize, MmaChoic
                     constraint: "thread count".into(),
                     tensors: t.name.clone(),
                     line: t.line,
-                    why: format!("its layout spans {n} threads, the program has {}", p.threads),
+                    why: format!(
+                        "its layout spans {n} threads, the program has {}",
+                        p.threads
+                    ),
                 });
             }
         }
     }
-    Ok(Propagated { program: s.program, tv: s.tv, mma: s.mma, conflicts: s.conflicts })
+    Ok(Propagated {
+        program: s.program,
+        tv: s.tv,
+        mma: s.mma,
+        conflicts: s.conflicts,
+    })
 }

@@ -29,17 +29,7 @@ pub struct Candidate {
 
 /// Offsets of every cell of `shape` (column-major) under a memory layout.
 pub fn table_of(l: &Layout, shape: &[i64]) -> Result<Vec<i64>, SynthError> {
-    let cells: i64 = shape.iter().product();
-    (0..cells)
-        .map(|i| {
-            let c = layout::shape::unflatten_col_major(shape, i)?;
-            Ok(match l {
-                Layout::Cute(x) => x.eval(shape, &c)?,
-                Layout::Swizzled(x) => x.eval(shape, &c)?,
-                _ => return Err(SynthError::Internal("not a memory layout".into())),
-            })
-        })
-        .collect()
+    certify::synthesis::mem_table(l, shape).map_err(SynthError::Internal)
 }
 
 fn log2(x: i64) -> Option<u32> {
@@ -66,7 +56,11 @@ pub fn candidates(
     let shape = &t.shape;
     let cells: i64 = shape.iter().product();
     let mut out = Vec::new();
-    let orders: Vec<usize> = if shape.len() == 1 { vec![0] } else { fast_dims.to_vec() };
+    let orders: Vec<usize> = if shape.len() == 1 {
+        vec![0]
+    } else {
+        fast_dims.to_vec()
+    };
     let bits = log2(cells).unwrap_or(0);
     let m = log2(vec_elems).unwrap_or(0);
     for &fast in &orders {
@@ -75,7 +69,10 @@ pub fn candidates(
         } else if fast == 1 {
             (CuteLayout::from_flat(shape, &[shape[1], 1])?, "row-major")
         } else {
-            (CuteLayout::from_flat(shape, &[1, shape[0]])?, "column-major")
+            (
+                CuteLayout::from_flat(shape, &[1, shape[0]])?,
+                "column-major",
+            )
         };
         let plain: Vec<i64> = table_of(&Layout::Cute(base.clone()), shape)?;
         let mut sws = vec![Swizzle::identity()];
@@ -87,7 +84,10 @@ pub fn candidates(
             }
         }
         for sw in sws {
-            let table = plain.iter().map(|&o| sw.apply(o)).collect::<Result<Vec<_>, _>>()?;
+            let table = plain
+                .iter()
+                .map(|&o| sw.apply(o))
+                .collect::<Result<Vec<_>, _>>()?;
             let label = if sw == Swizzle::identity() {
                 name.to_string()
             } else {
