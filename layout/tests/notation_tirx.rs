@@ -84,7 +84,10 @@ fn cute_cpp_types_and_printed_pointer_tags_read_as_the_notation() {
     );
     // A byte swizzle that moves bits inside one 128-bit element is not an element map.
     let e = parse_swizzled("Sw<3,2,3> o smem_ptr[128b](unset) o (8,8):(8,1)").unwrap_err();
-    assert!(e.to_string().contains("keeps 128-bit elements whole"), "{e}");
+    assert!(
+        e.to_string().contains("keeps 128-bit elements whole"),
+        "{e}"
+    );
     assert!(parse_layout("Layout<Shape<_4,_8>,Stride<_1>").is_err());
     assert!(parse_layout("Layout<Frobnicate<_4>>").is_err());
 }
