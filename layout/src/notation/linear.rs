@@ -78,11 +78,17 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     if let Some(s) = shape.filter(|s| s.len() == n) {
         // Triton builds only surjective #ttg.linear layouts; those it fits to another shape.
-        // Bases with holes past the shape would widen an out-dim silently: refused.
+        // Other bases past the shape would widen an out-dim silently: refused.
+        // Only a Triton attribute (in-dims register, lane, warp, block) is fitted; other
+        // in-dim names are laycert's extension and keep the shape as their out-dim sizes.
+        let triton_dims = ins
+            .iter()
+            .all(|d| matches!(d.name.as_str(), "register" | "lane" | "warp" | "block"))
+            && ins.iter().any(|d| d.name == "register");
         let surjective = LinearLayout::with_inferred_outs(ins.clone(), &refs, &[])
             .and_then(|l| l.is_surjective())
             .unwrap_or(false);
-        if surjective {
+        if triton_dims && surjective {
             fit_to_shape(&mut ins, s)?;
         } else if let Some((b, (at, end))) = spans
             .iter()
