@@ -81,28 +81,8 @@ impl Lin {
         format!("#ttg.linear<{{{}}}>", dims.join(", "))
     }
 
-    /// The layout, read from `LinearLayout::toString()` text, which carries the out-dim sizes
-    /// (a `#ttg.linear` attribute with a shape is fitted to it as Triton fits it).
     fn parse(&self) -> Layout {
-        let mut s = String::new();
-        for (n, bs) in &self.ins {
-            if bs.is_empty() {
-                s += &format!(" - {n} is a size 1 dimension\n");
-            }
-            for (k, b) in bs.iter().enumerate() {
-                let v: Vec<String> = b.iter().map(i64::to_string).collect();
-                let bullet = if k == 0 { " - " } else { "   " };
-                s += &format!("{bullet}{n}={} -> ({})\n", 1i64 << k, v.join(", "));
-            }
-        }
-        let outs: Vec<String> = self
-            .outs
-            .iter()
-            .enumerate()
-            .map(|(j, o)| format!("dim{j} (size {o})"))
-            .collect();
-        s += &format!("where out dims are: [{}]", outs.join(", "));
-        Layout::parse(&s, None).unwrap()
+        Layout::parse(&self.text(), Some(&self.outs)).unwrap()
     }
 
     /// Every input (one value per in-dim): the XOR of its bases' set bits is the cell, the
