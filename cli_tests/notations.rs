@@ -199,3 +199,55 @@ fn misspelled_axis_names_suggest_the_registry_name() {
     ]);
     assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
 }
+
+#[test]
+fn hostile_notation_inputs_are_refused_cleanly() {
+    let deep_list = format!(
+        "ttgl.BlockedLayout(size_per_thread={}1{})",
+        "[".repeat(30_000),
+        "]".repeat(30_000)
+    );
+    let deep_call = format!(
+        "{}ttgl.BlockedLayout([1],[32],[1],[0]){}",
+        "ttgl.SliceLayout(0, ".repeat(3_000),
+        ")".repeat(3_000)
+    );
+    let deep_dict = format!(
+        "#ttg.amd_wmma<{{version = 1, isTranspose = false, ctaLayout = {}}}>",
+        "{a = ".repeat(10_000)
+    );
+    for text in [
+        deep_list.as_str(),
+        deep_call.as_str(),
+        deep_dict.as_str(),
+        "#ttg.padded_shared<[1099511627776:+1048576] {order = [0], shape = [8]}>",
+        "#ttg.padded_shared<[4:+4611686018427387904] {order = [0], shape = [8]}>",
+        "#ttg.amd_mfma<{version = 3, warpsPerCTA = [1099511627776, 1], instrShape = [32, 32, 8], isTransposed = false}>",
+        "#ttg.amd_wmma<{version = 2, isTranspose = false, ctaLayout = {warp = [[4611686018427387904, 0]]}}>",
+    ] {
+        let o = laycert(&["show", text, "--shape", "8,8"]);
+        assert_eq!(o.status.code(), Some(2), "{}: {}", &text[..60.min(text.len())], stderr(&o));
+        assert!(stderr(&o).len() < 1 << 20);
+    }
+    // An alias file that defines aliases by the thousand, each using the previous twice.
+    let mut text = String::from("#a0 = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>\n");
+    for i in 1..30 {
+        text += &format!(
+            "#a{i} = #ttg.slice<{{dim = 0, parent = #a{0}}}> // #a{0}\n",
+            i - 1
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("laycert-notations-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("blowup.mlir");
+    std::fs::write(&path, text).unwrap();
+    let o = laycert(&[
+        "show",
+        "--mlir",
+        path.to_str().unwrap(),
+        "#a29",
+        "--shape",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

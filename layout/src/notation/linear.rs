@@ -30,8 +30,6 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     c.expect("{")?;
     let mut ins = Vec::new();
     let mut rank: Option<(usize, usize)> = None;
-    // Where each basis was written, for errors.
-    let mut spans: Vec<(Vec<i64>, (usize, usize))> = Vec::new();
     if !c.eat("}") {
         loop {
             let name_at = c.pos();
@@ -48,7 +46,7 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
                     .into());
             }
             c.expect("=")?;
-            let bases = bases_list(&mut c, &mut rank, &mut spans)?;
+            let bases = bases_list(&mut c, &mut rank, shape)?;
             ins.push(InDim { name, bases });
             if c.eat("}") {
                 break;
@@ -76,121 +74,15 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     }
     let names: Vec<String> = (0..n).map(|i| format!("dim{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    if let Some(s) = shape.filter(|s| s.len() == n) {
-        // Triton builds only surjective #ttg.linear layouts; those it fits to another shape.
-        // Bases with holes past the shape would widen an out-dim silently: refused.
-        let surjective = LinearLayout::with_inferred_outs(ins.clone(), &refs, &[])
-            .and_then(|l| l.is_surjective())
-            .unwrap_or(false);
-        if surjective {
-            fit_to_shape(&mut ins, s)?;
-        } else if let Some((b, (at, end))) = spans
-            .iter()
-            .find(|(b, _)| b.iter().zip(s).any(|(v, d)| v >= d))
-        {
-            let j = (0..n).find(|&j| b[j] >= s[j]).unwrap_or(0);
-            return Err(c
-                .error_at(
-                    *at,
-                    *end,
-                    format!(
-                        "a basis inside the shape {s:?} (basis {b:?} has dim{j} = {} >= {}; the \
-                         bases do not fill their own extent, so they are not fitted to it)",
-                        b[j], s[j]
-                    ),
-                )
-                .into());
-        }
-    }
     LinearLayout::with_inferred_outs(ins, &refs, shape.unwrap_or(&[]))
 }
 
-/// Fits the attribute's bases to a tensor shape as Triton does (its `toLinearLayout` of a
-/// `#ttg.linear` at another shape): along a dim the bases reach past, the components beyond it
-/// become 0 (lanes, warps and blocks hold copies) and register bases that become 0 go; along a
-/// dim the bases do not fill, register bases repeat the layout, dims taken in the order
-/// register bases first move them, then the others last dim first.
-///
-/// Example: `register = [[0, 1], [2, 0]], lane = [[1, 0]], warp = [[0, 2]]` (4x4) on 1x4 gives
-/// `register = [[0, 1]], lane = [[0, 0]], warp = [[0, 2]]`, and on 8x8 adds registers
-/// `[0, 4], [4, 0]`.
-fn fit_to_shape(ins: &mut [InDim], shape: &[i64]) -> Result<()> {
-    let rank = shape.len();
-    let shape_bits: Vec<u32> = shape
-        .iter()
-        .map(|&s| {
-            crate::arith::log2(s).ok_or_else(|| {
-                LayoutError::invalid(
-                    format!("shape {shape:?}"),
-                    "a linear layout's dims are powers of two",
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
-    for d in ins.iter_mut() {
-        let register = d.name == "register";
-        let before = d.bases.len();
-        let mut kept = Vec::with_capacity(before);
-        for mut b in std::mem::take(&mut d.bases) {
-            let beyond = b.iter().zip(shape).any(|(v, s)| v >= s);
-            for (v, s) in b.iter_mut().zip(shape) {
-                if *v >= *s {
-                    *v = 0;
-                }
-            }
-            if !(register && beyond && b.iter().all(|&v| v == 0)) {
-                kept.push(b);
-            }
-        }
-        d.bases = kept;
-    }
-    let mut order: Vec<usize> = Vec::new();
-    if let Some(reg) = ins.iter().find(|d| d.name == "register") {
-        for b in &reg.bases {
-            for (j, &v) in b.iter().enumerate() {
-                if v != 0 && !order.contains(&j) {
-                    order.push(j);
-                }
-            }
-        }
-    }
-    let rest: Vec<usize> = (0..rank).rev().filter(|j| !order.contains(j)).collect();
-    order.extend(rest);
-    let mut repeats = Vec::new();
-    for &j in &order {
-        let reached = ins
-            .iter()
-            .flat_map(|d| d.bases.iter())
-            .fold(0i64, |acc, b| acc | b[j]);
-        let bits = 64 - reached.leading_zeros();
-        for k in bits..shape_bits[j] {
-            let mut b = vec![0i64; rank];
-            b[j] = 1i64 << k;
-            repeats.push(b);
-        }
-    }
-    if !repeats.is_empty() {
-        match ins.iter_mut().find(|d| d.name == "register") {
-            Some(reg) => reg.bases.extend(repeats),
-            None => {
-                return Err(LayoutError::invalid(
-                    "linear attribute",
-                    format!(
-                        "its bases do not fill the shape {shape:?} and it has no register \
-                         in-dim to repeat along"
-                    ),
-                ))
-            }
-        }
-    }
-    Ok(())
-}
-
-/// One in-dim's bases.
+/// One in-dim's bases; with a tensor `shape` of the same rank, every basis must lie inside it
+/// (a basis value past a dim would silently widen that out-dim beyond the tensor).
 fn bases_list(
     c: &mut Cursor,
     rank: &mut Option<(usize, usize)>,
-    spans: &mut Vec<(Vec<i64>, (usize, usize))>,
+    shape: Option<&[i64]>,
 ) -> Result<Vec<Vec<i64>>, ParseError> {
     c.expect("[")?;
     let mut out = Vec::new();
@@ -219,7 +111,18 @@ fn bases_list(
                 format!("non-negative basis values (found {v})"),
             ));
         }
-        spans.push((b.clone(), (at, c.pos())));
+        if let Some(s) = shape.filter(|s| s.len() == b.len()) {
+            if let Some(j) = (0..b.len()).find(|&j| b[j] >= s[j]) {
+                return Err(c.error_at(
+                    at,
+                    c.pos(),
+                    format!(
+                        "a basis inside the shape {s:?} (basis {b:?} has dim{j} = {} >= {})",
+                        b[j], s[j]
+                    ),
+                ));
+            }
+        }
         out.push(b);
         if c.eat("]") {
             return Ok(out);

@@ -455,3 +455,95 @@ impl TritonAttr {
         tile.finish(shape_log, &cga, &repeat, Registers::Broadcast)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_attr;
+    use crate::linear::LinearLayout;
+
+    fn import(text: &str, shape: &[i64]) -> LinearLayout {
+        parse_attr(text).and_then(|a| a.to_linear(shape)).unwrap()
+    }
+
+    fn refusal(text: &str, shape: &[i64], field: &str) {
+        let e = parse_attr(text)
+            .and_then(|a| a.to_linear(shape))
+            .expect_err(text)
+            .to_string();
+        assert!(e.contains(field), "{e:?} does not name {field}");
+    }
+
+    #[test]
+    fn older_mfma_spellings_are_the_same_layout() {
+        let new = "#ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>";
+        let major = "#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [32, 32], isTransposed = true}>";
+        let mdim = "#ttg.amd_mfma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [2, 2], MDim = 32, NDim = 32, isTransposed = true}>";
+        for shape in [[64, 64], [16, 256], [256, 8]] {
+            assert_eq!(import(major, &shape), import(new, &shape));
+            assert_eq!(import(mdim, &shape), import(new, &shape));
+        }
+        // The module doc's worked example.
+        let l = import(new, &[64, 64]);
+        assert_eq!(
+            l.in_dim("register").unwrap().bases,
+            vec![vec![0, 1], vec![0, 2], vec![0, 8], vec![0, 16]]
+        );
+        assert_eq!(
+            l.in_dim("warp").unwrap().bases,
+            vec![vec![0, 32], vec![32, 0]]
+        );
+    }
+
+    #[test]
+    fn older_wmma_warps_are_ctalayout_warp_bases() {
+        let old = "#ttg.amd_wmma<{version = 2, isTranspose = true, warpsPerCTA = [2, 4]}>";
+        let new = "#ttg.amd_wmma<{version = 2, isTranspose = true, ctaLayout = {warp = [[0, 1], [0, 2], [1, 0]]}}>";
+        assert_eq!(import(old, &[64, 128]), import(new, &[64, 128]));
+    }
+
+    #[test]
+    fn bad_amd_fields_are_refused_by_name() {
+        let m = "#ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = false}>";
+        refusal(
+            &m.replace("[32, 32, 8]", "[32, 16, 8]"),
+            &[64, 64],
+            "instrShape",
+        );
+        refusal(
+            &m.replace("[32, 32, 8]", "[64, 4, 4]"),
+            &[64, 64],
+            "isTransposed",
+        );
+        refusal(
+            &m.replace("version = 3", "version = 5"),
+            &[64, 64],
+            "version",
+        );
+        refusal(&m.replace("[2, 2]", "[2, 2, 1]"), &[64, 64], "warpsPerCTA");
+        refusal(
+            &m.replace("}>", ", elementBitWidth = 16}>"),
+            &[64, 64],
+            "elementBitWidth",
+        );
+        refusal(m, &[64], "rank");
+        let w = "#ttg.amd_wmma<{version = 1, isTranspose = false, ctaLayout = {warp = [[1, 0]]}}>";
+        refusal(
+            &w.replace("warp = [[1, 0]]", "warp = [[3, 0]]"),
+            &[32, 32],
+            "ctaLayout.warp",
+        );
+        refusal(&w.replace("warp =", "wrap ="), &[32, 32], "ctaLayout.wrap");
+        refusal(
+            &w.replace("}}>", "}, instrShape = [16, 16, 3]}>"),
+            &[32, 32],
+            "instrShape",
+        );
+        refusal(
+            &w.replace("}}>", "}, warpsPerCTA = [1, 1]}>"),
+            &[32, 32],
+            "warpsPerCTA",
+        );
+        let dot = format!("#ttg.dot_op<{{opIdx = 0, parent = {m}, kWidth = 3}}>");
+        refusal(&dot, &[64, 64], "kWidth");
+    }
+}

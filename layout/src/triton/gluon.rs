@@ -116,6 +116,9 @@ fn call(c: &mut Cursor, depth: usize) -> Result<Call, ParseError> {
 
 fn value(c: &mut Cursor, depth: usize) -> Result<Py, ParseError> {
     c.skip_ws();
+    if depth > 16 {
+        return Err(c.error("values nested at most 16 deep"));
+    }
     for (open, close) in [("[", "]"), ("(", ")")] {
         if c.eat(open) {
             let mut xs = Vec::new();
@@ -137,9 +140,6 @@ fn value(c: &mut Cursor, depth: usize) -> Result<Py, ParseError> {
                 }
             }
         }
-    }
-    if depth > 16 {
-        return Err(c.error("values nested at most 16 deep"));
     }
     for (word, v) in [
         ("True", Py::Bool(true)),
