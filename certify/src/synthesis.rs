@@ -402,7 +402,10 @@ pub fn decide(c: &SynthClaim, ts: &Tensors) -> Result<(), String> {
         SynthClaim::Distribution { tensor, exclusive } => distribution(ts, tensor, *exclusive),
         SynthClaim::SameDistribution { a, b } => same(ts, a, b),
         SynthClaim::Projection { src, dst, dim } => projection(ts, src, dst, *dim),
-        SynthClaim::Mma { .. } => mma(ts, c),
+        SynthClaim::Mma { .. } => {
+            mma_atom_is_the_corpus_instruction(c)?;
+            mma(ts, c)
+        }
         SynthClaim::Vector { reg, memory, width } => vector(ts, reg, memory, *width),
         SynthClaim::Transfer {
             src,
@@ -984,6 +987,97 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
         decide(claim, &ts).map_err(|e| format!("claim #{} ({}): {e}", i + 1, claim_kind(claim)))?;
     }
     Ok(c)
+}
+
+/// The instruction an mma claim names, as the corpus defines it (corpus/data/atoms/
+/// instructions.toml, its operand layouts resolved through the corpus atoms): the claim's atom
+/// shape, threads and operand layouts must be exactly those. A certificate carries its own copy of
+/// the atom layouts; without this comparison an edit of an atom and its tensors together would
+/// re-check.
+fn mma_atom_is_the_corpus_instruction(claim: &SynthClaim) -> Result<(), String> {
+    let SynthClaim::Mma {
+        atom,
+        shape,
+        threads,
+        pa,
+        pb,
+        pc,
+        ..
+    } = claim
+    else {
+        return Err("not an mma claim".into());
+    };
+    let text = corpus::embedded::FILES
+        .iter()
+        .find(|(p, _)| *p == "atoms/instructions.toml")
+        .map(|(_, t)| *t)
+        .ok_or("the corpus has no instructions.toml")?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e| format!("instructions.toml: {e}"))?;
+    let entry = table
+        .get("instruction")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_table())
+        .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(atom.as_str()))
+        .ok_or_else(|| format!("the corpus defines no instruction {atom:?}"))?;
+    let ints = |k: &str| -> Vec<i64> {
+        match entry.get(k) {
+            Some(toml::Value::Array(a)) => a.iter().filter_map(|v| v.as_integer()).collect(),
+            Some(toml::Value::Integer(i)) => vec![*i],
+            _ => Vec::new(),
+        }
+    };
+    if ints("shape") != shape.to_vec() || ints("threads") != vec![*threads] {
+        return Err(format!(
+            "{atom}: the claim says shape {shape:?} and {threads} threads, the corpus {:?} and {:?}",
+            ints("shape"),
+            ints("threads")
+        ));
+    }
+    let corpus = corpus::Corpus::embedded().map_err(|e| e.to_string())?;
+    let resolve = |k: &str| -> Result<Option<String>, String> {
+        let Some(name) = entry.get(k).and_then(|v| v.as_str()) else {
+            return Ok(None);
+        };
+        let key = name.strip_prefix("atom:").unwrap_or(name);
+        let a = corpus
+            .atom(key)
+            .ok_or_else(|| format!("instructions.toml names unknown atom {key}"))?;
+        Layout::parse(&a.layout, a.shape.as_deref())
+            .map(|l| Some(l.print()))
+            .map_err(|e| format!("atom {key}: {e}"))
+    };
+    let printed = |t: &Option<String>| -> Result<Option<String>, String> {
+        t.as_ref()
+            .map(|t| {
+                Layout::parse(t, None)
+                    .map(|l| l.print())
+                    .map_err(|e| format!("{t:?}: {e}"))
+            })
+            .transpose()
+    };
+    for (operand, key, claimed) in [
+        ("A", "a", printed(pa)?),
+        ("B", "b", printed(pb)?),
+        ("C", "c_layout", printed(&Some(pc.clone()))?),
+    ] {
+        let want = resolve(key)?;
+        // An operand read from shared memory has no register layout in the claim.
+        if claimed.is_some() && claimed != want {
+            return Err(format!(
+                "{atom}: the claim's {operand} layout {} is not the corpus's {}",
+                claimed.unwrap_or_default(),
+                want.unwrap_or_else(|| "(none)".into())
+            ));
+        }
+        if claimed.is_none() && operand == "C" {
+            return Err(format!("{atom}: the claim has no C layout"));
+        }
+    }
+    Ok(())
 }
 
 /// The claim's kind name.

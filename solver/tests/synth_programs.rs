@@ -204,3 +204,41 @@ fn a_one_copy_program_goes_through_the_same_synthesis() {
     assert_eq!(plan.chosen[0].instruction, "ld.global.v4.b32");
     assert_eq!(plan.chosen.last().unwrap().instruction, "st.global.v4.b32");
 }
+
+#[test]
+fn an_mma_claim_whose_atom_is_not_the_corpus_instruction_is_refused() {
+    let plan = certified("gemm_f16_sm80", Target::Sm80);
+    let retag = |f: &dyn Fn(&mut SynthClaim)| {
+        let mut c = plan.certificate.clone();
+        for k in c.claims.iter_mut() {
+            if matches!(k, SynthClaim::Mma { .. }) {
+                f(k);
+            }
+        }
+        check(&c.seal().to_json()).unwrap_err()
+    };
+    // The certificate's own copy of the atom's A layout replaced by its B layout.
+    let e = retag(&|k| {
+        if let SynthClaim::Mma { pa, pb, .. } = k {
+            *pa = pb.clone();
+        }
+    });
+    assert!(
+        e.contains("A layout") && e.contains("not the corpus's"),
+        "{e}"
+    );
+    // An instruction the corpus does not define.
+    let e = retag(&|k| {
+        if let SynthClaim::Mma { atom, .. } = k {
+            *atom = "mma.sync.aligned.m16n8k16.made.up".into();
+        }
+    });
+    assert!(e.contains("defines no instruction"), "{e}");
+    // Another instruction's name with this one's shape.
+    let e = retag(&|k| {
+        if let SynthClaim::Mma { atom, .. } = k {
+            *atom = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32".into();
+        }
+    });
+    assert!(e.contains("the corpus"), "{e}");
+}
