@@ -4,7 +4,8 @@
 - CuTe strings (`shape:stride` with or without `_N` statics, and C++ `Layout<Shape<..>,
   Stride<..>>`): pycute's evaluation at every flat index, as its size and a digest (the digest
   of corpus/tests/atom_oracles.rs: h = (h * 1000003 + v + 1) mod 2^61-1).
-- Triton attributes (`#ttg.blocked`, `#ttg.nvidia_mma`, `#ttg.linear`) on their `shape`:
+- Triton attributes (`#ttg.blocked`, `#ttg.nvidia_mma`, `#ttg.amd_mfma`, `#ttg.amd_wmma`,
+  `#ttg.linear`) on their `shape`:
   Triton 3.9 Gluon's linear layout (BlockedLayout / NVMMADistributedLayout /
   DistributedLinearLayout built from the attribute's parameters, then to_linear_layout), printed
   as the `#ttg.linear` attribute Gluon writes.
@@ -85,6 +86,25 @@ def gluon_of(text, shape, b, ttgl):
         v = [int(re.search(r"versionMajor = (\d+)", text).group(1)),
              int(re.search(r"versionMinor = (\d+)", text).group(1))]
         lay = ttgl.NVMMADistributedLayout(v, ints(f["warpsPerCTA"]), ints(f["instrShape"]))
+    elif text.startswith("#ttg.amd_mfma"):
+        from triton.experimental.gluon.language.amd import AMDMFMALayout
+        f = dict(re.findall(r"(\w+) = \[([^\]]*)\]", text))
+        v = re.search(r"version(?:Major)? = (\d+)", text).group(1)
+        instr = ints(f["instrShape"])
+        if len(instr) == 2:
+            instr.append({32: 8, 16: 16, 4: 4, 64: 4}[instr[0]])
+        lay = AMDMFMALayout(version=int(v), instr_shape=instr,
+                            transposed="isTransposed = true" in text,
+                            warps_per_cta=ints(f["warpsPerCTA"]))
+    elif text.startswith("#ttg.amd_wmma") and "warpsPerCTA" in text:
+        from triton.experimental.gluon.language.amd import AMDWMMALayout
+        f = dict(re.findall(r"(\w+) = \[([^\]]*)\]", text))
+        wpc = ints(f["warpsPerCTA"])
+        if any(w != 1 for w in wpc):
+            return None
+        v = int(re.search(r"version = (\d+)", text).group(1))
+        lay = AMDWMMALayout(version=v, transposed="isTranspose = true" in text, warp_bases=[],
+                            reg_bases=[], instr_shape=[16, 16, 16], rank=len(shape))
     elif text.startswith("#ttg.linear"):
         f = {k: ast.literal_eval(v) for k, v in
              re.findall(r"(register|lane|warp|block) = (\[(?:\[[^\]]*\](?:, )?)*\])", text)}
