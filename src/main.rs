@@ -470,6 +470,70 @@ enum GenCommand {
         #[command(subcommand)]
         what: cli::nki::NkiGen,
     },
+    /// A GEMM `C = A B^T` (A, B, C row-major, f32 accumulation) from a synthesized, certified
+    /// plan, its index expressions validated (CUDA C++ to stdout or -o).
+    Gemm {
+        #[command(flatten)]
+        spec: GemmCli,
+        /// Write the kernel here instead of stdout.
+        #[arg(short = 'o', long = "out")]
+        out: Option<String>,
+        /// Write the synthesis certificate here (`laycert check` re-decides it).
+        #[arg(long)]
+        cert: Option<String>,
+    },
+}
+
+/// The GEMM problem and configuration overrides.
+#[derive(clap::Args)]
+struct GemmCli {
+    /// Rows of A and C.
+    #[arg(long)]
+    m: i64,
+    /// Rows of B (columns of C).
+    #[arg(long)]
+    n: i64,
+    /// The reduction extent.
+    #[arg(long)]
+    k: i64,
+    /// `f16` or `bf16`.
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    /// `sm90`.
+    #[arg(long, default_value = "sm90")]
+    target: String,
+    /// Shared-memory ring depth (default: chosen).
+    #[arg(long)]
+    stages: Option<i64>,
+    /// CTAs per cluster along M, sharing B by multicast (default: chosen).
+    #[arg(long)]
+    cluster: Option<i64>,
+    /// Tile columns = the wgmma N (default: chosen).
+    #[arg(long)]
+    bn: Option<i64>,
+    /// k-block: 64 (128-byte swizzle) or 32 (64-byte swizzle) (default: chosen).
+    #[arg(long)]
+    bk: Option<i64>,
+    /// Cluster rows per group of the tile order (default: chosen).
+    #[arg(long)]
+    group_m: Option<i64>,
+}
+
+impl GemmCli {
+    fn args(&self) -> cli::gemm::GemmArgs<'_> {
+        cli::gemm::GemmArgs {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            dtype: &self.dtype,
+            target: &self.target,
+            stages: self.stages,
+            cluster: self.cluster,
+            bn: self.bn,
+            bk: self.bk,
+            group_m: self.group_m,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -665,6 +729,9 @@ fn main() -> ExitCode {
         Command::Gen {
             what: GenCommand::Nki { what },
         } => cli::nki::gen(what, args.json),
+        Command::Gen {
+            what: GenCommand::Gemm { spec, out, cert },
+        } => cli::gemm::gen(&spec.args(), out.as_deref(), cert.as_deref(), args.json),
         Command::Nki { what } => cli::nki::run(what, args.json),
     };
     match result {

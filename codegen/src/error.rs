@@ -35,6 +35,9 @@ pub enum CodegenError {
     /// A CUDA driver call failed.
     #[error("CUDA driver: {0}")]
     Driver(String),
+    /// A GEMM problem or plan the emitter cannot serve (names what and why).
+    #[error("gemm: {0}")]
+    Gemm(String),
     /// Checked arithmetic overflowed.
     #[error("arithmetic overflow in {0}")]
     Overflow(&'static str),

@@ -27,6 +27,7 @@
 pub mod c_expr;
 pub mod copy_kernel;
 pub mod error;
+pub mod gemm;
 pub mod nccl;
 pub mod nki;
 pub mod runner;

@@ -12,6 +12,7 @@ pub mod dist;
 pub mod draw;
 pub mod equiv;
 pub mod eval;
+pub mod gemm;
 pub mod gen;
 pub mod gpu;
 pub mod input;

@@ -1,0 +1,361 @@
+//! # GEMM kernels from synthesized plans
+//!
+//! `C[M,N] = A[M,K] * B[N,K]^T` with A, B and C row-major (A and B K-major: the "TN" GEMM of
+//! cuBLAS and of `torch.matmul(a, b.t())`), f16 or bf16 operands, f32 accumulation, C in the
+//! operand type. [`emit_gemm`] builds the CTA's tile program, has [`solver::synth`] synthesize
+//! and certify its layouts, checks that the kernel body implements exactly that plan, and emits
+//! CUDA C++ whose plan-dependent text (accumulator indices, global offsets, the store guard,
+//! the shared-memory descriptors) is read back and validated against the layouts
+//! ([`validate`]) before it is returned.
+//!
+//! - **sm90** ([`sm90`]): TMA loads into the canonical 128-byte-swizzled K-major layout,
+//!   `wgmma.mma_async` from shared-memory descriptors, a warp-specialized producer/consumer
+//!   ring of mbarriers, persistent clusters with B multicast, ragged edges by TMA bounds and a
+//!   guarded epilogue.
+//!
+//! ```
+//! use codegen::gemm::{emit_gemm, GemmDtype, GemmSpec, GemmTarget};
+//! let spec = GemmSpec { m: 1000, n: 1000, k: 1000, dtype: GemmDtype::Bf16, target: GemmTarget::Sm90 };
+//! let kernel = emit_gemm(&spec)?;
+//! assert!(kernel.source.contains("wgmma.mma_async"));
+//! assert!(kernel.source.contains(&kernel.digest));
+//! assert!(kernel.validation.accumulator_cells > 0);
+//! # Ok::<(), codegen::CodegenError>(())
+//! ```
+
+pub mod sm90;
+pub mod validate;
+
+use serde::Serialize;
+use solver::synth::{synthesize, Plan, Program, Target};
+
+use crate::error::CodegenError;
+
+pub use validate::GemmValidation;
+
+/// Operand type (C has the same type; accumulation is f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum GemmDtype {
+    /// IEEE half.
+    F16,
+    /// bfloat16.
+    Bf16,
+}
+
+impl GemmDtype {
+    /// `f16` / `bf16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmDtype::F16 => "f16",
+            GemmDtype::Bf16 => "bf16",
+        }
+    }
+
+    /// Parses `f16` / `bf16`.
+    pub fn parse(s: &str) -> Option<GemmDtype> {
+        match s {
+            "f16" => Some(GemmDtype::F16),
+            "bf16" => Some(GemmDtype::Bf16),
+            _ => None,
+        }
+    }
+}
+
+/// Which path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum GemmTarget {
+    /// Hopper: TMA + wgmma + warp specialization.
+    Sm90,
+}
+
+impl GemmTarget {
+    /// `sm90`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmTarget::Sm90 => "sm90",
+        }
+    }
+
+    /// Parses a target name.
+    pub fn parse(s: &str) -> Option<GemmTarget> {
+        match s {
+            "sm90" | "sm_90" | "sm90a" | "sm_90a" => Some(GemmTarget::Sm90),
+            _ => None,
+        }
+    }
+}
+
+/// The problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GemmSpec {
+    /// Rows of A and C.
+    pub m: i64,
+    /// Rows of B, columns of C.
+    pub n: i64,
+    /// The reduction extent.
+    pub k: i64,
+    /// Operand type.
+    pub dtype: GemmDtype,
+    /// Path.
+    pub target: GemmTarget,
+}
+
+/// The CTA configuration the kernel body is instantiated with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GemmConfig {
+    /// CTA tile rows (64 per consumer warpgroup).
+    pub bm: i64,
+    /// CTA tile columns (the wgmma N).
+    pub bn: i64,
+    /// k-block (64 or 32 elements: one 128- or 64-byte swizzled row).
+    pub bk: i64,
+    /// Shared-memory ring depth.
+    pub stages: i64,
+    /// Consumer warpgroups.
+    pub consumers: i64,
+    /// CTAs per cluster along M (B is multicast to all of them).
+    pub cluster: i64,
+    /// Cluster rows per group of the tile order.
+    pub group_m: i64,
+}
+
+impl GemmConfig {
+    /// Threads per CTA (producer warpgroup + consumers).
+    pub fn threads(&self) -> i64 {
+        128 * (self.consumers + 1)
+    }
+
+    /// Bytes of one stage of A.
+    pub fn a_stage_bytes(&self) -> i64 {
+        self.bm * self.bk * 2
+    }
+
+    /// Bytes of one stage of B.
+    pub fn b_stage_bytes(&self) -> i64 {
+        self.bn * self.bk * 2
+    }
+
+    /// Dynamic shared memory requested (the ring plus 1 KiB of alignment slack).
+    pub fn smem_bytes(&self) -> i64 {
+        self.stages * (self.a_stage_bytes() + self.b_stage_bytes()) + 1024
+    }
+}
+
+/// An emitted, validated GEMM kernel.
+#[derive(Clone, Debug, Serialize)]
+pub struct GemmKernel {
+    /// The problem.
+    pub spec: GemmSpec,
+    /// The CTA configuration.
+    pub config: GemmConfig,
+    /// CUDA C++ (NVRTC-ready; `-DLAYCERT_HOST_LAUNCHER` adds a host launcher for nvcc).
+    pub source: String,
+    /// Kernel entry point.
+    pub entry: &'static str,
+    /// The synthesis certificate's digest (also in the source header).
+    pub digest: String,
+    /// The synthesized plan, one line per operation.
+    pub plan_summary: Vec<String>,
+    /// What translation validation covered.
+    pub validation: GemmValidation,
+    /// The synthesis certificate as JSON (`laycert check` re-decides it).
+    #[serde(skip)]
+    pub certificate_json: String,
+}
+
+impl GemmKernel {
+    /// Tiles of the problem (CTA tiles, ceil-div).
+    pub fn tiles(&self) -> i64 {
+        ceil_div(self.spec.m, self.config.bm) * ceil_div(self.spec.n, self.config.bn)
+    }
+
+    /// Persistent grid for `clusters_that_fit` co-resident clusters: never more clusters than
+    /// the cluster rows x column tiles to do.
+    pub fn grid(&self, clusters_that_fit: i64) -> i64 {
+        let c = &self.config;
+        let groups = ceil_div(ceil_div(self.spec.m, c.bm), c.cluster) * ceil_div(self.spec.n, c.bn);
+        groups.min(clusters_that_fit).max(1) * c.cluster
+    }
+
+    /// Floating-point operations of one run (2 M N K).
+    pub fn flops(&self) -> f64 {
+        2.0 * self.spec.m as f64 * self.spec.n as f64 * self.spec.k as f64
+    }
+}
+
+pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// Largest extent accepted (TMA coordinates are 32-bit; offsets are checked in i64).
+pub const MAX_EXTENT: i64 = 1 << 20;
+
+/// Checks the problem and chooses the CTA configuration.
+pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
+    for (name, v) in [("M", spec.m), ("N", spec.n), ("K", spec.k)] {
+        if !(1..=MAX_EXTENT).contains(&v) {
+            return Err(CodegenError::Gemm(format!(
+                "{name} = {v}: each extent must be in 1..={MAX_EXTENT}"
+            )));
+        }
+    }
+    match spec.target {
+        GemmTarget::Sm90 => {
+            if spec.k % 8 != 0 {
+                return Err(CodegenError::Gemm(format!(
+                    "K = {}: the sm90 path loads A and B with TMA, whose row pitch (K elements \
+                     of 2 bytes) must be a multiple of 16 bytes, so K must be a multiple of 8",
+                    spec.k
+                )));
+            }
+            // Small M: one consumer warpgroup (64 rows) and narrower tiles so enough CTAs
+            // stream B; otherwise 128 x 256 tiles, two consumers, clusters of two along M.
+            Ok(if spec.m <= 64 {
+                GemmConfig {
+                    bm: 64,
+                    bn: if spec.n >= 128 * 132 { 128 } else { 64 },
+                    bk: 64,
+                    stages: 8,
+                    consumers: 1,
+                    cluster: 1,
+                    group_m: 1,
+                }
+            } else {
+                GemmConfig {
+                    bm: 128,
+                    bn: 256,
+                    bk: 64,
+                    stages: 4,
+                    consumers: 2,
+                    cluster: if spec.m > 128 { 2 } else { 1 },
+                    group_m: 8,
+                }
+            })
+        }
+    }
+}
+
+/// The CTA's tile program: the global views of one tile of A, B and C (the problem's strides),
+/// shared A and B tiles whose layouts synthesis chooses, the accumulator and its cast.
+pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
+    let t = spec.dtype.name();
+    format!(
+        "program laycert_gemm_{target}_{bm}x{bn}x{bk}_{t}\n\
+         threads {threads}\n\
+         a_g = global_view({t}, [{bm}, {bk}], ({bm},{bk}):({k},1))\n\
+         b_g = global_view({t}, [{bn}, {bk}], ({bn},{bk}):({k},1))\n\
+         c_g = global_view({t}, [{bm}, {bn}], ({bm},{bn}):({n},1))\n\
+         a_s = shared_tensor({t}, [{bm}, {bk}])\n\
+         b_s = shared_tensor({t}, [{bn}, {bk}])\n\
+         c = register_tensor(f32, [{bm}, {bn}])\n\
+         copy(a_g, a_s)\n\
+         copy(b_g, b_s)\n\
+         mma(c, a_s, b_s)\n\
+         h = cast(c, {t})\n\
+         copy(h, c_g)\n",
+        target = spec.target.name(),
+        bm = c.bm,
+        bn = c.bn,
+        bk = c.bk,
+        k = spec.k,
+        n = spec.n,
+        threads = 128 * c.consumers,
+    )
+}
+
+/// Synthesizes the tile program's plan (certified by `certify::synthesis` inside).
+pub fn plan_for(spec: &GemmSpec, c: &GemmConfig) -> Result<Plan, CodegenError> {
+    let program = Program::parse(&tile_program(spec, c))
+        .map_err(|e| CodegenError::Gemm(format!("the tile program: {e}")))?;
+    let target = match spec.target {
+        GemmTarget::Sm90 => Target::Sm90,
+    };
+    synthesize(&program, target).map_err(|e| CodegenError::Gemm(format!("synthesis: {e}")))
+}
+
+/// Emits the kernel for `spec`: configuration, synthesized plan, text, validation.
+pub fn emit_gemm(spec: &GemmSpec) -> Result<GemmKernel, CodegenError> {
+    let config = choose_config(spec)?;
+    emit_gemm_with(spec, &config)
+}
+
+/// [`emit_gemm`] with a given configuration (checked: the ring must fit in shared memory, the
+/// tile must be what the body implements).
+pub fn emit_gemm_with(spec: &GemmSpec, config: &GemmConfig) -> Result<GemmKernel, CodegenError> {
+    choose_config(spec)?;
+    check_config(spec, config)?;
+    let plan = plan_for(spec, config)?;
+    match spec.target {
+        GemmTarget::Sm90 => sm90::emit(spec, config, &plan),
+    }
+}
+
+/// Most dynamic shared memory per CTA on sm90 (227 KiB).
+pub const SM90_SMEM_LIMIT: i64 = 227 * 1024;
+
+fn check_config(spec: &GemmSpec, c: &GemmConfig) -> Result<(), CodegenError> {
+    let bad = |why: String| Err(CodegenError::Gemm(why));
+    match spec.target {
+        GemmTarget::Sm90 => {
+            if c.bk != 64 && c.bk != 32 {
+                return bad(format!(
+                    "k-block {}: the sm90 body reads 64- or 32-element (128- or 64-byte) swizzled rows",
+                    c.bk
+                ));
+            }
+            if !(1..=2).contains(&c.consumers) || c.bm != 64 * c.consumers {
+                return bad(format!(
+                    "tile rows {} with {} consumer warpgroups: each consumer owns 64 rows (1 or 2 consumers)",
+                    c.bm, c.consumers
+                ));
+            }
+            if ![64, 128, 256].contains(&c.bn) {
+                return bad(format!("tile columns {}: wgmma N of 64, 128 or 256", c.bn));
+            }
+            if !(1..=2).contains(&c.cluster) || (c.bn / c.cluster) % 8 != 0 {
+                return bad(format!(
+                    "cluster {}: 1 or 2 CTAs, each loading whole 8-row swizzle atoms of B",
+                    c.cluster
+                ));
+            }
+            if !(2..=16).contains(&c.stages) || c.group_m < 1 || c.group_m > 64 {
+                return bad(format!(
+                    "stages {} (2..=16), group-m {} (1..=64)",
+                    c.stages, c.group_m
+                ));
+            }
+            if c.smem_bytes() > SM90_SMEM_LIMIT {
+                return bad(format!(
+                    "{} stages of {} bytes need {} bytes of shared memory; sm90 allows {SM90_SMEM_LIMIT}",
+                    c.stages,
+                    c.a_stage_bytes() + c.b_stage_bytes(),
+                    c.smem_bytes()
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// One line per operation of the plan: the instruction and the layouts chosen.
+pub(crate) fn plan_summary(plan: &Plan) -> Vec<String> {
+    let p = &plan.program;
+    let mut out = Vec::new();
+    for (i, op) in p.ops.iter().enumerate() {
+        let out_t = &p.tensors[op.output];
+        let mut line = format!(
+            "{} -> {}: {}",
+            op.kind.name(),
+            out_t.name,
+            plan.chosen
+                .get(i)
+                .map(|o| o.instruction.as_str())
+                .unwrap_or("-")
+        );
+        if let Some(label) = plan.smem_label.get(&op.output) {
+            line += &format!(" [{label}]");
+        }
+        out.push(line);
+    }
+    out
+}
