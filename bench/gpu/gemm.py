@@ -136,6 +136,17 @@ def main():
         cub = torch.matmul(A, B.t())
         cbad, cerr = check(cub, ref, tol)
         del ref
+        if "LC_PROFILE" in extra:
+            lib.laycert_gemm_profile(None, 1)
+            ours()
+            torch.cuda.synchronize()
+            buf = (ctypes.c_ulonglong * (4096 * 8))()
+            lib.laycert_gemm_profile(buf, 0)
+            n = grid
+            tot = [sum(buf[i * 8 + j] for i in range(n)) / max(1, n) for j in range(5)]
+            print(f"  profile (mean cycles per CTA, one run): total {tot[3]:.0f}; consumer-0 waits on full "
+                  f"{100 * tot[0] / tot[3]:.1f}%, in wgmma waits {100 * tot[1] / tot[3]:.1f}%, epilogue "
+                  f"{100 * tot[2] / tot[3]:.1f}%; producer waits on empty {100 * tot[4] / tot[3]:.1f}%", flush=True)
         t_ours = median_ms(ours, a.warmup, a.reps)
         t_cublas = median_ms(lambda: torch.matmul(A, B.t(), out=cub), a.warmup, a.reps)
         t_triton, best_cfg = None, None

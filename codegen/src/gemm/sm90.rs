@@ -145,6 +145,12 @@ extern "C" int laycert_gemm_launch(const void* A, const void* B, void* C, void* 
     return (int)cudaGetLastError();
 }}
 extern "C" int laycert_gemm_grid() {{ return grid_size; }}
+#ifdef LC_PROFILE
+extern "C" int laycert_gemm_profile(unsigned long long* out, int reset) {{
+    if (reset) {{ static unsigned long long zero[4096 * 8]; return (int)cudaMemcpyToSymbol(lc_prof, zero, sizeof(zero)); }}
+    return (int)cudaMemcpyFromSymbol(out, lc_prof, sizeof(unsigned long long) * 4096 * 8);
+}}
+#endif
 #endif
 "#,
         bk = c.bk,

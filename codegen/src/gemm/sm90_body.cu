@@ -18,6 +18,18 @@
 #define LC_WAIT_DEPTH 1  // wgmma groups left in flight before a buffer is released
 #endif
 
+#ifdef LC_PROFILE
+// Diagnostics only (bench/gpu/gemm.py --profile): per CTA, clock cycles consumer 0 spent
+// waiting for full buffers, in wgmma waits, in the epilogue, in total, and the producer's
+// waits for empty buffers.
+__device__ unsigned long long lc_prof[4096 * 8];
+#define LC_T0() const long long lc_t0 = clock64()
+#define LC_ACC(slot) if (tid == 0 && c == 0) lc_prof[blockIdx.x * 8 + (slot)] += clock64() - lc_t0
+#else
+#define LC_T0()
+#define LC_ACC(slot)
+#endif
+
 struct __align__(64) lc_tensor_map { unsigned long long opaque[16]; };
 
 __device__ __forceinline__ unsigned lc_smem_addr(const void* p) {
@@ -44,13 +56,19 @@ __device__ __forceinline__ void lc_mbar_wait(unsigned bar, unsigned parity) {
     while (!lc_mbar_try(bar, parity)) {
     }
 }
-// Arrive on the barrier at the same shared offset in CTA `cta` of the cluster.
+// Arrive on the barrier at the same shared offset in CTA `cta` of the cluster (default .release
+// at .cta scope: the buffer's readers are this warpgroup's completed wgmma operations, and the
+// writer is the TMA the producer issues after observing the phase; a .cluster-scope release
+// would add a fence per k-block for nothing).
 __device__ __forceinline__ void lc_mbar_arrive_cluster(unsigned bar, unsigned cta) {
     asm volatile(
         "{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n"
-        " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}" ::"r"(bar),
+        " mbarrier.arrive.shared::cluster.b64 _, [ra];\n}" ::"r"(bar),
         "r"(cta)
         : "memory");
+}
+__device__ __forceinline__ void lc_mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void lc_tma_load(unsigned dst, const lc_tensor_map* map, unsigned bar,
                                             int c0, int c1) {
@@ -87,6 +105,16 @@ __device__ __forceinline__ void lc_wgmma_commit() {
 template <int N>
 __device__ __forceinline__ void lc_wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Releases buffer `s` to the producers of every CTA of the cluster (each multicast into it).
+__device__ __forceinline__ void lc_release(unsigned long long* empty, int s) {
+    if (LC_CLUSTER == 1) {
+        lc_mbar_arrive(lc_smem_addr(&empty[s]));
+        return;
+    }
+#pragma unroll
+    for (unsigned r = 0; r < LC_CLUSTER; ++r) lc_mbar_arrive_cluster(lc_smem_addr(&empty[s]), r);
 }
 
 // The tile order: groups of LC_GROUP_M cluster rows, column by column inside a group, so the
@@ -137,6 +165,9 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
     const int first_tile = blockIdx.x / LC_CLUSTER;
     const int kblocks = (LC_K + LC_BK - 1) / LC_BK;
 
+#ifdef LC_PROFILE
+    long long lc_start = 0;
+#endif
     if (wg == 0) {
         // Producer: one elected thread issues every TMA.
         lc_producer_regs();
@@ -149,7 +180,13 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
                 const int m0 = (gm * LC_CLUSTER + (int)rank) * LC_BM;
                 const int n0 = tn * LC_BN;
                 for (int kb = 0; kb < kblocks; ++kb) {
+#ifdef LC_PROFILE
+                    const long long lc_t0 = clock64();
                     lc_mbar_wait(lc_smem_addr(&empty[s]), phase ^ 1u);
+                    lc_prof[blockIdx.x * 8 + 4] += clock64() - lc_t0;
+#else
+                    lc_mbar_wait(lc_smem_addr(&empty[s]), phase ^ 1u);
+#endif
                     const unsigned bar = lc_smem_addr(&full[s]);
 #ifdef LC_FAKE_LOADS
                     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
@@ -180,6 +217,9 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
         // Consumers: warpgroup c computes rows [64c, 64c + 64) of the CTA tile.
         lc_consumer_regs();
         const int c = wg - 1;
+#ifdef LC_PROFILE
+        lc_start = clock64();
+#endif
         float d[LC_ACC_REGS];
         int s = 0;
         unsigned phase = 0;
@@ -188,9 +228,12 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
             lc_tile(t, groups_m, tiles_n, gm, tn);
             const int m0 = (gm * LC_CLUSTER + (int)rank) * LC_BM;
             const int n0 = tn * LC_BN;
-            int prev = -1;
             for (int kb = 0; kb < kblocks; ++kb) {
-                lc_mbar_wait(lc_smem_addr(&full[s]), phase);
+                {
+                    LC_T0();
+                    lc_mbar_wait(lc_smem_addr(&full[s]), phase);
+                    LC_ACC(0);
+                }
                 lc_wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < LC_BK / 16; ++kk) {
@@ -199,27 +242,30 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
                     lc_wgmma(d, lc_desc(a), lc_desc(b), (kb > 0 || kk > 0) ? 1 : 0);
                 }
                 lc_wgmma_commit();
-#if LC_WAIT_DEPTH == 0
-                lc_wgmma_wait<0>();
-                prev = s;
-#endif
-                if (LC_WAIT_DEPTH == 1) lc_wgmma_wait<1>();
-                if (prev >= 0 && tid == 0) {
-                    for (unsigned r = 0; r < LC_CLUSTER; ++r)
-                        lc_mbar_arrive_cluster(lc_smem_addr(&empty[prev]), r);
+                // Keep LC_WAIT_DEPTH groups in flight; the buffer of the group that finished is
+                // released to every CTA of the cluster.
+                {
+                    LC_T0();
+                    lc_wgmma_wait<LC_WAIT_DEPTH>();
+                    LC_ACC(1);
                 }
-                prev = LC_WAIT_DEPTH == 0 ? -1 : s;
+                if (kb >= LC_WAIT_DEPTH && tid == 0) {
+                    lc_release(empty, (s + LC_STAGES - LC_WAIT_DEPTH) % LC_STAGES);
+                }
                 if (++s == LC_STAGES) {
                     s = 0;
                     phase ^= 1u;
                 }
             }
             lc_wgmma_wait<0>();
-            if (prev >= 0 && tid == 0) {
-                for (unsigned r = 0; r < LC_CLUSTER; ++r)
-                    lc_mbar_arrive_cluster(lc_smem_addr(&empty[prev]), r);
+            if (tid == 0) {
+                const int held = kblocks < LC_WAIT_DEPTH ? kblocks : LC_WAIT_DEPTH;
+                for (int j = held; j >= 1; --j) lc_release(empty, (s + LC_STAGES - j) % LC_STAGES);
             }
             // Epilogue: accumulator register pairs (i, i + 1) are adjacent columns.
+#ifdef LC_PROFILE
+            const long long lc_te = clock64();
+#endif
             const long long row0 = (long long)m0 + c * 64;
 #pragma unroll
             for (int i = 0; i < LC_ACC_REGS; i += 2) {
@@ -232,8 +278,14 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
                     lc_store_pair(C, (long long)LC_C_OFFSET, d[i], d[i + 1], col + 1 < LC_N);
                 }
             }
+#ifdef LC_PROFILE
+            if (tid == 0 && c == 0) lc_prof[blockIdx.x * 8 + 2] += clock64() - lc_te;
+#endif
         }
     }
+#ifdef LC_PROFILE
+    if (wg == 1 && tid == 0) lc_prof[blockIdx.x * 8 + 3] = clock64() - lc_start;
+#endif
     // No CTA may exit while a cluster peer can still arrive on its barriers.
     if (LC_CLUSTER > 1) {
         lc_cluster_sync();
