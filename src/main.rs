@@ -514,6 +514,9 @@ struct GemmCli {
     /// k-block: 64 (128-byte swizzle) or 32 (64-byte swizzle) (default: chosen).
     #[arg(long)]
     bk: Option<i64>,
+    /// Split-K factor (default: chosen so that small grids fill the SMs).
+    #[arg(long)]
+    splits: Option<i64>,
     /// Cluster rows per group of the tile order (default: chosen).
     #[arg(long)]
     group_m: Option<i64>,
@@ -531,6 +534,7 @@ impl GemmCli {
             cluster: self.cluster,
             bn: self.bn,
             bk: self.bk,
+            splits: self.splits,
             group_m: self.group_m,
         }
     }

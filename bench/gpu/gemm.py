@@ -31,8 +31,9 @@ def problem(path):
     text = open(path).read()
     d = {k: int(v) for k, v in re.findall(r"#define (LC_[A-Z_]+) (\d+)", text)}
     dtype = "bf16" if "bf16 operands" in text else "f16"
-    variant = "{}x{}x{} st{} wg{} cl{} g{}".format(d["LC_BM"], d["LC_BN"], d["LC_BK"], d["LC_STAGES"],
-                                                d["LC_CONSUMERS"], d["LC_CLUSTER"], d["LC_GROUP_M"])
+    variant = "{}x{}x{} st{} wg{} cl{} g{} sk{}".format(d["LC_BM"], d["LC_BN"], d["LC_BK"], d["LC_STAGES"],
+                                                     d["LC_CONSUMERS"], d["LC_CLUSTER"], d["LC_GROUP_M"],
+                                                     d.get("LC_SPLITS", 1))
     return d, dtype, variant
 
 

@@ -34,6 +34,8 @@ pub struct GemmArgs<'a> {
     pub bn: Option<i64>,
     /// k-block override.
     pub bk: Option<i64>,
+    /// Split-K override.
+    pub splits: Option<i64>,
     /// Group-M override.
     pub group_m: Option<i64>,
 }
@@ -72,6 +74,12 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
     if let Some(x) = a.bk {
         c.bk = x;
     }
+    match a.splits {
+        Some(x) => c.splits = x,
+        // Clusters and split-K exclude each other: a requested cluster keeps whole tiles.
+        None if a.cluster.is_some_and(|x| x > 1) => c.splits = 1,
+        None => codegen::gemm::fit_splits(&spec, &mut c),
+    }
     if let Some(x) = a.group_m {
         c.group_m = x;
     }
@@ -82,8 +90,8 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
 pub fn summary(k: &GemmKernel) -> Vec<String> {
     let c = &k.config;
     let mut lines = vec![format!(
-        "{}x{}x{} {} {}: tile {}x{}x{}, {} stages, {} consumer warpgroup(s), cluster {}, {} \
-         threads, {} bytes of shared memory",
+        "{}x{}x{} {} {}: tile {}x{}x{}, {} stages, {} consumer warpgroup(s), cluster {}, split-K \
+         {}, {} threads, {} bytes of shared memory",
         k.spec.m,
         k.spec.n,
         k.spec.k,
@@ -95,14 +103,16 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
         c.stages,
         c.consumers,
         c.cluster,
+        c.splits,
         c.threads(),
         c.smem_bytes()
     )];
     lines.extend(k.plan_summary.iter().map(|l| format!("  {l}")));
     let v = &k.validation;
     lines.push(format!(
-        "validated: {} accumulator cells, {} global offsets, {} guard points, {} shared cells",
-        v.accumulator_cells, v.global_offsets, v.guard_points, v.smem_cells
+        "validated: {} accumulator cells, {} global offsets, {} guard points, {} split-K points, \
+         {} shared cells",
+        v.accumulator_cells, v.global_offsets, v.guard_points, v.split_points, v.smem_cells
     ));
     lines
 }

@@ -117,6 +117,9 @@ pub struct GemmConfig {
     pub cluster: i64,
     /// Cluster rows per group of the tile order.
     pub group_m: i64,
+    /// Split-K factor: each tile's k-blocks are cut into this many contiguous ranges, reduced
+    /// in split order by the last split to finish (1: no split).
+    pub splits: i64,
 }
 
 impl GemmConfig {
@@ -133,6 +136,35 @@ impl GemmConfig {
     /// Bytes of one stage of B.
     pub fn b_stage_bytes(&self) -> i64 {
         self.bn * self.bk * 2
+    }
+
+    /// CTA tiles along M (rounded up to whole clusters) times tiles along N.
+    pub fn tiles(&self, spec: &GemmSpec) -> i64 {
+        ceil_div(ceil_div(spec.m, self.bm), self.cluster) * self.cluster * ceil_div(spec.n, self.bn)
+    }
+
+    /// k-blocks of the problem.
+    pub fn kblocks(&self, spec: &GemmSpec) -> i64 {
+        ceil_div(spec.k, self.bk)
+    }
+
+    /// k-blocks per split.
+    pub fn kb_per_split(&self, spec: &GemmSpec) -> i64 {
+        ceil_div(self.kblocks(spec), self.splits)
+    }
+
+    /// Words of one tile's partial that each split reduces.
+    pub fn reduce_words(&self) -> i64 {
+        128 * self.consumers * (self.bn / 2) / self.splits
+    }
+
+    /// f32 words of the split-K workspace (0 without splits).
+    pub fn workspace_floats(&self, spec: &GemmSpec) -> i64 {
+        if self.splits == 1 {
+            0
+        } else {
+            self.tiles(spec) / self.cluster * self.splits * 128 * self.consumers * (self.bn / 2)
+        }
     }
 
     /// Dynamic shared memory requested (the ring plus 1 KiB of alignment slack).
@@ -164,17 +196,12 @@ pub struct GemmKernel {
 }
 
 impl GemmKernel {
-    /// Tiles of the problem (CTA tiles, ceil-div).
-    pub fn tiles(&self) -> i64 {
-        ceil_div(self.spec.m, self.config.bm) * ceil_div(self.spec.n, self.config.bn)
-    }
-
     /// Persistent grid for `clusters_that_fit` co-resident clusters: never more clusters than
-    /// the cluster rows x column tiles to do.
+    /// work items (cluster tiles x splits).
     pub fn grid(&self, clusters_that_fit: i64) -> i64 {
         let c = &self.config;
-        let groups = ceil_div(ceil_div(self.spec.m, c.bm), c.cluster) * ceil_div(self.spec.n, c.bn);
-        groups.min(clusters_that_fit).max(1) * c.cluster
+        let items = c.tiles(&self.spec) / c.cluster * c.splits;
+        items.min(clusters_that_fit).max(1) * c.cluster
     }
 
     /// Floating-point operations of one run (2 M N K).
@@ -208,30 +235,68 @@ pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
                     spec.k
                 )));
             }
-            // Small M: one consumer warpgroup (64 rows) and narrower tiles so enough CTAs
-            // stream B; otherwise 128 x 256 tiles, two consumers, clusters of two along M.
-            Ok(if spec.m <= 64 {
-                GemmConfig {
-                    bm: 64,
-                    bn: if spec.n >= 128 * 132 { 128 } else { 64 },
-                    bk: 64,
-                    stages: 8,
-                    consumers: 1,
-                    cluster: 1,
-                    group_m: 1,
-                }
-            } else {
-                GemmConfig {
-                    bm: 128,
-                    bn: 256,
-                    bk: 64,
-                    stages: 4,
-                    consumers: 2,
-                    cluster: if spec.m > 128 { 2 } else { 1 },
-                    group_m: 8,
-                }
-            })
+            Ok(choose_sm90(spec))
         }
+    }
+}
+
+/// SMs the persistent grid and the split-K choice assume (H100/H200 SXM).
+pub const SM90_SMS: i64 = 132;
+
+/// The sm90 configuration: 128 x 256 tiles with two consumer warpgroups in clusters of two
+/// (B multicast) when M spans more than one tile row; 64-row tiles with one consumer and
+/// narrower N for M <= 64. When the tiles cannot fill the SMs, the k-blocks are split so that
+/// tiles x splits fills them (each split at least 4 k-blocks, at most 16 splits).
+fn choose_sm90(spec: &GemmSpec) -> GemmConfig {
+    let mut c = if spec.m <= 64 {
+        GemmConfig {
+            bm: 64,
+            bn: 128,
+            bk: 64,
+            stages: 9,
+            consumers: 1,
+            cluster: 1,
+            group_m: 1,
+            splits: 1,
+        }
+    } else {
+        GemmConfig {
+            bm: 128,
+            bn: 256,
+            bk: 64,
+            stages: 4,
+            consumers: 2,
+            cluster: if spec.m > 128 { 2 } else { 1 },
+            group_m: 8,
+            splits: 1,
+        }
+    };
+    if spec.m > 64 && c.tiles(spec) * 2 <= SM90_SMS {
+        // A small grid: narrower tiles (two m64n128 consumers) make more of them to split.
+        c.bn = 128;
+        c.stages = 6;
+    }
+    fit_splits(spec, &mut c);
+    c
+}
+
+/// Chooses the split-K factor for `c`'s tile: when two splits per tile still fit one wave,
+/// the largest power of two (at most 16, at least 4 k-blocks per split) whose tiles x splits
+/// fit the SMs, without clusters; otherwise 1.
+pub fn fit_splits(spec: &GemmSpec, c: &mut GemmConfig) {
+    c.splits = 1;
+    let tiles = c.tiles(spec);
+    if tiles * 2 <= SM90_SMS {
+        // Split-K: clusters do not help a grid this small.
+        c.cluster = 1;
+        let tiles = c.tiles(spec);
+        let kblocks = c.kblocks(spec);
+        // A power of two (it divides the partial's words), every split non-empty.
+        let mut want = 1;
+        while want * 2 * tiles <= SM90_SMS && want * 2 <= 16 && want * 2 * 4 <= kblocks {
+            want *= 2;
+        }
+        c.splits = want;
     }
 }
 
@@ -316,6 +381,30 @@ fn check_config(spec: &GemmSpec, c: &GemmConfig) -> Result<(), CodegenError> {
                 return bad(format!(
                     "cluster {}: 1 or 2 CTAs, each loading whole 8-row swizzle atoms of B",
                     c.cluster
+                ));
+            }
+            if !(1..=64).contains(&c.splits) || (c.splits > 1 && c.cluster != 1) {
+                return bad(format!(
+                    "splits {} with cluster {}: 1..=64 splits, split-K runs without clusters",
+                    c.splits, c.cluster
+                ));
+            }
+            let words = 128 * c.consumers * (c.bn / 2);
+            if c.splits > 1 && (words % (4 * c.splits) != 0 || c.tiles(spec) * c.splits > SM90_SMS)
+            {
+                return bad(format!(
+                    "splits {}: each split reduces a 16-byte aligned slice of the {words}-word \
+                     partial, and the {} tiles x splits must run in one wave of {SM90_SMS} CTAs",
+                    c.splits,
+                    c.tiles(spec)
+                ));
+            }
+            if c.splits > 1 && (c.splits - 1) * c.kb_per_split(spec) >= c.kblocks(spec) {
+                return bad(format!(
+                    "splits {}: {} k-blocks in ranges of {} leave the last split empty",
+                    c.splits,
+                    c.kblocks(spec),
+                    c.kb_per_split(spec)
                 ));
             }
             if !(2..=16).contains(&c.stages) || c.group_m < 1 || c.group_m > 64 {

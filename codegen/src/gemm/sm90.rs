@@ -119,6 +119,9 @@ static int lc_encode(CUtensorMap* map, const void* ptr, unsigned long long rows,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }}
 static int grid_size = 0;
+static float* ws = nullptr;          // split-K partials (LC_WS_FLOATS words)
+static unsigned* counters = nullptr; // split-K arrivals per tile (LC_SPLITS per launch)
+static unsigned epoch = 0;           // launches so far
 extern "C" int laycert_gemm_launch(const void* A, const void* B, void* C, void* stream) {{
     CUtensorMap ma, mb;
     int e = lc_encode(&ma, A, LC_M, LC_BM);
@@ -136,12 +139,19 @@ extern "C" int laycert_gemm_launch(const void* A, const void* B, void* C, void* 
         cfg.dynamicSmemBytes = LC_SMEM_BYTES; cfg.attrs = attr; cfg.numAttrs = 1;
         int clusters = 0;
         if (cudaOccupancyMaxActiveClusters(&clusters, laycert_gemm, &cfg) || clusters < 1) return 4000;
-        const long long groups = ((LC_M + LC_BM - 1) / LC_BM + LC_CLUSTER - 1) / LC_CLUSTER
-                               * ((LC_N + LC_BN - 1) / LC_BN);
-        grid_size = (int)((groups < clusters ? groups : clusters) * LC_CLUSTER);
+        const long long items = (long long)LC_TILES / LC_CLUSTER * LC_SPLITS;
+        // Split-K waits for every split of a tile: all items must be co-resident.
+        if (LC_SPLITS > 1 && items > clusters) return 6000;
+        grid_size = (int)((items < clusters ? items : clusters) * LC_CLUSTER);
+        if (LC_SPLITS > 1) {{
+            if (cudaMalloc(&ws, sizeof(float) * (size_t)LC_WS_FLOATS)) return 5000;
+            if (cudaMalloc(&counters, sizeof(unsigned) * (size_t)LC_TILES)) return 5001;
+            if (cudaMemset(counters, 0, sizeof(unsigned) * (size_t)LC_TILES)) return 5002;
+        }}
     }}
     laycert_gemm<<<grid_size, LC_THREADS, LC_SMEM_BYTES, (cudaStream_t)stream>>>(
-        (lc_elem*)C, *reinterpret_cast<lc_tensor_map*>(&ma), *reinterpret_cast<lc_tensor_map*>(&mb));
+        (lc_elem*)C, *reinterpret_cast<lc_tensor_map*>(&ma), *reinterpret_cast<lc_tensor_map*>(&mb),
+        ws, counters, ++epoch);
     return (int)cudaGetLastError();
 }}
 extern "C" int laycert_gemm_grid() {{ return grid_size; }}
@@ -166,6 +176,15 @@ pub fn emitted_text(spec: &GemmSpec, c: &GemmConfig) -> EmittedText {
         c_offset: format!("row * {} + col", spec.n),
         store_guard: format!("row < {} && col < {}", spec.m, spec.n),
         descriptor: format!("0x{:016x}ull", descriptor_constant(c.bk)),
+        kb_begin: format!("split * {}", c.kb_per_split(spec)),
+        kb_end: format!("(split + 1) * {}", c.kb_per_split(spec)),
+        red_begin: format!("split * {}", c.reduce_words()),
+        ws_index: format!(
+            "((tile * {} + split) * {} + thread) * {} + i",
+            c.splits,
+            128 * c.consumers,
+            c.bn / 2
+        ),
     }
 }
 
@@ -185,7 +204,7 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
          accumulation, {elem} C.\n\
          // Global layouts: A ({m},{k}):({k},1)  B ({n},{k}):({k},1)  C ({m},{n}):({n},1).\n\
          // CTA: {bm}x{bn}x{bk} tile, {cons} consumer warpgroup(s) + 1 producer, {st} stages, \
-         clusters of {cl} along M (B multicast), persistent, group-M {g}.\n\
+         clusters of {cl} along M (B multicast), persistent, group-M {g}, split-K {sp}.\n\
          // Synthesized plan ({prog}; certificate digest {digest}):",
         m = spec.m,
         n = spec.n,
@@ -197,6 +216,7 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         st = c.stages,
         cl = c.cluster,
         g = c.group_m,
+        sp = c.splits,
         prog = plan.program.name,
     );
     for line in &summary {
@@ -213,10 +233,11 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
     let _ = writeln!(
         k,
         "// Translation validation: {} accumulator cells, {} global offsets, {} guard points, {} \
-         shared-memory cells (TMA SWIZZLE_{}B writes = wgmma descriptor reads = the plan).",
+         split-K k-blocks and workspace words, {} shared-memory cells (TMA SWIZZLE_{}B writes = wgmma descriptor reads = the plan).",
         validation.accumulator_cells,
         validation.global_offsets,
         validation.guard_points,
+        validation.split_points,
         validation.smem_cells,
         2 * c.bk
     );
@@ -232,6 +253,9 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         ("LC_CONSUMERS", c.consumers),
         ("LC_CLUSTER", c.cluster),
         ("LC_GROUP_M", c.group_m),
+        ("LC_SPLITS", c.splits),
+        ("LC_TILES", c.tiles(spec) / c.cluster * c.cluster),
+        ("LC_WS_FLOATS", c.workspace_floats(spec)),
         ("LC_THREADS", c.threads()),
         ("LC_A_STAGE_BYTES", c.a_stage_bytes()),
         ("LC_B_STAGE_BYTES", c.b_stage_bytes()),
@@ -243,12 +267,30 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
     }
     let _ = writeln!(
         k,
-        "// accumulator register i of thread tid of a consumer warpgroup (the plan's layout of c \
-         restricted to one warpgroup, in {instr} register order)\n\
-         #define LC_ACC_ROW(tid, i) ({})\n#define LC_ACC_COL(tid, i) ({})\n\
+        "// Plan-dependent index functions: their bodies are the validated expressions (functions,\n\
+         // not macros, so every argument is one value). Accumulator register i of thread tid of a\n\
+         // consumer warpgroup (the plan's layout of c restricted to one warpgroup, in\n\
+         // {instr} register order):\n\
+         __device__ __forceinline__ long long lc_acc_row(long long tid, long long i) {{ return {}; }}\n\
+         __device__ __forceinline__ long long lc_acc_col(long long tid, long long i) {{ return {}; }}\n\
          // C's global offset and the store guard\n\
-         #define LC_C_OFFSET ({})\n#define LC_STORE_GUARD ({})",
-        text.acc_row, text.acc_col, text.c_offset, text.store_guard
+         __device__ __forceinline__ long long lc_c_offset(long long row, long long col) {{ return {}; }}\n\
+         __device__ __forceinline__ bool lc_store_guard(long long row, long long col) {{ return {}; }}\n\
+         // split-K: the k-block range of a split, the workspace word of a partial, the slice a split reduces\n\
+         __device__ __forceinline__ long long lc_kb_begin(long long split) {{ return {}; }}\n\
+         __device__ __forceinline__ long long lc_kb_end(long long split) {{ return {}; }}\n\
+         __device__ __forceinline__ long long lc_ws_index(long long tile, long long split, long long thread, long long i) {{ return {}; }}\n\
+         __device__ __forceinline__ long long lc_red_begin(long long split) {{ return {}; }}\n\
+         #define LC_RED_WORDS {}",
+        text.acc_row,
+        text.acc_col,
+        text.c_offset,
+        text.store_guard,
+        text.kb_begin,
+        text.kb_end,
+        text.ws_index,
+        text.red_begin,
+        c.reduce_words()
     );
     let _ = writeln!(
         k,

@@ -9,9 +9,14 @@
 // bytes; empty[s] counts one arrival per consumer warpgroup of every CTA of the cluster (each
 // buffer is read by all of them). Consumers issue wgmma from shared-memory descriptors, keep
 // one k-block in flight (wait_group 1) and release the buffer of the previous one. CTAs are
-// persistent: cluster c takes tiles c, c + clusters, ... of a grouped (LC_GROUP_M) order.
-// Ragged edges: TMA zero-fills out-of-bounds rows and k-columns (they add nothing), the
-// epilogue stores only cells inside (M, N).
+// persistent: cluster c takes work items c, c + clusters, ... Item w is split w % LC_SPLITS of
+// tile w / LC_SPLITS (tiles in a grouped, LC_GROUP_M, order); split s covers k-blocks
+// [lc_kb_begin(s), min(lc_kb_end(s), kblocks)). With LC_SPLITS > 1 each split writes its f32
+// partial tile to the workspace (register order, coalesced) and counts itself on the tile's
+// counter (launch `epoch` e: the counter reaches LC_SPLITS * e); once all have, split s sums
+// the words [lc_red_begin(s), + LC_RED_WORDS) of the partials in split order 0, 1, ...
+// (deterministic) and stores them. All items run in one wave (the launcher checks). Ragged edges: TMA zero-fills out-of-bounds rows and
+// k-columns (they add nothing), the epilogue stores only cells inside (M, N).
 // ---------------------------------------------------------------------------------------------
 
 #ifndef LC_WAIT_DEPTH
@@ -107,6 +112,15 @@ __device__ __forceinline__ void lc_wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+__device__ __forceinline__ unsigned lc_load_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void lc_consumer_sync() {
+    asm volatile("bar.sync 1, %0;" ::"n"(128 * LC_CONSUMERS) : "memory");
+}
+
 // Releases buffer `s` to the producers of every CTA of the cluster (each multicast into it).
 __device__ __forceinline__ void lc_release(unsigned long long* empty, int s) {
     if (LC_CLUSTER == 1) {
@@ -132,7 +146,8 @@ __device__ __forceinline__ void lc_tile(int t, int groups_m, int tiles_n, int& g
 extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
     __cluster_dims__(LC_CLUSTER, 1, 1)
         laycert_gemm(lc_elem* __restrict__ C, const __grid_constant__ lc_tensor_map tmA,
-                     const __grid_constant__ lc_tensor_map tmB) {
+                     const __grid_constant__ lc_tensor_map tmB, float* __restrict__ ws,
+                     unsigned* __restrict__ counters, unsigned epoch) {
     extern __shared__ __align__(1024) unsigned char lc_dyn_smem[];
     __shared__ __align__(8) unsigned long long full[LC_STAGES];
     __shared__ __align__(8) unsigned long long empty[LC_STAGES];
@@ -160,9 +175,9 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
     const int tiles_m = (LC_M + LC_BM - 1) / LC_BM;
     const int groups_m = (tiles_m + LC_CLUSTER - 1) / LC_CLUSTER;
     const int tiles_n = (LC_N + LC_BN - 1) / LC_BN;
-    const int total = groups_m * tiles_n;
+    const int items = groups_m * tiles_n * LC_SPLITS;
     const int clusters = gridDim.x / LC_CLUSTER;
-    const int first_tile = blockIdx.x / LC_CLUSTER;
+    const int first_item = blockIdx.x / LC_CLUSTER;
     const int kblocks = (LC_K + LC_BK - 1) / LC_BK;
 
 #ifdef LC_PROFILE
@@ -174,12 +189,14 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
         if (tid == 0) {
             int s = 0;
             unsigned phase = 0;
-            for (int t = first_tile; t < total; t += clusters) {
+            for (int w = first_item; w < items; w += clusters) {
+                const int split = w % LC_SPLITS;
                 int gm, tn;
-                lc_tile(t, groups_m, tiles_n, gm, tn);
+                lc_tile(w / LC_SPLITS, groups_m, tiles_n, gm, tn);
                 const int m0 = (gm * LC_CLUSTER + (int)rank) * LC_BM;
                 const int n0 = tn * LC_BN;
-                for (int kb = 0; kb < kblocks; ++kb) {
+                const int kb1 = (int)min(lc_kb_end(split), (long long)kblocks);
+                for (int kb = (int)lc_kb_begin(split); kb < kb1; ++kb) {
 #ifdef LC_PROFILE
                     const long long lc_t0 = clock64();
                     lc_mbar_wait(lc_smem_addr(&empty[s]), phase ^ 1u);
@@ -223,12 +240,16 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
         float d[LC_ACC_REGS];
         int s = 0;
         unsigned phase = 0;
-        for (int t = first_tile; t < total; t += clusters) {
+        for (int w = first_item; w < items; w += clusters) {
+            const int split = w % LC_SPLITS;
+            const int tile = w / LC_SPLITS;
             int gm, tn;
-            lc_tile(t, groups_m, tiles_n, gm, tn);
+            lc_tile(tile, groups_m, tiles_n, gm, tn);
             const int m0 = (gm * LC_CLUSTER + (int)rank) * LC_BM;
             const int n0 = tn * LC_BN;
-            for (int kb = 0; kb < kblocks; ++kb) {
+            const int kb0 = (int)lc_kb_begin(split);
+            const int kb1 = (int)min(lc_kb_end(split), (long long)kblocks);
+            for (int kb = kb0; kb < kb1; ++kb) {
                 {
                     LC_T0();
                     lc_mbar_wait(lc_smem_addr(&full[s]), phase);
@@ -239,7 +260,7 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
                 for (int kk = 0; kk < LC_BK / 16; ++kk) {
                     const unsigned a = sA + s * LC_A_STAGE_BYTES + c * 64 * LC_ROW_BYTES + kk * 32;
                     const unsigned b = sB + s * LC_B_STAGE_BYTES + kk * 32;
-                    lc_wgmma(d, lc_desc(a), lc_desc(b), (kb > 0 || kk > 0) ? 1 : 0);
+                    lc_wgmma(d, lc_desc(a), lc_desc(b), (kb > kb0 || kk > 0) ? 1 : 0);
                 }
                 lc_wgmma_commit();
                 // Keep LC_WAIT_DEPTH groups in flight; the buffer of the group that finished is
@@ -249,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
                     lc_wgmma_wait<LC_WAIT_DEPTH>();
                     LC_ACC(1);
                 }
-                if (kb >= LC_WAIT_DEPTH && tid == 0) {
+                if (kb - kb0 >= LC_WAIT_DEPTH && tid == 0) {
                     lc_release(empty, (s + LC_STAGES - LC_WAIT_DEPTH) % LC_STAGES);
                 }
                 if (++s == LC_STAGES) {
@@ -259,8 +280,53 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
             }
             lc_wgmma_wait<0>();
             if (tid == 0) {
-                const int held = kblocks < LC_WAIT_DEPTH ? kblocks : LC_WAIT_DEPTH;
+                const int done = kb1 - kb0;
+                const int held = done < LC_WAIT_DEPTH ? done : LC_WAIT_DEPTH;
                 for (int j = held; j >= 1; --j) lc_release(empty, (s + LC_STAGES - j) % LC_STAGES);
+            }
+            const int thread = c * 128 + tid;
+            if (LC_SPLITS > 1) {
+                // Split-K: publish this split's partial, wait until every split of the tile has
+                // (they are co-resident: the launcher runs all items in one wave), then reduce
+                // this split's slice of the tile in split order and store it.
+#pragma unroll
+                for (int i = 0; i < LC_ACC_REGS; i += 4) {
+                    __stcg(reinterpret_cast<float4*>(ws + lc_ws_index(tile, split, thread, i)),
+                           make_float4(d[i], d[i + 1], d[i + 2], d[i + 3]));
+                }
+                __threadfence();
+                lc_consumer_sync();
+                if (thread == 0) {
+                    atomicAdd(&counters[tile], 1u);
+                    while (lc_load_acquire(&counters[tile]) < LC_SPLITS * epoch) __nanosleep(64);
+                }
+                lc_consumer_sync();
+                __threadfence();
+                for (int q = 4 * thread; q < LC_RED_WORDS; q += 4 * 128 * LC_CONSUMERS) {
+                    const int word = (int)lc_red_begin(split) + q;
+                    const int th = word / LC_ACC_REGS, i = word % LC_ACC_REGS;
+                    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    for (int sp = 0; sp < LC_SPLITS; ++sp) {
+                        const float4 p = __ldcg(
+                            reinterpret_cast<const float4*>(ws + lc_ws_index(tile, sp, th, i)));
+                        acc.x += p.x;
+                        acc.y += p.y;
+                        acc.z += p.z;
+                        acc.w += p.w;
+                    }
+                    const int tid_r = th % 128;
+                    const long long row0 = (long long)m0 + (th / 128) * 64;
+                    const float v[4] = {acc.x, acc.y, acc.z, acc.w};
+#pragma unroll
+                    for (int h = 0; h < 4; h += 2) {
+                        const long long row = row0 + lc_acc_row(tid_r, i + h);
+                        const long long col = n0 + lc_acc_col(tid_r, i + h);
+                        if (lc_store_guard(row, col)) {
+                            lc_store_pair(C, lc_c_offset(row, col), v[h], v[h + 1], col + 1 < LC_N);
+                        }
+                    }
+                }
+                continue;
             }
             // Epilogue: accumulator register pairs (i, i + 1) are adjacent columns.
 #ifdef LC_PROFILE
@@ -269,13 +335,13 @@ extern "C" __global__ void __launch_bounds__(128 * (LC_CONSUMERS + 1), 1)
             const long long row0 = (long long)m0 + c * 64;
 #pragma unroll
             for (int i = 0; i < LC_ACC_REGS; i += 2) {
-                const long long row = row0 + LC_ACC_ROW(tid, i);
-                const int col = n0 + LC_ACC_COL(tid, i);
+                const long long row = row0 + lc_acc_row(tid, i);
+                const long long col = n0 + lc_acc_col(tid, i);
 #ifdef LC_NO_EPILOGUE
                 if (d[i] == 12345.0f)
 #endif
-                if (LC_STORE_GUARD) {
-                    lc_store_pair(C, (long long)LC_C_OFFSET, d[i], d[i + 1], col + 1 < LC_N);
+                if (lc_store_guard(row, col)) {
+                    lc_store_pair(C, lc_c_offset(row, col), d[i], d[i + 1], col + 1 < LC_N);
                 }
             }
 #ifdef LC_PROFILE

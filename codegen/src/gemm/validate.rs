@@ -46,6 +46,14 @@ pub struct EmittedText {
     pub store_guard: String,
     /// The descriptor's constant fields (a hex literal with `ull`).
     pub descriptor: String,
+    /// First k-block of `split`.
+    pub kb_begin: String,
+    /// One past the last k-block of `split`, before clamping to the k-blocks.
+    pub kb_end: String,
+    /// Workspace word of register `i` of consumer `thread` for (`tile`, `split`).
+    pub ws_index: String,
+    /// First word (of a tile's partial) that `split` reduces.
+    pub red_begin: String,
 }
 
 /// What was checked.
@@ -57,6 +65,8 @@ pub struct GemmValidation {
     pub global_offsets: u64,
     /// Guard evaluations compared with the bounds.
     pub guard_points: u64,
+    /// Split-K k-blocks and workspace words checked.
+    pub split_points: u64,
     /// Shared-memory cells where TMA, descriptor and plan agree.
     pub smem_cells: u64,
 }
@@ -300,6 +310,100 @@ pub fn validate_sm90(
                 )));
             }
             v.guard_points += 1;
+        }
+    }
+
+    // Split-K: the ranges tile the k-blocks, each split non-empty; the workspace index is a
+    // bijection of (tile, split, thread, register group) onto 16-byte aligned words inside
+    // the workspace (checked on the first and last tile, and by its stride along tiles).
+    let kblocks = c.kblocks(spec);
+    let begin = CExpr::parse(&text.kb_begin)?;
+    let end = CExpr::parse(&text.kb_end)?;
+    let at = |e: &CExpr, split: i64| e.eval_with(&|n| (n == "split").then_some(split));
+    let mut next = 0;
+    for split in 0..c.splits {
+        let (b, e) = (at(&begin, split)?, at(&end, split)?.min(kblocks));
+        if b != next || b >= e {
+            return Err(fail(format!(
+                "split {split} covers k-blocks [{b}, {e}); the previous split ended at {next}"
+            )));
+        }
+        next = e;
+        v.split_points += (e - b) as u64;
+    }
+    if next != kblocks {
+        return Err(fail(format!(
+            "the splits cover k-blocks [0, {next}) of {kblocks}"
+        )));
+    }
+    if c.splits > 1 {
+        let ws = CExpr::parse(&text.ws_index)?;
+        let threads = 128 * c.consumers;
+        let tiles = c.tiles(spec) / c.cluster;
+        let words = c.workspace_floats(spec);
+        let idx = |tile: i64, split: i64, thread: i64, i: i64| {
+            ws.eval_with(&|n| match n {
+                "tile" => Some(tile),
+                "split" => Some(split),
+                "thread" => Some(thread),
+                "i" => Some(i),
+                _ => None,
+            })
+        };
+        let per_tile = c.splits * threads * regs;
+        for tile in [0, tiles - 1] {
+            let mut seen = vec![false; per_tile as usize];
+            for split in 0..c.splits {
+                for thread in 0..threads {
+                    for i in (0..regs).step_by(4) {
+                        let w = idx(tile, split, thread, i)?;
+                        let local = w - tile * per_tile;
+                        if w % 4 != 0 || w + 3 >= words || !(0..per_tile).contains(&local) {
+                            return Err(fail(format!(
+                                "workspace word {w} of tile {tile}, split {split}, thread {thread}, \
+                                 register {i}: outside tile {tile}'s 16-byte aligned block of \
+                                 {per_tile} words (workspace {words})"
+                            )));
+                        }
+                        for j in 0..4 {
+                            let slot = &mut seen[(local + j) as usize];
+                            if *slot {
+                                return Err(fail(format!(
+                                    "workspace word {} written twice in tile {tile}",
+                                    w + j
+                                )));
+                            }
+                            *slot = true;
+                        }
+                        v.split_points += 1;
+                    }
+                }
+            }
+        }
+        // The reduction slices tile one split's partial, 16-byte aligned.
+        let red = CExpr::parse(&text.red_begin)?;
+        let words_per = c.reduce_words();
+        let partial = threads * regs;
+        for split in 0..c.splits {
+            let b = at(&red, split)?;
+            if b != split * words_per || b % 4 != 0 || words_per % 4 != 0 {
+                return Err(fail(format!(
+                    "split {split} reduces words from {b}; the slices of {words_per} words must \
+                     tile the {partial}-word partial in order"
+                )));
+            }
+            v.split_points += 1;
+        }
+        if words_per * c.splits != partial {
+            return Err(fail(format!(
+                "{} slices of {words_per} words do not cover the {partial}-word partial",
+                c.splits
+            )));
+        }
+        if tiles > 1 && idx(1, 0, 0, 0)? - idx(0, 0, 0, 0)? != per_tile {
+            return Err(fail(
+                "the workspace stride along tiles is not one tile's block".into(),
+            ));
         }
     }
 
