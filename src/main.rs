@@ -384,7 +384,8 @@ enum Command {
     /// Distributed layouts over device meshes: plan, check, simulate and generate
     /// redistributions (DTensor placements, JAX PartitionSpecs, HLO sharding text).
     Dist(cli::dist::DistArgs),
-    /// Run generated kernels on the GPU: `gpu bench` checks and times a copy kernel.
+    /// Run generated kernels on the GPU: `gpu bench` checks and times a copy kernel, `gpu bench
+    /// gemm` a GEMM against cuBLAS.
     Gpu {
         #[command(subcommand)]
         what: GpuCommand,
@@ -540,8 +541,33 @@ impl GemmCli {
     }
 }
 
+/// `gpu bench gemm ...` reads as the hidden `gpu bench-gemm ...`: clap has no two-word
+/// subcommands, and `gpu bench --src ..` (the copy benchmark) keeps its flags at that level.
+fn gpu_bench_gemm_argv(mut argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if let Some(i) = argv.iter().position(|a| a == "gpu") {
+        if argv.get(i + 1).is_some_and(|a| a == "bench")
+            && argv.get(i + 2).is_some_and(|a| a == "gemm")
+        {
+            argv.splice(i + 1..i + 3, [std::ffi::OsString::from("bench-gemm")]);
+        }
+    }
+    argv
+}
+
 #[derive(Subcommand)]
 enum GpuCommand {
+    /// `gpu bench gemm`: compile a GEMM with NVRTC, check it against cuBLAS and time both.
+    #[command(name = "bench-gemm", hide = true)]
+    BenchGemm {
+        #[command(flatten)]
+        spec: GemmCli,
+        /// Untimed warm-up runs.
+        #[arg(long, default_value_t = 5)]
+        warmup: usize,
+        /// Timed runs (medians reported).
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+    },
     /// Compile, run, check every element and time a copy kernel against a D2D copy.
     Bench {
         #[command(flatten)]
@@ -572,7 +598,7 @@ fn outputs<'a>(
 
 fn main() -> ExitCode {
     cli::install_panic_hook();
-    let args = Args::parse();
+    let args = Args::parse_from(gpu_bench_gemm_argv(std::env::args_os().collect()));
     if let Some(path) = &args.mlir {
         if let Err(e) = cli::input::set_mlir(path) {
             eprintln!("{}", e.message);
@@ -730,6 +756,9 @@ fn main() -> ExitCode {
         Command::Gpu {
             what: GpuCommand::Bench { spec, warmup, reps },
         } => cli::gpu::bench(&spec.args(), *warmup, *reps, args.json),
+        Command::Gpu {
+            what: GpuCommand::BenchGemm { spec, warmup, reps },
+        } => cli::gemm::bench(&spec.args(), *warmup, *reps, args.json),
         Command::Gen {
             what: GenCommand::Nki { what },
         } => cli::nki::gen(what, args.json),

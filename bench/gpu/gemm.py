@@ -8,7 +8,7 @@ host launcher enabled), run once on random normal data and compared element by e
 an f32 reference (A.float() @ B.float().T, TF32 off):
     |C - ref| <= tol * (|ref| + rms(ref)),  tol = 2^-7 for bf16, 2^-10 for f16
 (cuBLAS's own result is held to the same test and reported). Times are medians of CUDA-event
-timed runs after warm-up. Output: one line per kernel, then a JSON list (--json FILE).
+timed runs after warm-up, the three kernels interleaved rep by rep. Output: one line per kernel, then a JSON list (--json FILE).
 
 Usage: python3 bench/gpu/gemm.py [--reps 20] [--json out.json] KERNEL.cu ...
 """
@@ -64,6 +64,24 @@ def median_ms(fn, warmup, reps):
         e.synchronize()
         times.append(s.elapsed_time(e))
     return statistics.median(times)
+
+
+def interleaved_ms(fns, warmup, reps):
+    """Median CUDA-event time of each function, the functions timed in turn within each rep."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for _ in range(reps):
+        for j, fn in enumerate(fns):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times[j].append(s.elapsed_time(e))
+    return [statistics.median(t) for t in times]
 
 
 def check(c, ref, tol):
@@ -148,19 +166,25 @@ def main():
             print(f"  profile (mean cycles per CTA, one run): total {tot[3]:.0f}; consumer-0 waits on full "
                   f"{100 * tot[0] / tot[3]:.1f}%, in wgmma waits {100 * tot[1] / tot[3]:.1f}%, epilogue "
                   f"{100 * tot[2] / tot[3]:.1f}%; producer waits on empty {100 * tot[4] / tot[3]:.1f}%", flush=True)
-        t_ours = median_ms(ours, a.warmup, a.reps)
-        t_cublas = median_ms(lambda: torch.matmul(A, B.t(), out=cub), a.warmup, a.reps)
-        t_triton, best_cfg = None, None
+        # The best Triton configuration first (a short run each), then the three kernels timed
+        # INTERLEAVED (ours, cuBLAS, Triton, ours, ...), so clock and power drift hit all alike.
+        triton_run, best_cfg = None, None
         if triton_mod is not None:
             Ct = torch.empty(M, N, device="cuda", dtype=tdt)
+            best = None
             for cfg in triton_mod.CONFIGS:
                 try:
-                    t = median_ms(triton_mod.launcher(A, B, Ct, cfg), 2, max(5, a.reps // 2))
+                    fn = triton_mod.launcher(A, B, Ct, cfg)
+                    t = median_ms(fn, 2, 5)
                 except Exception as e:  # noqa: BLE001
                     print(f"  triton config {cfg}: {type(e).__name__}", flush=True)
                     continue
-                if t_triton is None or t < t_triton:
-                    t_triton, best_cfg = t, cfg
+                if best is None or t < best:
+                    best, triton_run, best_cfg = t, fn, cfg
+        fns = [ours, lambda: torch.matmul(A, B.t(), out=cub)] + ([triton_run] if triton_run else [])
+        meds = interleaved_ms(fns, a.warmup, a.reps)
+        t_ours, t_cublas = meds[0], meds[1]
+        t_triton = meds[2] if triton_run else None
         fl = 2.0 * M * N * K
         tf = lambda t: fl / (t * 1e-3) / 1e12 if t else None  # noqa: E731
         row = {"kernel": name, "M": M, "N": N, "K": K, "dtype": dtype, "variant": variant,

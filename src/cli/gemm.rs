@@ -164,3 +164,65 @@ pub fn gen(
         },
     })
 }
+
+/// Runs `gpu bench gemm`: emits, compiles with NVRTC, checks against cuBLAS (or a sampled CPU
+/// reference) and times both. First line `correct: ...` (exit 0), `WRONG: ...` (exit 1) or
+/// `SKIP (no CUDA device): why` (exit 3); 2 on bad input.
+pub fn bench(a: &GemmArgs, warmup: usize, reps: usize, as_json: bool) -> Result<Report, BadInput> {
+    use codegen::gemm::runner::{bench_gemm, GemmBenchOptions};
+    use codegen::CodegenError;
+    let k = build(a)?;
+    let opts = GemmBenchOptions {
+        warmup,
+        reps,
+        ..GemmBenchOptions::default()
+    };
+    let r = match bench_gemm(&k, &opts) {
+        Ok(r) => r,
+        Err(CodegenError::NoCudaDevice(why)) => {
+            let mut report = if as_json {
+                Report::json(json!({ "skipped": format!("no CUDA device: {why}") }))
+            } else {
+                Report::ok(vec![format!("SKIP (no CUDA device): {why}")])
+            };
+            report.code = super::gpu::SKIPPED;
+            return Ok(report);
+        }
+        Err(e) => return Err(bad(format!("error: the GPU run: {e}"))),
+    };
+    let code = if r.bad == 0 { 0 } else { 1 };
+    let mut report = if as_json {
+        Report::json(json!({
+            "spec": k.spec, "config": k.config, "certificate": format!("sha256:{}", k.digest),
+            "bench": r, "correct": r.bad == 0,
+        }))
+    } else {
+        let first = if r.bad == 0 {
+            format!(
+                "correct: {} cells within {:.1e} of {} (max error {:.2e})",
+                r.checked, r.tolerance, r.reference, r.max_rel_err
+            )
+        } else {
+            format!(
+                "WRONG: {} of {} cells outside {:.1e} of {}",
+                r.bad, r.checked, r.tolerance, r.reference
+            )
+        };
+        let mut lines = vec![first];
+        lines.push(match (r.cublas_ms, r.cublas_tflops, r.vs_cublas) {
+            (Some(cm), Some(ct), Some(v)) => format!(
+                "laycert {:.4} ms = {:.1} TFLOP/s; cuBLAS {:.4} ms = {:.1} TFLOP/s; ratio {:.1}% \
+                 (medians of {reps} interleaved runs after {warmup} warm-up, {}, grid {}, {} registers)",
+                r.ms, r.tflops, cm, ct, 100.0 * v, r.device, r.grid, r.registers
+            ),
+            _ => format!(
+                "laycert {:.4} ms = {:.1} TFLOP/s (cuBLAS not loadable: no ratio; {}, grid {}, {} registers)",
+                r.ms, r.tflops, r.device, r.grid, r.registers
+            ),
+        });
+        lines.extend(summary(&k));
+        Report::ok(lines)
+    };
+    report.code = code;
+    Ok(report)
+}

@@ -23,6 +23,7 @@
 //! # Ok::<(), codegen::CodegenError>(())
 //! ```
 
+pub mod runner;
 pub mod sm90;
 pub mod validate;
 

@@ -1,0 +1,185 @@
+//! `laycert gen gemm` and `laycert gpu bench gemm`: first lines, exit codes, the certificate
+//! round trip through `laycert check`, bad input, and the visible SKIP without a GPU.
+
+use std::process::{Command, Output};
+
+fn laycert(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn first_line(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn gen_gemm_writes_a_validated_kernel_whose_certificate_checks() {
+    let dir = std::env::temp_dir().join(format!("laycert-gemm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (k, cert) = (dir.join("k.cu"), dir.join("k.json"));
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "1000",
+        "--n",
+        "1000",
+        "--k",
+        "1000",
+        "--dtype",
+        "f16",
+        "-o",
+        k.to_str().unwrap(),
+        "--cert",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let first = first_line(&o);
+    assert!(
+        first.starts_with("wrote ") && first.contains("certificate sha256:"),
+        "{first}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("validated:"), "{out}");
+    let source = std::fs::read_to_string(&k).unwrap();
+    assert!(source.contains("wgmma.mma_async.sync.aligned.m64n"));
+    assert!(source.contains("f16 operands"));
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_eq!(
+        c.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&c.stdout)
+    );
+    assert_eq!(first_line(&c), "valid");
+    // A tampered certificate (the mma atom's shape) is refused.
+    let text = std::fs::read_to_string(&cert).unwrap();
+    let bad = text.replacen("64,", "32,", 1);
+    assert_ne!(bad, text);
+    std::fs::write(&cert, bad).unwrap();
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_ne!(
+        c.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&c.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gen_gemm_json_is_one_object_with_the_split_k_choice() {
+    let o = laycert(&[
+        "--json",
+        "gen",
+        "gemm",
+        "--m",
+        "128",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(v["config"]["splits"].as_i64().unwrap() > 1, "{v}");
+    assert!(v["validation"]["split_points"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
+fn bad_gemm_problems_are_errors_naming_what() {
+    for (args, what) in [
+        (vec!["--m", "64", "--n", "64", "--k", "1001"], "K = 1001"),
+        (vec!["--m", "0", "--n", "64", "--k", "64"], "M = 0"),
+        (
+            vec!["--m", "64", "--n", "99999999999", "--k", "64"],
+            "N = 99999999999",
+        ),
+        (
+            vec!["--m", "64", "--n", "64", "--k", "64", "--dtype", "f32"],
+            "--dtype",
+        ),
+        (
+            vec!["--m", "64", "--n", "64", "--k", "64", "--target", "sm70"],
+            "--target",
+        ),
+        (
+            vec!["--m", "4096", "--n", "4096", "--k", "4096", "--stages", "9"],
+            "shared memory",
+        ),
+        (
+            vec!["--m", "4096", "--n", "4096", "--k", "4096", "--bk", "48"],
+            "k-block 48",
+        ),
+        (
+            vec!["--m", "128", "--n", "4096", "--k", "4096", "--splits", "3"],
+            "splits 3",
+        ),
+    ] {
+        let mut full = vec!["gen", "gemm"];
+        full.extend(args.iter().copied());
+        full.extend(["-o", "/dev/null"]);
+        let o = laycert(&full);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+        assert!(err.lines().count() <= 3, "{err}");
+    }
+}
+
+#[test]
+fn gpu_bench_gemm_runs_or_skips_visibly() {
+    let o = laycert(&[
+        "gpu", "bench", "gemm", "--m", "256", "--n", "256", "--k", "256",
+    ]);
+    let first = first_line(&o);
+    match o.status.code() {
+        Some(3) => {
+            assert!(first.starts_with("SKIP (no CUDA device)"), "{first}");
+            println!("{first}");
+        }
+        Some(0) => assert!(first.starts_with("correct: "), "{first}"),
+        other => panic!(
+            "exit {other:?}: {first} {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    }
+    // The copy benchmark keeps its flags at `gpu bench`.
+    let o = laycert(&[
+        "gpu",
+        "bench",
+        "--src",
+        "(64,64):(64,1)",
+        "--dst",
+        "(64,64):(1,64)",
+        "--shape",
+        "64,64",
+        "--dtype",
+        "f32",
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(3)),
+        "{}",
+        first_line(&o)
+    );
+}
