@@ -1038,7 +1038,12 @@ fn mma_atom_is_the_corpus_instruction(claim: &SynthClaim) -> Result<(), String> 
             ints("threads")
         ));
     }
-    let corpus = corpus::Corpus::embedded().map_err(|e| e.to_string())?;
+    // The embedded corpus is parsed once per process (it is immutable data).
+    static CORPUS: std::sync::OnceLock<Result<corpus::Corpus, String>> = std::sync::OnceLock::new();
+    let corpus = CORPUS
+        .get_or_init(|| corpus::Corpus::embedded().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| e.clone())?;
     let resolve = |k: &str| -> Result<Option<String>, String> {
         let Some(name) = entry.get(k).and_then(|v| v.as_str()) else {
             return Ok(None);
