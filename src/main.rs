@@ -500,7 +500,7 @@ struct GemmCli {
     /// `f16` or `bf16`.
     #[arg(long, default_value = "bf16")]
     dtype: String,
-    /// `sm90`.
+    /// `sm80` (cp.async + ldmatrix + mma.sync; runs on Hopper too) or `sm90` (TMA + wgmma).
     #[arg(long, default_value = "sm90")]
     target: String,
     /// Shared-memory ring depth (default: chosen).

@@ -1,4 +1,4 @@
-//! `laycert gen gemm --m M --n N --k K --dtype f16|bf16 [--target sm90] [-o k.cu] [--cert FILE]`:
+//! `laycert gen gemm --m M --n N --k K --dtype f16|bf16 [--target sm80|sm90] [-o k.cu] [--cert FILE]`:
 //! chooses the CTA configuration, synthesizes and certifies the tile program's layouts, emits
 //! the CUDA C++ kernel and validates its index expressions against the layouts. Without `-o`
 //! the kernel goes to stdout; with `-o` the first line says where it went
@@ -24,7 +24,7 @@ pub struct GemmArgs<'a> {
     pub k: i64,
     /// `f16` or `bf16`.
     pub dtype: &'a str,
-    /// `sm90`.
+    /// `sm80` or `sm90`.
     pub target: &'a str,
     /// Ring depth override.
     pub stages: Option<i64>,
@@ -52,8 +52,12 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
             a.dtype
         ))
     })?;
-    let target = GemmTarget::parse(a.target)
-        .ok_or_else(|| bad(format!("error: --target {:?}: expected sm90", a.target)))?;
+    let target = GemmTarget::parse(a.target).ok_or_else(|| {
+        bad(format!(
+            "error: --target {:?}: expected sm80 or sm90",
+            a.target
+        ))
+    })?;
     let spec = GemmSpec {
         m: a.m,
         n: a.n,
@@ -104,15 +108,21 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
         c.consumers,
         c.cluster,
         c.splits,
-        c.threads(),
-        c.smem_bytes()
+        k.threads,
+        k.smem_bytes
     )];
     lines.extend(k.plan_summary.iter().map(|l| format!("  {l}")));
     let v = &k.validation;
     lines.push(format!(
         "validated: {} accumulator cells, {} global offsets, {} guard points, {} split-K points, \
-         {} shared cells",
-        v.accumulator_cells, v.global_offsets, v.guard_points, v.split_points, v.smem_cells
+         {} shared cells, {} fragment cells, {} mma k-steps",
+        v.accumulator_cells,
+        v.global_offsets,
+        v.guard_points,
+        v.split_points,
+        v.smem_cells,
+        v.fragment_cells,
+        v.mma_products
     ));
     lines
 }

@@ -24,8 +24,11 @@
 //! ```
 
 pub mod runner;
+pub mod sm80;
 pub mod sm90;
 pub mod validate;
+pub mod validate_sm80;
+pub mod w4a16;
 
 use serde::Serialize;
 use solver::synth::{synthesize, Plan, Program, Target};
@@ -65,14 +68,17 @@ impl GemmDtype {
 /// Which path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum GemmTarget {
+    /// Ampere (runs on Hopper too): cp.async + ldmatrix + mma.sync.
+    Sm80,
     /// Hopper: TMA + wgmma + warp specialization.
     Sm90,
 }
 
 impl GemmTarget {
-    /// `sm90`.
+    /// `sm80` / `sm90`.
     pub fn name(self) -> &'static str {
         match self {
+            GemmTarget::Sm80 => "sm80",
             GemmTarget::Sm90 => "sm90",
         }
     }
@@ -80,6 +86,7 @@ impl GemmTarget {
     /// Parses a target name.
     pub fn parse(s: &str) -> Option<GemmTarget> {
         match s {
+            "sm80" | "sm_80" => Some(GemmTarget::Sm80),
             "sm90" | "sm_90" | "sm90a" | "sm_90a" => Some(GemmTarget::Sm90),
             _ => None,
         }
@@ -189,6 +196,10 @@ pub struct GemmKernel {
     pub digest: String,
     /// The synthesized plan, one line per operation.
     pub plan_summary: Vec<String>,
+    /// Threads per CTA.
+    pub threads: i64,
+    /// Dynamic shared memory per CTA in bytes.
+    pub smem_bytes: i64,
     /// What translation validation covered.
     pub validation: GemmValidation,
     /// The synthesis certificate as JSON (`laycert check` re-decides it).
@@ -228,6 +239,17 @@ pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
         }
     }
     match spec.target {
+        GemmTarget::Sm80 => {
+            if spec.k % 8 != 0 {
+                return Err(CodegenError::Gemm(format!(
+                    "K = {}: the sm80 path loads A and B in 16-byte cp.async chunks, whose global \
+                     addresses (row pitch K elements of 2 bytes) must be 16-byte aligned, so K \
+                     must be a multiple of 8",
+                    spec.k
+                )));
+            }
+            Ok(sm80::choose(spec))
+        }
         GemmTarget::Sm90 => {
             if spec.k % 8 != 0 {
                 return Err(CodegenError::Gemm(format!(
@@ -286,6 +308,9 @@ fn choose_sm90(spec: &GemmSpec) -> GemmConfig {
 /// fit the SMs, without clusters; otherwise 1.
 pub fn fit_splits(spec: &GemmSpec, c: &mut GemmConfig) {
     c.splits = 1;
+    if spec.target != GemmTarget::Sm90 {
+        return;
+    }
     let tiles = c.tiles(spec);
     if tiles * 2 <= SM90_SMS {
         // Split-K: clusters do not help a grid this small.
@@ -304,6 +329,9 @@ pub fn fit_splits(spec: &GemmSpec, c: &mut GemmConfig) {
 /// The CTA's tile program: the global views of one tile of A, B and C (the problem's strides),
 /// shared A and B tiles whose layouts synthesis chooses, the accumulator and its cast.
 pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
+    if spec.target == GemmTarget::Sm80 {
+        return sm80::tile_program(spec, c);
+    }
     let t = spec.dtype.name();
     format!(
         "program laycert_gemm_{target}_{bm}x{bn}x{bk}_{t}\n\
@@ -334,6 +362,7 @@ pub fn plan_for(spec: &GemmSpec, c: &GemmConfig) -> Result<Plan, CodegenError> {
     let program = Program::parse(&tile_program(spec, c))
         .map_err(|e| CodegenError::Gemm(format!("the tile program: {e}")))?;
     let target = match spec.target {
+        GemmTarget::Sm80 => Target::Sm80,
         GemmTarget::Sm90 => Target::Sm90,
     };
     synthesize(&program, target).map_err(|e| CodegenError::Gemm(format!("synthesis: {e}")))
@@ -352,6 +381,7 @@ pub fn emit_gemm_with(spec: &GemmSpec, config: &GemmConfig) -> Result<GemmKernel
     check_config(spec, config)?;
     let plan = plan_for(spec, config)?;
     match spec.target {
+        GemmTarget::Sm80 => sm80::emit(spec, config, &plan),
         GemmTarget::Sm90 => sm90::emit(spec, config, &plan),
     }
 }
@@ -362,6 +392,15 @@ pub const SM90_SMEM_LIMIT: i64 = 227 * 1024;
 fn check_config(spec: &GemmSpec, c: &GemmConfig) -> Result<(), CodegenError> {
     let bad = |why: String| Err(CodegenError::Gemm(why));
     match spec.target {
+        GemmTarget::Sm80 => {
+            if c.splits != 1 || c.cluster != 1 {
+                return bad(format!(
+                    "splits {} / cluster {}: the sm80 path runs whole tiles without clusters",
+                    c.splits, c.cluster
+                ));
+            }
+            sm80::check_config(c)
+        }
         GemmTarget::Sm90 => {
             if c.bk != 64 && c.bk != 32 {
                 return bad(format!(

@@ -18,7 +18,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 use serde::Serialize;
 
-use super::{GemmDtype, GemmKernel};
+use super::{ceil_div, GemmDtype, GemmKernel, GemmTarget};
 use crate::error::CodegenError;
 use crate::runner::{probe_device, probe_nvrtc};
 
@@ -86,11 +86,15 @@ fn driver<T>(what: &str, r: Result<T, cudarc::driver::DriverError>) -> Result<T,
     r.map_err(|e| CodegenError::Driver(format!("{what}: {e}")))
 }
 
-/// Compiles the kernel for `sm_90a` (wgmma, setmaxnreg and TMA multicast need the `a` target).
+/// Compiles the kernel: `sm_90a` for the sm90 path (wgmma, setmaxnreg and TMA multicast need
+/// the `a` target), `compute_80` PTX for the sm80 path (the driver JITs it for the GPU).
 pub fn compile(kernel: &GemmKernel) -> Result<Ptx, CodegenError> {
     probe_nvrtc()?;
     let opts = CompileOptions {
-        arch: Some("sm_90a"),
+        arch: Some(match kernel.spec.target {
+            GemmTarget::Sm90 => "sm_90a",
+            GemmTarget::Sm80 => "compute_80",
+        }),
         options: vec!["-std=c++17".into()],
         name: Some("laycert_gemm.cu".into()),
         ..Default::default()
@@ -288,7 +292,7 @@ pub fn bench_gemm(kernel: &GemmKernel, o: &GemmBenchOptions) -> Result<GemmRepor
         "shared memory",
         func.set_attribute(
             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            c.smem_bytes() as i32,
+            kernel.smem_bytes as i32,
         ),
     )?;
     let registers = driver("registers", func.num_regs())?;
@@ -302,7 +306,12 @@ pub fn bench_gemm(kernel: &GemmKernel, o: &GemmBenchOptions) -> Result<GemmRepor
             "split-K needs its {items} work items co-resident; this GPU has {sms} SMs"
         )));
     }
-    let grid = kernel.grid(sms / c.cluster);
+    let sm80 = kernel.spec.target == GemmTarget::Sm80;
+    let grid = if sm80 {
+        ceil_div(m, c.bm) * ceil_div(n, c.bn)
+    } else {
+        kernel.grid(sms / c.cluster)
+    };
 
     let mut state = o.seed | 1;
     let mut gen = |len: i64| -> Vec<u16> {
@@ -327,24 +336,35 @@ pub fn bench_gemm(kernel: &GemmKernel, o: &GemmBenchOptions) -> Result<GemmRepor
     )?;
     let (pa, _ga) = d_a.device_ptr(&stream);
     let (pb, _gb) = d_b.device_ptr(&stream);
-    let tma = encode(dtype, pa, m, k, c.bm, c.bk)?;
-    let tmb = encode(dtype, pb, n, k, c.bn / c.cluster, c.bk)?;
+    let (tma, tmb) = if sm80 {
+        (TensorMap([0; 16]), TensorMap([0; 16]))
+    } else {
+        (
+            encode(dtype, pa, m, k, c.bm, c.bk)?,
+            encode(dtype, pb, n, k, c.bn / c.cluster, c.bk)?,
+        )
+    };
     drop((_ga, _gb));
     let cfg = LaunchConfig {
         grid_dim: (grid as u32, 1, 1),
-        block_dim: (c.threads() as u32, 1, 1),
-        shared_mem_bytes: c.smem_bytes() as u32,
+        block_dim: (kernel.threads as u32, 1, 1),
+        shared_mem_bytes: kernel.smem_bytes as u32,
     };
     let mut epoch = 0u32;
     let mut launch = |out: &mut CudaSlice<u16>| -> Result<(), CodegenError> {
         epoch += 1;
         let mut args = stream.launch_builder(&func);
-        args.arg(out)
-            .arg(&tma)
-            .arg(&tmb)
-            .arg(&d_ws)
-            .arg(&d_counters)
-            .arg(&epoch);
+        if sm80 {
+            // laycert_gemm(const lc_elem* A, const lc_elem* B, lc_elem* C)
+            args.arg(&d_a).arg(&d_b).arg(out);
+        } else {
+            args.arg(out)
+                .arg(&tma)
+                .arg(&tmb)
+                .arg(&d_ws)
+                .arg(&d_counters)
+                .arg(&epoch);
+        }
         // SAFETY: the kernel reads A and B through the tensor maps (bounds-checked by TMA),
         // writes C only inside (M, N) (validated guard and offsets) and the workspace inside
         // its validated extent.

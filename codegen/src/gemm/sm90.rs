@@ -334,6 +334,8 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         entry: "laycert_gemm",
         digest,
         plan_summary: summary,
+        threads: c.threads(),
+        smem_bytes: c.smem_bytes(),
         validation,
         certificate_json: plan.certificate.to_json(),
     })

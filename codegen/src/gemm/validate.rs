@@ -69,13 +69,19 @@ pub struct GemmValidation {
     pub split_points: u64,
     /// Shared-memory cells where TMA, descriptor and plan agree.
     pub smem_cells: u64,
+    /// Operand fragment values whose source cell was followed through the load model
+    /// (ldmatrix, dequantization) and compared with the plan (sm80 and W4A16 paths).
+    pub fragment_cells: u64,
+    /// (thread, accumulator value, k-step) triples checked against the mma atom's product
+    /// (sm80 and W4A16 paths).
+    pub mma_products: u64,
 }
 
 fn fail(why: String) -> CodegenError {
     CodegenError::Validation(why)
 }
 
-fn eval2(e: &CExpr, a: (&str, i64), b: (&str, i64)) -> Result<i64, CodegenError> {
+pub(crate) fn eval2(e: &CExpr, a: (&str, i64), b: (&str, i64)) -> Result<i64, CodegenError> {
     e.eval_with(&|name| {
         if name == a.0 {
             Some(a.1)
@@ -87,7 +93,7 @@ fn eval2(e: &CExpr, a: (&str, i64), b: (&str, i64)) -> Result<i64, CodegenError>
     })
 }
 
-fn memory_offset(l: &Layout, shape: &[i64], coord: &[i64]) -> Result<i64, CodegenError> {
+pub(crate) fn memory_offset(l: &Layout, shape: &[i64], coord: &[i64]) -> Result<i64, CodegenError> {
     Ok(match l {
         Layout::Cute(c) => c.eval(shape, coord)?,
         Layout::Swizzled(s) => s.eval(shape, coord)?,

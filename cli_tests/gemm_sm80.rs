@@ -1,0 +1,73 @@
+//! `laycert gen gemm`: the sm80 path writes a kernel and a certificate `laycert check` accepts;
+//! bad targets and extents exit 2.
+
+use std::process::{Command, Output};
+
+fn laycert(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn first_line(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn tmp(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("laycert-gemm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn gen_gemm_sm80_writes_a_kernel_whose_certificate_checks() {
+    let (k, c) = (tmp("sm80.cu"), tmp("sm80.json"));
+    let o = laycert(&[
+        "gen", "gemm", "--m", "1000", "--n", "1000", "--k", "1000", "--dtype", "bf16", "--target",
+        "sm80", "-o", &k, "--cert", &c,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let line = first_line(&o);
+    assert!(
+        line.starts_with(&format!("wrote {k}: laycert_gemm (")),
+        "{line}"
+    );
+    assert!(line.contains("certificate sha256:"), "{line}");
+    let text = std::fs::read_to_string(&k).unwrap();
+    assert!(text.starts_with("// laycert gemm (sm80): C[1000,1000]"));
+    assert!(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("fragment cells"), "{stdout}");
+    let chk = laycert(&["check", &c]);
+    assert_eq!(
+        chk.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&chk.stdout)
+    );
+    assert_eq!(first_line(&chk), "valid");
+}
+
+#[test]
+fn gen_gemm_refuses_an_unknown_target_and_k_not_a_multiple_of_8_with_exit_2() {
+    let o = laycert(&[
+        "gen", "gemm", "--m", "64", "--n", "64", "--k", "64", "--target", "sm70",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expected sm80 or sm90"));
+    let o = laycert(&[
+        "gen", "gemm", "--m", "64", "--n", "64", "--k", "100", "--target", "sm80",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("multiple of 8"));
+}

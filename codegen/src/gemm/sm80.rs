@@ -1,0 +1,791 @@
+//! The sm80 GEMM: a multi-stage `cp.async` pipeline into the synthesized swizzled shared
+//! layouts, `ldmatrix.x4` into the synthesized register fragments, `mma.sync.m16n8k16`, and an
+//! epilogue staged through a synthesized shared layout with 16-byte coalesced stores (see
+//! `sm80_body.cu` for the kernel body, which is the same for every plan).
+//!
+//! The CTA's tile program ([`tile_program`]) names every layout the kernel uses: the global
+//! views of A, B, C (the problem's strides), the shared tiles `a_s`, `b_s` (one pipeline stage)
+//! and `h_s` (the epilogue staging tile), and the register tensors `a`, `b` (the mma operand
+//! fragments), `c` (the accumulator), `h` (its cast) and `o` (the rows the epilogue stores).
+//! Synthesis chooses all of them. Everything plan-dependent in the kernel is derived here from
+//! the plan, printed as C expressions, and validated ([`super::validate_sm80`]) before the text
+//! is returned:
+//!
+//! - the register fragment maps: `LC_C_ROW/COL(t, v)` and `LC_O_ROW/COL(t, v)` are the plan's
+//!   thread-value layouts of `c` and `o` printed mode by mode; the `ldmatrix` row addresses
+//!   `LC_A/B_LDSM_ROW/K(t, g)` are the plan's layouts of `a`/`b` evaluated at the lane whose
+//!   fragment starts each 8x8 matrix (group `g` = values `8g .. 8g + 7`);
+//! - the shared layouts: `LC_A/B/H_SLIN(r, k)` (the layout before the swizzle) and
+//!   `lc_swz_a/b/h(o)` (the swizzle) are the plan's `Sw<B,M,S> o L`;
+//! - the `cp.async` thread map `LC_A/B_CP_ROW/K(t, j)` is synthesis's coalesced copy layout
+//!   (16-byte vectors along K, consecutive threads on consecutive vectors);
+//! - the mma schedule (`LC_LDSM_A/B(g)` and `LC_MMA(ci, ag, ar, bg, br)` lines) is found by
+//!   matching the corpus mma atom's A, B, C fragments against the plan's layouts;
+//! - the global offsets and guards `LC_A/B/C_GOFF`, `LC_A/B/C_GUARD` are the problem's
+//!   row-major layouts and bounds.
+
+use std::fmt::Write as _;
+
+use layout::{CuteLayout, Layout};
+use solver::synth::anchor::{coalesced, Tv};
+use solver::synth::instr::{Instructions, MmaAtom};
+use solver::synth::Plan;
+
+use super::validate::show;
+use super::validate_sm80::{self, Sm80Text};
+use super::{ceil_div, plan_summary, GemmConfig, GemmKernel, GemmSpec};
+use crate::error::CodegenError;
+
+/// The kernel body shared by every sm80 plan.
+pub const BODY: &str = include_str!("sm80_body.cu");
+
+/// Most dynamic shared memory per CTA the sm80 path asks for (the sm90 limit, 227 KiB; an
+/// A100 allows 163 KiB, which every default configuration fits).
+pub const SM80_SMEM_LIMIT: i64 = 227 * 1024;
+
+fn gemm_err(why: String) -> CodegenError {
+    CodegenError::Gemm(why)
+}
+
+/// The default configuration: 128 x 256 x 32 tiles over 8 warps (each a 64 x 64 slice of C
+/// in whatever arrangement synthesis picks), 4 stages, grouped tile order; 64 x 128 over 4
+/// warps when M is at most 64.
+pub fn choose(spec: &GemmSpec) -> GemmConfig {
+    if spec.m <= 64 {
+        GemmConfig {
+            bm: 64,
+            bn: 128,
+            bk: 32,
+            stages: 4,
+            consumers: 1,
+            cluster: 1,
+            group_m: 1,
+            splits: 1,
+        }
+    } else {
+        GemmConfig {
+            bm: 128,
+            bn: 256,
+            bk: 32,
+            stages: 4,
+            consumers: 2,
+            cluster: 1,
+            group_m: 8,
+            splits: 1,
+        }
+    }
+}
+
+/// Threads per CTA on sm80: `consumers` counts groups of four warps.
+pub fn threads(c: &GemmConfig) -> i64 {
+    128 * c.consumers
+}
+
+/// Bytes of one pipeline stage (A then B).
+pub fn stage_bytes(c: &GemmConfig) -> i64 {
+    (c.bm + c.bn) * c.bk * 2
+}
+
+/// Dynamic shared memory: the ring or the epilogue tile, whichever is larger, plus 1 KiB of
+/// alignment slack.
+pub fn smem_bytes(c: &GemmConfig) -> i64 {
+    (c.stages * stage_bytes(c)).max(c.bm * c.bn * 2) + 1024
+}
+
+/// Checks a configuration against what the body implements.
+pub fn check_config(c: &GemmConfig) -> Result<(), CodegenError> {
+    if c.bk != 32 && c.bk != 64 {
+        return Err(gemm_err(format!(
+            "k-block {}: the sm80 body reads 32 or 64 elements per stage row",
+            c.bk
+        )));
+    }
+    if ![64, 128, 256].contains(&c.bm) || ![64, 128, 256].contains(&c.bn) {
+        return Err(gemm_err(format!(
+            "tile {}x{}: the sm80 body takes 64, 128 or 256 rows and columns",
+            c.bm, c.bn
+        )));
+    }
+    if !(1..=2).contains(&c.consumers) {
+        return Err(gemm_err(format!(
+            "{} groups of 4 warps: the sm80 body runs 4 or 8 warps",
+            c.consumers
+        )));
+    }
+    if c.cluster != 1 {
+        return Err(gemm_err(format!(
+            "cluster {}: the sm80 path has no clusters",
+            c.cluster
+        )));
+    }
+    if !(2..=8).contains(&c.stages) || !(1..=64).contains(&c.group_m) {
+        return Err(gemm_err(format!(
+            "stages {} (2..=8), group-m {} (1..=64)",
+            c.stages, c.group_m
+        )));
+    }
+    if smem_bytes(c) > SM80_SMEM_LIMIT {
+        return Err(gemm_err(format!(
+            "{} stages of {} bytes need {} bytes of shared memory; the limit is {SM80_SMEM_LIMIT}",
+            c.stages,
+            stage_bytes(c),
+            smem_bytes(c)
+        )));
+    }
+    Ok(())
+}
+
+/// The CTA's tile program: global views (the problem's strides), one stage of shared A and B,
+/// register operand fragments, the accumulator, its cast, the epilogue's shared staging tile
+/// and the register rows it stores. Synthesis chooses every layout.
+pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
+    let t = spec.dtype.name();
+    format!(
+        "program laycert_gemm_sm80_{bm}x{bn}x{bk}_{t}\n\
+         threads {threads}\n\
+         a_g = global_view({t}, [{bm}, {bk}], ({bm},{bk}):({k},1))\n\
+         b_g = global_view({t}, [{bn}, {bk}], ({bn},{bk}):({k},1))\n\
+         c_g = global_view({t}, [{bm}, {bn}], ({bm},{bn}):({n},1))\n\
+         a_s = shared_tensor({t}, [{bm}, {bk}])\n\
+         b_s = shared_tensor({t}, [{bn}, {bk}])\n\
+         a = register_tensor({t}, [{bm}, {bk}])\n\
+         b = register_tensor({t}, [{bn}, {bk}])\n\
+         c = register_tensor(f32, [{bm}, {bn}])\n\
+         copy(a_g, a_s)\n\
+         copy(b_g, b_s)\n\
+         copy(a_s, a)\n\
+         copy(b_s, b)\n\
+         mma(c, a, b)\n\
+         h = cast(c, {t})\n\
+         h_s = shared_tensor({t}, [{bm}, {bn}])\n\
+         copy(h, h_s)\n\
+         o = register_tensor({t}, [{bm}, {bn}])\n\
+         copy(h_s, o)\n\
+         copy(o, c_g)\n",
+        bm = c.bm,
+        bn = c.bn,
+        bk = c.bk,
+        k = spec.k,
+        n = spec.n,
+        threads = threads(c),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing layouts as C expressions.
+
+/// The digit `x / p % e` of a mixed-radix index `x < total` (`x` must be a name or
+/// parenthesized), simplified where `p = 1` or `p e >= total`.
+fn digit(x: &str, p: i64, e: i64, total: i64) -> String {
+    match (p == 1, p * e >= total) {
+        (true, true) => x.to_string(),
+        (true, false) => format!("({x} % {e})"),
+        (false, true) => format!("({x} / {p})"),
+        (false, false) => format!("({x} / {p} % {e})"),
+    }
+}
+
+fn term(d: String, stride: i64) -> String {
+    if stride == 1 {
+        d
+    } else {
+        format!("{d} * {stride}")
+    }
+}
+
+fn sum(terms: &[String]) -> String {
+    if terms.is_empty() {
+        "0".into()
+    } else {
+        terms.join(" + ")
+    }
+}
+
+/// Row and column terms of flat modes over a column-major `rows`-row tile, indexed by `x`.
+fn mode_terms(
+    modes: &[(i64, i64)],
+    x: &str,
+    rows: i64,
+    what: &str,
+) -> Result<(Vec<String>, Vec<String>), CodegenError> {
+    let total: i64 = modes.iter().map(|&(e, _)| e).product();
+    let (mut r, mut c) = (Vec::new(), Vec::new());
+    let mut p = 1;
+    for &(e, s) in modes {
+        if e > 1 && s != 0 {
+            let (dr, dc) = (s % rows, s / rows);
+            if dr != 0 && dc != 0 || dc == 0 && (e - 1) * s >= rows {
+                return Err(gemm_err(format!(
+                    "{what}: mode {e}:{s} moves along both rows and columns of a {rows}-row tile"
+                )));
+            }
+            let d = digit(x, p, e, total);
+            if dc == 0 {
+                r.push(term(d, dr));
+            } else {
+                c.push(term(d, dc));
+            }
+        }
+        p *= e;
+    }
+    Ok((r, c))
+}
+
+/// `(row, col)` expressions of a 2-D thread-value layout at thread `t`, value `v` (names or
+/// parenthesized expressions).
+pub(crate) fn tv_exprs(
+    tv: &Tv,
+    t: &str,
+    v: &str,
+    what: &str,
+) -> Result<(String, String), CodegenError> {
+    if tv.shape.len() != 2 {
+        return Err(gemm_err(format!("{what}: not a 2-D layout")));
+    }
+    let rows = tv.shape[0];
+    let (mut r, mut c) = mode_terms(&tv.threads, t, rows, what)?;
+    let (r2, c2) = mode_terms(&tv.values, v, rows, what)?;
+    r.extend(r2);
+    c.extend(c2);
+    Ok((sum(&r), sum(&c)))
+}
+
+/// The linear part `L(r, k)` of a 2-D memory layout of `shape`, and the swizzle `sw(o)`, as
+/// expressions over the names `r`, `k` (`rname`, `kname`) and `o`.
+pub(crate) fn memory_exprs(
+    l: &Layout,
+    shape: &[i64],
+    rname: &str,
+    kname: &str,
+    what: &str,
+) -> Result<(String, String), CodegenError> {
+    let (inner, sw): (&CuteLayout, String) = match l {
+        Layout::Cute(c) => (c, "o".into()),
+        Layout::Swizzled(s) => {
+            if s.offset() != 0 {
+                return Err(gemm_err(format!(
+                    "{what}: a swizzled layout with an offset"
+                )));
+            }
+            let z = s.swizzle();
+            let text = if z.bits() == 0 {
+                "o".to_string()
+            } else if z.shift() > 0 {
+                let mask = ((1i64 << z.bits()) - 1) << z.base();
+                format!("o ^ ((o >> {}) & {mask})", z.shift())
+            } else {
+                return Err(gemm_err(format!(
+                    "{what}: swizzle {z} moves bits upwards; the body prints right shifts only"
+                )));
+            };
+            (s.layout(), text)
+        }
+        other => {
+            return Err(gemm_err(format!(
+                "{what}: {} is not a strided or swizzled layout",
+                show(other)
+            )))
+        }
+    };
+    let modes = inner.modes();
+    if modes.len() != 2 || inner.top_shape() != shape {
+        return Err(gemm_err(format!(
+            "{what}: {} is not a rank-2 layout of shape {shape:?}",
+            show(l)
+        )));
+    }
+    let mut terms = Vec::new();
+    for (d, (m, x)) in modes.iter().zip([rname, kname]).enumerate() {
+        let flat = m.flat_modes();
+        let mut p = 1;
+        for (e, s) in flat {
+            if e > 1 && s != 0 {
+                terms.push(term(digit(x, p, e, shape[d]), s));
+            }
+            p *= e;
+        }
+    }
+    Ok((sum(&terms), sw))
+}
+
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) fn mma_op(plan: &Plan) -> Result<usize, CodegenError> {
+    plan.program
+        .ops
+        .iter()
+        .position(|o| o.kind.name() == "mma")
+        .ok_or_else(|| gemm_err("the plan has no mma".into()))
+}
+
+/// The corpus atom of the plan's mma (the label is `name (warps ...)`).
+pub(crate) fn plan_atom(plan: &Plan) -> Result<(String, &'static MmaAtom), CodegenError> {
+    let label = &plan.chosen[mma_op(plan)?].instruction;
+    let name = label.split(" (warps ").next().unwrap_or(label).to_string();
+    let atoms = Instructions::get().map_err(|e| gemm_err(format!("corpus instructions: {e}")))?;
+    let atom = atoms
+        .mma
+        .iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| gemm_err(format!("{name:?} is not a corpus instruction")))?;
+    if atom.kind != "mma" || atom.shape != [16, 8, 16] || atom.threads != 32 {
+        return Err(gemm_err(format!(
+            "synthesis chose {name} for the mma; the sm80 body implements mma.sync m16n8k16"
+        )));
+    }
+    Ok((name, atom))
+}
+
+pub(crate) fn plan_tv<'a>(plan: &'a Plan, name: &str) -> Result<&'a Tv, CodegenError> {
+    let id = plan
+        .program
+        .tensor(name)
+        .ok_or_else(|| gemm_err(format!("the plan has no tensor {name}")))?;
+    plan.tv[id]
+        .as_ref()
+        .ok_or_else(|| gemm_err(format!("the plan has no register layout for {name}")))
+}
+
+pub(crate) fn plan_memory<'a>(plan: &'a Plan, name: &str) -> Result<&'a Layout, CodegenError> {
+    let id = plan
+        .program
+        .tensor(name)
+        .ok_or_else(|| gemm_err(format!("the plan has no tensor {name}")))?;
+    plan.memory[id]
+        .as_ref()
+        .ok_or_else(|| gemm_err(format!("the plan has no memory layout for {name}")))
+}
+
+fn cell_rc(tv: &Tv, t: i64, v: i64) -> (i64, i64) {
+    let x = tv.cell(t, v);
+    (x % tv.shape[0], x / tv.shape[0])
+}
+
+fn atom_rc(l: &layout::TvLayout, t: i64, v: i64) -> Result<(i64, i64), CodegenError> {
+    let c = l.eval(t, v)?;
+    Ok((c[0], c[1]))
+}
+
+/// The ldmatrix lane substitution: lane `l` of warp `w` supplies the row address of matrix
+/// `l / 8`, row `l % 8` of group `g`: the cell of value `8 g + 2 (l / 8)` of the lane `4 (l % 8)`
+/// of the same warp (the lane whose fragment register holds that row's first two elements).
+const LDSM_T: &str = "(t / 32 * 32 + t % 8 * 4)";
+const LDSM_V: &str = "(g * 8 + t % 32 / 8 * 2)";
+
+/// Finds the operand register holding atom value pair `2p, 2p + 1` for thread 0.
+fn find_pair(tv: &Tv, want: (i64, i64), what: &str) -> Result<(i64, i64), CodegenError> {
+    let nv = tv.nvalues();
+    for v in 0..nv {
+        if cell_rc(tv, 0, v) == want {
+            if v % 2 != 0 {
+                break;
+            }
+            return Ok((v / 8, (v % 8) / 2));
+        }
+    }
+    Err(gemm_err(format!(
+        "the plan's {what} fragments hold no register pair starting at {want:?} for thread 0: \
+         the mma operand cannot be read from an ldmatrix.x4 group"
+    )))
+}
+
+/// The mma schedule of one k-block: `LC_LDSM_A(g);`, `LC_LDSM_B(g);`, `LC_MMA(...);` lines,
+/// each operand group loaded before the k-step that first uses it (software pipelined one
+/// k-step ahead).
+fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, CodegenError> {
+    let (tv_a, tv_b, tv_c) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "b")?,
+        plan_tv(plan, "c")?,
+    );
+    let (aa, ab) = match (&atom.a, &atom.b) {
+        (Some(a), Some(b)) => (a, b),
+        _ => {
+            return Err(gemm_err(
+                "the mma atom reads an operand from shared memory".into(),
+            ))
+        }
+    };
+    let steps = c.bk / 16;
+    let mut mmas: Vec<Vec<String>> = vec![Vec::new(); steps as usize];
+    let mut uses: Vec<(Vec<i64>, Vec<i64>)> = vec![(Vec::new(), Vec::new()); steps as usize];
+    let c00 = atom_rc(&atom.c_layout, 0, 0)?;
+    for ci in (0..tv_c.nvalues()).step_by(4) {
+        let (r, col) = cell_rc(tv_c, 0, ci);
+        let (m0, n0) = (r - c00.0, col - c00.1);
+        for kk in 0..steps {
+            let mut a_regs = Vec::new();
+            for p in 0..4 {
+                let (i, k) = atom_rc(aa, 0, 2 * p)?;
+                a_regs.push(find_pair(tv_a, (m0 + i, 16 * kk + k), "a")?);
+            }
+            let mut b_regs = Vec::new();
+            for p in 0..2 {
+                let (j, k) = atom_rc(ab, 0, 2 * p)?;
+                b_regs.push(find_pair(tv_b, (n0 + j, 16 * kk + k), "b")?);
+            }
+            let (ag, ar) = a_regs[0];
+            let (bg, br) = b_regs[0];
+            let contiguous = a_regs
+                .iter()
+                .enumerate()
+                .all(|(p, &x)| x == (ag, ar + p as i64))
+                && b_regs
+                    .iter()
+                    .enumerate()
+                    .all(|(p, &x)| x == (bg, br + p as i64));
+            if !contiguous {
+                return Err(gemm_err(format!(
+                    "the plan's fragments put the mma operands of accumulator value {ci}, k-step \
+                     {kk} in non-consecutive registers (A {a_regs:?}, B {b_regs:?})"
+                )));
+            }
+            mmas[kk as usize].push(format!("LC_MMA({ci}, {ag}, {ar}, {bg}, {br});"));
+            let u = &mut uses[kk as usize];
+            if !u.0.contains(&ag) {
+                u.0.push(ag);
+            }
+            if !u.1.contains(&bg) {
+                u.1.push(bg);
+            }
+        }
+    }
+    let mut loaded_a: Vec<i64> = Vec::new();
+    let mut loaded_b: Vec<i64> = Vec::new();
+    let mut lines = Vec::new();
+    let mut load = |kk: usize, lines: &mut Vec<String>| {
+        for &g in &uses[kk].0 {
+            if !loaded_a.contains(&g) {
+                loaded_a.push(g);
+                lines.push(format!("LC_LDSM_A({g});"));
+            }
+        }
+        for &g in &uses[kk].1 {
+            if !loaded_b.contains(&g) {
+                loaded_b.push(g);
+                lines.push(format!("LC_LDSM_B({g});"));
+            }
+        }
+    };
+    load(0, &mut lines);
+    for kk in 0..steps as usize {
+        if kk + 1 < steps as usize {
+            load(kk + 1, &mut lines);
+        }
+        lines.extend(mmas[kk].iter().cloned());
+    }
+    Ok(lines)
+}
+
+/// The plan-dependent text of the kernel for `plan`.
+pub fn emitted_text(
+    spec: &GemmSpec,
+    c: &GemmConfig,
+    plan: &Plan,
+) -> Result<Sm80Text, CodegenError> {
+    let (name, atom) = plan_atom(plan)?;
+    let nt = threads(c);
+    let (tv_a, tv_b, tv_c, tv_o) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "b")?,
+        plan_tv(plan, "c")?,
+        plan_tv(plan, "o")?,
+    );
+    let (c_row, c_col) = tv_exprs(tv_c, "t", "v", "c")?;
+    let (o_row, o_col) = tv_exprs(tv_o, "t", "v", "o")?;
+    let (a_ldsm_row, a_ldsm_k) = tv_exprs(tv_a, LDSM_T, LDSM_V, "a")?;
+    let (b_ldsm_row, b_ldsm_k) = tv_exprs(tv_b, LDSM_T, LDSM_V, "b")?;
+    let cp = |rows: i64, what: &str| -> Result<(String, String), CodegenError> {
+        let tv = coalesced(&[rows, c.bk], 1, 8, nt)
+            .ok_or_else(|| gemm_err(format!("no coalesced 16-byte copy layout for {what}")))?;
+        tv_exprs(&tv, "t", "(j * 8)", what)
+    };
+    let (a_cp_row, a_cp_k) = cp(c.bm, "a_g -> a_s")?;
+    let (b_cp_row, b_cp_k) = cp(c.bn, "b_g -> b_s")?;
+    let (a_slin, a_swz) = memory_exprs(plan_memory(plan, "a_s")?, &[c.bm, c.bk], "r", "k", "a_s")?;
+    let (b_slin, b_swz) = memory_exprs(plan_memory(plan, "b_s")?, &[c.bn, c.bk], "r", "k", "b_s")?;
+    let (h_slin, h_swz) = memory_exprs(plan_memory(plan, "h_s")?, &[c.bm, c.bn], "r", "c", "h_s")?;
+    Ok(Sm80Text {
+        mma_instr: name,
+        threads: nt,
+        a_groups: tv_a.nvalues() / 8,
+        b_groups: tv_b.nvalues() / 8,
+        acc: tv_c.nvalues(),
+        o_values: tv_o.nvalues(),
+        a_chunks: c.bm * c.bk / 8 / nt,
+        b_chunks: c.bn * c.bk / 8 / nt,
+        c_row,
+        c_col,
+        o_row,
+        o_col,
+        a_ldsm_row,
+        a_ldsm_k,
+        b_ldsm_row,
+        b_ldsm_k,
+        a_cp_row,
+        a_cp_k,
+        b_cp_row,
+        b_cp_k,
+        a_slin,
+        b_slin,
+        h_slin,
+        a_swz,
+        b_swz,
+        h_swz,
+        a_goff: format!("r * {} + k", spec.k),
+        b_goff: format!("r * {} + k", spec.k),
+        c_goff: format!("r * {} + c", spec.n),
+        a_guard: format!("r < {} && k < {}", spec.m, spec.k),
+        b_guard: format!("r < {} && k < {}", spec.n, spec.k),
+        c_guard: format!("r < {} && c < {}", spec.m, spec.n),
+        schedule: schedule(c, plan, atom)?,
+    })
+}
+
+fn defines(k: &mut String, list: &[(&str, String)]) {
+    for (name, v) in list {
+        let _ = writeln!(k, "#define {name} {v}");
+    }
+}
+
+/// Prints the plan-dependent part of the kernel (macros and helpers) for `text`.
+pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
+    let mut k = String::new();
+    let tiles_m = ceil_div(spec.m, c.bm);
+    let tiles_n = ceil_div(spec.n, c.bn);
+    defines(
+        &mut k,
+        &[
+            ("LC_M", spec.m.to_string()),
+            ("LC_N", spec.n.to_string()),
+            ("LC_K", spec.k.to_string()),
+            ("LC_BM", c.bm.to_string()),
+            ("LC_BN", c.bn.to_string()),
+            ("LC_BK", c.bk.to_string()),
+            ("LC_STAGES", c.stages.to_string()),
+            ("LC_CONSUMERS", c.consumers.to_string()),
+            ("LC_CLUSTER", "1".into()),
+            ("LC_GROUP_M", c.group_m.to_string()),
+            ("LC_THREADS", text.threads.to_string()),
+            ("LC_TILES_M", tiles_m.to_string()),
+            ("LC_TILES_N", tiles_n.to_string()),
+            ("LC_GRID", (tiles_m * tiles_n).to_string()),
+            ("LC_A_STAGE_BYTES", (c.bm * c.bk * 2).to_string()),
+            ("LC_STAGE_BYTES", stage_bytes(c).to_string()),
+            ("LC_SMEM_BYTES", smem_bytes(c).to_string()),
+            ("LC_A_GROUPS", text.a_groups.to_string()),
+            ("LC_B_GROUPS", text.b_groups.to_string()),
+            ("LC_ACC", text.acc.to_string()),
+            ("LC_O_VALUES", text.o_values.to_string()),
+            ("LC_A_CHUNKS", text.a_chunks.to_string()),
+            ("LC_B_CHUNKS", text.b_chunks.to_string()),
+        ],
+    );
+    let _ = writeln!(
+        k,
+        "// Accumulator value v of thread t: the plan's layout of c (= h).\n\
+         #define LC_C_ROW(t, v) ({})\n#define LC_C_COL(t, v) ({})\n\
+         // Epilogue vector v (8 values) of thread t: the plan's layout of o.\n\
+         #define LC_O_ROW(t, v) ({})\n#define LC_O_COL(t, v) ({})\n\
+         // ldmatrix.x4 group g (operand values 8g..8g+7): the row this lane addresses.\n\
+         #define LC_A_LDSM_ROW(t, g) ({})\n#define LC_A_LDSM_K(t, g) ({})\n\
+         #define LC_B_LDSM_ROW(t, g) ({})\n#define LC_B_LDSM_K(t, g) ({})\n\
+         // cp.async chunk j (8 elements) of thread t: the coalesced copy layout.\n\
+         #define LC_A_CP_ROW(t, j) ({})\n#define LC_A_CP_K(t, j) ({})\n\
+         #define LC_B_CP_ROW(t, j) ({})\n#define LC_B_CP_K(t, j) ({})\n\
+         // Shared layouts before the swizzle.\n\
+         #define LC_A_SLIN(r, k) ({})\n#define LC_B_SLIN(r, k) ({})\n#define LC_H_SLIN(r, c) ({})\n\
+         // Global element offsets and bounds (absolute rows and columns).\n\
+         #define LC_A_GOFF(r, k) ({})\n#define LC_B_GOFF(r, k) ({})\n#define LC_C_GOFF(r, c) ({})\n\
+         #define LC_A_GUARD(r, k) ({})\n#define LC_B_GUARD(r, k) ({})\n#define LC_C_GUARD(r, c) ({})",
+        text.c_row,
+        text.c_col,
+        text.o_row,
+        text.o_col,
+        text.a_ldsm_row,
+        text.a_ldsm_k,
+        text.b_ldsm_row,
+        text.b_ldsm_k,
+        text.a_cp_row,
+        text.a_cp_k,
+        text.b_cp_row,
+        text.b_cp_k,
+        text.a_slin,
+        text.b_slin,
+        text.h_slin,
+        text.a_goff,
+        text.b_goff,
+        text.c_goff,
+        text.a_guard,
+        text.b_guard,
+        text.c_guard,
+    );
+    let _ = writeln!(
+        k,
+        "// The synthesized swizzles (element offsets within one stage / the epilogue tile).\n\
+         __device__ __forceinline__ int lc_swz_a(int o) {{ return {}; }}\n\
+         __device__ __forceinline__ int lc_swz_b(int o) {{ return {}; }}\n\
+         __device__ __forceinline__ int lc_swz_h(int o) {{ return {}; }}",
+        text.a_swz, text.b_swz, text.h_swz
+    );
+    let cvt = spec.dtype.name();
+    let _ = writeln!(
+        k,
+        "// {instr}: d += a b (a: 4 registers, b: 2, d: 4 f32 in the atom's order).\n\
+         __device__ __forceinline__ void lc_mma(float& d0, float& d1, float& d2, float& d3, unsigned a0,\n\
+         \x20                                      unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {{\n\
+         \x20   asm volatile(\"{instr} {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\"\n\
+         \x20                : \"+f\"(d0), \"+f\"(d1), \"+f\"(d2), \"+f\"(d3)\n\
+         \x20                : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), \"r\"(b1));\n\
+         }}\n\
+         // Two f32 to a packed pair of {cvt} (x at the lower address).\n\
+         __device__ __forceinline__ unsigned lc_pack(float x, float y) {{\n\
+         \x20   unsigned r;\n\
+         \x20   asm(\"cvt.rn.{cvt}x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(y), \"f\"(x));\n\
+         \x20   return r;\n\
+         }}",
+        instr = text.mma_instr
+    );
+    let _ = writeln!(
+        k,
+        "// One k-block: ldmatrix groups and mma.sync in the order the plan's fragments allow\n\
+         // (LC_MMA(ci, ag, ar, bg, br): acc[ci..ci+3] += af[ag][ar..ar+3] x bf[bg][br..br+1]).\n\
+         #define LC_SCHEDULE \\"
+    );
+    for line in &text.schedule {
+        let _ = writeln!(k, "    {line} \\");
+    }
+    let _ = writeln!(k, "    /* end of LC_SCHEDULE */");
+    k
+}
+
+fn host_launcher() -> &'static str {
+    r#"
+#ifdef LAYCERT_HOST_LAUNCHER
+// Host launcher for nvcc builds (`nvcc -arch=sm_80 (or sm_90a) -DLAYCERT_HOST_LAUNCHER -shared`):
+// one CTA per C tile, LC_GRID CTAs.
+#include <cuda_runtime.h>
+static int lc_configured = 0;
+extern "C" int laycert_gemm_launch(const void* A, const void* B, void* C, void* stream) {
+    if (!lc_configured) {
+        if (cudaFuncSetAttribute(laycert_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 LC_SMEM_BYTES)) return 3000;
+        lc_configured = 1;
+    }
+    laycert_gemm<<<LC_GRID, LC_THREADS, LC_SMEM_BYTES, (cudaStream_t)stream>>>(
+        (const lc_elem*)A, (const lc_elem*)B, (lc_elem*)C);
+    return (int)cudaGetLastError();
+}
+extern "C" int laycert_gemm_grid() { return LC_GRID; }
+#endif
+"#
+}
+
+/// The header comment: problem, configuration, plan, layouts, certificate digest.
+pub(crate) fn header(title: &str, plan: &Plan, lines: &[String], validation_line: &str) -> String {
+    let mut k = String::new();
+    let _ = writeln!(k, "{title}");
+    for l in lines {
+        let _ = writeln!(k, "// {l}");
+    }
+    let _ = writeln!(
+        k,
+        "// Synthesized plan ({}; certificate digest {}):",
+        plan.program.name, plan.certificate.digest
+    );
+    for line in plan_summary(plan) {
+        let _ = writeln!(k, "//   {line}");
+    }
+    for (id, l) in plan.memory.iter().enumerate() {
+        if let Some(l) = l {
+            let t = &plan.program.tensors[id];
+            if t.scope.name() == "shared" {
+                let _ = writeln!(k, "//   shared {} = {}", t.name, show(l));
+            }
+        }
+    }
+    for (id, tv) in plan.tv.iter().enumerate() {
+        if let Some(tv) = tv {
+            let t = &plan.program.tensors[id];
+            let m = |v: &[(i64, i64)]| {
+                v.iter()
+                    .map(|(e, s)| format!("{e}:{s}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                k,
+                "//   register {} {:?}: threads ({}) values ({})",
+                t.name,
+                tv.shape,
+                m(&tv.threads),
+                m(&tv.values)
+            );
+        }
+    }
+    let _ = writeln!(k, "// {validation_line}");
+    k
+}
+
+/// Emits the sm80 kernel for a synthesized plan.
+pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, CodegenError> {
+    let text = emitted_text(spec, c, plan)?;
+    let validation = validate_sm80::validate_sm80(spec, c, plan, &text)?;
+    let elem = spec.dtype.name();
+    let mut k = header(
+        &format!(
+            "// laycert gemm (sm80): C[{m},{n}] = A[{m},{k}] * B[{n},{k}]^T, {elem} operands, f32 \
+             accumulation, {elem} C.",
+            m = spec.m,
+            n = spec.n,
+            k = spec.k
+        ),
+        plan,
+        &[
+            format!(
+                "Global layouts: A ({m},{k}):({k},1)  B ({n},{k}):({k},1)  C ({m},{n}):({n},1).",
+                m = spec.m,
+                n = spec.n,
+                k = spec.k
+            ),
+            format!(
+                "CTA: {}x{}x{} tile, {} warps, {} cp.async stages, group-M {}, {} CTAs.",
+                c.bm,
+                c.bn,
+                c.bk,
+                threads(c) / 32,
+                c.stages,
+                c.group_m,
+                ceil_div(spec.m, c.bm) * ceil_div(spec.n, c.bn)
+            ),
+        ],
+        &format!(
+            "Translation validation: {} accumulator cells, {} operand fragment cells (ldmatrix \
+             model from the corpus atoms), {} mma k-steps, {} global offsets, {} guard points, \
+             {} shared-memory cells.",
+            validation.accumulator_cells,
+            validation.fragment_cells,
+            validation.mma_products,
+            validation.global_offsets,
+            validation.guard_points,
+            validation.smem_cells
+        ),
+    );
+    let _ = writeln!(k, "\ntypedef unsigned short lc_elem;  // {elem} bits");
+    k += &print_text(spec, c, &text);
+    k += "\n";
+    k += BODY;
+    k += host_launcher();
+    Ok(GemmKernel {
+        spec: *spec,
+        config: *c,
+        source: k,
+        entry: "laycert_gemm",
+        digest: plan.certificate.digest.clone(),
+        plan_summary: plan_summary(plan),
+        threads: threads(c),
+        smem_bytes: smem_bytes(c),
+        validation,
+        certificate_json: plan.certificate.to_json(),
+    })
+}

@@ -1,0 +1,184 @@
+// ---------------------------------------------------------------------------------------------
+// sm80 body (codegen/src/gemm/sm80_body.cu, shared by every sm80 plan; the constants, index
+// macros, swizzles, mma wrapper and LC_SCHEDULE above it are the plan's, validated).
+//
+// One CTA computes one LC_BM x LC_BN tile of C (grouped tile order). A and B k-blocks stream
+// into an LC_STAGES-deep ring of shared buffers with 16-byte cp.async (rows or k-columns outside
+// the problem are zero-filled through the src-size operand); each stage holds the plan's a_s
+// then b_s. Per k-block every warp loads its operand fragments with ldmatrix.x4 (group g = the
+// plan's register values 8g..8g+7) and issues mma.sync in LC_SCHEDULE's order. The epilogue
+// converts the accumulators, writes them into the plan's h_s layout (reusing the ring), and
+// stores the plan's rows of o with 16-byte coalesced global stores, guarded at the edges.
+// ---------------------------------------------------------------------------------------------
+
+struct __align__(16) lc_v4 {
+    unsigned x, y, z, w;
+};
+
+__device__ __forceinline__ unsigned lc_smem_addr(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+// 16 bytes global -> shared; `src_bytes` 16 copies, 0 zero-fills (the source is not read).
+__device__ __forceinline__ void lc_cp_async16(unsigned dst, const void* src, unsigned src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void lc_cp_commit() {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void lc_cp_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void lc_ldsm_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void lc_st_shared_u32(unsigned addr, unsigned v) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ lc_v4 lc_ld_shared_v4(unsigned addr) {
+    lc_v4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+__device__ __forceinline__ void lc_st_global_v4(void* p, lc_v4 v) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y),
+                 "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+// Element e (0..7) of a 16-byte vector of 2-byte values.
+__device__ __forceinline__ unsigned short lc_v4_elem(const lc_v4& v, int e) {
+    const unsigned w = e < 2 ? v.x : e < 4 ? v.y : e < 6 ? v.z : v.w;
+    return (unsigned short)((e & 1) ? (w >> 16) : (w & 0xFFFFu));
+}
+
+#define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])
+#define LC_LDSM_B(g) lc_ldsm_x4(bf[g], sb + b_lo[g])
+#define LC_MMA(ci, ag, ar, bg, br)                                                              \
+    lc_mma(acc[ci], acc[ci + 1], acc[ci + 2], acc[ci + 3], af[ag][ar], af[ag][ar + 1],        \
+           af[ag][ar + 2], af[ag][ar + 3], bf[bg][br], bf[bg][br + 1])
+
+// The tile order: groups of LC_GROUP_M tile rows, column by column inside a group, so the CTAs
+// running at once share A rows and B columns in L2.
+__device__ __forceinline__ void lc_tile(int bid, int& tm, int& tn) {
+    const int per_group = LC_GROUP_M * LC_TILES_N;
+    const int g = bid / per_group;
+    const int first = g * LC_GROUP_M;
+    const int rows = min(LC_GROUP_M, LC_TILES_M - first);
+    const int r = bid % per_group;
+    tm = first + r % rows;
+    tn = r / rows;
+}
+
+// Issues the cp.async of k-block [k0, k0 + LC_BK) into the stage at shared byte `stage`.
+__device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
+                                              const lc_elem* __restrict__ B, unsigned stage,
+                                              int m0, int n0, int k0, int t) {
+#pragma unroll
+    for (int j = 0; j < LC_A_CHUNKS; ++j) {
+        const int row = LC_A_CP_ROW(t, j);
+        const int k = LC_A_CP_K(t, j);
+        const long long grow = (long long)m0 + row;
+        const int gk = k0 + k;
+        const bool in = LC_A_GUARD(grow, gk);
+        const lc_elem* src = in ? A + LC_A_GOFF(grow, gk) : A;
+        lc_cp_async16(stage + 2u * (unsigned)lc_swz_a(LC_A_SLIN(row, k)), src, in ? 16u : 0u);
+    }
+#pragma unroll
+    for (int j = 0; j < LC_B_CHUNKS; ++j) {
+        const int row = LC_B_CP_ROW(t, j);
+        const int k = LC_B_CP_K(t, j);
+        const long long grow = (long long)n0 + row;
+        const int gk = k0 + k;
+        const bool in = LC_B_GUARD(grow, gk);
+        const lc_elem* src = in ? B + LC_B_GOFF(grow, gk) : B;
+        lc_cp_async16(stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(row, k)), src,
+                      in ? 16u : 0u);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
+    laycert_gemm(const lc_elem* __restrict__ A, const lc_elem* __restrict__ B,
+                 lc_elem* __restrict__ C) {
+    extern __shared__ __align__(1024) unsigned char lc_dyn_smem[];
+    const unsigned base = (lc_smem_addr(lc_dyn_smem) + 1023u) & ~1023u;
+    const int t = threadIdx.x;
+    int tm, tn;
+    lc_tile(blockIdx.x, tm, tn);
+    const int m0 = tm * LC_BM;
+    const int n0 = tn * LC_BN;
+    const int kblocks = (LC_K + LC_BK - 1) / LC_BK;
+
+    // Byte offsets (within a stage's a_s / b_s) of the rows this lane addresses for ldmatrix.
+    unsigned a_lo[LC_A_GROUPS], b_lo[LC_B_GROUPS];
+#pragma unroll
+    for (int g = 0; g < LC_A_GROUPS; ++g) {
+        const int r = LC_A_LDSM_ROW(t, g);
+        const int k = LC_A_LDSM_K(t, g);
+        a_lo[g] = 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k));
+    }
+#pragma unroll
+    for (int g = 0; g < LC_B_GROUPS; ++g) {
+        const int r = LC_B_LDSM_ROW(t, g);
+        const int k = LC_B_LDSM_K(t, g);
+        b_lo[g] = 2u * (unsigned)lc_swz_b(LC_B_SLIN(r, k));
+    }
+
+    float acc[LC_ACC];
+#pragma unroll
+    for (int i = 0; i < LC_ACC; ++i) acc[i] = 0.0f;
+    unsigned af[LC_A_GROUPS][4];
+    unsigned bf[LC_B_GROUPS][4];
+
+#pragma unroll
+    for (int s = 0; s < LC_STAGES - 1; ++s) {
+        if (s < kblocks) lc_load_stage(A, B, base + s * LC_STAGE_BYTES, m0, n0, s * LC_BK, t);
+        lc_cp_commit();
+    }
+    for (int kb = 0; kb < kblocks; ++kb) {
+        lc_cp_wait<LC_STAGES - 2>();
+        __syncthreads();
+        // The stage read in iteration kb - 1 is free: every warp passed the barrier.
+        const int nk = kb + LC_STAGES - 1;
+        if (nk < kblocks)
+            lc_load_stage(A, B, base + (nk % LC_STAGES) * LC_STAGE_BYTES, m0, n0, nk * LC_BK, t);
+        lc_cp_commit();
+        const unsigned sa = base + (kb % LC_STAGES) * LC_STAGE_BYTES;
+        const unsigned sb = sa + LC_A_STAGE_BYTES;
+        LC_SCHEDULE
+    }
+    lc_cp_wait<0>();
+    __syncthreads();
+
+    // Epilogue: accumulator pairs (v, v + 1) are adjacent columns of one row (validated).
+#pragma unroll
+    for (int v = 0; v < LC_ACC; v += 2) {
+        const int r = LC_C_ROW(t, v);
+        const int c = LC_C_COL(t, v);
+        lc_st_shared_u32(base + 2u * (unsigned)lc_swz_h(LC_H_SLIN(r, c)), lc_pack(acc[v], acc[v + 1]));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int v = 0; v < LC_O_VALUES; v += 8) {
+        const int r = LC_O_ROW(t, v);
+        const int c = LC_O_COL(t, v);
+        const lc_v4 x = lc_ld_shared_v4(base + 2u * (unsigned)lc_swz_h(LC_H_SLIN(r, c)));
+        const long long grow = (long long)m0 + r;
+        const int gcol = n0 + c;
+#if LC_N % 8 == 0
+        if (LC_C_GUARD(grow, gcol)) lc_st_global_v4(C + LC_C_GOFF(grow, gcol), x);
+#else
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            const int gc = gcol + e;
+            if (LC_C_GUARD(grow, gc)) C[LC_C_GOFF(grow, gc)] = lc_v4_elem(x, e);
+        }
+#endif
+    }
+}

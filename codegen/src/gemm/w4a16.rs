@@ -1,0 +1,1 @@
+//! W4A16 (placeholder).
