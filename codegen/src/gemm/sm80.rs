@@ -468,11 +468,11 @@ fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, 
         }
     };
     load(0, &mut lines);
-    for kk in 0..steps as usize {
+    for (kk, group) in mmas.iter().enumerate().take(steps as usize) {
         if kk + 1 < steps as usize {
             load(kk + 1, &mut lines);
         }
-        lines.extend(mmas[kk].iter().cloned());
+        lines.extend(group.iter().cloned());
     }
     Ok(lines)
 }

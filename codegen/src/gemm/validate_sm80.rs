@@ -748,7 +748,8 @@ pub fn validate_sm80(
             )));
         }
         for w in 0..nt / 32 {
-            let (mut ao, mut bo): (Option<(i64, i64)>, Option<(i64, i64)>) = (None, None);
+            type Seen = Option<(i64, i64)>;
+            let (mut ao, mut bo): (Seen, Seen) = (None, None);
             let agree = |o: &mut Option<(i64, i64)>, d: (i64, i64), what: &str| match o {
                 None => {
                     *o = Some(d);
