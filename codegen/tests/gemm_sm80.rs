@@ -75,7 +75,8 @@ fn sm80_validation_refuses_tampered_expressions() {
             .expect_err("a tampered text must be refused")
             .to_string()
     };
-    let cases: Vec<(&str, Box<dyn Fn(&mut Sm80Text)>)> = vec![
+    type Edit = Box<dyn Fn(&mut Sm80Text)>;
+    let cases: Vec<(&str, Edit)> = vec![
         (
             "ldmatrix k",
             Box::new(|t| t.a_ldsm_k = format!("({}) ^ 8", t.a_ldsm_k)),
