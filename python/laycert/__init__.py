@@ -24,6 +24,8 @@ from ._laycert import (
     CheckResult,
     CopyKernel,
     Counterexample,
+    GemmKernel,
+    SynthPlan,
     Decider,
     LaycertError,
     Layout,
@@ -39,9 +41,11 @@ from ._laycert import (
     direct_sum,
     equiv,
     gen_copy,
+    gen_gemm,
     group,
     prove_property,
     slice,
+    synth,
     tile,
     tile_of,
 )
@@ -114,9 +118,13 @@ __all__ = [
     "validate",
     "RuleReport",
     "RulesReport",
-    # generators (synthesis, `synth`, `gen_gemm` and `gen_nki` join here as they land)
+    # generators
     "gen_copy",
     "CopyKernel",
+    "synth",
+    "SynthPlan",
+    "gen_gemm",
+    "GemmKernel",
     # interop
     "from_pycute",
     "from_cute_dsl",

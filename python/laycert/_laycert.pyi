@@ -11,6 +11,8 @@ __all__ = [
     "CheckResult",
     "CopyKernel",
     "Counterexample",
+    "GemmKernel",
+    "SynthPlan",
     "Decider",
     "LaycertError",
     "Layout",
@@ -27,10 +29,12 @@ __all__ = [
     "direct_sum",
     "equiv",
     "gen_copy",
+    "gen_gemm",
     "group",
     "prove_property",
     "prove_text",
     "slice",
+    "synth",
     "tile",
     "tile_of",
     "validate_text",
@@ -296,6 +300,54 @@ def prove_text(text: str, name: str = "<rules>", max_instances: Optional[int] = 
 
 def validate_text(text: str, name: str = "<pairs>", max_instances: Optional[int] = None) -> RulesReport:
     """Validates a JSON-lines log of (before, after) pairs."""
+
+@final
+class SynthPlan:
+    """A synthesized, certified plan of a tile program (``laycert synth``)."""
+
+    @property
+    def program(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def instructions(self) -> List[str]: ...
+    @property
+    def layouts(self) -> Dict[str, str]: ...
+    @property
+    def cost(self) -> float: ...
+    @property
+    def digest(self) -> str: ...
+    @property
+    def certificate(self) -> Certificate: ...
+
+@final
+class GemmKernel:
+    """A GEMM kernel from a synthesized plan (``laycert gen gemm``)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def entry(self) -> str: ...
+    @property
+    def config(self) -> Dict[str, int]: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def smem_bytes(self) -> int: ...
+    @property
+    def plan(self) -> List[str]: ...
+    @property
+    def validation(self) -> Dict[str, int]: ...
+    @property
+    def digest(self) -> str: ...
+    @property
+    def certificate(self) -> Certificate: ...
+
+def synth(program: str, target: str = "sm80") -> SynthPlan:
+    """Synthesizes and certifies the layouts of a tile program for ``target``."""
+
+def gen_gemm(m: int, n: int, k: int, dtype: str = "bf16", target: str = "sm90") -> GemmKernel:
+    """Emits a GEMM ``C = A B^T`` from a synthesized, certified plan, index text validated."""
 
 def gen_copy(
     src: _LayoutLike,

@@ -143,6 +143,21 @@ pub fn check_json(text: &str) -> CheckResult {
                 )
             })
             .map_err(|e| e.to_string()),
+        Some("synthesis") => certify::synthesis::check(text)
+            .map(|c| {
+                (
+                    "proved".to_string(),
+                    format!(
+                        "synthesis plan {} for {}: {} claims over {} tensors and {} operations re-decided",
+                        c.program,
+                        c.target,
+                        c.claims.len(),
+                        c.tensors.len(),
+                        c.ops.len()
+                    ),
+                )
+            })
+            .map_err(|e| e.to_string()),
         Some("explanation") => certify::rules::explain::check(text)
             .map(|c| {
                 (
@@ -228,7 +243,7 @@ impl Certificate {
         self.json.clone()
     }
 
-    /// `rule`, `movement`, `explanation`, or `equivalence`.
+    /// `rule`, `movement`, `explanation`, `synthesis`, or `equivalence`.
     #[getter]
     fn kind(&self) -> String {
         serde_json::from_str::<serde_json::Value>(&self.json)

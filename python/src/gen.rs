@@ -1,5 +1,6 @@
-//! `gen_copy`: a planned, certified copy kernel (the CLI's `gen copy`). Synthesis (`synth`)
-//! and the other generators (`gen_gemm`, `gen_nki`) join here as they land in the crates.
+//! The generators: `gen_copy` (a planned, certified copy kernel: `laycert gen copy`), `synth`
+//! (thread-value and shared layouts of a tile program: `laycert synth`) and `gen_gemm` (a GEMM
+//! kernel from a synthesized plan: `laycert gen gemm`).
 
 use codegen::emit_copy;
 use pyo3::prelude::*;
@@ -94,5 +95,200 @@ pub fn gen_copy(
         shared: plan.smem.layout.to_string(),
         digest: format!("sha256:{}", plan.certificate.digest),
         certificate,
+    })
+}
+
+/// A synthesized plan: the `program` and `target`, one `instructions` entry per operation
+/// (`"copy -> a_s: ldmatrix..."`), the `layouts` of every register (thread-value layout) and
+/// shared tensor, the integer program's `cost`, and the synthesis `certificate` (`check()`
+/// re-decides every claim of the plan).
+#[pyclass(module = "laycert", frozen, get_all)]
+pub struct SynthPlan {
+    /// The program's name.
+    pub program: String,
+    /// `sm80` or `sm90`.
+    pub target: String,
+    /// One line per operation: kind, output, instruction.
+    pub instructions: Vec<String>,
+    /// Tensor name -> its synthesized layout (TV layouts of registers, shared layouts).
+    pub layouts: std::collections::BTreeMap<String, String>,
+    /// The cost model's total.
+    pub cost: f64,
+    /// `sha256:...` of the certificate.
+    pub digest: String,
+    /// The synthesis certificate.
+    pub certificate: Py<Certificate>,
+}
+
+#[pymethods]
+impl SynthPlan {
+    fn __repr__(&self) -> String {
+        format!(
+            "<laycert.SynthPlan {} for {}: {} operations, cost {}>",
+            self.program,
+            self.target,
+            self.instructions.len(),
+            self.cost
+        )
+    }
+
+    fn __str__(&self) -> String {
+        self.instructions.join("\n")
+    }
+}
+
+/// Synthesizes and certifies the layouts of a tile program (its text form, one operation per
+/// line) for `target` (`sm80` or `sm90`), as `laycert synth` does. An infeasible program raises
+/// with the constraint and tensors named.
+#[pyfunction]
+#[pyo3(signature = (program, target="sm80"))]
+pub fn synth(py: Python<'_>, program: &str, target: &str) -> PyResult<SynthPlan> {
+    use solver::synth::{synthesize, Program, Target};
+    let t = Target::parse(target)
+        .ok_or_else(|| error(format!("error: target {target:?}: expected sm80 or sm90")))?;
+    let parsed = Program::parse(program).map_err(|e| error(format!("error: {e}")))?;
+    let plan = py
+        .detach(|| synthesize(&parsed, t))
+        .map_err(|e| error(format!("error: {e}")))?;
+    let p = &plan.program;
+    let mut instructions = Vec::new();
+    for (i, op) in p.ops.iter().enumerate() {
+        instructions.push(format!(
+            "{} -> {}: {}",
+            op.kind.name(),
+            p.tensors[op.output].name,
+            plan.chosen
+                .get(i)
+                .map(|o| o.instruction.as_str())
+                .unwrap_or("-")
+        ));
+    }
+    let mut layouts = std::collections::BTreeMap::new();
+    for (i, t) in p.tensors.iter().enumerate() {
+        if let Some(tv) = &plan.tv[i] {
+            if let Ok(l) = tv.to_layout() {
+                layouts.insert(t.name.clone(), l.to_string());
+            }
+        } else if t.scope.name() == "shared" {
+            if let Some(l) = &plan.memory[i] {
+                layouts.insert(t.name.clone(), codegen::gemm::validate::show(l));
+            }
+        }
+    }
+    Ok(SynthPlan {
+        program: p.name.clone(),
+        target: t.name().to_string(),
+        instructions,
+        layouts,
+        cost: plan.cost,
+        digest: format!("sha256:{}", plan.certificate.digest),
+        certificate: Py::new(py, Certificate::of(plan.certificate.to_json()))?,
+    })
+}
+
+/// A GEMM kernel (`C = A B^T`, A, B, C row-major): its CUDA C++ `source`, `entry` point, the CTA
+/// configuration as a dict, the synthesized `plan` (one line per operation), what translation
+/// validation covered, and the plan's synthesis `certificate`.
+#[pyclass(module = "laycert", frozen, get_all)]
+pub struct GemmKernel {
+    /// CUDA C++ source.
+    pub source: String,
+    /// Entry point.
+    pub entry: String,
+    /// `{"bm": .., "bn": .., "bk": .., "stages": .., "consumers": .., "cluster": .., "splits": ..}`.
+    pub config: std::collections::BTreeMap<String, i64>,
+    /// Threads per CTA.
+    pub threads: i64,
+    /// Dynamic shared memory per CTA, bytes.
+    pub smem_bytes: i64,
+    /// The synthesized plan, one line per operation.
+    pub plan: Vec<String>,
+    /// Validation counts (accumulator cells, global offsets, guard points, ...).
+    pub validation: std::collections::BTreeMap<String, u64>,
+    /// `sha256:...` of the certificate.
+    pub digest: String,
+    /// The synthesis certificate of the CTA's tile program.
+    pub certificate: Py<Certificate>,
+}
+
+#[pymethods]
+impl GemmKernel {
+    fn __str__(&self) -> String {
+        self.source.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<laycert.GemmKernel {} tile {}x{}x{} threads={}>",
+            self.entry,
+            self.config.get("bm").unwrap_or(&0),
+            self.config.get("bn").unwrap_or(&0),
+            self.config.get("bk").unwrap_or(&0),
+            self.threads
+        )
+    }
+}
+
+/// Emits a GEMM `C[m,n] = A[m,k] B[n,k]^T` (`dtype` `f16` or `bf16` operands, f32 accumulation)
+/// for `target` (`sm90`: TMA + wgmma; `sm80`: cp.async + ldmatrix + mma.sync) from a
+/// synthesized, certified plan, every index expression validated, as `laycert gen gemm` does.
+#[pyfunction]
+#[pyo3(signature = (m, n, k, dtype="bf16", target="sm90"))]
+pub fn gen_gemm(
+    py: Python<'_>,
+    m: i64,
+    n: i64,
+    k: i64,
+    dtype: &str,
+    target: &str,
+) -> PyResult<GemmKernel> {
+    use codegen::gemm::{emit_gemm, GemmDtype, GemmSpec, GemmTarget};
+    let dt = GemmDtype::parse(dtype)
+        .ok_or_else(|| error(format!("error: dtype {dtype:?}: expected f16 or bf16")))?;
+    let tg = GemmTarget::parse(target)
+        .ok_or_else(|| error(format!("error: target {target:?}: expected sm80 or sm90")))?;
+    let spec = GemmSpec {
+        m,
+        n,
+        k,
+        dtype: dt,
+        target: tg,
+    };
+    let kern = py
+        .detach(|| emit_gemm(&spec))
+        .map_err(|e| error(format!("error: {e}")))?;
+    let c = kern.config;
+    let config = [
+        ("bm", c.bm),
+        ("bn", c.bn),
+        ("bk", c.bk),
+        ("stages", c.stages),
+        ("consumers", c.consumers),
+        ("cluster", c.cluster),
+        ("group_m", c.group_m),
+        ("splits", c.splits),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b))
+    .collect();
+    let v = serde_json::to_value(&kern.validation).map_err(|e| error(format!("error: {e}")))?;
+    let validation = v
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, x)| x.as_u64().map(|x| (k.clone(), x)))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(GemmKernel {
+        source: kern.source,
+        entry: kern.entry.to_string(),
+        config,
+        threads: kern.threads,
+        smem_bytes: kern.smem_bytes,
+        plan: kern.plan_summary,
+        validation,
+        digest: format!("sha256:{}", kern.digest),
+        certificate: Py::new(py, Certificate::of(kern.certificate_json))?,
     })
 }

@@ -39,6 +39,8 @@ fn _laycert(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rules::RuleReport>()?;
     m.add_class::<rules::RulesReport>()?;
     m.add_class::<gen::CopyKernel>()?;
+    m.add_class::<gen::SynthPlan>()?;
+    m.add_class::<gen::GemmKernel>()?;
     m.add_function(wrap_pyfunction!(equiv::equiv, m)?)?;
     m.add_function(wrap_pyfunction!(equiv::check, m)?)?;
     m.add_function(wrap_pyfunction!(equiv::prove_property, m)?)?;
@@ -52,6 +54,8 @@ fn _laycert(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules::prove_text, m)?)?;
     m.add_function(wrap_pyfunction!(rules::validate_text, m)?)?;
     m.add_function(wrap_pyfunction!(gen::gen_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(gen::synth, m)?)?;
+    m.add_function(wrap_pyfunction!(gen::gen_gemm, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -23,3 +23,64 @@ def test_gen_copy_bad_input_raises():
         laycert.gen_copy("(64,64):(64,1)", "(64,64):(1,64)", (64, 64), "f99")
     with pytest.raises(laycert.ParseError, match=r"\(in src\)"):
         laycert.gen_copy("(64,64):(64,1", "(64,64):(1,64)", (64, 64), "f32")
+
+
+GEMM_TILE = """program gemm_f16_128x128x32
+threads 128
+a_g = global_view(f16, [128, 32], (128,32):(4096,1))
+b_g = global_view(f16, [128, 32], (128,32):(4096,1))
+c_g = global_view(f32, [128, 128], (128,128):(4096,1))
+a_s = shared_tensor(f16, [128, 32])
+b_s = shared_tensor(f16, [128, 32])
+a = register_tensor(f16, [128, 32])
+b = register_tensor(f16, [128, 32])
+c = register_tensor(f32, [128, 128])
+copy(a_g, a_s)
+copy(b_g, b_s)
+copy(a_s, a)
+copy(b_s, b)
+mma(c, a, b)
+copy(c, c_g)
+"""
+
+
+def test_synth_plans_a_gemm_tile_whose_certificate_checks():
+    p = laycert.synth(GEMM_TILE, "sm80")
+    assert isinstance(p, laycert.SynthPlan)
+    assert p.target == "sm80" and p.program == "gemm_f16_128x128x32"
+    assert any("ldmatrix" in i for i in p.instructions), p.instructions
+    assert any("mma.sync" in i for i in p.instructions), p.instructions
+    assert "c" in p.layouts and "a_s" in p.layouts
+    assert p.certificate.kind == "synthesis"
+    assert p.certificate.check().valid
+    # A tampered certificate is refused.
+    bad = laycert.Certificate.from_json(p.certificate.json.replace('"sm80"', '"sm90"', 1))
+    assert not bad.check().valid
+    assert str(p) == "\n".join(p.instructions)
+
+
+def test_synth_bad_programs_raise_with_the_line():
+    with pytest.raises(laycert.LaycertError, match="line 2"):
+        laycert.synth("threads 32\ny = cast(x, f16)\n")
+    with pytest.raises(laycert.LaycertError, match="target"):
+        laycert.synth(GEMM_TILE, "sm70")
+
+
+def test_gen_gemm_emits_validated_kernels_for_both_paths():
+    k = laycert.gen_gemm(1000, 1000, 1000, "f16")
+    assert isinstance(k, laycert.GemmKernel)
+    assert "wgmma.mma_async" in k.source and k.entry == "laycert_gemm"
+    assert k.digest[len("sha256:"):] in k.source
+    assert k.config["bm"] == 128 and k.threads == 128 * (k.config["consumers"] + 1)
+    assert k.validation["accumulator_cells"] > 0 and k.validation["smem_cells"] > 0
+    assert k.certificate.check().valid
+    k80 = laycert.gen_gemm(256, 256, 256, "bf16", "sm80")
+    assert "mma.sync" in k80.source and "ldmatrix" in k80.source
+    assert k80.certificate.check().valid
+
+
+def test_gen_gemm_bad_input_raises():
+    with pytest.raises(laycert.LaycertError, match="multiple of 8"):
+        laycert.gen_gemm(64, 64, 1001)
+    with pytest.raises(laycert.LaycertError, match="dtype"):
+        laycert.gen_gemm(64, 64, 64, "f32")
