@@ -386,7 +386,7 @@ fn find_pair(
 
 /// The mma schedule of one k-block: `LC_LDSM_A(g);`, `LC_LDSM_B(g);`, `LC_MMA(...);` lines,
 /// each operand group loaded before the k-step that first uses it (software pipelined one
-/// k-step ahead).
+/// k-step ahead), and one `LC_NEXT_STAGE();` (the cp.async of a later k-block).
 fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, CodegenError> {
     let (tv_a, tv_b, tv_c) = (plan_tv(plan, "a")?, plan_tv(plan, "b")?, plan_tv(plan, "c")?);
     let (aa, ab) = match (&atom.a, &atom.b) {
@@ -460,6 +460,11 @@ fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, 
             load(kk + 1, &mut lines);
         }
         lines.extend(mmas[kk].iter().cloned());
+        // The next stage's cp.async go out after the first k-step's mma, so the fragment loads
+        // and the first mma follow the barrier directly.
+        if kk == 0 {
+            lines.push("LC_NEXT_STAGE();".into());
+        }
     }
     Ok(lines)
 }
