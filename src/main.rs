@@ -517,6 +517,15 @@ struct GemmCli {
     /// Cluster rows per group of the tile order (default: chosen).
     #[arg(long)]
     group_m: Option<i64>,
+    /// `int4`: weight-only int4 B (W4A16: f16 A, M <= 16; see codegen::gemm::w4a16).
+    #[arg(long)]
+    weights: Option<String>,
+    /// K-elements per int4 scale, a multiple of 128 (W4A16; default 128).
+    #[arg(long)]
+    group: Option<i64>,
+    /// K-splits per column tile (W4A16; default: chosen).
+    #[arg(long)]
+    splits: Option<i64>,
 }
 
 impl GemmCli {
@@ -532,6 +541,9 @@ impl GemmCli {
             bn: self.bn,
             bk: self.bk,
             group_m: self.group_m,
+            weights: self.weights.as_deref(),
+            group: self.group,
+            splits: self.splits,
         }
     }
 }
