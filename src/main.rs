@@ -502,7 +502,7 @@ struct GemmCli {
     /// `sm80` (cp.async + ldmatrix + mma.sync; runs on Hopper too) or `sm90` (TMA + wgmma).
     #[arg(long, default_value = "sm90")]
     target: String,
-    /// Shared-memory ring depth (default: chosen).
+    /// Shared-memory ring depth (default: chosen; W4A16: W register buffers, 2 or 3).
     #[arg(long)]
     stages: Option<i64>,
     /// CTAs per cluster along M, sharing B by multicast (default: chosen).

@@ -6,6 +6,9 @@ use codegen::gemm::sm80::emitted_text;
 use codegen::gemm::validate_sm80::{validate_sm80, Sm80Text};
 use codegen::gemm::{choose_config, emit_gemm, plan_for, GemmDtype, GemmSpec, GemmTarget};
 
+/// A named edit of the printed text.
+type Tamper = Box<dyn Fn(&mut Sm80Text)>;
+
 fn spec(m: i64, n: i64, k: i64, dtype: GemmDtype) -> GemmSpec {
     GemmSpec {
         m,
@@ -75,29 +78,75 @@ fn sm80_validation_refuses_tampered_expressions() {
             .expect_err("a tampered text must be refused")
             .to_string()
     };
-    let cases: Vec<(&str, Box<dyn Fn(&mut Sm80Text)>)> = vec![
-        ("ldmatrix k", Box::new(|t| t.a_ldsm_k = format!("({}) ^ 8", t.a_ldsm_k))),
-        ("ldmatrix row", Box::new(|t| t.b_ldsm_row = format!("({}) ^ 1", t.b_ldsm_row))),
-        ("swizzle", Box::new(|t| t.a_swz = "o ^ ((o >> 4) & 56)".into())),
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "ldmatrix k",
+            Box::new(|t| t.a_ldsm_k = format!("({}) ^ 8", t.a_ldsm_k)),
+        ),
+        (
+            "ldmatrix row",
+            Box::new(|t| t.b_ldsm_row = format!("({}) ^ 1", t.b_ldsm_row)),
+        ),
+        (
+            "swizzle",
+            Box::new(|t| t.a_swz = "o ^ ((o >> 4) & 56)".into()),
+        ),
         ("no swizzle", Box::new(|t| t.b_swz = "o".into())),
-        ("epilogue swizzle", Box::new(|t| t.h_swz = "o ^ ((o >> 3) & 56)".into())),
+        (
+            "epilogue swizzle",
+            Box::new(|t| t.h_swz = "o ^ ((o >> 3) & 56)".into()),
+        ),
         ("stage layout", Box::new(|t| t.a_slin = "r * 40 + k".into())),
-        ("cp.async row", Box::new(|t| t.a_cp_row = format!("({}) ^ 1", t.a_cp_row))),
-        ("cp.async k", Box::new(|t| t.b_cp_k = "((t % 4) ^ 1) * 8".into())),
-        ("accumulator row", Box::new(|t| t.c_row = format!("({}) ^ 8", t.c_row))),
-        ("accumulator col", Box::new(|t| t.c_col = format!("({}) ^ 1", t.c_col))),
-        ("output row", Box::new(|t| t.o_row = format!("({}) ^ 1", t.o_row))),
+        (
+            "cp.async row",
+            Box::new(|t| t.a_cp_row = format!("({}) ^ 1", t.a_cp_row)),
+        ),
+        (
+            "cp.async k",
+            Box::new(|t| t.b_cp_k = "((t % 4) ^ 1) * 8".into()),
+        ),
+        (
+            "accumulator row",
+            Box::new(|t| t.c_row = format!("({}) ^ 8", t.c_row)),
+        ),
+        (
+            "accumulator col",
+            Box::new(|t| t.c_col = format!("({}) ^ 1", t.c_col)),
+        ),
+        (
+            "output row",
+            Box::new(|t| t.o_row = format!("({}) ^ 1", t.o_row)),
+        ),
         ("C offset", Box::new(|t| t.c_goff = "r * 1008 + c".into())),
-        ("A offset", Box::new(|t| t.a_goff = "r * 1000 + k + 1".into())),
-        ("C guard", Box::new(|t| t.c_guard = "r < 1000 && c < 1008".into())),
-        ("A guard", Box::new(|t| t.a_guard = "r < 1001 && k < 1000".into())),
-        ("B guard k", Box::new(|t| t.b_guard = "r < 1000 && k < 1004".into())),
-        ("mma instruction", Box::new(|t| t.mma_instr = t.mma_instr.replace("bf16", "f16"))),
+        (
+            "A offset",
+            Box::new(|t| t.a_goff = "r * 1000 + k + 1".into()),
+        ),
+        (
+            "C guard",
+            Box::new(|t| t.c_guard = "r < 1000 && c < 1008".into()),
+        ),
+        (
+            "A guard",
+            Box::new(|t| t.a_guard = "r < 1001 && k < 1000".into()),
+        ),
+        (
+            "B guard k",
+            Box::new(|t| t.b_guard = "r < 1000 && k < 1004".into()),
+        ),
+        (
+            "mma instruction",
+            Box::new(|t| t.mma_instr = t.mma_instr.replace("bf16", "f16")),
+        ),
         ("chunks", Box::new(|t| t.a_chunks -= 1)),
         (
             "schedule: a load dropped",
             Box::new(|t| {
-                let i = t.schedule.iter().position(|l| l.starts_with("LC_LDSM_A")).unwrap();
+                let i = t
+                    .schedule
+                    .iter()
+                    .position(|l| l.starts_with("LC_LDSM_A"))
+                    .unwrap();
                 t.schedule.remove(i);
             }),
         ),
@@ -117,7 +166,11 @@ fn sm80_validation_refuses_tampered_expressions() {
         (
             "schedule: B operands swapped",
             Box::new(|t| {
-                let i = t.schedule.iter().position(|l| l.starts_with("LC_MMA(0,")).unwrap();
+                let i = t
+                    .schedule
+                    .iter()
+                    .position(|l| l.starts_with("LC_MMA(0,"))
+                    .unwrap();
                 t.schedule[i] = "LC_MMA(0, 0, 0, 1, 0);".into();
             }),
         ),

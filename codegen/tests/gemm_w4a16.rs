@@ -6,6 +6,9 @@ use codegen::gemm::w4a16::{
     W4a16Config, W4a16Spec,
 };
 
+/// A named edit of the printed text.
+type Tamper = Box<dyn Fn(&mut W4Text)>;
+
 fn spec(m: i64, n: i64, k: i64, group: i64) -> W4a16Spec {
     W4a16Spec { m, n, k, group }
 }
@@ -29,16 +32,34 @@ fn w4a16_emits_and_validates_for_small_m() {
         let v = &kern.validation;
         assert!(v.fragment_cells > 0 && v.mma_products > 0 && v.global_offsets > 0);
         // The plan streams W with 16-byte loads.
-        assert!(kern.plan_summary.iter().any(|l| l.contains("copy -> w: ld.global.v4.b32")));
+        assert!(kern
+            .plan_summary
+            .iter()
+            .any(|l| l.contains("copy -> w: ld.global.v4.b32")));
     }
 }
 
 #[test]
-fn w4a16_default_for_8192_squared_is_256_ctas() {
+fn w4a16_default_for_8192_squared_is_512_ctas() {
     let c = choose(&spec(16, 8192, 8192, 128)).unwrap();
-    assert_eq!(c, W4a16Config { bn: 256, splits: 8 });
-    let k = emit_w4a16_with(&spec(1, 8192, 8192, 128), &W4a16Config { bn: 128, splits: 16 }).unwrap();
-    assert_eq!(k.grid, 64 * 16);
+    assert_eq!(
+        c,
+        W4a16Config {
+            bn: 128,
+            splits: 8,
+            depth: 3
+        }
+    );
+    let k = emit_w4a16_with(
+        &spec(1, 8192, 8192, 128),
+        &W4a16Config {
+            bn: 256,
+            splits: 16,
+            depth: 2,
+        },
+    )
+    .unwrap();
+    assert_eq!(k.grid, 32 * 16);
 }
 
 #[test]
@@ -52,9 +73,16 @@ fn w4a16_refuses_problems_it_does_not_serve() {
         let e = emit_w4a16(&s).unwrap_err().to_string();
         assert!(e.contains(want), "{s:?}: {e}");
     }
-    let e = emit_w4a16_with(&spec(1, 8192, 8192, 128), &W4a16Config { bn: 256, splits: 1 })
-        .unwrap_err()
-        .to_string();
+    let e = emit_w4a16_with(
+        &spec(1, 8192, 8192, 128),
+        &W4a16Config {
+            bn: 256,
+            splits: 1,
+            depth: 2,
+        },
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("splits"), "{e}");
 }
 
@@ -65,23 +93,54 @@ fn w4a16_validation_refuses_tampered_expressions() {
     let plan = plan_for(&s, &c).unwrap();
     let text = emitted_text(&s, &c, &plan).unwrap();
     validate_w4a16(&s, &c, &plan, &text).expect("the untouched text validates");
-    let cases: Vec<(&str, Box<dyn Fn(&mut W4Text)>)> = vec![
-        ("W offset", Box::new(|t| t.w_goff = t.w_goff.replace("(k % 2)", "(k % 2) * 2"))),
-        ("W row", Box::new(|t| t.w_row = format!("({}) ^ 1", t.w_row))),
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "W offset",
+            Box::new(|t| t.w_goff = t.w_goff.replace("(k % 2)", "(k % 2) * 2")),
+        ),
+        (
+            "W row",
+            Box::new(|t| t.w_row = format!("({}) ^ 1", t.w_row)),
+        ),
         ("W k", Box::new(|t| t.w_k = format!("({}) ^ 16", t.w_k))),
-        ("scale row", Box::new(|t| t.s_n = format!("({}) ^ 1", t.s_n))),
+        (
+            "scale row",
+            Box::new(|t| t.s_n = format!("({}) ^ 1", t.s_n)),
+        ),
         ("scale offset", Box::new(|t| t.s_goff = "n * 9 + g".into())),
         ("A swizzle", Box::new(|t| t.a_swz = "o".into())),
-        ("ldmatrix", Box::new(|t| t.a_ldsm_k = format!("({}) ^ 8", t.a_ldsm_k))),
-        ("accumulator", Box::new(|t| t.c_col = format!("({}) ^ 2", t.c_col))),
-        ("workspace", Box::new(|t| t.ws_off = "p * 5120 + r * 1024 + c + 2".into())),
-        ("reduction", Box::new(|t| t.r_row = "(t + i * 128) * 2 / 512".into())),
-        ("C guard", Box::new(|t| t.c_guard = "r < 6 && c < 1024".into())),
-        ("A guard", Box::new(|t| t.a_guard = "r < 16 && k < 1024".into())),
+        (
+            "ldmatrix",
+            Box::new(|t| t.a_ldsm_k = format!("({}) ^ 8", t.a_ldsm_k)),
+        ),
+        (
+            "accumulator",
+            Box::new(|t| t.c_col = format!("({}) ^ 2", t.c_col)),
+        ),
+        (
+            "workspace",
+            Box::new(|t| t.ws_off = "p * 5120 + r * 1024 + c + 2".into()),
+        ),
+        (
+            "reduction",
+            Box::new(|t| t.r_row = "(t + i * 128) * 2 / 512".into()),
+        ),
+        (
+            "C guard",
+            Box::new(|t| t.c_guard = "r < 6 && c < 1024".into()),
+        ),
+        (
+            "A guard",
+            Box::new(|t| t.a_guard = "r < 16 && k < 1024".into()),
+        ),
         (
             "nibble byte",
             Box::new(|t| {
-                let i = t.schedule.iter().position(|l| l.starts_with("LC_W4_MMA")).unwrap();
+                let i = t
+                    .schedule
+                    .iter()
+                    .position(|l| l.starts_with("LC_W4_MMA"))
+                    .unwrap();
                 t.schedule[i] = t.schedule[i].replacen(", 0, 1);", ", 0, 2);", 1);
             }),
         ),
@@ -102,7 +161,9 @@ fn w4a16_validation_refuses_tampered_expressions() {
         let mut t = text.clone();
         f(&mut t);
         assert_ne!(t, text, "{what}: the tamper changed nothing");
-        let e = validate_w4a16(&s, &c, &plan, &t).expect_err(what).to_string();
+        let e = validate_w4a16(&s, &c, &plan, &t)
+            .expect_err(what)
+            .to_string();
         assert!(e.contains("translation validation failed"), "{what}: {e}");
         eprintln!("{what}: {e}");
     }

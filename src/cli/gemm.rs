@@ -3,8 +3,9 @@
 //! the CUDA C++ kernel and validates its index expressions against the layouts. Without `-o`
 //! the kernel goes to stdout; with `-o` the first line says where it went
 //! (`wrote k.cu: laycert_gemm (N lines), certificate sha256:...`) and the plan follows.
-//! `--weights int4 [--group 128] [--splits S]` emits the W4A16 kernel instead (f16 activations,
-//! M <= 16, signed int4 weights in the packed layout of `codegen::gemm::w4a16`).
+//! `--weights int4 [--group 128] [--splits S] [--bn 128|256] [--stages 2|3]` emits the W4A16
+//! kernel instead (f16 activations, M <= 16, signed int4 weights in the packed layout of
+//! `codegen::gemm::w4a16`; `--stages` = W buffers per thread).
 //! Exit 0 emitted, 2 bad input (an extent out of range, K not a multiple of 8, a
 //! configuration that does not fit).
 
@@ -59,13 +60,12 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
             a.dtype
         ))
     })?;
-    let target = GemmTarget::parse(a.target)
-        .ok_or_else(|| {
-            bad(format!(
-                "error: --target {:?}: expected sm80 or sm90",
-                a.target
-            ))
-        })?;
+    let target = GemmTarget::parse(a.target).ok_or_else(|| {
+        bad(format!(
+            "error: --target {:?}: expected sm80 or sm90",
+            a.target
+        ))
+    })?;
     let spec = GemmSpec {
         m: a.m,
         n: a.n,
@@ -156,9 +156,16 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
     let mut c = w4a16::choose(&spec).map_err(|e| bad(format!("error: {e}")))?;
     if let Some(x) = a.bn {
         c.bn = x;
+        // 256 columns hold twice the W vectors per thread: two buffers keep ~175 registers.
+        if x == 256 {
+            c.depth = 2;
+        }
     }
     if let Some(x) = a.splits {
         c.splits = x;
+    }
+    if let Some(x) = a.stages {
+        c.depth = x;
     }
     w4a16::emit_w4a16_with(&spec, &c).map_err(|e| bad(format!("error: {e}")))
 }

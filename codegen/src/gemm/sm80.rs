@@ -231,7 +231,12 @@ fn mode_terms(
 
 /// `(row, col)` expressions of a 2-D thread-value layout at thread `t`, value `v` (names or
 /// parenthesized expressions).
-pub(crate) fn tv_exprs(tv: &Tv, t: &str, v: &str, what: &str) -> Result<(String, String), CodegenError> {
+pub(crate) fn tv_exprs(
+    tv: &Tv,
+    t: &str,
+    v: &str,
+    what: &str,
+) -> Result<(String, String), CodegenError> {
     if tv.shape.len() != 2 {
         return Err(gemm_err(format!("{what}: not a 2-D layout")));
     }
@@ -256,7 +261,9 @@ pub(crate) fn memory_exprs(
         Layout::Cute(c) => (c, "o".into()),
         Layout::Swizzled(s) => {
             if s.offset() != 0 {
-                return Err(gemm_err(format!("{what}: a swizzled layout with an offset")));
+                return Err(gemm_err(format!(
+                    "{what}: a swizzled layout with an offset"
+                )));
             }
             let z = s.swizzle();
             let text = if z.bits() == 0 {
@@ -364,11 +371,7 @@ const LDSM_T: &str = "(t / 32 * 32 + t % 8 * 4)";
 const LDSM_V: &str = "(g * 8 + t % 32 / 8 * 2)";
 
 /// Finds the operand register holding atom value pair `2p, 2p + 1` for thread 0.
-fn find_pair(
-    tv: &Tv,
-    want: (i64, i64),
-    what: &str,
-) -> Result<(i64, i64), CodegenError> {
+fn find_pair(tv: &Tv, want: (i64, i64), what: &str) -> Result<(i64, i64), CodegenError> {
     let nv = tv.nvalues();
     for v in 0..nv {
         if cell_rc(tv, 0, v) == want {
@@ -388,10 +391,18 @@ fn find_pair(
 /// each operand group loaded before the k-step that first uses it (software pipelined one
 /// k-step ahead), and one `LC_NEXT_STAGE();` (the cp.async of a later k-block).
 fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, CodegenError> {
-    let (tv_a, tv_b, tv_c) = (plan_tv(plan, "a")?, plan_tv(plan, "b")?, plan_tv(plan, "c")?);
+    let (tv_a, tv_b, tv_c) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "b")?,
+        plan_tv(plan, "c")?,
+    );
     let (aa, ab) = match (&atom.a, &atom.b) {
         (Some(a), Some(b)) => (a, b),
-        _ => return Err(gemm_err("the mma atom reads an operand from shared memory".into())),
+        _ => {
+            return Err(gemm_err(
+                "the mma atom reads an operand from shared memory".into(),
+            ))
+        }
     };
     let steps = c.bk / 16;
     let mut mmas: Vec<Vec<String>> = vec![Vec::new(); steps as usize];
@@ -455,11 +466,11 @@ fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, 
         }
     };
     load(0, &mut lines);
-    for kk in 0..steps as usize {
-        if kk + 1 < steps as usize {
+    for (kk, step) in mmas.iter().enumerate() {
+        if kk + 1 < mmas.len() {
             load(kk + 1, &mut lines);
         }
-        lines.extend(mmas[kk].iter().cloned());
+        lines.extend(step.iter().cloned());
         // The next stage's cp.async go out after the first k-step's mma, so the fragment loads
         // and the first mma follow the barrier directly.
         if kk == 0 {
@@ -470,7 +481,11 @@ fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, 
 }
 
 /// The plan-dependent text of the kernel for `plan`.
-pub fn emitted_text(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<Sm80Text, CodegenError> {
+pub fn emitted_text(
+    spec: &GemmSpec,
+    c: &GemmConfig,
+    plan: &Plan,
+) -> Result<Sm80Text, CodegenError> {
     let (name, atom) = plan_atom(plan)?;
     let nt = threads(c);
     let (tv_a, tv_b, tv_c, tv_o) = (
@@ -670,12 +685,7 @@ extern "C" int laycert_gemm_grid() { return LC_GRID; }
 }
 
 /// The header comment: problem, configuration, plan, layouts, certificate digest.
-pub(crate) fn header(
-    title: &str,
-    plan: &Plan,
-    lines: &[String],
-    validation_line: &str,
-) -> String {
+pub(crate) fn header(title: &str, plan: &Plan, lines: &[String], validation_line: &str) -> String {
     let mut k = String::new();
     let _ = writeln!(k, "{title}");
     for l in lines {

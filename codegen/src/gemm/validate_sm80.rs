@@ -468,7 +468,11 @@ pub fn validate_sm80(
         (Some(a), Some(b)) => (a, b),
         _ => return Err(fail(format!("{instr}: an operand is not in registers"))),
     };
-    let (tv_a, tv_b, tv_c) = (plan_tv(plan, "a")?, plan_tv(plan, "b")?, plan_tv(plan, "c")?);
+    let (tv_a, tv_b, tv_c) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "b")?,
+        plan_tv(plan, "c")?,
+    );
     let (tv_h, tv_o) = (plan_tv(plan, "h")?, plan_tv(plan, "o")?);
 
     // 1. Shared layouts.
@@ -543,10 +547,32 @@ pub fn validate_sm80(
 
     // 2. cp.async: placement, contiguity, coverage, guard uniformity.
     for (what, smem, chunks, row_t, k_t, goff, guard, grows) in [
-        ("A", &sa, text.a_chunks, &text.a_cp_row, &text.a_cp_k, &text.a_goff, &ga, spec.m),
-        ("B", &sb, text.b_chunks, &text.b_cp_row, &text.b_cp_k, &text.b_goff, &gb, spec.n),
+        (
+            "A",
+            &sa,
+            text.a_chunks,
+            &text.a_cp_row,
+            &text.a_cp_k,
+            &text.a_goff,
+            &ga,
+            spec.m,
+        ),
+        (
+            "B",
+            &sb,
+            text.b_chunks,
+            &text.b_cp_row,
+            &text.b_cp_k,
+            &text.b_goff,
+            &gb,
+            spec.n,
+        ),
     ] {
-        let (row_e, k_e, off_e) = (CExpr::parse(row_t)?, CExpr::parse(k_t)?, CExpr::parse(goff)?);
+        let (row_e, k_e, off_e) = (
+            CExpr::parse(row_t)?,
+            CExpr::parse(k_t)?,
+            CExpr::parse(goff)?,
+        );
         let (rows, cols) = smem.shape;
         // The copy's thread map is synthesis's coalesced 16-byte layout (the one its traffic
         // prediction scored).
@@ -726,7 +752,9 @@ pub fn validate_sm80(
             || !(0..text.b_groups).contains(&bg)
             || !(0..=2).contains(&br)
         {
-            return Err(fail(format!("schedule line {line:?}: a register index is out of range")));
+            return Err(fail(format!(
+                "schedule line {line:?}: a register index is out of range"
+            )));
         }
         if !loaded_a[ag as usize] || !loaded_b[bg as usize] {
             return Err(fail(format!(
@@ -734,19 +762,18 @@ pub fn validate_sm80(
             )));
         }
         for w in 0..nt / 32 {
-            let (mut ao, mut bo): (Option<(i64, i64)>, Option<(i64, i64)>) = (None, None);
-            let agree = |o: &mut Option<(i64, i64)>, d: (i64, i64), what: &str| {
-                match o {
-                    None => {
-                        *o = Some(d);
-                        Ok(())
-                    }
-                    Some(x) if *x == d => Ok(()),
-                    Some(x) => Err(fail(format!(
-                        "schedule line {line:?}, warp {w}: the {what} fragment is not one atom \
-                         (origins {x:?} and {d:?})"
-                    ))),
+            let mut ao: Option<(i64, i64)> = None;
+            let mut bo: Option<(i64, i64)> = None;
+            let agree = |o: &mut Option<(i64, i64)>, d: (i64, i64), what: &str| match o {
+                None => {
+                    *o = Some(d);
+                    Ok(())
                 }
+                Some(x) if *x == d => Ok(()),
+                Some(x) => Err(fail(format!(
+                    "schedule line {line:?}, warp {w}: the {what} fragment is not one atom \
+                         (origins {x:?} and {d:?})"
+                ))),
             };
             for l in 0..32 {
                 let t = w * 32 + l;
@@ -808,7 +835,9 @@ pub fn validate_sm80(
 
     // 5. Epilogue.
     if tv_h.table() != tv_c.table() || tv_h.shape != tv_c.shape {
-        return Err(fail("the plan's h = cast(c) does not keep c's layout".into()));
+        return Err(fail(
+            "the plan's h = cast(c) does not keep c's layout".into(),
+        ));
     }
     let (cr, cc) = (CExpr::parse(&text.c_row)?, CExpr::parse(&text.c_col)?);
     for t in 0..nt {
@@ -847,7 +876,10 @@ pub fn validate_sm80(
     let mut read = vec![false; (c.bm * c.bn) as usize];
     for t in 0..nt {
         for x in (0..text.o_values).step_by(8) {
-            let (r, col) = (eval2(&or, ("t", t), ("v", x))?, eval2(&oc, ("t", t), ("v", x))?);
+            let (r, col) = (
+                eval2(&or, ("t", t), ("v", x))?,
+                eval2(&oc, ("t", t), ("v", x))?,
+            );
             let s = sh.offset(r, col)?;
             if s % 8 != 0 || col % 8 != 0 {
                 return Err(fail(format!(

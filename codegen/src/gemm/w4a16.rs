@@ -19,11 +19,11 @@
 //! `ld.global.v4.b32`). Each (8 n x 128 k) superblock is 512 contiguous bytes; the superblocks
 //! of one 8-row block follow each other along K.
 //!
-//! **Kernel**: CTA = 4 warps, `bn` (128 or 256) columns of C, a K-range of `K / splits`
+//! **Kernel**: CTA = 4 warps, `bn` (128, default, or 256) columns of C, a K-range of `K / splits`
 //! (split-K). The tile program ([`tile_program`]) is one (16 x bn x 128) step: A via
 //! cp.async into the synthesized swizzled `a_s` (all the CTA's K-range at once, rows >= M
-//! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (two superblocks in
-//! flight), dequantized in registers (`prmt`, one `lop3`, an exact `fma.f16x2`, the scale
+//! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (`depth - 1` superblocks
+//! in flight), dequantized in registers (`prmt`, one `lop3`, an exact `fma.f16x2`, the scale
 //! `mul.f16x2`); mma.sync m16n8k16 into f32; each split stores its f32 partial tile into a
 //! workspace `(splits, M, N)`, and the last CTA of a column tile (an atomic counter) adds the
 //! partials in split order (deterministic), converts and stores C, and resets the counter.
@@ -74,6 +74,8 @@ pub struct W4a16Config {
     pub bn: i64,
     /// K-splits (CTAs per column tile).
     pub splits: i64,
+    /// W buffers per thread (2 or 3): superblocks in flight plus the one being multiplied.
+    pub depth: i64,
 }
 
 impl W4a16Config {
@@ -122,18 +124,23 @@ fn bad(why: String) -> CodegenError {
     CodegenError::Gemm(why)
 }
 
-/// Checks the problem and chooses the configuration: `bn` 256 when N allows, splits doubling
-/// while the grid stays within about two CTAs per SM of an H100/H200 (264) or a CTA's K-range
-/// is above 2048.
+/// Checks the problem and chooses the configuration: 128 columns per CTA (about 120
+/// registers, so four CTAs of 4 warps fit an SM), three W buffers (two superblocks in flight),
+/// splits doubling while the grid stays within about four CTAs per SM of an H100/H200 (528)
+/// or a CTA's K-range is above 2048.
 pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
     check_spec(spec)?;
-    let bn = if spec.n % 256 == 0 { 256 } else { 128 };
+    let bn = 128;
     let tiles = spec.n / bn;
     let mut splits = 1;
-    while spec.k % (256 * splits) == 0 && (tiles * splits * 2 <= 264 || spec.k / splits > 2048) {
+    while spec.k % (256 * splits) == 0 && (tiles * splits * 2 <= 528 || spec.k / splits > 2048) {
         splits *= 2;
     }
-    Ok(W4a16Config { bn, splits })
+    Ok(W4a16Config {
+        bn,
+        splits,
+        depth: 3,
+    })
 }
 
 fn check_spec(spec: &W4a16Spec) -> Result<(), CodegenError> {
@@ -168,6 +175,9 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
             "bn {}: 128 or 256 columns per CTA, dividing N = {}",
             c.bn, spec.n
         )));
+    }
+    if c.depth != 2 && c.depth != 3 {
+        return Err(bad(format!("depth {}: 2 or 3 W buffers", c.depth)));
     }
     if c.splits < 1 || spec.k % (128 * c.splits) != 0 || c.ks(spec) > MAX_KS {
         return Err(bad(format!(
@@ -305,9 +315,17 @@ fn schedule(plan: &Plan) -> Result<Vec<String>, CodegenError> {
     let (_, atom) = plan_atom(plan)?;
     let (aa, ab) = match (&atom.a, &atom.b) {
         (Some(a), Some(b)) => (a, b),
-        _ => return Err(bad("the mma atom reads an operand from shared memory".into())),
+        _ => {
+            return Err(bad(
+                "the mma atom reads an operand from shared memory".into()
+            ))
+        }
     };
-    let (tv_a, tv_b, tv_c) = (plan_tv(plan, "a")?, plan_tv(plan, "b")?, plan_tv(plan, "c")?);
+    let (tv_a, tv_b, tv_c) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "b")?,
+        plan_tv(plan, "c")?,
+    );
     let cc = atom.c_layout.eval(0, 0)?;
     let mut groups = Vec::new();
     let mut mmas: Vec<Vec<String>> = Vec::new();
@@ -333,7 +351,11 @@ fn schedule(plan: &Plan) -> Result<Vec<String>, CodegenError> {
             for p in 0..2 {
                 let at = ab.eval(0, 2 * p)?;
                 let v = find_value(tv_b, 0, (n0 + at[0], 16 * kk + at[1])).ok_or_else(|| {
-                    bad(format!("the plan's b has no value at ({}, {})", n0 + at[0], 16 * kk + at[1]))
+                    bad(format!(
+                        "the plan's b has no value at ({}, {})",
+                        n0 + at[0],
+                        16 * kk + at[1]
+                    ))
                 })?;
                 if v % 2 != 0 {
                     return Err(bad("a B register pair starts at an odd nibble".into()));
@@ -489,8 +511,7 @@ pub fn validate_w4a16(
         plan_tv(plan, "c")?,
     );
     check_tables_equal(plan, &["w", "q", "b"])?;
-    if tv_w.nthreads() != nt || tv_w.nvalues() != 32 * text.w_vectors || tv_w.shape != [c.bn, 128]
-    {
+    if tv_w.nthreads() != nt || tv_w.nvalues() != 32 * text.w_vectors || tv_w.shape != [c.bn, 128] {
         return Err(fail(format!(
             "the plan's w has {} threads x {} values over {:?}; the kernel loads {nt} x {} \
              vectors of 32 over [{}, 128]",
@@ -526,13 +547,20 @@ pub fn validate_w4a16(
     )?;
     let copy = coalesced(&[16, 128], 1, 8, nt).ok_or_else(|| fail("no A copy layout".into()))?;
     if copy.nvalues() != 8 * text.a_chunks {
-        return Err(fail(format!("LC_A_CHUNKS {}: the copy layout has {}", text.a_chunks, copy.nvalues() / 8)));
+        return Err(fail(format!(
+            "LC_A_CHUNKS {}: the copy layout has {}",
+            text.a_chunks,
+            copy.nvalues() / 8
+        )));
     }
     let (cr, ck) = (CExpr::parse(&text.a_cp_row)?, CExpr::parse(&text.a_cp_k)?);
     let mut seen = vec![false; 16 * 128];
     for t in 0..nt {
         for j in 0..text.a_chunks {
-            let (r, k) = (eval2(&cr, ("t", t), ("j", j))?, eval2(&ck, ("t", t), ("j", j))?);
+            let (r, k) = (
+                eval2(&cr, ("t", t), ("j", j))?,
+                eval2(&ck, ("t", t), ("j", j))?,
+            );
             if (r, k) != rc(&copy, t, 8 * j) || k % 8 != 0 {
                 return Err(fail(format!(
                     "A cp.async chunk {j} of thread {t} loads ({r}, {k}); the copy layout says {:?}",
@@ -542,7 +570,9 @@ pub fn validate_w4a16(
             let base = sa.offset(r, k)?;
             for e in 0..8 {
                 if sa.offset(r, k + e)? != base + e || base % 8 != 0 {
-                    return Err(fail(format!("A cp.async chunk ({r}, {k}) is not 16 contiguous aligned bytes")));
+                    return Err(fail(format!(
+                        "A cp.async chunk ({r}, {k}) is not 16 contiguous aligned bytes"
+                    )));
                 }
                 let s = &mut seen[(r * 128 + k + e) as usize];
                 if *s {
@@ -553,7 +583,9 @@ pub fn validate_w4a16(
         }
     }
     if seen.iter().any(|&x| !x) {
-        return Err(fail("A cp.async leaves a cell of the superblock unloaded".into()));
+        return Err(fail(
+            "A cp.async leaves a cell of the superblock unloaded".into(),
+        ));
     }
     let ldsm = Ldsm::corpus()?;
     let frag_a = check_ldsm(
@@ -571,13 +603,33 @@ pub fn validate_w4a16(
     // Global offsets and guards.
     check_offset("A", &text.a_goff, ("r", "k"), spec.m, spec.k, &mut v)?;
     check_offset("C", &text.c_goff, ("r", "c"), spec.m, spec.n, &mut v)?;
-    let ga = check_guard("A", &text.a_guard, ("r", "k"), spec.m, spec.k, 16, spec.k, &mut v)?;
+    let ga = check_guard(
+        "A",
+        &text.a_guard,
+        ("r", "k"),
+        spec.m,
+        spec.k,
+        16,
+        spec.k,
+        &mut v,
+    )?;
     for k in (0..spec.k).step_by(8) {
         if eval2(&ga, ("r", 0), ("k", k))? != eval2(&ga, ("r", 0), ("k", k + 7))? {
-            return Err(fail(format!("the A guard changes inside the chunk at k = {k}")));
+            return Err(fail(format!(
+                "the A guard changes inside the chunk at k = {k}"
+            )));
         }
     }
-    let gc = check_guard("C", &text.c_guard, ("r", "c"), spec.m, spec.n, 16, spec.n, &mut v)?;
+    let gc = check_guard(
+        "C",
+        &text.c_guard,
+        ("r", "c"),
+        spec.m,
+        spec.n,
+        16,
+        spec.n,
+        &mut v,
+    )?;
     // Scales: (N, K / group) row-major.
     check_offset(
         "scale",
@@ -591,7 +643,9 @@ pub fn validate_w4a16(
     let ws = CExpr::parse(&text.ws_off)?;
     for term in ws.summands() {
         if term.vars().len() > 1 {
-            return Err(fail(format!("the workspace offset term {term:?} reads more than one coordinate")));
+            return Err(fail(format!(
+                "the workspace offset term {term:?} reads more than one coordinate"
+            )));
         }
     }
     let ws_eval = |p: i64, r: i64, col: i64| {
@@ -610,7 +664,9 @@ pub fn validate_w4a16(
                 _ => (0, 0, x),
             };
             if ws_eval(p, r, col)? != (p * spec.m + r) * spec.n + col {
-                return Err(fail(format!("workspace offset at ({p}, {r}, {col}) is not (splits, M, N) row-major")));
+                return Err(fail(format!(
+                    "workspace offset at ({p}, {r}, {col}) is not (splits, M, N) row-major"
+                )));
             }
             v.global_offsets += 1;
         }
@@ -620,7 +676,9 @@ pub fn validate_w4a16(
     let wg = CExpr::parse(&text.w_goff)?;
     for term in wg.summands() {
         if term.vars().len() > 1 {
-            return Err(fail(format!("the W offset term {term:?} reads more than one coordinate")));
+            return Err(fail(format!(
+                "the W offset term {term:?} reads more than one coordinate"
+            )));
         }
     }
     for (axis, ext) in [(0, spec.n), (1, spec.k)] {
@@ -650,7 +708,9 @@ pub fn validate_w4a16(
             let a = memory_offset(&view, &[c.bn, 128], &[n, k])?;
             let b = memory_offset(&wl, &[spec.n, spec.k], &[n, k])?;
             if a != b {
-                return Err(fail(format!("the plan's w_g maps ({n}, {k}) to {a}, the packed layout to {b}")));
+                return Err(fail(format!(
+                    "the plan's w_g maps ({n}, {k}) to {a}, the packed layout to {b}"
+                )));
             }
         }
     }
@@ -663,15 +723,22 @@ pub fn validate_w4a16(
     );
     for t in 0..nt {
         for j in 0..text.w_vectors {
-            let (r, k) = (eval2(&wr, ("t", t), ("j", j))?, eval2(&wk, ("t", t), ("j", j))?);
+            let (r, k) = (
+                eval2(&wr, ("t", t), ("j", j))?,
+                eval2(&wk, ("t", t), ("j", j))?,
+            );
             if eval2(&sn, ("t", t), ("j", j))? != tv_s.cell(t, 32 * j) {
-                return Err(fail(format!("thread {t} vector {j}: LC_S_N is not the plan's s")));
+                return Err(fail(format!(
+                    "thread {t} vector {j}: LC_S_N is not the plan's s"
+                )));
             }
             for n0 in [0, spec.n - c.bn] {
                 for k0 in [0, spec.k - 128] {
                     let off = eval2(&wg, ("n", n0 + r), ("k", k0 + k))?;
                     if off % 32 != 0 {
-                        return Err(fail(format!("thread {t} vector {j}: nibble {off} is not 16-byte aligned")));
+                        return Err(fail(format!(
+                            "thread {t} vector {j}: nibble {off} is not 16-byte aligned"
+                        )));
                     }
                     for e in 0..32 {
                         let (cn, ck) = rc(tv_w, t, 32 * j + e);
@@ -696,7 +763,9 @@ pub fn validate_w4a16(
 
     // The schedule and the mma semantics.
     if tv_c.nthreads() != nt || tv_c.nvalues() != text.acc || tv_c.shape != [16, c.bn] {
-        return Err(fail("the plan's c does not match the kernel's accumulators".into()));
+        return Err(fail(
+            "the plan's c does not match the kernel's accumulators".into(),
+        ));
     }
     let mut owner = vec![0u32; (16 * c.bn) as usize];
     for t in 0..nt {
@@ -706,7 +775,9 @@ pub fn validate_w4a16(
         }
     }
     if owner.iter().any(|&n| n != 1) {
-        return Err(fail("the plan's c does not hold every cell exactly once".into()));
+        return Err(fail(
+            "the plan's c does not hold every cell exactly once".into(),
+        ));
     }
     let mut ksum = vec![vec![0u64; text.acc as usize]; nt as usize];
     let mut loaded = vec![false; text.a_groups as usize];
@@ -733,15 +804,20 @@ pub fn validate_w4a16(
             || [w0, w1].iter().any(|w| !(0..4).contains(w))
             || [b0, b1].iter().any(|b| !(0..4).contains(b))
         {
-            return Err(fail(format!("schedule line {line:?}: an index is out of range")));
+            return Err(fail(format!(
+                "schedule line {line:?}: an index is out of range"
+            )));
         }
         if !(0..text.a_groups).contains(&ag) || !loaded[ag as usize] {
-            return Err(fail(format!("schedule line {line:?} reads A group {ag} before loading it")));
+            return Err(fail(format!(
+                "schedule line {line:?} reads A group {ag} before loading it"
+            )));
         }
         for w in 0..nt / 32 {
             let mut ao: Option<(i64, i64)> = None;
             let mut bo: Option<(i64, i64)> = None;
-            let agree = |o: &mut Option<(i64, i64)>, d: (i64, i64), what: &str| match o {
+            let agree = |o: &mut Option<(i64, i64)>, d: (i64, i64), what: &str| {
+                match o {
                 None => {
                     *o = Some(d);
                     Ok(())
@@ -750,6 +826,7 @@ pub fn validate_w4a16(
                 Some(x) => Err(fail(format!(
                     "schedule line {line:?}, warp {w}: the {what} fragment is not one atom ({x:?}, {d:?})"
                 ))),
+            }
             };
             for l in 0..32 {
                 let t = w * 32 + l;
@@ -765,7 +842,10 @@ pub fn validate_w4a16(
                         let got = rc(tv_w, t, x);
                         // the scale multiplied into this half: vector j's (validated above)
                         if tv_s.cell(t, x) != got.0 {
-                            return Err(fail(format!("schedule line {line:?}: the scale is not row {}", got.0)));
+                            return Err(fail(format!(
+                                "schedule line {line:?}: the scale is not row {}",
+                                got.0
+                            )));
                         }
                         let at = ab.eval(l, 2 * p as i64 + h)?;
                         agree(&mut bo, (got.0 - at[0], got.1 - at[1]), "B")?;
@@ -796,7 +876,9 @@ pub fn validate_w4a16(
                     let bit = 1u64 << (ak / 16);
                     let s = &mut ksum[t as usize][(ci + jj) as usize];
                     if *s & bit != 0 {
-                        return Err(fail(format!("schedule line {line:?}: a k-step is added twice")));
+                        return Err(fail(format!(
+                            "schedule line {line:?}: a k-step is added twice"
+                        )));
                     }
                     *s |= bit;
                     v.mma_products += 1;
@@ -805,7 +887,9 @@ pub fn validate_w4a16(
         }
     }
     if ksum.iter().flatten().any(|&s| s != 0xFF) {
-        return Err(fail("an accumulator value misses a k-step of the superblock".into()));
+        return Err(fail(
+            "an accumulator value misses a k-step of the superblock".into(),
+        ));
     }
     v.accumulator_cells += (nt * text.acc) as u64;
 
@@ -813,7 +897,10 @@ pub fn validate_w4a16(
     let (pr, pc) = (CExpr::parse(&text.c_row)?, CExpr::parse(&text.c_col)?);
     for t in 0..nt {
         for x in (0..text.acc).step_by(2) {
-            let got = (eval2(&pr, ("t", t), ("v", x))?, eval2(&pc, ("t", t), ("v", x))?);
+            let got = (
+                eval2(&pr, ("t", t), ("v", x))?,
+                eval2(&pc, ("t", t), ("v", x))?,
+            );
             if got != rc(tv_c, t, x) || rc(tv_c, t, x + 1) != (got.0, got.1 + 1) || got.1 % 2 != 0 {
                 return Err(fail(format!(
                     "partial store: thread {t} values {x}, {} go to {got:?}; the plan's c holds {:?}",
@@ -829,9 +916,14 @@ pub fn validate_w4a16(
     let mut cover = vec![false; (16 * c.bn) as usize];
     for t in 0..nt {
         for i in 0..text.r_iters {
-            let (r, col) = (eval2(&rr, ("t", t), ("i", i))?, eval2(&rcol, ("t", t), ("i", i))?);
+            let (r, col) = (
+                eval2(&rr, ("t", t), ("i", i))?,
+                eval2(&rcol, ("t", t), ("i", i))?,
+            );
             if !(0..16).contains(&r) || !(0..c.bn).contains(&col) || col % 2 != 0 {
-                return Err(fail(format!("reduction pair {i} of thread {t} at ({r}, {col}) is outside the tile or odd")));
+                return Err(fail(format!(
+                    "reduction pair {i} of thread {t} at ({r}, {col}) is outside the tile or odd"
+                )));
             }
             for e in 0..2 {
                 let x = &mut cover[(r * c.bn + col + e) as usize];
@@ -848,7 +940,9 @@ pub fn validate_w4a16(
     }
     for col in (0..spec.n).step_by(2) {
         if eval2(&gc, ("r", 0), ("c", col))? != eval2(&gc, ("r", 0), ("c", col + 1))? {
-            return Err(fail(format!("the C guard changes inside the pair at column {col}")));
+            return Err(fail(format!(
+                "the C guard changes inside the pair at column {col}"
+            )));
         }
     }
     Ok(v)
@@ -872,6 +966,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_GROUP", spec.group),
             ("LC_BN", c.bn),
             ("LC_SPLITS", c.splits),
+            ("LC_W_DEPTH", c.depth),
             ("LC_KS", c.ks(spec)),
             ("LC_SB", c.ks(spec) / 128),
             ("LC_TILES_N", tiles),

@@ -4,8 +4,8 @@
 //
 // CTA = 4 warps: LC_BN columns of C over the K-range [split * LC_KS, (split + 1) * LC_KS).
 // A's K-range goes to shared memory once (cp.async, LC_SB superblocks of the plan's a_s, rows
-// >= M zero-filled); W streams with 16-byte loads, two superblocks ahead of the one being
-// multiplied; each B register is dequantized from one byte (two signed nibbles) of a W word:
+// >= M zero-filled); W streams with 16-byte loads, LC_W_DEPTH - 1 superblocks ahead of the one
+// being multiplied; each B register is dequantized from one byte (two signed nibbles) of a W word:
 // prmt puts the byte in both halves, one lop3 places the low nibble in the low half's mantissa
 // and the high nibble in bits 4..7 of the high half's, flipping the sign bit (0x6408 / 0x6480),
 // fma.f16x2 (x * {1, 1/16} + {-1032, -72}) recovers the signed values exactly, mul.f16x2 applies
@@ -103,10 +103,15 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS)
     const int n0 = tile * LC_BN;
     const int k0 = split * LC_KS;
 
-    // The weight stream starts first: superblocks 0 and 1.
+    // The weight stream starts first: the first LC_W_DEPTH - 1 superblocks.
+#if LC_W_DEPTH == 3
     lc_v4 w0[LC_WV], w1[LC_WV], w2[LC_WV];
     lc_load_w(W, w0, n0, k0, t);
     if (1 < LC_SB) lc_load_w(W, w1, n0, k0 + 128, t);
+#else
+    lc_v4 w0[LC_WV], w1[LC_WV];
+    lc_load_w(W, w0, n0, k0, t);
+#endif
 
     // A's K-range into shared memory, superblock by superblock in the plan's a_s layout.
     for (int sb = 0; sb < LC_SB; ++sb) {
@@ -136,6 +141,9 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS)
     lc_cp_wait_all();
     __syncthreads();
 
+    // W buffers rotate: superblock sb + LC_W_DEPTH - 1 is in flight while sb is multiplied.
+#if LC_W_DEPTH == 3
+#pragma unroll 1
     for (int sb = 0; sb < LC_SB; sb += 3) {
         if (sb + 2 < LC_SB) lc_load_w(W, w2, n0, k0 + (sb + 2) * 128, t);
         lc_superblock(w0, S, base + sb * LC_A_SB_BYTES, a_lo, acc, n0, k0 + sb * 128, t);
@@ -146,6 +154,16 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS)
         if (sb + 4 < LC_SB) lc_load_w(W, w1, n0, k0 + (sb + 4) * 128, t);
         lc_superblock(w2, S, base + (sb + 2) * LC_A_SB_BYTES, a_lo, acc, n0, k0 + (sb + 2) * 128, t);
     }
+#else
+#pragma unroll 1
+    for (int sb = 0; sb < LC_SB; sb += 2) {
+        if (sb + 1 < LC_SB) lc_load_w(W, w1, n0, k0 + (sb + 1) * 128, t);
+        lc_superblock(w0, S, base + sb * LC_A_SB_BYTES, a_lo, acc, n0, k0 + sb * 128, t);
+        if (sb + 1 >= LC_SB) break;
+        if (sb + 2 < LC_SB) lc_load_w(W, w0, n0, k0 + (sb + 2) * 128, t);
+        lc_superblock(w1, S, base + (sb + 1) * LC_A_SB_BYTES, a_lo, acc, n0, k0 + (sb + 1) * 128, t);
+    }
+#endif
 
     // This split's partial tile (rows < M) into the workspace.
 #pragma unroll
