@@ -71,3 +71,68 @@ fn gen_gemm_refuses_an_unknown_target_and_k_not_a_multiple_of_8_with_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("multiple of 8"));
 }
+
+#[test]
+fn gen_gemm_w4a16_writes_a_kernel_whose_certificate_checks() {
+    let (k, c) = (tmp("w4.cu"), tmp("w4.json"));
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "16",
+        "--n",
+        "1024",
+        "--k",
+        "2048",
+        "--dtype",
+        "f16",
+        "--weights",
+        "int4",
+        "--group",
+        "128",
+        "-o",
+        &k,
+        "--cert",
+        &c,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let line = first_line(&o);
+    assert!(
+        line.starts_with(&format!("wrote {k}: laycert_w4a16 (")),
+        "{line}"
+    );
+    let text = std::fs::read_to_string(&k).unwrap();
+    assert!(text.contains("extern \"C\" int laycert_w4a16_launch("));
+    assert!(text.contains("#define LC_GROUP 128\n"));
+    let chk = laycert(&["check", &c]);
+    assert_eq!(chk.status.code(), Some(0));
+    assert_eq!(first_line(&chk), "valid");
+}
+
+#[test]
+fn gen_gemm_w4a16_refuses_bf16_and_large_m_with_exit_2() {
+    for (args, want) in [
+        (vec!["--m", "16", "--dtype", "bf16"], "f16 activations"),
+        (vec!["--m", "17", "--dtype", "f16"], "1..=16"),
+    ] {
+        let mut all = vec![
+            "gen",
+            "gemm",
+            "--n",
+            "1024",
+            "--k",
+            "1024",
+            "--weights",
+            "int4",
+        ];
+        all.extend(args);
+        let o = laycert(&all);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(want), "{want}");
+    }
+}

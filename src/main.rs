@@ -503,7 +503,7 @@ struct GemmCli {
     /// `sm80` (cp.async + ldmatrix + mma.sync; runs on Hopper too) or `sm90` (TMA + wgmma).
     #[arg(long, default_value = "sm90")]
     target: String,
-    /// Shared-memory ring depth (default: chosen).
+    /// Shared-memory ring depth (default: chosen; W4A16: W register buffers, 2 or 3).
     #[arg(long)]
     stages: Option<i64>,
     /// CTAs per cluster along M, sharing B by multicast (default: chosen).
@@ -515,12 +515,19 @@ struct GemmCli {
     /// k-block: 64 (128-byte swizzle) or 32 (64-byte swizzle) (default: chosen).
     #[arg(long)]
     bk: Option<i64>,
-    /// Split-K factor (default: chosen so that small grids fill the SMs).
+    /// Split-K factor: sm90 k-splits per tile (default: chosen so that small grids fill the
+    /// SMs); W4A16 k-splits per column tile (default: chosen).
     #[arg(long)]
     splits: Option<i64>,
     /// Cluster rows per group of the tile order (default: chosen).
     #[arg(long)]
     group_m: Option<i64>,
+    /// `int4`: weight-only int4 B (W4A16: f16 A, M <= 16; see codegen::gemm::w4a16).
+    #[arg(long)]
+    weights: Option<String>,
+    /// K-elements per int4 scale, a multiple of 128 (W4A16; default 128).
+    #[arg(long)]
+    group: Option<i64>,
 }
 
 impl GemmCli {
@@ -537,6 +544,8 @@ impl GemmCli {
             bk: self.bk,
             splits: self.splits,
             group_m: self.group_m,
+            weights: self.weights.as_deref(),
+            group: self.group,
         }
     }
 }

@@ -7,6 +7,9 @@
 //! driver or a GPU is missing. For AWS Trainium, [`nki`] emits NKI Python (tiled GEMM, row
 //! softmax, flash-style attention) from TensorE dispatches certify has proved, and runs it on a
 //! reference interpreter of the documented NKI rules (`codegen/nki_ref`) against NumPy.
+//! [`gemm`] emits GEMM kernels from synthesized plans: sm90 (TMA + wgmma), sm80 (cp.async +
+//! ldmatrix + mma.sync) and W4A16 (int4 weights), each index expression validated against the
+//! plan's layouts and instruction models from the corpus.
 //!
 //! ```
 //! use codegen::emit_copy;

@@ -6,6 +6,9 @@ use codegen::gemm::sm80::emitted_text;
 use codegen::gemm::validate_sm80::{validate_sm80, Sm80Text};
 use codegen::gemm::{choose_config, emit_gemm, plan_for, GemmDtype, GemmSpec, GemmTarget};
 
+/// A named edit of the printed text.
+type Tamper = Box<dyn Fn(&mut Sm80Text)>;
+
 fn spec(m: i64, n: i64, k: i64, dtype: GemmDtype) -> GemmSpec {
     GemmSpec {
         m,
@@ -75,8 +78,7 @@ fn sm80_validation_refuses_tampered_expressions() {
             .expect_err("a tampered text must be refused")
             .to_string()
     };
-    type Edit = Box<dyn Fn(&mut Sm80Text)>;
-    let cases: Vec<(&str, Edit)> = vec![
+    let cases: Vec<(&str, Tamper)> = vec![
         (
             "ldmatrix k",
             Box::new(|t| t.a_ldsm_k = format!("({}) ^ 8", t.a_ldsm_k)),

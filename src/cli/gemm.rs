@@ -3,11 +3,15 @@
 //! the CUDA C++ kernel and validates its index expressions against the layouts. Without `-o`
 //! the kernel goes to stdout; with `-o` the first line says where it went
 //! (`wrote k.cu: laycert_gemm (N lines), certificate sha256:...`) and the plan follows.
-//! Exit 0 emitted, 2 bad input (an extent out of range, K not a multiple of 8 on sm90, a
+//! `--weights int4 [--group 128] [--splits S] [--bn 128|256] [--stages 2|3]` emits the W4A16
+//! kernel instead (f16 activations, M <= 16, signed int4 weights in the packed layout of
+//! `codegen::gemm::w4a16`; `--stages` = W buffers per thread).
+//! Exit 0 emitted, 2 bad input (an extent out of range, K not a multiple of 8, a
 //! configuration that does not fit).
 
 use serde_json::json;
 
+use codegen::gemm::w4a16::{self, W4a16Kernel, W4a16Spec};
 use codegen::gemm::{
     choose_config, emit_gemm_with, GemmConfig, GemmDtype, GemmKernel, GemmSpec, GemmTarget,
 };
@@ -34,10 +38,14 @@ pub struct GemmArgs<'a> {
     pub bn: Option<i64>,
     /// k-block override.
     pub bk: Option<i64>,
-    /// Split-K override.
-    pub splits: Option<i64>,
     /// Group-M override.
     pub group_m: Option<i64>,
+    /// `int4`: weight-only int4 B (W4A16, f16 activations, M <= 16).
+    pub weights: Option<&'a str>,
+    /// K-elements per int4 scale (W4A16).
+    pub group: Option<i64>,
+    /// K-splits override (sm90 split-K, W4A16).
+    pub splits: Option<i64>,
 }
 
 fn bad(message: String) -> BadInput {
@@ -127,33 +135,76 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
     lines
 }
 
-/// Runs `gen gemm`.
-pub fn gen(
-    a: &GemmArgs,
+/// Parses and emits the W4A16 kernel (`--weights int4`).
+pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
+    if a.weights != Some("int4") {
+        return Err(bad(format!(
+            "error: --weights {:?}: expected int4",
+            a.weights.unwrap_or("")
+        )));
+    }
+    if a.dtype != "f16" {
+        return Err(bad(format!(
+            "error: --dtype {:?} with --weights int4: the W4A16 kernel takes f16 activations",
+            a.dtype
+        )));
+    }
+    if GemmTarget::parse(a.target).is_none() {
+        return Err(bad(format!(
+            "error: --target {:?}: expected sm80 or sm90",
+            a.target
+        )));
+    }
+    let spec = W4a16Spec {
+        m: a.m,
+        n: a.n,
+        k: a.k,
+        group: a.group.unwrap_or(128),
+    };
+    let mut c = w4a16::choose(&spec).map_err(|e| bad(format!("error: {e}")))?;
+    if let Some(x) = a.bn {
+        c.bn = x;
+        // 256 columns hold twice the W vectors per thread: two buffers keep ~175 registers.
+        if x == 256 {
+            c.depth = 2;
+        }
+    }
+    if let Some(x) = a.splits {
+        c.splits = x;
+    }
+    if let Some(x) = a.stages {
+        c.depth = x;
+    }
+    w4a16::emit_w4a16_with(&spec, &c).map_err(|e| bad(format!("error: {e}")))
+}
+
+struct Emitted<'k> {
+    source: &'k str,
+    certificate_json: &'k str,
+    entry: &'k str,
+    digest: &'k str,
+    lines: Vec<String>,
+    json: serde_json::Value,
+}
+
+fn write_out(
+    e: Emitted,
     out: Option<&str>,
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let k = build(a)?;
     if let Some(path) = out {
-        std::fs::write(path, &k.source).map_err(|e| bad(format!("error: -o {path}: {e}")))?;
+        std::fs::write(path, e.source).map_err(|x| bad(format!("error: -o {path}: {x}")))?;
     }
     if let Some(path) = cert {
-        std::fs::write(path, &k.certificate_json)
-            .map_err(|e| bad(format!("error: --cert {path}: {e}")))?;
+        std::fs::write(path, e.certificate_json)
+            .map_err(|x| bad(format!("error: --cert {path}: {x}")))?;
     }
     if as_json {
-        let mut v = json!({
-            "spec": k.spec,
-            "config": k.config,
-            "plan": k.plan_summary,
-            "validation": k.validation,
-            "certificate": format!("sha256:{}", k.digest),
-            "kernel": k.entry,
-        });
+        let mut v = e.json;
         match out {
             Some(path) => v["written"] = json!(path),
-            None => v["source"] = json!(k.source),
+            None => v["source"] = json!(e.source),
         }
         return Ok(Report::json(v));
     }
@@ -161,20 +212,104 @@ pub fn gen(
         Some(path) => {
             let mut lines = vec![format!(
                 "wrote {path}: {} ({} lines), certificate sha256:{}",
-                k.entry,
-                k.source.lines().count(),
-                k.digest
+                e.entry,
+                e.source.lines().count(),
+                e.digest
             )];
-            lines.extend(summary(&k));
+            lines.extend(e.lines);
             Report::ok(lines)
         }
         None => Report {
-            stdout: k.source,
+            stdout: e.source.to_string(),
             code: 0,
         },
     })
 }
 
+/// Runs `gen gemm`.
+pub fn gen(
+    a: &GemmArgs,
+    out: Option<&str>,
+    cert: Option<&str>,
+    as_json: bool,
+) -> Result<Report, BadInput> {
+    if a.weights.is_some() {
+        let k = build_w4a16(a)?;
+        let v = &k.validation;
+        let lines = vec![
+            format!(
+                "W4A16 {}x{}x{} f16 x int4 (group {}): {} columns x K-range {} per CTA, {} splits, \
+                 {} CTAs of 128 threads, {} bytes of shared memory",
+                k.spec.m,
+                k.spec.n,
+                k.spec.k,
+                k.spec.group,
+                k.config.bn,
+                k.config.ks(&k.spec),
+                k.config.splits,
+                k.grid,
+                k.smem_bytes
+            ),
+            format!(
+                "validated: {} accumulator cells, {} global offsets, {} guard points, {} shared \
+                 cells, {} fragment cells, {} mma k-steps",
+                v.accumulator_cells,
+                v.global_offsets,
+                v.guard_points,
+                v.smem_cells,
+                v.fragment_cells,
+                v.mma_products
+            ),
+        ];
+        let lines = lines
+            .into_iter()
+            .chain(k.plan_summary.iter().map(|l| format!("  {l}")))
+            .collect();
+        let json = json!({
+            "spec": k.spec,
+            "config": k.config,
+            "plan": k.plan_summary,
+            "validation": k.validation,
+            "certificate": format!("sha256:{}", k.digest),
+            "kernel": k.entry,
+        });
+        return write_out(
+            Emitted {
+                source: &k.source,
+                certificate_json: &k.certificate_json,
+                entry: k.entry,
+                digest: &k.digest,
+                lines,
+                json,
+            },
+            out,
+            cert,
+            as_json,
+        );
+    }
+    let k = build(a)?;
+    let json = json!({
+        "spec": k.spec,
+        "config": k.config,
+        "plan": k.plan_summary,
+        "validation": k.validation,
+        "certificate": format!("sha256:{}", k.digest),
+        "kernel": k.entry,
+    });
+    write_out(
+        Emitted {
+            source: &k.source,
+            certificate_json: &k.certificate_json,
+            entry: k.entry,
+            digest: &k.digest,
+            lines: summary(&k),
+            json,
+        },
+        out,
+        cert,
+        as_json,
+    )
+}
 /// Runs `gpu bench gemm`: emits, compiles with NVRTC, checks against cuBLAS (or a sampled CPU
 /// reference) and times both. First line `correct: ...` (exit 0), `WRONG: ...` (exit 1) or
 /// `SKIP (no CUDA device): why` (exit 3); 2 on bad input.

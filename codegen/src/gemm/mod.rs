@@ -5,13 +5,29 @@
 //! operand type. [`emit_gemm`] builds the CTA's tile program, has [`solver::synth`] synthesize
 //! and certify its layouts, checks that the kernel body implements exactly that plan, and emits
 //! CUDA C++ whose plan-dependent text (accumulator indices, global offsets, the store guard,
-//! the shared-memory descriptors) is read back and validated against the layouts
-//! ([`validate`]) before it is returned.
+//! the shared-memory descriptors, on sm80 also the ldmatrix rows, swizzles, copy maps and the
+//! mma schedule) is read back and validated against the layouts ([`validate`],
+//! [`validate_sm80`]) before it is returned. Every kernel defines `LC_M/N/K/BM/BN/BK/STAGES/
+//! CONSUMERS/CLUSTER/GROUP_M` and, under `LAYCERT_HOST_LAUNCHER`, `extern "C"`
+//! `laycert_gemm_launch(A, B, C, stream)` and `laycert_gemm_grid()` (bench/gpu/gemm.py).
 //!
 //! - **sm90** ([`sm90`]): TMA loads into the canonical 128-byte-swizzled K-major layout,
 //!   `wgmma.mma_async` from shared-memory descriptors, a warp-specialized producer/consumer
 //!   ring of mbarriers, persistent clusters with B multicast, ragged edges by TMA bounds and a
 //!   guarded epilogue.
+//! - **sm80** ([`sm80`], runs on Hopper too): a multi-stage `cp.async` ring (16-byte chunks,
+//!   out-of-bounds rows and k-columns zero-filled through the src-size operand) into the
+//!   synthesized swizzled shared layouts, `ldmatrix.x4` into the synthesized register fragments,
+//!   `mma.sync.m16n8k16` in a schedule matched against the corpus atom, and an epilogue through
+//!   a synthesized shared staging layout with 16-byte coalesced, guarded stores. Everything
+//!   plan-dependent (fragment maps, ldmatrix rows, swizzles, cp.async map, mma schedule,
+//!   offsets, guards) is validated by [`validate_sm80`] with ldmatrix and mma models read from
+//!   the corpus.
+//! - **W4A16** ([`w4a16`], `--weights int4`): f16 activations (M <= 16) times signed int4
+//!   weights in the reference program's TensorRT-LLM packed layout with per-(n, 128 k) f16
+//!   scales, streamed with 16-byte loads, dequantized in registers, mma.sync, deterministic
+//!   split-K; validated the same way, plus the packed-layout offsets and the nibble-to-fragment
+//!   map.
 //!
 //! ```
 //! use codegen::gemm::{emit_gemm, GemmDtype, GemmSpec, GemmTarget};
@@ -20,6 +36,11 @@
 //! assert!(kernel.source.contains("wgmma.mma_async"));
 //! assert!(kernel.source.contains(&kernel.digest));
 //! assert!(kernel.validation.accumulator_cells > 0);
+//!
+//! let spec = GemmSpec { m: 1000, n: 1000, k: 1000, dtype: GemmDtype::F16, target: GemmTarget::Sm80 };
+//! let kernel = emit_gemm(&spec)?;
+//! assert!(kernel.source.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+//! assert!(kernel.validation.fragment_cells > 0 && kernel.validation.mma_products > 0);
 //! # Ok::<(), codegen::CodegenError>(())
 //! ```
 
@@ -111,15 +132,15 @@ pub struct GemmSpec {
 /// The CTA configuration the kernel body is instantiated with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct GemmConfig {
-    /// CTA tile rows (64 per consumer warpgroup).
+    /// CTA tile rows (sm90: 64 per consumer warpgroup).
     pub bm: i64,
-    /// CTA tile columns (the wgmma N).
+    /// CTA tile columns (sm90: the wgmma N).
     pub bn: i64,
-    /// k-block (64 or 32 elements: one 128- or 64-byte swizzled row).
+    /// k-block (sm90: 64 or 32 elements, one 128- or 64-byte swizzled row; sm80: 32 or 64).
     pub bk: i64,
     /// Shared-memory ring depth.
     pub stages: i64,
-    /// Consumer warpgroups.
+    /// Consumer warpgroups (sm80: groups of 4 warps; the CTA runs `128 * consumers` threads).
     pub consumers: i64,
     /// CTAs per cluster along M (B is multicast to all of them).
     pub cluster: i64,
@@ -131,7 +152,7 @@ pub struct GemmConfig {
 }
 
 impl GemmConfig {
-    /// Threads per CTA (producer warpgroup + consumers).
+    /// Threads per CTA on sm90 (producer warpgroup + consumers; see [`GemmKernel::threads`]).
     pub fn threads(&self) -> i64 {
         128 * (self.consumers + 1)
     }

@@ -391,7 +391,7 @@ fn find_pair(tv: &Tv, want: (i64, i64), what: &str) -> Result<(i64, i64), Codege
 
 /// The mma schedule of one k-block: `LC_LDSM_A(g);`, `LC_LDSM_B(g);`, `LC_MMA(...);` lines,
 /// each operand group loaded before the k-step that first uses it (software pipelined one
-/// k-step ahead).
+/// k-step ahead), and one `LC_NEXT_STAGE();` (the cp.async of a later k-block).
 fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, CodegenError> {
     let (tv_a, tv_b, tv_c) = (
         plan_tv(plan, "a")?,
@@ -468,11 +468,16 @@ fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, 
         }
     };
     load(0, &mut lines);
-    for (kk, group) in mmas.iter().enumerate().take(steps as usize) {
-        if kk + 1 < steps as usize {
+    for (kk, step) in mmas.iter().enumerate() {
+        if kk + 1 < mmas.len() {
             load(kk + 1, &mut lines);
         }
-        lines.extend(group.iter().cloned());
+        lines.extend(step.iter().cloned());
+        // The next stage's cp.async go out after the first k-step's mma, so the fragment loads
+        // and the first mma follow the barrier directly.
+        if kk == 0 {
+            lines.push("LC_NEXT_STAGE();".into());
+        }
     }
     Ok(lines)
 }

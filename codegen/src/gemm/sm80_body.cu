@@ -58,6 +58,12 @@ __device__ __forceinline__ unsigned short lc_v4_elem(const lc_v4& v, int e) {
     return (unsigned short)((e & 1) ? (w >> 16) : (w & 0xFFFFu));
 }
 
+#define LC_NEXT_STAGE()                                                                         \
+    do {                                                                                        \
+        if (nk < kblocks)                                                                       \
+            lc_load_stage(A, B, base + (nk % LC_STAGES) * LC_STAGE_BYTES, m0, n0, nk * LC_BK, t); \
+        lc_cp_commit();                                                                         \
+    } while (0)
 #define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])
 #define LC_LDSM_B(g) lc_ldsm_x4(bf[g], sb + b_lo[g])
 #define LC_MMA(ci, ag, ar, bg, br)                                                              \
@@ -144,13 +150,11 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
     for (int kb = 0; kb < kblocks; ++kb) {
         lc_cp_wait<LC_STAGES - 2>();
         __syncthreads();
-        // The stage read in iteration kb - 1 is free: every warp passed the barrier.
-        const int nk = kb + LC_STAGES - 1;
-        if (nk < kblocks)
-            lc_load_stage(A, B, base + (nk % LC_STAGES) * LC_STAGE_BYTES, m0, n0, nk * LC_BK, t);
-        lc_cp_commit();
         const unsigned sa = base + (kb % LC_STAGES) * LC_STAGE_BYTES;
         const unsigned sb = sa + LC_A_STAGE_BYTES;
+        // LC_NEXT_STAGE (once, inside the schedule): k-block kb + LC_STAGES - 1 into the stage
+        // read in iteration kb - 1, free since every warp passed the barrier above.
+        const int nk = kb + LC_STAGES - 1;
         LC_SCHEDULE
     }
     lc_cp_wait<0>();

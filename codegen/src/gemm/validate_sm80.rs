@@ -22,7 +22,8 @@
 //!    (`LC_A/B_LDSM_ROW/K`, the swizzle) are 16-byte aligned, and through the ldmatrix model
 //!    every (thread, register, half) receives exactly the cell the plan's layout of `a` / `b`
 //!    assigns to value `8g + 2i + half`;
-//! 4. **mma**: the schedule loads every group once per k-block before any mma reads it; for
+//! 4. **mma**: the schedule issues the next stage's cp.async exactly once and loads every
+//!    group once per k-block before any mma reads it; for
 //!    every `LC_MMA(ci, ag, ar, bg, br)` and warp, the cells the A registers hold are the
 //!    atom's A fragment shifted by one (row, k) origin, the B registers the atom's B fragment
 //!    shifted by one (col, k) origin with the same k, and accumulator values `ci..ci+3` of
@@ -714,7 +715,20 @@ pub fn validate_sm80(
     let mut ksum = vec![vec![0u64; text.acc as usize]; nt as usize];
     let mut loaded_a = vec![false; text.a_groups as usize];
     let mut loaded_b = vec![false; text.b_groups as usize];
+    let next = text
+        .schedule
+        .iter()
+        .filter(|l| l.trim() == "LC_NEXT_STAGE();")
+        .count();
+    if next != 1 {
+        return Err(fail(format!(
+            "the schedule issues the next stage's cp.async {next} times per k-block, not once"
+        )));
+    }
     for line in &text.schedule {
+        if line.trim() == "LC_NEXT_STAGE();" {
+            continue;
+        }
         if let Some((op, g)) = parse_ldsm(line) {
             let (set, n) = if op == 'a' {
                 (&mut loaded_a, text.a_groups)
@@ -748,8 +762,8 @@ pub fn validate_sm80(
             )));
         }
         for w in 0..nt / 32 {
-            type Seen = Option<(i64, i64)>;
-            let (mut ao, mut bo): (Seen, Seen) = (None, None);
+            let mut ao: Option<(i64, i64)> = None;
+            let mut bo: Option<(i64, i64)> = None;
             let agree = |o: &mut Option<(i64, i64)>, d: (i64, i64), what: &str| match o {
                 None => {
                     *o = Some(d);

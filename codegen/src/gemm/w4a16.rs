@@ -1,1 +1,1141 @@
-//! W4A16 (placeholder).
+//! # W4A16: f16 activations x int4 weights, for small M (1..=16)
+//!
+//! `C[M,N] = A[M,K] * dequant(W)[N,K]^T`, A and C f16 row-major, f32 accumulation, where
+//! `dequant(W)[n, k] = q[n, k] * scale[n, k / group]` rounded to f16 (the product of the
+//! integer and the scale, rounded once, as `q.half() * s` in torch), `q` a **signed** int4
+//! (two's complement, -8..=7) and `scale` f16, row-major `(N, K / group)`, `group` a multiple
+//! of 128 dividing K.
+//!
+//! **Packed layout** (the synthesis reference program's TensorRT-LLM block, `corpus/data/
+//! programs/gemm_f16_int4_trtllm.tile`, with four K-blocks interleaved so one thread's words
+//! are one 16-byte vector): W is an array of 32-bit words; nibble `i` of a word is bits
+//! `4i..4i+3`; the nibble offset of `(n, k)` is the CuTe layout
+//! `((8, N/8), (2, 2, 2, 4, 4, K/128)) : ((64, 8K), (1, 32, 512, 2, 8, 1024))`, i.e. with
+//! `k = k0 + 2 k1 + 4 k2 + 8 k3 + 32 kb + 128 ks` and `n = n0 + 8 nb`:
+//! `offset = k0 + 32 k1 + 512 k2 + 2 k3 + 8 kb + 1024 ks + 64 n0 + 8K nb`. A word holds
+//! `k = k' + {0, 1, 8, 9, 16, 17, 24, 25}` (nibbles 0..7) of one row `n`, `k' = 32 kb + 2 c`;
+//! the 16 bytes at `(n, c, ks)` hold the four K-blocks `kb = 0..3` of that row and `c`: exactly
+//! the 32 values mma.sync's B fragment needs in one thread for 128 k (so synthesis picks
+//! `ld.global.v4.b32`). Each (8 n x 128 k) superblock is 512 contiguous bytes; the superblocks
+//! of one 8-row block follow each other along K.
+//!
+//! **Kernel**: CTA = 4 warps, `bn` (128, default, or 256) columns of C, a K-range of `K / splits`
+//! (split-K). The tile program ([`tile_program`]) is one (16 x bn x 128) step: A via
+//! cp.async into the synthesized swizzled `a_s` (all the CTA's K-range at once, rows >= M
+//! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (`depth - 1` superblocks
+//! in flight), dequantized in registers (`prmt`, one `lop3`, an exact `fma.f16x2`, the scale
+//! `mul.f16x2`); mma.sync m16n8k16 into f32; each split stores its f32 partial tile into a
+//! workspace `(splits, M, N)`, and the last CTA of a column tile (an atomic counter) adds the
+//! partials in split order (deterministic), converts and stores C, and resets the counter.
+//!
+//! **Validation** ([`validate_w4a16`]): every printed expression is parsed and evaluated on
+//! every thread and value: the shared layout and the cp.async map (as on sm80); ldmatrix
+//! through the corpus LDSM atoms onto the plan's `a`; the W vector offsets
+//! (`LC_W_GOFF`, a sum of one-coordinate terms) equal the packed layout above along each axis,
+//! and nibble `e` of thread `t`'s vector `j` is the plan's `w` value `32 j + e` (so the plan's
+//! `ld.global.v4.b32` is what the kernel does); the plan's `q = cast(w)`, `b = q * s` keep
+//! `w`'s layout and `s` broadcasts `b`'s row; every B register half of every mma line is the
+//! atom's B fragment at one (n, k) origin, its scale the plan's `s`, its A registers the atom's
+//! A fragment with the same k, and its accumulators the plan's `c`; every accumulator value gets
+//! all 8 k-steps of a superblock exactly once; the partial store, the reduction and the final
+//! store cover the tile exactly once at offsets equal to the workspace and C layouts; guards
+//! equal the bounds along each axis.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use solver::synth::anchor::{coalesced, Tv};
+use solver::synth::{synthesize, Plan, Program, Target};
+
+use super::sm80::{header, memory_exprs, plan_atom, plan_memory, plan_tv, tv_exprs};
+use super::validate::{eval2, memory_offset, GemmValidation};
+use super::validate_sm80::{check_guard, check_ldsm, check_offset, fail, rc, Ldsm, SharedMap};
+use super::{plan_summary, MAX_EXTENT};
+use crate::c_expr::CExpr;
+use crate::error::CodegenError;
+
+/// The problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct W4a16Spec {
+    /// Rows of A and C (1..=16).
+    pub m: i64,
+    /// Rows of W, columns of C.
+    pub n: i64,
+    /// The reduction extent.
+    pub k: i64,
+    /// K-elements per scale (a multiple of 128 dividing K).
+    pub group: i64,
+}
+
+/// The CTA configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct W4a16Config {
+    /// Columns of C per CTA (128 or 256).
+    pub bn: i64,
+    /// K-splits (CTAs per column tile).
+    pub splits: i64,
+    /// W buffers per thread (2 or 3): superblocks in flight plus the one being multiplied.
+    pub depth: i64,
+}
+
+impl W4a16Config {
+    /// K-elements per CTA.
+    pub fn ks(&self, spec: &W4a16Spec) -> i64 {
+        spec.k / self.splits
+    }
+}
+
+/// An emitted, validated W4A16 kernel.
+#[derive(Clone, Debug, Serialize)]
+pub struct W4a16Kernel {
+    /// The problem.
+    pub spec: W4a16Spec,
+    /// The configuration.
+    pub config: W4a16Config,
+    /// CUDA C++ (`-DLAYCERT_HOST_LAUNCHER` adds the host launcher).
+    pub source: String,
+    /// Kernel entry point.
+    pub entry: &'static str,
+    /// The synthesis certificate's digest.
+    pub digest: String,
+    /// The plan, one line per operation.
+    pub plan_summary: Vec<String>,
+    /// CTAs.
+    pub grid: i64,
+    /// Dynamic shared memory per CTA.
+    pub smem_bytes: i64,
+    /// What translation validation covered.
+    pub validation: GemmValidation,
+    /// The synthesis certificate (`laycert check` re-decides it).
+    #[serde(skip)]
+    pub certificate_json: String,
+}
+
+/// The kernel body.
+pub const BODY: &str = include_str!("w4a16_body.cu");
+
+/// Threads per CTA.
+pub const THREADS: i64 = 128;
+
+/// Largest K-range per CTA (A's slice of it is staged in shared memory: 32 bytes per k).
+pub const MAX_KS: i64 = 4096;
+
+fn bad(why: String) -> CodegenError {
+    CodegenError::Gemm(why)
+}
+
+/// Checks the problem and chooses the configuration: 128 columns per CTA (about 120
+/// registers, so four CTAs of 4 warps fit an SM), three W buffers (two superblocks in flight),
+/// splits doubling while the grid stays within about four CTAs per SM of an H100/H200 (528)
+/// or a CTA's K-range is above 2048.
+pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
+    check_spec(spec)?;
+    let bn = 128;
+    let tiles = spec.n / bn;
+    let mut splits = 1;
+    while spec.k % (256 * splits) == 0 && (tiles * splits * 2 <= 528 || spec.k / splits > 2048) {
+        splits *= 2;
+    }
+    Ok(W4a16Config {
+        bn,
+        splits,
+        depth: 3,
+    })
+}
+
+fn check_spec(spec: &W4a16Spec) -> Result<(), CodegenError> {
+    if !(1..=16).contains(&spec.m) {
+        return Err(bad(format!(
+            "M = {}: the W4A16 kernel serves 1..=16 rows (one m16 mma tile)",
+            spec.m
+        )));
+    }
+    for (name, v) in [("N", spec.n), ("K", spec.k)] {
+        if !(128..=MAX_EXTENT).contains(&v) || v % 128 != 0 {
+            return Err(bad(format!(
+                "{name} = {v}: the packed int4 layout tiles N and K by 128 (8-row blocks, \
+                 128-k superblocks, 128-column CTAs); {name} must be a multiple of 128 in \
+                 128..={MAX_EXTENT}"
+            )));
+        }
+    }
+    if spec.group < 128 || spec.group % 128 != 0 || spec.k % spec.group != 0 {
+        return Err(bad(format!(
+            "group {}: the scale group must be a multiple of 128 dividing K = {}",
+            spec.group, spec.k
+        )));
+    }
+    Ok(())
+}
+
+fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
+    check_spec(spec)?;
+    if c.bn != 128 && c.bn != 256 || spec.n % c.bn != 0 {
+        return Err(bad(format!(
+            "bn {}: 128 or 256 columns per CTA, dividing N = {}",
+            c.bn, spec.n
+        )));
+    }
+    if c.depth != 2 && c.depth != 3 {
+        return Err(bad(format!("depth {}: 2 or 3 W buffers", c.depth)));
+    }
+    if c.splits < 1 || spec.k % (128 * c.splits) != 0 || c.ks(spec) > MAX_KS {
+        return Err(bad(format!(
+            "splits {}: K = {} must split into K-ranges that are multiples of 128 and at most \
+             {MAX_KS}",
+            c.splits, spec.k
+        )));
+    }
+    Ok(())
+}
+
+/// Dynamic shared memory: A's K-range (16 rows of f16) plus 1 KiB of alignment slack.
+pub fn smem_bytes(spec: &W4a16Spec, c: &W4a16Config) -> i64 {
+    16 * c.ks(spec) * 2 + 1024
+}
+
+/// The packed layout of all of W over `(N, K)`, in nibbles.
+pub fn packed_layout(n: i64, k: i64) -> String {
+    format!(
+        "((8,{}),(2,2,2,4,4,{})):((64,{}),(1,32,512,2,8,1024))",
+        n / 8,
+        k / 128,
+        8 * k
+    )
+}
+
+/// The CTA's tile program: one (16 x bn x 128) step.
+pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
+    let bn = c.bn;
+    format!(
+        "program laycert_w4a16_16x{bn}x128\n\
+         threads {THREADS}\n\
+         a_g = global_view(f16, [16, 128], (16,128):({k},1))\n\
+         w_g = global_view(i4, [{bn}, 128], ((8,{nb}),(2,2,2,4,4)):((64,{nbs}),(1,32,512,2,8)))\n\
+         s_g = global_view(f16, [{bn}], {bn}:{g})\n\
+         c_g = global_view(f32, [16, {bn}], (16,{bn}):({n},1))\n\
+         a_s = shared_tensor(f16, [16, 128])\n\
+         a = register_tensor(f16, [16, 128])\n\
+         w = register_tensor(i4, [{bn}, 128])\n\
+         s = register_tensor(f16, [{bn}])\n\
+         c = register_tensor(f32, [16, {bn}])\n\
+         copy(a_g, a_s)\n\
+         copy(a_s, a)\n\
+         copy(w_g, w)\n\
+         copy(s_g, s)\n\
+         q = cast(w, f16)\n\
+         b = elementwise(mul, q, s)\n\
+         mma(c, a, b)\n\
+         copy(c, c_g)\n",
+        k = spec.k,
+        n = spec.n,
+        nb = bn / 8,
+        nbs = 8 * spec.k,
+        g = spec.k / spec.group,
+    )
+}
+
+/// Synthesizes the tile program (certified inside).
+pub fn plan_for(spec: &W4a16Spec, c: &W4a16Config) -> Result<Plan, CodegenError> {
+    let program = Program::parse(&tile_program(spec, c))
+        .map_err(|e| bad(format!("the tile program: {e}")))?;
+    synthesize(&program, Target::Sm80).map_err(|e| bad(format!("synthesis: {e}")))
+}
+
+/// The plan-dependent text of the W4A16 kernel, exactly as printed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct W4Text {
+    /// The mma instruction.
+    pub mma_instr: String,
+    /// `LC_A_GROUPS`: ldmatrix.x4 groups of A per superblock.
+    pub a_groups: i64,
+    /// `LC_WV`: 16-byte W vectors per thread per superblock.
+    pub w_vectors: i64,
+    /// `LC_ACC`.
+    pub acc: i64,
+    /// `LC_A_CHUNKS`: cp.async chunks of one superblock of A per thread.
+    pub a_chunks: i64,
+    /// `LC_R_ITERS`: reduction steps (pairs) per thread.
+    pub r_iters: i64,
+    /// `LC_A_CP_ROW(t, j)`.
+    pub a_cp_row: String,
+    /// `LC_A_CP_K(t, j)`.
+    pub a_cp_k: String,
+    /// `LC_A_SLIN(r, k)`.
+    pub a_slin: String,
+    /// Body of `lc_swz_a(o)`.
+    pub a_swz: String,
+    /// `LC_A_LDSM_ROW(t, g)`.
+    pub a_ldsm_row: String,
+    /// `LC_A_LDSM_K(t, g)`.
+    pub a_ldsm_k: String,
+    /// `LC_W_ROW(t, j)`: tile row (n) of vector j's first nibble.
+    pub w_row: String,
+    /// `LC_W_K(t, j)`: its k within the superblock.
+    pub w_k: String,
+    /// `LC_W_GOFF(n, k)`: nibble offset in W.
+    pub w_goff: String,
+    /// `LC_S_N(t, j)`: the tile row whose scale multiplies vector j.
+    pub s_n: String,
+    /// `LC_S_GOFF(n, g)`: the scale's element offset.
+    pub s_goff: String,
+    /// `LC_C_ROW(t, v)`.
+    pub c_row: String,
+    /// `LC_C_COL(t, v)`.
+    pub c_col: String,
+    /// `LC_R_ROW(t, i)`: row of reduction pair i.
+    pub r_row: String,
+    /// `LC_R_COL(t, i)`.
+    pub r_col: String,
+    /// `LC_A_GOFF(r, k)`.
+    pub a_goff: String,
+    /// `LC_C_GOFF(r, c)`.
+    pub c_goff: String,
+    /// `LC_WS_OFF(p, r, c)`: workspace offset of split p.
+    pub ws_off: String,
+    /// `LC_A_GUARD(r, k)`.
+    pub a_guard: String,
+    /// `LC_C_GUARD(r, c)`.
+    pub c_guard: String,
+    /// The lines of `LC_W4_SCHEDULE` (one superblock).
+    pub schedule: Vec<String>,
+}
+
+const LDSM_T: &str = "(t / 32 * 32 + t % 8 * 4)";
+const LDSM_V: &str = "(g * 8 + t % 32 / 8 * 2)";
+
+fn find_value(tv: &Tv, t: i64, want: (i64, i64)) -> Option<i64> {
+    (0..tv.nvalues()).find(|&v| rc(tv, t, v) == want)
+}
+
+/// One superblock's schedule: `LC_LDSM_A(g);` (one k-step ahead) and the mma of every vector
+/// slot per k-step: `LC_W4_MMA(ci, g, j, w0, b0, w1, b1);` (acc[ci..ci+3] += A group g x the two B registers
+/// dequantized from byte b0 of word w0 and byte b1 of word w1 of vector j).
+fn schedule(plan: &Plan) -> Result<Vec<String>, CodegenError> {
+    let (_, atom) = plan_atom(plan)?;
+    let (aa, ab) = match (&atom.a, &atom.b) {
+        (Some(a), Some(b)) => (a, b),
+        _ => {
+            return Err(bad(
+                "the mma atom reads an operand from shared memory".into()
+            ))
+        }
+    };
+    let (tv_a, tv_b, tv_c) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "b")?,
+        plan_tv(plan, "c")?,
+    );
+    let cc = atom.c_layout.eval(0, 0)?;
+    let mut groups = Vec::new();
+    let mut mmas: Vec<Vec<String>> = Vec::new();
+    for kk in 0..8 {
+        // The A group of this k-step: the one whose first value is the atom's A at (0, 16 kk).
+        let a0 = aa.eval(0, 0)?;
+        let va = find_value(tv_a, 0, (a0[0], 16 * kk + a0[1]))
+            .ok_or_else(|| bad(format!("the plan's a has no fragment for k-step {kk}")))?;
+        if va % 8 != 0 {
+            return Err(bad(format!(
+                "the plan's a fragment of k-step {kk} does not start an ldmatrix.x4 group"
+            )));
+        }
+        groups.push(va / 8);
+        let mut lines = Vec::new();
+        for ci in (0..tv_c.nvalues()).step_by(4) {
+            let (r, col) = rc(tv_c, 0, ci);
+            let n0 = col - cc[1];
+            if r - cc[0] != 0 {
+                return Err(bad("the plan's c has more than one m16 row block".into()));
+            }
+            let mut regs = Vec::new();
+            for p in 0..2 {
+                let at = ab.eval(0, 2 * p)?;
+                let v = find_value(tv_b, 0, (n0 + at[0], 16 * kk + at[1])).ok_or_else(|| {
+                    bad(format!(
+                        "the plan's b has no value at ({}, {})",
+                        n0 + at[0],
+                        16 * kk + at[1]
+                    ))
+                })?;
+                if v % 2 != 0 {
+                    return Err(bad("a B register pair starts at an odd nibble".into()));
+                }
+                regs.push(v);
+            }
+            let j = regs[0] / 32;
+            if regs[1] / 32 != j {
+                return Err(bad("one mma's B registers come from two vectors".into()));
+            }
+            let (e0, e1) = (regs[0] % 32, regs[1] % 32);
+            lines.push(format!(
+                "LC_W4_MMA({ci}, {}, {j}, {}, {}, {}, {});",
+                va / 8,
+                e0 / 8,
+                (e0 % 8) / 2,
+                e1 / 8,
+                (e1 % 8) / 2
+            ));
+        }
+        mmas.push(lines);
+    }
+    // Each k-step's A group is loaded one k-step ahead of its mma.
+    let mut lines = vec![format!("LC_LDSM_A({});", groups[0])];
+    for kk in 0..8 {
+        if kk + 1 < 8 {
+            lines.push(format!("LC_LDSM_A({});", groups[kk + 1]));
+        }
+        lines.append(&mut mmas[kk]);
+    }
+    Ok(lines)
+}
+
+/// Expressions of flat-value-index `v` = `(j * 32)` etc. substituted into a layout.
+fn tv_at(tv: &Tv, t: &str, v: &str, what: &str) -> Result<(String, String), CodegenError> {
+    tv_exprs(tv, t, v, what)
+}
+
+/// The plan-dependent text for `plan`.
+pub fn emitted_text(
+    spec: &W4a16Spec,
+    c: &W4a16Config,
+    plan: &Plan,
+) -> Result<W4Text, CodegenError> {
+    let (name, _) = plan_atom(plan)?;
+    let (tv_a, tv_w, tv_s, tv_c) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "w")?,
+        plan_tv(plan, "s")?,
+        plan_tv(plan, "c")?,
+    );
+    let copy = coalesced(&[16, 128], 1, 8, THREADS)
+        .ok_or_else(|| bad("no coalesced copy layout for A".into()))?;
+    let (a_cp_row, a_cp_k) = tv_at(&copy, "t", "(j * 8)", "a_g -> a_s")?;
+    let (a_slin, a_swz) = memory_exprs(plan_memory(plan, "a_s")?, &[16, 128], "r", "k", "a_s")?;
+    let (a_ldsm_row, a_ldsm_k) = tv_at(tv_a, LDSM_T, LDSM_V, "a")?;
+    let (w_row, w_k) = tv_at(tv_w, "t", "(j * 32)", "w")?;
+    // s is 1-D over the tile's rows: print it as a 2-D layout with one column.
+    let s2 = Tv {
+        threads: tv_s.threads.clone(),
+        values: tv_s.values.clone(),
+        shape: vec![c.bn, 1],
+    };
+    let (s_n, _) = tv_at(&s2, "t", "(j * 32)", "s")?;
+    let (c_row, c_col) = tv_at(tv_c, "t", "v", "c")?;
+    let g = spec.k / spec.group;
+    // W's nibble offset: the packed layout's terms for n and k.
+    let w_goff = format!(
+        "(n % 8) * 64 + (n / 8) * {} + (k % 2) + (k / 2 % 2) * 32 + (k / 4 % 2) * 512 + \
+         (k / 8 % 4) * 2 + (k / 32 % 4) * 8 + (k / 128) * 1024",
+        8 * spec.k
+    );
+    let pairs = 16 * c.bn / 2;
+    Ok(W4Text {
+        mma_instr: name,
+        a_groups: tv_a.nvalues() / 8,
+        w_vectors: tv_w.nvalues() / 32,
+        acc: tv_c.nvalues(),
+        a_chunks: 16 * 128 / 8 / THREADS,
+        r_iters: pairs / THREADS,
+        a_cp_row,
+        a_cp_k,
+        a_slin,
+        a_swz,
+        a_ldsm_row,
+        a_ldsm_k,
+        w_row,
+        w_k,
+        w_goff,
+        s_n,
+        s_goff: format!("n * {g} + g"),
+        c_row,
+        c_col,
+        r_row: format!("(t + i * {THREADS}) * 2 / {}", c.bn),
+        r_col: format!("(t + i * {THREADS}) * 2 % {}", c.bn),
+        a_goff: format!("r * {} + k", spec.k),
+        c_goff: format!("r * {} + c", spec.n),
+        ws_off: format!("p * {} + r * {} + c", spec.m * spec.n, spec.n),
+        a_guard: format!("r < {} && k < {}", spec.m, spec.k),
+        c_guard: format!("r < {} && c < {}", spec.m, spec.n),
+        schedule: schedule(plan)?,
+    })
+}
+
+fn check_tables_equal(plan: &Plan, names: &[&str]) -> Result<(), CodegenError> {
+    let first = plan_tv(plan, names[0])?;
+    for n in &names[1..] {
+        let t = plan_tv(plan, n)?;
+        if t.table() != first.table() || t.shape != first.shape {
+            return Err(fail(format!(
+                "the plan's {n} does not keep {}'s layout",
+                names[0]
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn parse_w4_mma(line: &str) -> Option<[i64; 7]> {
+    let inner = line.trim().strip_prefix("LC_W4_MMA(")?.strip_suffix(");")?;
+    let v: Vec<i64> = inner
+        .split(',')
+        .map(|x| x.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    v.try_into().ok()
+}
+
+/// Validates the W4A16 kernel's text (see the module documentation for what is checked).
+pub fn validate_w4a16(
+    spec: &W4a16Spec,
+    c: &W4a16Config,
+    plan: &Plan,
+    text: &W4Text,
+) -> Result<GemmValidation, CodegenError> {
+    let mut v = GemmValidation::default();
+    let nt = THREADS;
+    let (instr, atom) = plan_atom(plan)?;
+    if text.mma_instr != instr || !instr.contains(".f16.f16.f32") {
+        return Err(fail(format!(
+            "the kernel issues {:?}, the plan chose {instr:?} (f16 operands needed)",
+            text.mma_instr
+        )));
+    }
+    let (aa, ab) = match (&atom.a, &atom.b) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err(fail(format!("{instr}: an operand is not in registers"))),
+    };
+    let (tv_a, tv_w, tv_s, tv_b, tv_c) = (
+        plan_tv(plan, "a")?,
+        plan_tv(plan, "w")?,
+        plan_tv(plan, "s")?,
+        plan_tv(plan, "b")?,
+        plan_tv(plan, "c")?,
+    );
+    check_tables_equal(plan, &["w", "q", "b"])?;
+    if tv_w.nthreads() != nt || tv_w.nvalues() != 32 * text.w_vectors || tv_w.shape != [c.bn, 128] {
+        return Err(fail(format!(
+            "the plan's w has {} threads x {} values over {:?}; the kernel loads {nt} x {} \
+             vectors of 32 over [{}, 128]",
+            tv_w.nthreads(),
+            tv_w.nvalues(),
+            tv_w.shape,
+            text.w_vectors,
+            c.bn
+        )));
+    }
+    for t in 0..nt {
+        for x in 0..tv_b.nvalues() {
+            if tv_s.cell(t, x) != rc(tv_b, t, x).0 {
+                return Err(fail(format!(
+                    "the plan's s at thread {t}, value {x} is row {}, b's row is {}",
+                    tv_s.cell(t, x),
+                    rc(tv_b, t, x).0
+                )));
+            }
+        }
+    }
+
+    // A: shared layout, cp.async (one superblock; the kernel repeats it at LC_A_SB_BYTES
+    // strides), ldmatrix.
+    let sa = SharedMap::new(
+        "a_s",
+        plan_memory(plan, "a_s")?,
+        (16, 128),
+        &text.a_slin,
+        &text.a_swz,
+        ("r", "k"),
+        &mut v,
+    )?;
+    let copy = coalesced(&[16, 128], 1, 8, nt).ok_or_else(|| fail("no A copy layout".into()))?;
+    if copy.nvalues() != 8 * text.a_chunks {
+        return Err(fail(format!(
+            "LC_A_CHUNKS {}: the copy layout has {}",
+            text.a_chunks,
+            copy.nvalues() / 8
+        )));
+    }
+    let (cr, ck) = (CExpr::parse(&text.a_cp_row)?, CExpr::parse(&text.a_cp_k)?);
+    let mut seen = vec![false; 16 * 128];
+    for t in 0..nt {
+        for j in 0..text.a_chunks {
+            let (r, k) = (
+                eval2(&cr, ("t", t), ("j", j))?,
+                eval2(&ck, ("t", t), ("j", j))?,
+            );
+            if (r, k) != rc(&copy, t, 8 * j) || k % 8 != 0 {
+                return Err(fail(format!(
+                    "A cp.async chunk {j} of thread {t} loads ({r}, {k}); the copy layout says {:?}",
+                    rc(&copy, t, 8 * j)
+                )));
+            }
+            let base = sa.offset(r, k)?;
+            for e in 0..8 {
+                if sa.offset(r, k + e)? != base + e || base % 8 != 0 {
+                    return Err(fail(format!(
+                        "A cp.async chunk ({r}, {k}) is not 16 contiguous aligned bytes"
+                    )));
+                }
+                let s = &mut seen[(r * 128 + k + e) as usize];
+                if *s {
+                    return Err(fail(format!("A cp.async writes ({r}, {}) twice", k + e)));
+                }
+                *s = true;
+            }
+        }
+    }
+    if seen.iter().any(|&x| !x) {
+        return Err(fail(
+            "A cp.async leaves a cell of the superblock unloaded".into(),
+        ));
+    }
+    let ldsm = Ldsm::corpus()?;
+    let frag_a = check_ldsm(
+        "a",
+        &ldsm,
+        &sa,
+        tv_a,
+        nt,
+        text.a_groups,
+        &CExpr::parse(&text.a_ldsm_row)?,
+        &CExpr::parse(&text.a_ldsm_k)?,
+        &mut v,
+    )?;
+
+    // Global offsets and guards.
+    check_offset("A", &text.a_goff, ("r", "k"), spec.m, spec.k, &mut v)?;
+    check_offset("C", &text.c_goff, ("r", "c"), spec.m, spec.n, &mut v)?;
+    let ga = check_guard(
+        "A",
+        &text.a_guard,
+        ("r", "k"),
+        spec.m,
+        spec.k,
+        16,
+        spec.k,
+        &mut v,
+    )?;
+    for k in (0..spec.k).step_by(8) {
+        if eval2(&ga, ("r", 0), ("k", k))? != eval2(&ga, ("r", 0), ("k", k + 7))? {
+            return Err(fail(format!(
+                "the A guard changes inside the chunk at k = {k}"
+            )));
+        }
+    }
+    let gc = check_guard(
+        "C",
+        &text.c_guard,
+        ("r", "c"),
+        spec.m,
+        spec.n,
+        16,
+        spec.n,
+        &mut v,
+    )?;
+    // Scales: (N, K / group) row-major.
+    check_offset(
+        "scale",
+        &text.s_goff,
+        ("n", "g"),
+        spec.n,
+        spec.k / spec.group,
+        &mut v,
+    )?;
+    // The workspace (splits, M, N) row-major: one-coordinate terms, each axis.
+    let ws = CExpr::parse(&text.ws_off)?;
+    for term in ws.summands() {
+        if term.vars().len() > 1 {
+            return Err(fail(format!(
+                "the workspace offset term {term:?} reads more than one coordinate"
+            )));
+        }
+    }
+    let ws_eval = |p: i64, r: i64, col: i64| {
+        ws.eval_with(&|n| match n {
+            "p" => Some(p),
+            "r" => Some(r),
+            "c" => Some(col),
+            _ => None,
+        })
+    };
+    for (axis, ext) in [(0, c.splits), (1, spec.m), (2, spec.n)] {
+        for x in 0..ext {
+            let (p, r, col) = match axis {
+                0 => (x, 0, 0),
+                1 => (0, x, 0),
+                _ => (0, 0, x),
+            };
+            if ws_eval(p, r, col)? != (p * spec.m + r) * spec.n + col {
+                return Err(fail(format!(
+                    "workspace offset at ({p}, {r}, {col}) is not (splits, M, N) row-major"
+                )));
+            }
+            v.global_offsets += 1;
+        }
+    }
+    // W: the printed offset is the packed layout along each axis (one-coordinate terms).
+    let wl = layout::Layout::parse(&packed_layout(spec.n, spec.k), None)?;
+    let wg = CExpr::parse(&text.w_goff)?;
+    for term in wg.summands() {
+        if term.vars().len() > 1 {
+            return Err(fail(format!(
+                "the W offset term {term:?} reads more than one coordinate"
+            )));
+        }
+    }
+    for (axis, ext) in [(0, spec.n), (1, spec.k)] {
+        for x in 0..ext {
+            let coord = if axis == 0 { [x, 0] } else { [0, x] };
+            let got = eval2(&wg, ("n", coord[0]), ("k", coord[1]))?;
+            let want = memory_offset(&wl, &[spec.n, spec.k], &coord)?;
+            if got != want {
+                return Err(fail(format!(
+                    "W nibble offset at {coord:?}: the kernel reads {got}, the packed layout says {want}"
+                )));
+            }
+            v.global_offsets += 1;
+        }
+    }
+    // The plan's view of a tile is the packed layout at the tile origin.
+    let wid = plan
+        .program
+        .tensor("w_g")
+        .ok_or_else(|| fail("the plan has no w_g".into()))?;
+    let view = plan.program.tensors[wid]
+        .layout
+        .clone()
+        .ok_or_else(|| fail("w_g has no layout".into()))?;
+    for n in 0..c.bn {
+        for k in 0..128 {
+            let a = memory_offset(&view, &[c.bn, 128], &[n, k])?;
+            let b = memory_offset(&wl, &[spec.n, spec.k], &[n, k])?;
+            if a != b {
+                return Err(fail(format!(
+                    "the plan's w_g maps ({n}, {k}) to {a}, the packed layout to {b}"
+                )));
+            }
+        }
+    }
+    // Vectors: nibble e of vector j of thread t is the plan's w value 32 j + e, for tile
+    // origins at the first and last column tile and superblock.
+    let (wr, wk, sn) = (
+        CExpr::parse(&text.w_row)?,
+        CExpr::parse(&text.w_k)?,
+        CExpr::parse(&text.s_n)?,
+    );
+    for t in 0..nt {
+        for j in 0..text.w_vectors {
+            let (r, k) = (
+                eval2(&wr, ("t", t), ("j", j))?,
+                eval2(&wk, ("t", t), ("j", j))?,
+            );
+            if eval2(&sn, ("t", t), ("j", j))? != tv_s.cell(t, 32 * j) {
+                return Err(fail(format!(
+                    "thread {t} vector {j}: LC_S_N is not the plan's s"
+                )));
+            }
+            for n0 in [0, spec.n - c.bn] {
+                for k0 in [0, spec.k - 128] {
+                    let off = eval2(&wg, ("n", n0 + r), ("k", k0 + k))?;
+                    if off % 32 != 0 {
+                        return Err(fail(format!(
+                            "thread {t} vector {j}: nibble {off} is not 16-byte aligned"
+                        )));
+                    }
+                    for e in 0..32 {
+                        let (cn, ck) = rc(tv_w, t, 32 * j + e);
+                        if tv_s.cell(t, 32 * j + e) != tv_s.cell(t, 32 * j) {
+                            return Err(fail(format!("thread {t} vector {j} spans two scales")));
+                        }
+                        let want = memory_offset(&wl, &[spec.n, spec.k], &[n0 + cn, k0 + ck])?;
+                        if want != off + e {
+                            return Err(fail(format!(
+                                "thread {t} vector {j} nibble {e}: the kernel reads W nibble {}, \
+                                 the plan's w value {} is at {want}",
+                                off + e,
+                                32 * j + e
+                            )));
+                        }
+                        v.fragment_cells += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    // The schedule and the mma semantics.
+    if tv_c.nthreads() != nt || tv_c.nvalues() != text.acc || tv_c.shape != [16, c.bn] {
+        return Err(fail(
+            "the plan's c does not match the kernel's accumulators".into(),
+        ));
+    }
+    let mut owner = vec![0u32; (16 * c.bn) as usize];
+    for t in 0..nt {
+        for x in 0..text.acc {
+            let (r, col) = rc(tv_c, t, x);
+            owner[(r + 16 * col) as usize] += 1;
+        }
+    }
+    if owner.iter().any(|&n| n != 1) {
+        return Err(fail(
+            "the plan's c does not hold every cell exactly once".into(),
+        ));
+    }
+    let mut ksum = vec![vec![0u64; text.acc as usize]; nt as usize];
+    let mut loaded = vec![false; text.a_groups as usize];
+    for line in &text.schedule {
+        if let Some(g) = line
+            .trim()
+            .strip_prefix("LC_LDSM_A(")
+            .and_then(|x| x.strip_suffix(");"))
+            .and_then(|x| x.trim().parse::<i64>().ok())
+        {
+            if !(0..text.a_groups).contains(&g) || loaded[g as usize] {
+                return Err(fail(format!(
+                    "schedule line {line:?}: group out of range or loaded twice"
+                )));
+            }
+            loaded[g as usize] = true;
+            continue;
+        }
+        let [ci, ag, j, w0, b0, w1, b1] = parse_w4_mma(line)
+            .ok_or_else(|| fail(format!("schedule line {line:?} is not read")))?;
+        if ci < 0
+            || ci + 3 >= text.acc
+            || !(0..text.w_vectors).contains(&j)
+            || [w0, w1].iter().any(|w| !(0..4).contains(w))
+            || [b0, b1].iter().any(|b| !(0..4).contains(b))
+        {
+            return Err(fail(format!(
+                "schedule line {line:?}: an index is out of range"
+            )));
+        }
+        if !(0..text.a_groups).contains(&ag) || !loaded[ag as usize] {
+            return Err(fail(format!(
+                "schedule line {line:?} reads A group {ag} before loading it"
+            )));
+        }
+        for w in 0..nt / 32 {
+            let mut ao: Option<(i64, i64)> = None;
+            let mut bo: Option<(i64, i64)> = None;
+            let agree = |o: &mut Option<(i64, i64)>, d: (i64, i64), what: &str| {
+                match o {
+                None => {
+                    *o = Some(d);
+                    Ok(())
+                }
+                Some(x) if *x == d => Ok(()),
+                Some(x) => Err(fail(format!(
+                    "schedule line {line:?}, warp {w}: the {what} fragment is not one atom ({x:?}, {d:?})"
+                ))),
+            }
+            };
+            for l in 0..32 {
+                let t = w * 32 + l;
+                for p in 0..8 {
+                    let got = frag_a[t as usize][(8 * ag + p) as usize];
+                    let at = aa.eval(l, p)?;
+                    agree(&mut ao, (got.0 - at[0], got.1 - at[1]), "A")?;
+                }
+                for (p, (wd, by)) in [(w0, b0), (w1, b1)].into_iter().enumerate() {
+                    for h in 0..2 {
+                        let e = 8 * wd + 2 * by + h;
+                        let x = 32 * j + e;
+                        let got = rc(tv_w, t, x);
+                        // the scale multiplied into this half: vector j's (validated above)
+                        if tv_s.cell(t, x) != got.0 {
+                            return Err(fail(format!(
+                                "schedule line {line:?}: the scale is not row {}",
+                                got.0
+                            )));
+                        }
+                        let at = ab.eval(l, 2 * p as i64 + h)?;
+                        agree(&mut bo, (got.0 - at[0], got.1 - at[1]), "B")?;
+                        v.fragment_cells += 1;
+                    }
+                }
+            }
+            let (am, ak) = ao.unwrap_or((0, 0));
+            let (bn, bk) = bo.unwrap_or((0, 0));
+            if ak != bk || ak % 16 != 0 || !(0..128).contains(&ak) || am != 0 {
+                return Err(fail(format!(
+                    "schedule line {line:?}, warp {w}: A reads rows {am}+ k {ak}, B reads k {bk}"
+                )));
+            }
+            for l in 0..32 {
+                let t = w * 32 + l;
+                for jj in 0..4 {
+                    let at = atom.c_layout.eval(l, jj)?;
+                    let want = (am + at[0], bn + at[1]);
+                    if rc(tv_c, t, ci + jj) != want {
+                        return Err(fail(format!(
+                            "schedule line {line:?}: thread {t} accumulator {} is the plan's {:?}, \
+                             the mma writes {want:?}",
+                            ci + jj,
+                            rc(tv_c, t, ci + jj)
+                        )));
+                    }
+                    let bit = 1u64 << (ak / 16);
+                    let s = &mut ksum[t as usize][(ci + jj) as usize];
+                    if *s & bit != 0 {
+                        return Err(fail(format!(
+                            "schedule line {line:?}: a k-step is added twice"
+                        )));
+                    }
+                    *s |= bit;
+                    v.mma_products += 1;
+                }
+            }
+        }
+    }
+    if ksum.iter().flatten().any(|&s| s != 0xFF) {
+        return Err(fail(
+            "an accumulator value misses a k-step of the superblock".into(),
+        ));
+    }
+    v.accumulator_cells += (nt * text.acc) as u64;
+
+    // Partial store: pairs of adjacent columns of the plan's c, rows < M.
+    let (pr, pc) = (CExpr::parse(&text.c_row)?, CExpr::parse(&text.c_col)?);
+    for t in 0..nt {
+        for x in (0..text.acc).step_by(2) {
+            let got = (
+                eval2(&pr, ("t", t), ("v", x))?,
+                eval2(&pc, ("t", t), ("v", x))?,
+            );
+            if got != rc(tv_c, t, x) || rc(tv_c, t, x + 1) != (got.0, got.1 + 1) || got.1 % 2 != 0 {
+                return Err(fail(format!(
+                    "partial store: thread {t} values {x}, {} go to {got:?}; the plan's c holds {:?}",
+                    x + 1,
+                    rc(tv_c, t, x)
+                )));
+            }
+            v.accumulator_cells += 2;
+        }
+    }
+    // Reduction: pairs cover the 16 x bn tile once; the C guard (rows < M) decides the store.
+    let (rr, rcol) = (CExpr::parse(&text.r_row)?, CExpr::parse(&text.r_col)?);
+    let mut cover = vec![false; (16 * c.bn) as usize];
+    for t in 0..nt {
+        for i in 0..text.r_iters {
+            let (r, col) = (
+                eval2(&rr, ("t", t), ("i", i))?,
+                eval2(&rcol, ("t", t), ("i", i))?,
+            );
+            if !(0..16).contains(&r) || !(0..c.bn).contains(&col) || col % 2 != 0 {
+                return Err(fail(format!(
+                    "reduction pair {i} of thread {t} at ({r}, {col}) is outside the tile or odd"
+                )));
+            }
+            for e in 0..2 {
+                let x = &mut cover[(r * c.bn + col + e) as usize];
+                if *x {
+                    return Err(fail(format!("reduction covers ({r}, {}) twice", col + e)));
+                }
+                *x = true;
+            }
+            v.accumulator_cells += 2;
+        }
+    }
+    if cover.iter().any(|&x| !x) {
+        return Err(fail("the reduction misses a cell of the tile".into()));
+    }
+    for col in (0..spec.n).step_by(2) {
+        if eval2(&gc, ("r", 0), ("c", col))? != eval2(&gc, ("r", 0), ("c", col + 1))? {
+            return Err(fail(format!(
+                "the C guard changes inside the pair at column {col}"
+            )));
+        }
+    }
+    Ok(v)
+}
+
+fn defines(k: &mut String, list: &[(&str, i64)]) {
+    for (name, v) in list {
+        let _ = writeln!(k, "#define {name} {v}");
+    }
+}
+
+fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
+    let mut k = String::new();
+    let tiles = spec.n / c.bn;
+    defines(
+        &mut k,
+        &[
+            ("LC_M", spec.m),
+            ("LC_N", spec.n),
+            ("LC_K", spec.k),
+            ("LC_GROUP", spec.group),
+            ("LC_BN", c.bn),
+            ("LC_SPLITS", c.splits),
+            ("LC_W_DEPTH", c.depth),
+            ("LC_KS", c.ks(spec)),
+            ("LC_SB", c.ks(spec) / 128),
+            ("LC_TILES_N", tiles),
+            ("LC_GRID", tiles * c.splits),
+            ("LC_THREADS", THREADS),
+            ("LC_A_SB_BYTES", 16 * 128 * 2),
+            ("LC_SMEM_BYTES", smem_bytes(spec, c)),
+            ("LC_A_GROUPS", t.a_groups),
+            ("LC_WV", t.w_vectors),
+            ("LC_ACC", t.acc),
+            ("LC_A_CHUNKS", t.a_chunks),
+            ("LC_R_ITERS", t.r_iters),
+        ],
+    );
+    let _ = writeln!(
+        k,
+        "// cp.async chunk j of one A superblock [16, 128] (coalesced copy layout) and a_s.\n\
+         #define LC_A_CP_ROW(t, j) ({})\n#define LC_A_CP_K(t, j) ({})\n\
+         #define LC_A_SLIN(r, k) ({})\n\
+         __device__ __forceinline__ int lc_swz_a(int o) {{ return {}; }}\n\
+         // ldmatrix.x4 group g (the plan's a values 8g..8g+7): the row this lane addresses.\n\
+         #define LC_A_LDSM_ROW(t, g) ({})\n#define LC_A_LDSM_K(t, g) ({})\n\
+         // W vector j (the plan's w values 32j..32j+31): its first nibble's tile row and k.\n\
+         #define LC_W_ROW(t, j) ({})\n#define LC_W_K(t, j) ({})\n\
+         // Nibble offset of (n, k) in the packed W.\n\
+         #define LC_W_GOFF(n, k) ({})\n\
+         // The scale of vector j: tile row, and the offset of (n, group g) in the scales.\n\
+         #define LC_S_N(t, j) ({})\n#define LC_S_GOFF(n, g) ({})\n\
+         // Accumulator value v of thread t (the plan's c).\n\
+         #define LC_C_ROW(t, v) ({})\n#define LC_C_COL(t, v) ({})\n\
+         // Reduction pair i of thread t.\n\
+         #define LC_R_ROW(t, i) ({})\n#define LC_R_COL(t, i) ({})\n\
+         // Global offsets and bounds.\n\
+         #define LC_A_GOFF(r, k) ({})\n#define LC_C_GOFF(r, c) ({})\n#define LC_WS_OFF(p, r, c) ({})\n\
+         #define LC_A_GUARD(r, k) ({})\n#define LC_C_GUARD(r, c) ({})",
+        t.a_cp_row,
+        t.a_cp_k,
+        t.a_slin,
+        t.a_swz,
+        t.a_ldsm_row,
+        t.a_ldsm_k,
+        t.w_row,
+        t.w_k,
+        t.w_goff,
+        t.s_n,
+        t.s_goff,
+        t.c_row,
+        t.c_col,
+        t.r_row,
+        t.r_col,
+        t.a_goff,
+        t.c_goff,
+        t.ws_off,
+        t.a_guard,
+        t.c_guard,
+    );
+    let _ = writeln!(
+        k,
+        "__device__ __forceinline__ void lc_mma(float& d0, float& d1, float& d2, float& d3, unsigned a0,\n\
+         \x20                                      unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {{\n\
+         \x20   asm volatile(\"{} {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\"\n\
+         \x20                : \"+f\"(d0), \"+f\"(d1), \"+f\"(d2), \"+f\"(d3)\n\
+         \x20                : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), \"r\"(b1));\n\
+         }}",
+        t.mma_instr
+    );
+    let _ = writeln!(
+        k,
+        "// One superblock (LC_W4_MMA(ci, g, j, w0, b0, w1, b1): acc[ci..ci+3] += A group g x\n\
+         // (dequant(byte b0 of word w0), dequant(byte b1 of word w1)) of W vector j).\n\
+         #define LC_W4_SCHEDULE \\"
+    );
+    for line in &t.schedule {
+        let _ = writeln!(k, "    {line} \\");
+    }
+    let _ = writeln!(k, "    /* end of LC_W4_SCHEDULE */");
+    k
+}
+
+const HOST: &str = r#"
+#ifdef LAYCERT_HOST_LAUNCHER
+// Host launcher for nvcc builds: the f32 split-K workspace and the per-tile counters are
+// allocated once (counters zeroed once; the last CTA of a tile resets its counter), so
+// launches on one stream may follow each other; concurrent launches must not share them.
+#include <cuda_runtime.h>
+static float* lc_ws = 0;
+static unsigned* lc_counters = 0;
+extern "C" int laycert_w4a16_launch(const void* A, const void* W, const void* S, void* C,
+                                    void* stream) {
+    if (!lc_ws) {
+        if (cudaMalloc((void**)&lc_ws, sizeof(float) * (size_t)LC_SPLITS * LC_M * LC_N)) return 3001;
+        if (cudaMalloc((void**)&lc_counters, sizeof(unsigned) * LC_TILES_N)) return 3002;
+        if (cudaMemset(lc_counters, 0, sizeof(unsigned) * LC_TILES_N)) return 3003;
+        if (cudaFuncSetAttribute(laycert_w4a16, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 LC_SMEM_BYTES)) return 3004;
+    }
+    laycert_w4a16<<<LC_GRID, LC_THREADS, LC_SMEM_BYTES, (cudaStream_t)stream>>>(
+        (const lc_elem*)A, (const unsigned*)W, (const lc_elem*)S, (lc_elem*)C, lc_ws, lc_counters);
+    return (int)cudaGetLastError();
+}
+extern "C" int laycert_w4a16_grid() { return LC_GRID; }
+#endif
+"#;
+
+/// Emits the W4A16 kernel with the default configuration.
+pub fn emit_w4a16(spec: &W4a16Spec) -> Result<W4a16Kernel, CodegenError> {
+    let c = choose(spec)?;
+    emit_w4a16_with(spec, &c)
+}
+
+/// Emits the W4A16 kernel with a given configuration (checked).
+pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel, CodegenError> {
+    check_config(spec, c)?;
+    let plan = plan_for(spec, c)?;
+    let text = emitted_text(spec, c, &plan)?;
+    let validation = validate_w4a16(spec, c, &plan, &text)?;
+    let grid = spec.n / c.bn * c.splits;
+    let mut k = header(
+        &format!(
+            "// laycert gemm (W4A16, sm80 instructions): C[{m},{n}] = A[{m},{k}] * dequant(W)[{n},{k}]^T, \
+             f16 operands, int4 weights, f32 accumulation, f16 C.",
+            m = spec.m,
+            n = spec.n,
+            k = spec.k
+        ),
+        &plan,
+        &[
+            format!(
+                "dequant(W)[n,k] = q[n,k] * scale[n, k / {}] (q signed int4, scale f16 row-major \
+                 ({}, {})); W packed in nibbles as {} (nibble i of a 32-bit word = bits 4i..4i+3).",
+                spec.group,
+                spec.n,
+                spec.k / spec.group,
+                packed_layout(spec.n, spec.k)
+            ),
+            format!(
+                "CTA: 4 warps, {} columns, K-range {} ({} splits, deterministic reduction), {} CTAs.",
+                c.bn,
+                c.ks(spec),
+                c.splits,
+                grid
+            ),
+        ],
+        &format!(
+            "Translation validation: {} accumulator cells, {} operand fragment cells, {} mma \
+             k-steps, {} global offsets, {} guard points, {} shared-memory cells.",
+            validation.accumulator_cells,
+            validation.fragment_cells,
+            validation.mma_products,
+            validation.global_offsets,
+            validation.guard_points,
+            validation.smem_cells
+        ),
+    );
+    let _ = writeln!(k, "\ntypedef unsigned short lc_elem;  // f16 bits");
+    k += &print_text(spec, c, &text);
+    k += "\n";
+    k += BODY;
+    k += HOST;
+    Ok(W4a16Kernel {
+        spec: *spec,
+        config: *c,
+        source: k,
+        entry: "laycert_w4a16",
+        digest: plan.certificate.digest.clone(),
+        plan_summary: plan_summary(&plan),
+        grid,
+        smem_bytes: smem_bytes(spec, c),
+        validation,
+        certificate_json: plan.certificate.to_json(),
+    })
+}

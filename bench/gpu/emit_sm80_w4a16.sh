@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Emits issue 24's sm80 GEMM and W4A16 kernels (no GPU needed) into DIR (default gpu-carry/gemm):
+#   LAYCERT=target/release/laycert bash bench/gpu/emit_sm80_w4a16.sh [DIR]
+# then on the device:  python3 gemm.py DIR/sm80_*.cu   and   python3 w4a16.py DIR/w4a16_*.cu
+set -euo pipefail
+L=${LAYCERT:-target/release/laycert}
+D=${1:-gpu-carry/gemm}
+mkdir -p "$D"
+g() { "$L" gen gemm --target sm80 "$@" | head -1; }
+for t in bf16 f16; do
+  g --m 8192 --n 8192 --k 8192 --dtype $t -o "$D/sm80_8192_$t.cu"
+  g --m 4096 --n 4096 --k 4096 --dtype $t -o "$D/sm80_4096_$t.cu"
+done
+g --m 8192 --n 8192 --k 8192 --dtype bf16 --stages 3 -o "$D/sm80_8192_bf16_st3.cu"
+g --m 8192 --n 8192 --k 8192 --dtype bf16 --stages 5 -o "$D/sm80_8192_bf16_st5.cu"
+g --m 8192 --n 8192 --k 8192 --dtype bf16 --bk 64 --stages 3 -o "$D/sm80_8192_bf16_bk64_st3.cu"
+g --m 8192 --n 8192 --k 8192 --dtype bf16 --bk 64 --stages 4 -o "$D/sm80_8192_bf16_bk64_st4.cu"
+g --m 5120 --n 3584 --k 4096 --dtype bf16 -o "$D/sm80_5120x3584x4096_bf16.cu"
+g --m 1000 --n 1000 --k 1000 --dtype bf16 -o "$D/sm80_1000_bf16.cu"
+for m in 1 16 128; do
+  g --m $m --n 4096 --k 4096 --dtype bf16 -o "$D/sm80_m${m}_4096_bf16.cu"
+  g --m $m --n 14336 --k 4096 --dtype bf16 -o "$D/sm80_m${m}_14336x4096_bf16.cu"
+done
+w() { "$L" gen gemm --dtype f16 --weights int4 "$@" | head -1; }
+for m in 1 16; do
+  w --m $m --n 8192 --k 8192 -o "$D/w4a16_m${m}_8192.cu"
+  w --m $m --n 8192 --k 8192 --splits 4 -o "$D/w4a16_m${m}_8192_s4.cu"
+  w --m $m --n 8192 --k 8192 --splits 16 -o "$D/w4a16_m${m}_8192_s16.cu"
+  w --m $m --n 8192 --k 8192 --bn 256 -o "$D/w4a16_m${m}_8192_bn256.cu"
+  w --m $m --n 8192 --k 8192 --stages 2 -o "$D/w4a16_m${m}_8192_d2.cu"
+done
+w --m 16 --n 14336 --k 4096 --group 128 -o "$D/w4a16_m16_14336x4096.cu"

@@ -1,0 +1,170 @@
+//! The W4A16 kernel without a GPU: emission and validation for M = 1 and 16 and several N, K,
+//! groups and splits; bad problems are refused; tampered expressions are refused.
+
+use codegen::gemm::w4a16::{
+    choose, emit_w4a16, emit_w4a16_with, emitted_text, plan_for, validate_w4a16, W4Text,
+    W4a16Config, W4a16Spec,
+};
+
+/// A named edit of the printed text.
+type Tamper = Box<dyn Fn(&mut W4Text)>;
+
+fn spec(m: i64, n: i64, k: i64, group: i64) -> W4a16Spec {
+    W4a16Spec { m, n, k, group }
+}
+
+#[test]
+fn w4a16_emits_and_validates_for_small_m() {
+    for (m, n, k, g) in [
+        (1, 8192, 8192, 128),
+        (16, 8192, 8192, 128),
+        (7, 4096, 14336, 256),
+        (16, 14336, 4096, 128),
+        (3, 384, 640, 128),
+    ] {
+        let kern = emit_w4a16(&spec(m, n, k, g)).unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
+        let s = &kern.source;
+        assert!(s.contains(&kern.digest));
+        assert!(s.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+        assert!(s.contains("ld.global.nc.L1::no_allocate.v4.b32"));
+        assert!(s.contains("extern \"C\" int laycert_w4a16_launch(const void* A, const void* W, const void* S, void* C,"));
+        assert!(s.contains(&format!("#define LC_M {m}\n")));
+        let v = &kern.validation;
+        assert!(v.fragment_cells > 0 && v.mma_products > 0 && v.global_offsets > 0);
+        // The plan streams W with 16-byte loads.
+        assert!(kern
+            .plan_summary
+            .iter()
+            .any(|l| l.contains("copy -> w: ld.global.v4.b32")));
+    }
+}
+
+#[test]
+fn w4a16_default_for_8192_squared_is_512_ctas() {
+    let c = choose(&spec(16, 8192, 8192, 128)).unwrap();
+    assert_eq!(
+        c,
+        W4a16Config {
+            bn: 128,
+            splits: 8,
+            depth: 3
+        }
+    );
+    let k = emit_w4a16_with(
+        &spec(1, 8192, 8192, 128),
+        &W4a16Config {
+            bn: 256,
+            splits: 16,
+            depth: 2,
+        },
+    )
+    .unwrap();
+    assert_eq!(k.grid, 32 * 16);
+}
+
+#[test]
+fn w4a16_refuses_problems_it_does_not_serve() {
+    for (s, want) in [
+        (spec(17, 8192, 8192, 128), "1..=16"),
+        (spec(1, 8192 + 64, 8192, 128), "multiple of 128"),
+        (spec(1, 8192, 8192, 96), "group"),
+        (spec(1, 8192, 8192 + 128, 256), "group"),
+    ] {
+        let e = emit_w4a16(&s).unwrap_err().to_string();
+        assert!(e.contains(want), "{s:?}: {e}");
+    }
+    let e = emit_w4a16_with(
+        &spec(1, 8192, 8192, 128),
+        &W4a16Config {
+            bn: 256,
+            splits: 1,
+            depth: 2,
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("splits"), "{e}");
+}
+
+#[test]
+fn w4a16_validation_refuses_tampered_expressions() {
+    let s = spec(5, 1024, 1024, 128);
+    let c = choose(&s).unwrap();
+    let plan = plan_for(&s, &c).unwrap();
+    let text = emitted_text(&s, &c, &plan).unwrap();
+    validate_w4a16(&s, &c, &plan, &text).expect("the untouched text validates");
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "W offset",
+            Box::new(|t| t.w_goff = t.w_goff.replace("(k % 2)", "(k % 2) * 2")),
+        ),
+        (
+            "W row",
+            Box::new(|t| t.w_row = format!("({}) ^ 1", t.w_row)),
+        ),
+        ("W k", Box::new(|t| t.w_k = format!("({}) ^ 16", t.w_k))),
+        (
+            "scale row",
+            Box::new(|t| t.s_n = format!("({}) ^ 1", t.s_n)),
+        ),
+        ("scale offset", Box::new(|t| t.s_goff = "n * 9 + g".into())),
+        ("A swizzle", Box::new(|t| t.a_swz = "o".into())),
+        (
+            "ldmatrix",
+            Box::new(|t| t.a_ldsm_k = format!("({}) ^ 8", t.a_ldsm_k)),
+        ),
+        (
+            "accumulator",
+            Box::new(|t| t.c_col = format!("({}) ^ 2", t.c_col)),
+        ),
+        (
+            "workspace",
+            Box::new(|t| t.ws_off = "p * 5120 + r * 1024 + c + 2".into()),
+        ),
+        (
+            "reduction",
+            Box::new(|t| t.r_row = "(t + i * 128) * 2 / 512".into()),
+        ),
+        (
+            "C guard",
+            Box::new(|t| t.c_guard = "r < 6 && c < 1024".into()),
+        ),
+        (
+            "A guard",
+            Box::new(|t| t.a_guard = "r < 16 && k < 1024".into()),
+        ),
+        (
+            "nibble byte",
+            Box::new(|t| {
+                let i = t
+                    .schedule
+                    .iter()
+                    .position(|l| l.starts_with("LC_W4_MMA"))
+                    .unwrap();
+                t.schedule[i] = t.schedule[i].replacen(", 0, 1);", ", 0, 2);", 1);
+            }),
+        ),
+        (
+            "mma dropped",
+            Box::new(|t| {
+                t.schedule.pop();
+            }),
+        ),
+        (
+            "A load dropped",
+            Box::new(|t| {
+                t.schedule.remove(0);
+            }),
+        ),
+    ];
+    for (what, f) in cases {
+        let mut t = text.clone();
+        f(&mut t);
+        assert_ne!(t, text, "{what}: the tamper changed nothing");
+        let e = validate_w4a16(&s, &c, &plan, &t)
+            .expect_err(what)
+            .to_string();
+        assert!(e.contains("translation validation failed"), "{what}: {e}");
+        eprintln!("{what}: {e}");
+    }
+}
