@@ -192,6 +192,11 @@ fn the_ragged_kernel_moves_every_element_once() {
         &[3, 20, 33],
         Dtype::I8,
     );
+    // Found by the property test below: loads 4 wide, stores (odd pitch) 1 wide over a 64-wide
+    // tile, so the 32 threads the loads allowed could not span the stores' 64 lanes.
+    for dtype in [Dtype::F32, Dtype::F16, Dtype::I8] {
+        check_movement("(2,36):(36,1)", "(2,36):(37,1)", &[2, 36], dtype);
+    }
 }
 
 #[test]

@@ -325,6 +325,21 @@ pub fn plan_copy(
         Along::Second => dst.vector_width(second, dtype.bytes(), lane_span(second, tile[1])),
     });
     let cells = tile[0] * tile[1];
+    // Each phase's threads span its whole axis (`lanes = extent / vector`), and every thread
+    // holds at least one vector of the other phase: narrow the wider vector until the thread
+    // count both phases allow covers the other phase's lanes (e.g. a 2 x 36 tensor whose loads
+    // are 4 wide but whose stores, at an odd pitch, are 1 wide).
+    let (along_l, along_s) = match store_along {
+        Along::First => (tile[0], tile[0]),
+        Along::Second => (tile[0], tile[1]),
+    };
+    let (mut vl, mut vs) = (vl, vs);
+    while vl > 1 && cells / vl < along_s / vs {
+        vl /= 2;
+    }
+    while vs > 1 && cells / vs < along_l / vl {
+        vs /= 2;
+    }
     let threads = opts.threads.min(cells / vl).min(cells / vs);
     let mut load = Phase::new(Along::First, vl, tile, threads)?;
     let mut store = Phase::new(store_along, vs, tile, threads)?;
