@@ -183,3 +183,67 @@ fn gpu_bench_gemm_runs_or_skips_visibly() {
         first_line(&o)
     );
 }
+
+#[test]
+fn no_swizzle_gives_the_sm80_baseline_and_predicts_its_conflicts() {
+    let dir = std::env::temp_dir().join(format!("laycert-gemm-nosw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (sw, unsw) = (dir.join("sw.cu"), dir.join("unsw.cu"));
+    for (path, extra) in [(&sw, None), (&unsw, Some("--no-swizzle"))] {
+        let mut args = vec![
+            "gen", "gemm", "--target", "sm80", "--m", "256", "--n", "256", "--k", "256",
+        ];
+        args.extend(extra);
+        args.extend(["-o", path.to_str().unwrap()]);
+        let o = laycert(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let pred = |p: &std::path::Path, name: &str| -> (i64, i64) {
+        let text = std::fs::read_to_string(p).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("// predicted: copy -> {name}:")))
+            .unwrap_or_else(|| panic!("no prediction for {name}"))
+            .to_string();
+        let nums: Vec<i64> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        let n = nums.len();
+        (nums[n - 2], nums[n - 1])
+    };
+    // The synthesized swizzle is conflict-free; the given row-major tile conflicts 4 ways.
+    let (w, ideal) = pred(&sw, "a");
+    assert_eq!(w, ideal);
+    let (w, ideal) = pred(&unsw, "a");
+    assert_eq!(w, 4 * ideal);
+    let source = std::fs::read_to_string(&unsw).unwrap();
+    assert!(
+        source.contains("[given]")
+            || source.contains("(128, 32):(32, 1)")
+            || source.contains(":(32, 1)")
+    );
+    // sm90 has no unswizzled plan (TMA + wgmma need the canonical layouts).
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "256",
+        "--n",
+        "256",
+        "--k",
+        "256",
+        "--no-swizzle",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--no-swizzle"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

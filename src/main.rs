@@ -528,6 +528,9 @@ struct GemmCli {
     /// K-elements per int4 scale, a multiple of 128 (W4A16; default 128).
     #[arg(long)]
     group: Option<i64>,
+    /// sm80: shared A and B tiles given row-major and unswizzled (the bank-conflict baseline).
+    #[arg(long)]
+    no_swizzle: bool,
 }
 
 impl GemmCli {
@@ -546,6 +549,7 @@ impl GemmCli {
             group_m: self.group_m,
             weights: self.weights.as_deref(),
             group: self.group,
+            no_swizzle: self.no_swizzle,
         }
     }
 }

@@ -44,6 +44,8 @@ pub struct GemmArgs<'a> {
     pub weights: Option<&'a str>,
     /// K-elements per int4 scale (W4A16).
     pub group: Option<i64>,
+    /// sm80: give `a_s`/`b_s` row-major, unswizzled (the bank-conflict baseline).
+    pub no_swizzle: bool,
     /// K-splits override (sm90 split-K, W4A16).
     pub splits: Option<i64>,
 }
@@ -94,6 +96,10 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
     }
     if let Some(x) = a.group_m {
         c.group_m = x;
+    }
+    if a.no_swizzle {
+        return codegen::gemm::emit_gemm_unswizzled(&spec, &c)
+            .map_err(|e| bad(format!("error: {e}")));
     }
     emit_gemm_with(&spec, &c).map_err(|e| bad(format!("error: {e}")))
 }

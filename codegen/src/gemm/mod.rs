@@ -389,6 +389,25 @@ pub fn plan_for(spec: &GemmSpec, c: &GemmConfig) -> Result<Plan, CodegenError> {
     synthesize(&program, target).map_err(|e| CodegenError::Gemm(format!("synthesis: {e}")))
 }
 
+/// The sm80 kernel with `a_s` and `b_s` given row-major and unswizzled (the bank-conflict
+/// baseline the Nsight Compute comparison needs); validated like every other plan.
+pub fn emit_gemm_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> Result<GemmKernel, CodegenError> {
+    if spec.target != GemmTarget::Sm80 {
+        return Err(CodegenError::Gemm(
+            "--no-swizzle: only the sm80 path reads its shared operands with ldmatrix (sm90's TMA \
+             and wgmma need the canonical swizzled layouts)"
+                .into(),
+        ));
+    }
+    choose_config(spec)?;
+    check_config(spec, c)?;
+    let program = Program::parse(&sm80::tile_program_unswizzled(spec, c))
+        .map_err(|e| CodegenError::Gemm(format!("the tile program: {e}")))?;
+    let plan = synthesize(&program, Target::Sm80)
+        .map_err(|e| CodegenError::Gemm(format!("synthesis: {e}")))?;
+    sm80::emit(spec, c, &plan)
+}
+
 /// Emits the kernel for `spec`: configuration, synthesized plan, text, validation.
 pub fn emit_gemm(spec: &GemmSpec) -> Result<GemmKernel, CodegenError> {
     let config = choose_config(spec)?;

@@ -138,6 +138,29 @@ pub fn check_config(c: &GemmConfig) -> Result<(), CodegenError> {
 /// The CTA's tile program: global views (the problem's strides), one stage of shared A and B,
 /// register operand fragments, the accumulator, its cast, the epilogue's shared staging tile
 /// and the register rows it stores. Synthesis chooses every layout.
+/// [`tile_program`] with `a_s` and `b_s` GIVEN row-major and unswizzled (the bank-conflict
+/// baseline: synthesis keeps them and chooses everything else around them).
+pub fn tile_program_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> String {
+    let t = spec.dtype.name();
+    tile_program(spec, c)
+        .replace(
+            &format!("a_s = shared_tensor({t}, [{}, {}])", c.bm, c.bk),
+            &format!(
+                "a_s = shared_tensor({t}, [{bm}, {bk}], ({bm},{bk}):({bk},1))",
+                bm = c.bm,
+                bk = c.bk
+            ),
+        )
+        .replace(
+            &format!("b_s = shared_tensor({t}, [{}, {}])", c.bn, c.bk),
+            &format!(
+                "b_s = shared_tensor({t}, [{bn}, {bk}], ({bn},{bk}):({bk},1))",
+                bn = c.bn,
+                bk = c.bk
+            ),
+        )
+}
+
 pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
     let t = spec.dtype.name();
     format!(
@@ -707,6 +730,23 @@ pub(crate) fn header(title: &str, plan: &Plan, lines: &[String], validation_line
             if t.scope.name() == "shared" {
                 let _ = writeln!(k, "//   shared {} = {}", t.name, show(l));
             }
+        }
+    }
+    // The bank model's prediction per tile-program instance (one CTA k-block for the main
+    // loop's copies, one CTA tile for the epilogue's): bench/gpu/ncu_conflicts.py compares it
+    // with Nsight Compute's counters.
+    for (i, op) in plan.program.ops.iter().enumerate() {
+        let tr = &plan.chosen[i].traffic;
+        if tr.wavefronts > 0 {
+            let _ = writeln!(
+                k,
+                "// predicted: {} -> {}: {} instructions, {} shared wavefronts (ideal {})",
+                op.kind.name(),
+                plan.program.tensors[op.output].name,
+                tr.instructions,
+                tr.wavefronts,
+                tr.ideal
+            );
         }
     }
     for (id, tv) in plan.tv.iter().enumerate() {
