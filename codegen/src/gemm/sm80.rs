@@ -135,9 +135,6 @@ pub fn check_config(c: &GemmConfig) -> Result<(), CodegenError> {
     Ok(())
 }
 
-/// The CTA's tile program: global views (the problem's strides), one stage of shared A and B,
-/// register operand fragments, the accumulator, its cast, the epilogue's shared staging tile
-/// and the register rows it stores. Synthesis chooses every layout.
 /// [`tile_program`] with `a_s` and `b_s` GIVEN row-major and unswizzled (the bank-conflict
 /// baseline: synthesis keeps them and chooses everything else around them).
 pub fn tile_program_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> String {
@@ -161,6 +158,9 @@ pub fn tile_program_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> String {
         )
 }
 
+/// The CTA's tile program: global views (the problem's strides), one stage of shared A and B,
+/// register operand fragments, the accumulator, its cast, the epilogue's shared staging tile
+/// and the register rows it stores. Synthesis chooses every layout.
 pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
     let t = spec.dtype.name();
     format!(
