@@ -58,12 +58,12 @@ impl Tv {
     /// Every `(t, v)`'s cell, `t`-major.
     pub fn table(&self) -> Vec<i64> {
         let (nt, nv) = (self.nthreads(), self.nvalues());
+        // The value offsets are the same for every thread: evaluate them once.
+        let offsets: Vec<i64> = (0..nv).map(|v| eval_modes(&self.values, v)).collect();
         let mut out = Vec::with_capacity((nt * nv) as usize);
         for t in 0..nt {
             let base = eval_modes(&self.threads, t);
-            for v in 0..nv {
-                out.push(base + eval_modes(&self.values, v));
-            }
+            out.extend(offsets.iter().map(|&o| base + o));
         }
         out
     }
@@ -476,6 +476,21 @@ mod tests {
         let mine = CuteLayout::from_flat(&[4, 8, 2, 2], &[256, 1, 128, 8]).unwrap();
         for i in 0..128 {
             assert_eq!(comp.eval_index(i).unwrap(), mine.eval_index(i).unwrap());
+        }
+    }
+
+    #[test]
+    fn table_lists_every_cell_thread_major() {
+        let atom = &Instructions::get().unwrap().mma[0];
+        let arr = arrangements(atom, 64, 64, 4)[1];
+        let (c, a, _) = mma_layouts(atom, [64, 64, 64], arr).unwrap();
+        for tv in [c, a.unwrap(), coalesced(&[64, 32], 1, 8, 128).unwrap()] {
+            let (nt, nv) = (tv.nthreads(), tv.nvalues());
+            let want: Vec<i64> = (0..nt)
+                .flat_map(|t| (0..nv).map(move |v| (t, v)))
+                .map(|(t, v)| tv.cell(t, v))
+                .collect();
+            assert_eq!(tv.table(), want, "{tv:?}");
         }
     }
 
