@@ -99,9 +99,47 @@ fn sectors(addrs: &[i64], bytes: i64) -> i64 {
 
 /// Wavefronts of one warp access under `layout::bank`'s model (32 banks of 4 bytes; phases of
 /// 32, 16 or 8 lanes for 1-4, 8 and 16-byte accesses; distinct words per bank), without its
-/// allocations: the search calls this millions of times. A test checks it against
+/// allocations: the search calls this millions of times. A phase touches at most 32 words
+/// (32 lanes x 1 word, 16 x 2 or 8 x 4), so its distinct words are kept in a short list and a
+/// phase costs its fullest bank. A test checks it against
 /// [`layout::bank::wavefronts`] on random accesses.
 pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
+    let per_phase: usize = match access {
+        8 => 16,
+        16 => 8,
+        _ => 32,
+    };
+    let words = (access + 3) / 4;
+    if per_phase as i64 * words > 32 {
+        return fast_wavefronts_sorted(addrs, access);
+    }
+    let mut total = 0;
+    for phase in addrs.chunks(per_phase) {
+        // The phase's distinct words (at most 32) and how many fall in each bank.
+        let mut distinct = [0i64; 32];
+        let mut n = 0;
+        let mut per_bank = [0i64; 32];
+        let mut worst = 0;
+        for &a in phase {
+            let first = a / 4;
+            for w in first..first + words {
+                if !distinct[..n].contains(&w) {
+                    distinct[n] = w;
+                    n += 1;
+                    let bank = w.rem_euclid(32) as usize;
+                    per_bank[bank] += 1;
+                    worst = worst.max(per_bank[bank]);
+                }
+            }
+        }
+        total += worst;
+    }
+    total
+}
+
+/// [`fast_wavefronts`] by sorting `(bank, word)` keys, for accesses whose phase touches more
+/// than 32 words (none of the target's instructions).
+fn fast_wavefronts_sorted(addrs: &[i64], access: i64) -> i64 {
     let per_phase = match access {
         8 => 16,
         16 => 8,
@@ -109,22 +147,19 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
     };
     let words = (access + 3) / 4;
     let mut total = 0;
-    let mut buf: Vec<i64> = Vec::with_capacity(128);
+    let mut buf: Vec<(i64, i64)> = Vec::with_capacity(128);
     for phase in addrs.chunks(per_phase) {
         buf.clear();
         for &a in phase {
             let first = a / 4;
-            for w in first..first + words {
-                // (bank, word) packed into one key: banks sort first.
-                buf.push(((w % 32) << 48) | w);
-            }
+            buf.extend((first..first + words).map(|w| (w.rem_euclid(32), w)));
         }
         buf.sort_unstable();
         buf.dedup();
         let mut worst = 0;
         let mut run = 0;
         for i in 0..buf.len() {
-            run = if i > 0 && buf[i] >> 48 == buf[i - 1] >> 48 {
+            run = if i > 0 && buf[i].0 == buf[i - 1].0 {
                 run + 1
             } else {
                 1
@@ -156,9 +191,10 @@ fn vector_traffic(
     };
     for warp in 0..(nt / 32) {
         for g in 0..nv / w {
-            let addrs: Vec<i64> = (0..32)
-                .map(|l| mem[reg[((warp * 32 + l) * nv + g * w) as usize] as usize] * bits / 8)
-                .collect();
+            let mut addrs = [0i64; 32];
+            for (l, a) in (0i64..).zip(addrs.iter_mut()) {
+                *a = mem[reg[((warp * 32 + l) * nv + g * w) as usize] as usize] * bits / 8;
+            }
             t.instructions += 1;
             if smem {
                 t.wavefronts += fast_wavefronts(&addrs, bytes);
@@ -194,14 +230,13 @@ fn ldmatrix_traffic(
         for i in 0..nv / (2 * count) {
             t.instructions += 1;
             for j in 0..count {
-                let mut rows = Vec::with_capacity(8);
-                for r in 0..8 {
-                    let addr: Vec<i64> = (0..8)
-                        .map(|c| {
-                            let (lane, v) = certify::synthesis::ldmatrix_holder(j, r, c, trans);
-                            mem[reg[((32 * w + lane) * nv + i * 2 * count + v) as usize] as usize]
-                        })
-                        .collect();
+                let mut rows = [0i64; 8];
+                for (r, row) in (0i64..).zip(rows.iter_mut()) {
+                    let mut addr = [0i64; 8];
+                    for (c, a) in (0i64..).zip(addr.iter_mut()) {
+                        let (lane, v) = certify::synthesis::ldmatrix_holder(j, r, c, trans);
+                        *a = mem[reg[((32 * w + lane) * nv + i * 2 * count + v) as usize] as usize];
+                    }
                     if addr[0] % 8 != 0
                         || addr
                             .iter()
@@ -210,7 +245,7 @@ fn ldmatrix_traffic(
                     {
                         return Ok(None);
                     }
-                    rows.push(addr[0] * 2);
+                    *row = addr[0] * 2;
                 }
                 t.wavefronts += fast_wavefronts(&rows, 16);
                 t.ideal += 1;
@@ -1326,6 +1361,7 @@ mod tests {
             let reference = layout::bank::wavefronts(
                 &addrs.iter().map(|&a| Some(a)).collect::<Vec<_>>(), access as u32).unwrap();
             prop_assert_eq!(fast_wavefronts(&addrs, access), i64::from(reference));
+            prop_assert_eq!(fast_wavefronts_sorted(&addrs, access), i64::from(reference));
         }
     }
 
