@@ -100,8 +100,8 @@ fn sectors(addrs: &[i64], bytes: i64) -> i64 {
 /// Wavefronts of one warp access under `layout::bank`'s model (32 banks of 4 bytes; phases of
 /// 32, 16 or 8 lanes for 1-4, 8 and 16-byte accesses; distinct words per bank), without its
 /// allocations: the search calls this millions of times. A phase touches at most 32 words
-/// (32 lanes x 1 word, 16 x 2 or 8 x 4), so its distinct words are kept in a short list and a
-/// phase costs its fullest bank. A test checks it against
+/// (32 lanes x 1 word, 16 x 2 or 8 x 4), so its distinct words are kept in short per-bank
+/// chains on the stack and a phase costs its longest chain. A test checks it against
 /// [`layout::bank::wavefronts`] on random accesses.
 pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
     let per_phase: usize = match access {
@@ -115,18 +115,28 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
     }
     let mut total = 0;
     for phase in addrs.chunks(per_phase) {
-        // The phase's distinct words (at most 32) and how many fall in each bank.
-        let mut distinct = [0i64; 32];
-        let mut n = 0;
+        // The phase's distinct words (at most 32), chained per bank: `head[bank]` is the last
+        // word of that bank, `prev[i]` the one before word `i` (NONE ends a chain).
+        const NONE: u8 = u8::MAX;
+        let mut word = [0i64; 32];
+        let mut prev = [NONE; 32];
+        let mut head = [NONE; 32];
         let mut per_bank = [0i64; 32];
+        let mut n = 0;
         let mut worst = 0;
         for &a in phase {
             let first = a / 4;
             for w in first..first + words {
-                if !distinct[..n].contains(&w) {
-                    distinct[n] = w;
+                let bank = w.rem_euclid(32) as usize;
+                let mut i = head[bank];
+                while i != NONE && word[i as usize] != w {
+                    i = prev[i as usize];
+                }
+                if i == NONE {
+                    word[n] = w;
+                    prev[n] = head[bank];
+                    head[bank] = n as u8;
                     n += 1;
-                    let bank = w.rem_euclid(32) as usize;
                     per_bank[bank] += 1;
                     worst = worst.max(per_bank[bank]);
                 }
