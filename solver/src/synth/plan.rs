@@ -269,12 +269,14 @@ fn tensor_desc(t: &Tensor) -> String {
     format!("{} {} {:?} in {}", t.name, t.dtype, t.shape, t.scope.name())
 }
 
-/// Results shared across anchor choices: candidate lists, global tables and instruction
-/// options depend only on the tensors' layouts, which many anchor choices share.
+/// Results shared across anchor choices: candidate lists, memory and register tables and
+/// instruction options depend only on the tensors' layouts, which many anchor choices share.
+/// Shared by reference counting: an anchor choice copies none of them.
 #[derive(Default)]
 pub struct Memo {
     cands: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
     globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
+    registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     options: RefCell<HashMap<u64, Vec<OpOption>>>,
 }
 
@@ -288,7 +290,7 @@ struct Ctx<'a> {
     memo: &'a Memo,
     p: &'a Program,
     target: Target,
-    tables: Vec<Option<Vec<i64>>>,
+    tables: Vec<Option<Rc<Vec<i64>>>>,
     tv: &'a [Option<Tv>],
 }
 
@@ -296,7 +298,7 @@ impl Ctx<'_> {
     fn reg_table(&self, i: usize) -> (&[i64], i64, i64) {
         let tv = self.tv[i].as_ref().expect("register layouts are known");
         (
-            self.tables[i].as_deref().expect("tabled"),
+            self.tables[i].as_deref().expect("tabled").as_slice(),
             tv.nthreads(),
             tv.nvalues(),
         )
@@ -316,7 +318,7 @@ impl Ctx<'_> {
             &self.p.tensors[r].name,
             &self.p.tensors[m].name,
             load,
-            cand.map(|c| c.label.clone()),
+            cand.map(|c| c.label.as_str()),
             &self.tv[r],
         ));
         if let Some(o) = self.memo.options.borrow().get(&key) {
@@ -430,7 +432,7 @@ impl Ctx<'_> {
     ) -> Result<Vec<OpOption>, SynthError> {
         let ins = Instructions::get()?;
         let (tg, ts) = (&self.p.tensors[g], &self.p.tensors[s]);
-        let gmem = self.tables[g].as_deref().expect("global tabled");
+        let gmem = self.tables[g].as_deref().expect("global tabled").as_slice();
         let bits = tg.dtype.bits();
         let mut out = Vec::new();
         for c in ins.copies(CopyKind::CpAsync, self.target) {
@@ -576,10 +578,17 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
     expand_rearranges(&mut program, &mut tv, &mut mma);
     let p = &program;
     let ins = Instructions::get()?;
-    let mut tables: Vec<Option<Vec<i64>>> = vec![None; p.tensors.len()];
+    let mut tables: Vec<Option<Rc<Vec<i64>>>> = vec![None; p.tensors.len()];
     for (i, t) in p.tensors.iter().enumerate() {
         tables[i] = match (t.scope, &tv[i], &t.layout) {
-            (Scope::Register, Some(f), _) => Some(f.table()),
+            (Scope::Register, Some(f), _) => {
+                let cached = memo.registers.borrow().get(f).cloned();
+                Some(cached.unwrap_or_else(|| {
+                    let tab = Rc::new(f.table());
+                    memo.registers.borrow_mut().insert(f.clone(), tab.clone());
+                    tab
+                }))
+            }
             (Scope::Global, _, Some(l)) => {
                 let cached = memo.globals.borrow().get(&t.name).cloned();
                 let tab = match cached {
@@ -592,7 +601,7 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                         tab
                     }
                 };
-                Some(tab.as_ref().clone())
+                Some(tab)
             }
             _ => None,
         };
@@ -601,7 +610,7 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
     let buffers: Vec<usize> = (0..p.tensors.len())
         .filter(|&i| p.tensors[i].scope == Scope::Shared)
         .collect();
-    let mut cands: Vec<Vec<Candidate>> = Vec::new();
+    let mut cands: Vec<Rc<Vec<Candidate>>> = Vec::new();
     for &b in &buffers {
         let t = &p.tensors[b];
         let mut fast = BTreeSet::new();
@@ -667,13 +676,13 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                 cs
             }
         };
-        cands.push(cs.as_ref().clone());
+        cands.push(cs);
     }
     let ctx = Ctx {
         memo,
         p,
         target,
-        tables: tables.clone(),
+        tables,
         tv: &tv,
     };
     // Per operation: access costs and the options behind them.
@@ -864,7 +873,7 @@ fn op_options(
     k: usize,
     op: &Op,
     buffers: &[usize],
-    cands: &[Vec<Candidate>],
+    cands: &[Rc<Vec<Candidate>>],
     mma: &BTreeMap<usize, MmaChoice>,
 ) -> Result<(Option<usize>, Vec<Vec<OpOption>>), SynthError> {
     let p = ctx.p;
@@ -972,7 +981,7 @@ fn op_options(
                     } else {
                         (d, s)
                     };
-                    let mem = ctx.tables[g].as_deref().expect("global tabled");
+                    let mem = ctx.tables[g].as_deref().expect("global tabled").as_slice();
                     Ok((None, vec![ctx.reg_mem_options(r, g, mem, r == d, None)?]))
                 }
                 (Scope::Shared, Scope::Register) | (Scope::Register, Scope::Shared) => {
