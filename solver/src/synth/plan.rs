@@ -20,7 +20,7 @@ use certify::synthesis::{
 use layout::Layout;
 
 use super::anchor::{coalesced, Tv};
-use super::cost::{solve, AccessCosts, Traffic};
+use super::cost::{solve, AccessCosts, Choice, Traffic};
 use super::graph::Dag;
 use super::instr::{CopyKind, Instructions, Target};
 use super::program::{Elem, Op, OpKind, Program, Scope, SynthError, Tensor};
@@ -277,7 +277,49 @@ pub struct Memo {
     cands: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
     globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
+    programs: RefCell<HashMap<IpInput, Option<Choice>>>,
     options: RefCell<HashMap<u64, Vec<OpOption>>>,
+}
+
+/// The exact input of one integer program (costs by their bits): equal inputs have the same
+/// solution, since the solver is deterministic, so anchor choices that produce the same costs
+/// (most arrangements tie) solve it once.
+#[derive(PartialEq, Eq, Hash)]
+struct IpInput {
+    sizes: Vec<(usize, Vec<i64>)>,
+    accesses: Vec<(Option<usize>, Vec<Vec<Option<u64>>>)>,
+    capacity: i64,
+}
+
+impl Memo {
+    fn solve(
+        &self,
+        sizes: &[(usize, Vec<i64>)],
+        accesses: &[AccessCosts],
+        capacity: i64,
+    ) -> Result<Option<Choice>, SynthError> {
+        let input = IpInput {
+            sizes: sizes.to_vec(),
+            accesses: accesses
+                .iter()
+                .map(|a| {
+                    let costs = a
+                        .costs
+                        .iter()
+                        .map(|o| o.iter().map(|c| c.map(f64::to_bits)).collect())
+                        .collect();
+                    (a.buffer, costs)
+                })
+                .collect(),
+            capacity,
+        };
+        if let Some(c) = self.programs.borrow().get(&input) {
+            return Ok(c.clone());
+        }
+        let c = solve(sizes, accesses, capacity)?;
+        self.programs.borrow_mut().insert(input, c.clone());
+        Ok(c)
+    }
 }
 
 fn key_of<T: std::hash::Hash>(parts: &T) -> u64 {
@@ -772,16 +814,18 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
             )
         })
         .collect();
-    let choice = solve(&sizes, &accesses, limit)?.ok_or_else(|| SynthError::Infeasible {
-        constraint: "instruction selection".into(),
-        tensors: buffers
-            .iter()
-            .map(|&b| p.tensors[b].name.clone())
-            .collect::<Vec<_>>()
-            .join(", "),
-        line: 0,
-        why: "no shared layout admits an instruction for every access".into(),
-    })?;
+    let choice = memo
+        .solve(&sizes, &accesses, limit)?
+        .ok_or_else(|| SynthError::Infeasible {
+            constraint: "instruction selection".into(),
+            tensors: buffers
+                .iter()
+                .map(|&b| p.tensors[b].name.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+            line: 0,
+            why: "no shared layout admits an instruction for every access".into(),
+        })?;
     let mut memory: Vec<Option<Layout>> = p.tensors.iter().map(|t| t.layout.clone()).collect();
     let mut smem_label = BTreeMap::new();
     for (k, &b) in buffers.iter().enumerate() {
