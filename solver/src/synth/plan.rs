@@ -269,6 +269,10 @@ fn tensor_desc(t: &Tensor) -> String {
     format!("{} {} {:?} in {}", t.name, t.dtype, t.shape, t.scope.name())
 }
 
+/// The instruction options of one access for one layout of its buffer, shared (not copied)
+/// between the memo and every anchor choice that has them.
+type Options = Rc<Vec<OpOption>>;
+
 /// Results shared across anchor choices: candidate lists, memory and register tables and
 /// instruction options depend only on the tensors' layouts, which many anchor choices share.
 /// Shared by reference counting: an anchor choice copies none of them.
@@ -278,7 +282,7 @@ pub struct Memo {
     globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     programs: RefCell<HashMap<IpInput, Option<Choice>>>,
-    options: RefCell<HashMap<u64, Vec<OpOption>>>,
+    options: RefCell<HashMap<u64, Options>>,
 }
 
 /// The exact input of one integer program (costs by their bits): equal inputs have the same
@@ -354,7 +358,7 @@ impl Ctx<'_> {
         mem: &[i64],
         load: bool,
         cand: Option<&Candidate>,
-    ) -> Result<Vec<OpOption>, SynthError> {
+    ) -> Result<Options, SynthError> {
         let key = key_of(&(
             1u8,
             &self.p.tensors[r].name,
@@ -366,7 +370,7 @@ impl Ctx<'_> {
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
-        let o = self.reg_mem_options_uncached(r, m, mem, load)?;
+        let o = Rc::new(self.reg_mem_options_uncached(r, m, mem, load)?);
         self.memo.options.borrow_mut().insert(key, o.clone());
         Ok(o)
     }
@@ -451,7 +455,7 @@ impl Ctx<'_> {
         g: usize,
         s: usize,
         cand: &Candidate,
-    ) -> Result<Vec<OpOption>, SynthError> {
+    ) -> Result<Options, SynthError> {
         let key = key_of(&(
             2u8,
             &self.p.tensors[g].name,
@@ -461,7 +465,7 @@ impl Ctx<'_> {
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
-        let o = self.global_shared_options_uncached(g, s, cand)?;
+        let o = Rc::new(self.global_shared_options_uncached(g, s, cand)?);
         self.memo.options.borrow_mut().insert(key, o.clone());
         Ok(o)
     }
@@ -729,9 +733,9 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
     };
     // Per operation: access costs and the options behind them.
     let mut accesses = Vec::new();
-    let mut options: Vec<Vec<Vec<OpOption>>> = Vec::new();
+    let mut options: Vec<Vec<Options>> = Vec::new();
     for (k, op) in p.ops.iter().enumerate() {
-        let (bidx, per): (Option<usize>, Vec<Vec<OpOption>>) =
+        let (bidx, per): (Option<usize>, Vec<Options>) =
             op_options(&ctx, k, op, &buffers, &cands, &mma)?;
         if per.iter().all(|o| o.is_empty()) {
             return Err(no_instruction(p, op, target));
@@ -768,10 +772,10 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                 .flatten()
                 .next()
                 .map_or(1.0, |_| 1.0);
-            let per: Vec<Vec<OpOption>> = cands[bi]
+            let per: Vec<Options> = cands[bi]
                 .iter()
                 .map(|c| match &c.canonical {
-                    Some((an, at)) => vec![OpOption {
+                    Some((an, at)) => Rc::new(vec![OpOption {
                         instruction: String::new(),
                         claims: vec![SynthClaim::Canonical {
                             tensor: p.tensors[y].name.clone(),
@@ -785,8 +789,8 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                             sectors: 0,
                             extra: swizzle_penalty(an) * (count as i64),
                         },
-                    }],
-                    None => vec![],
+                    }]),
+                    None => Options::default(),
                 })
                 .collect();
             accesses.push(AccessCosts {
@@ -919,13 +923,13 @@ fn op_options(
     buffers: &[usize],
     cands: &[Rc<Vec<Candidate>>],
     mma: &BTreeMap<usize, MmaChoice>,
-) -> Result<(Option<usize>, Vec<Vec<OpOption>>), SynthError> {
+) -> Result<(Option<usize>, Vec<Options>), SynthError> {
     let p = ctx.p;
     let ins = Instructions::get()?;
     let scope = |i: usize| p.tensors[i].scope;
     let bidx = |i: usize| buffers.iter().position(|&b| b == i);
     let name = |i: usize| p.tensors[i].name.clone();
-    let one = |o: OpOption| Ok((None, vec![vec![o]]));
+    let one = |o: OpOption| Ok((None, vec![Rc::new(vec![o])]));
     let free = Traffic {
         instructions: 0,
         wavefronts: 0,
@@ -983,7 +987,7 @@ fn op_options(
                                         atom: at.clone(),
                                     },
                                 ];
-                                vec![OpOption {
+                                Rc::new(vec![OpOption {
                                     instruction: label.clone(),
                                     claims,
                                     traffic: Traffic {
@@ -991,9 +995,9 @@ fn op_options(
                                         extra: count * swizzle_penalty(an),
                                         ..free.clone()
                                     },
-                                }]
+                                }])
                             }
-                            None => vec![],
+                            None => Options::default(),
                         })
                         .collect();
                     Ok((Some(bi), per))
@@ -1049,7 +1053,7 @@ fn op_options(
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok((Some(bi), per))
                 }
-                _ => Ok((None, vec![vec![]])),
+                _ => Ok((None, vec![Options::default()])),
             }
         }
         OpKind::Cast | OpKind::Elementwise(_) => {
@@ -1137,7 +1141,7 @@ fn op_options(
                 },
             })
         }
-        OpKind::Rearrange => Ok((None, vec![vec![]])),
+        OpKind::Rearrange => Ok((None, vec![Options::default()])),
     }
 }
 
