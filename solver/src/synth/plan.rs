@@ -181,6 +181,33 @@ fn fast_wavefronts_sorted(addrs: &[i64], access: i64) -> i64 {
     total
 }
 
+/// The sum over warps of `per_warp(warp)`, for a t-major `reg` table of `nv` values per
+/// thread; None as soon as one warp gives None. A warp whose slice of `reg` equals an earlier
+/// warp's holds the same cells, so it issues the same accesses: its traffic is the earlier
+/// warp's, not computed again (an operand broadcast over a warp axis has such repeats).
+fn sum_over_warps(
+    reg: &[i64],
+    nt: i64,
+    nv: i64,
+    mut per_warp: impl FnMut(i64) -> Option<Traffic>,
+) -> Option<Traffic> {
+    let len = (32 * nv) as usize;
+    let slice = |w: i64| &reg[w as usize * len..(w as usize + 1) * len];
+    let mut done: Vec<(i64, Traffic)> = Vec::new();
+    let mut total = Traffic::ZERO;
+    for w in 0..nt / 32 {
+        match done.iter().find(|(v, _)| slice(*v) == slice(w)) {
+            Some((_, t)) => total += t,
+            None => {
+                let t = per_warp(w)?;
+                total += &t;
+                done.push((w, t));
+            }
+        }
+    }
+    Some(total)
+}
+
 /// Traffic of a vector access of `w` elements per thread (`smem`: bank model, else sectors).
 fn vector_traffic(
     reg: &[i64],
@@ -190,16 +217,10 @@ fn vector_traffic(
     w: i64,
     bits: i64,
     smem: bool,
-) -> Result<Traffic, SynthError> {
+) -> Traffic {
     let bytes = (w * bits / 8).max(1);
-    let mut t = Traffic {
-        instructions: 0,
-        wavefronts: 0,
-        ideal: 0,
-        sectors: 0,
-        extra: 0,
-    };
-    for warp in 0..(nt / 32) {
+    let per_warp = |warp: i64| {
+        let mut t = Traffic::ZERO;
         for g in 0..nv / w {
             let mut addrs = [0i64; 32];
             for (l, a) in (0i64..).zip(addrs.iter_mut()) {
@@ -213,8 +234,10 @@ fn vector_traffic(
                 t.sectors += sectors(&addrs, bytes);
             }
         }
-    }
-    Ok(t)
+        Some(t)
+    };
+    // Every warp has a traffic: the sum is never None.
+    sum_over_warps(reg, nt, nv, per_warp).unwrap_or(Traffic::ZERO)
 }
 
 /// Traffic of ldmatrix/stmatrix x`count`, or None when the addresses do not fit.
@@ -225,18 +248,12 @@ fn ldmatrix_traffic(
     mem: &[i64],
     count: i64,
     trans: bool,
-) -> Result<Option<Traffic>, SynthError> {
+) -> Option<Traffic> {
     if nv % (2 * count) != 0 || nt % 32 != 0 {
-        return Ok(None);
+        return None;
     }
-    let mut t = Traffic {
-        instructions: 0,
-        wavefronts: 0,
-        ideal: 0,
-        sectors: 0,
-        extra: 0,
-    };
-    for w in 0..nt / 32 {
+    let per_warp = |w: i64| {
+        let mut t = Traffic::ZERO;
         for i in 0..nv / (2 * count) {
             t.instructions += 1;
             for j in 0..count {
@@ -253,7 +270,7 @@ fn ldmatrix_traffic(
                             .enumerate()
                             .any(|(e, &a)| a != addr[0] + e as i64)
                     {
-                        return Ok(None);
+                        return None;
                     }
                     *row = addr[0] * 2;
                 }
@@ -261,8 +278,9 @@ fn ldmatrix_traffic(
                 t.ideal += 1;
             }
         }
-    }
-    Ok(Some(t))
+        Some(t)
+    };
+    sum_over_warps(reg, nt, nv, per_warp)
 }
 
 fn tensor_desc(t: &Tensor) -> String {
@@ -402,7 +420,7 @@ impl Ctx<'_> {
                 if done.contains(&c.trans) {
                     continue;
                 }
-                if let Some(traffic) = ldmatrix_traffic(reg, nt, nv, mem, c.count, c.trans)? {
+                if let Some(traffic) = ldmatrix_traffic(reg, nt, nv, mem, c.count, c.trans) {
                     done.insert(c.trans);
                     out.push(OpOption {
                         instruction: c.name.clone(),
@@ -436,7 +454,7 @@ impl Ctx<'_> {
                         memory: tm.name.clone(),
                         width: w,
                     }],
-                    traffic: vector_traffic(reg, nt, nv, mem, w, bits, shared)?,
+                    traffic: vector_traffic(reg, nt, nv, mem, w, bits, shared),
                 });
                 // Narrower vectors of the same layout only add instructions (the instruction
                 // file lists widths widest first).
@@ -506,9 +524,9 @@ impl Ctx<'_> {
                         w,
                         bits,
                         true,
-                    )?;
+                    );
                     traffic.sectors =
-                        vector_traffic(&table, tv.nthreads(), tv.nvalues(), gmem, w, bits, false)?
+                        vector_traffic(&table, tv.nthreads(), tv.nvalues(), gmem, w, bits, false)
                             .sectors;
                     out.push(OpOption {
                         instruction: c.name.clone(),
@@ -1430,6 +1448,29 @@ mod tests {
             prop_assert_eq!(fast_wavefronts(&addrs, access), i64::from(reference));
             prop_assert_eq!(fast_wavefronts_sorted(&addrs, access), i64::from(reference));
         }
+    }
+
+    #[test]
+    fn a_repeated_warp_costs_what_its_first_copy_costs() {
+        // Two warps; warp 1 holds exactly warp 0's cells (a broadcast along the warp axis),
+        // read column-wise from a 32x32 row-major f32 tile (32-way conflicts per access).
+        let nv = 4;
+        let warp0: Vec<i64> = (0..32 * nv).map(|i| (i % nv) * 32 + i / nv).collect();
+        let reg: Vec<i64> = warp0.iter().chain(&warp0).copied().collect();
+        let mem: Vec<i64> = (0..1024).map(|c| (c % 32) * 32 + c / 32).collect();
+        let one = vector_traffic(&warp0, 32, nv, &mem, 1, 32, true);
+        assert_eq!(one.wavefronts, 4 * 32);
+        let mut two = one.clone();
+        two += &one;
+        assert_eq!(vector_traffic(&reg, 64, nv, &mem, 1, 32, true), two);
+        // A different second warp is computed on its own: here conflict-free rows.
+        let rows: Vec<i64> = (0..32 * nv).map(|i| (i / nv) * 32 + i % nv + 8).collect();
+        let mixed: Vec<i64> = warp0.iter().chain(&rows).copied().collect();
+        let t = vector_traffic(&mixed, 64, nv, &mem, 1, 32, true);
+        assert_eq!(
+            t.wavefronts,
+            4 * 32 + vector_traffic(&rows, 32, nv, &mem, 1, 32, true).wavefronts
+        );
     }
 
     #[test]
