@@ -11,7 +11,6 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::Hasher;
 use std::rc::Rc;
 
 use certify::synthesis::{
@@ -300,7 +299,26 @@ pub struct Memo {
     globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     programs: RefCell<HashMap<IpInput, Option<Choice>>>,
-    options: RefCell<HashMap<u64, Options>>,
+    options: RefCell<HashMap<OptionsKey, Options>>,
+}
+
+/// What the instruction options of an access depend on: the tensors (by name; a memory
+/// tensor's table is fixed by its name and, for a shared buffer, the candidate's label) and
+/// the register layout. Compared exactly, so two accesses share options only when equal.
+#[derive(PartialEq, Eq, Hash)]
+enum OptionsKey {
+    RegMem {
+        reg: String,
+        memory: String,
+        load: bool,
+        label: Option<String>,
+        layout: Tv,
+    },
+    GlobalShared {
+        global: String,
+        shared: String,
+        label: String,
+    },
 }
 
 /// The exact input of one integer program (costs by their bits): equal inputs have the same
@@ -344,12 +362,6 @@ impl Memo {
     }
 }
 
-fn key_of<T: std::hash::Hash>(parts: &T) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    parts.hash(&mut h);
-    h.finish()
-}
-
 struct Ctx<'a> {
     memo: &'a Memo,
     p: &'a Program,
@@ -377,14 +389,13 @@ impl Ctx<'_> {
         load: bool,
         cand: Option<&Candidate>,
     ) -> Result<Options, SynthError> {
-        let key = key_of(&(
-            1u8,
-            &self.p.tensors[r].name,
-            &self.p.tensors[m].name,
+        let key = OptionsKey::RegMem {
+            reg: self.p.tensors[r].name.clone(),
+            memory: self.p.tensors[m].name.clone(),
             load,
-            cand.map(|c| c.label.as_str()),
-            &self.tv[r],
-        ));
+            label: cand.map(|c| c.label.clone()),
+            layout: self.tv[r].clone().expect("register layouts are known"),
+        };
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
@@ -474,12 +485,11 @@ impl Ctx<'_> {
         s: usize,
         cand: &Candidate,
     ) -> Result<Options, SynthError> {
-        let key = key_of(&(
-            2u8,
-            &self.p.tensors[g].name,
-            &self.p.tensors[s].name,
-            &cand.label,
-        ));
+        let key = OptionsKey::GlobalShared {
+            global: self.p.tensors[g].name.clone(),
+            shared: self.p.tensors[s].name.clone(),
+            label: cand.label.clone(),
+        };
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
