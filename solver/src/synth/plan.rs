@@ -304,7 +304,11 @@ pub struct Memo {
 
 /// What the instruction options of an access depend on: the tensors (by name; a memory
 /// tensor's table is fixed by its name and, for a shared buffer, the candidate's label) and
-/// the register layout. Compared exactly, so two accesses share options only when equal.
+/// the register layout up to the order of its warps ([`Tv::warp_canonical`]). The order of
+/// warps does not matter: an option's instruction and claims name only tensors, its
+/// feasibility holds for every warp's accesses and its traffic sums over warps, and layouts
+/// with the same canonical form hold the same warp slices. Compared exactly, so two accesses
+/// share options only when equal.
 #[derive(PartialEq, Eq, Hash)]
 enum OptionsKey {
     RegMem {
@@ -394,7 +398,10 @@ impl Ctx<'_> {
             memory: self.p.tensors[m].name.clone(),
             load,
             label: cand.map(|c| c.label.clone()),
-            layout: self.tv[r].clone().expect("register layouts are known"),
+            layout: self.tv[r]
+                .as_ref()
+                .expect("register layouts are known")
+                .warp_canonical(),
         };
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
