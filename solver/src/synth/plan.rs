@@ -300,6 +300,7 @@ pub struct Memo {
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     programs: RefCell<HashMap<IpInput, Option<Choice>>>,
     options: RefCell<HashMap<OptionsKey, Options>>,
+    sharing: RefCell<HashMap<(Tv, Tv), (i64, bool)>>,
 }
 
 /// What the instruction options of an access depend on: the tensors (by name; a memory
@@ -336,6 +337,17 @@ struct IpInput {
 }
 
 impl Memo {
+    /// [`sharing`], once per pair of layouts.
+    fn sharing(&self, src: &Tv, dst: &Tv) -> (i64, bool) {
+        let key = (src.clone(), dst.clone());
+        if let Some(&r) = self.sharing.borrow().get(&key) {
+            return r;
+        }
+        let r = sharing(src, dst);
+        self.sharing.borrow_mut().insert(key, r);
+        r
+    }
+
     fn solve(
         &self,
         sizes: &[(usize, Vec<i64>)],
@@ -1139,19 +1151,8 @@ fn op_options(
         OpKind::Reduce { dim, f } => {
             let (src, dst) = (op.inputs[0], op.output);
             let tvs = ctx.tv[src].as_ref().expect("known");
-            // Threads sharing an output cell combine by butterfly shuffles.
-            let mut holders: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
             let g = ctx.tv[dst].as_ref().expect("known");
-            for t in 0..tvs.nthreads() {
-                for v in 0..tvs.nvalues() {
-                    holders.entry(g.cell(t, v)).or_default().insert(t);
-                }
-            }
-            let share = holders.values().map(|s| s.len() as i64).max().unwrap_or(1);
-            let cross_warp = holders.values().any(|s| {
-                s.iter()
-                    .any(|&t| t / 32 != s.iter().next().copied().unwrap_or(0) / 32)
-            });
+            let (share, cross_warp) = ctx.memo.sharing(tvs, g);
             let steps = 64 - (share as u64).leading_zeros() as i64 - 1;
             let instruction = format!(
                 "{f}: per-thread fold, {} shfl.bfly step(s){}",
@@ -1178,6 +1179,29 @@ fn op_options(
         }
         OpKind::Rearrange => Ok((None, vec![Options::default()])),
     }
+}
+
+/// How a reduction from `src` to `dst` combines: the most threads holding one output cell (cell
+/// `dst.cell(t, v)` over `src`'s threads and values), which butterfly shuffles combine, and
+/// whether some cell's holders span warps. 1 and false when there is no cell.
+fn sharing(src: &Tv, dst: &Tv) -> (i64, bool) {
+    // dst.cell(t, v) = dst.cell(t, 0) + dst.cell(0, v): one add per (thread, value).
+    let (nt, nv) = (src.nthreads(), src.nvalues());
+    let offsets: Vec<i64> = (0..nv).map(|v| dst.cell(0, v)).collect();
+    let mut holders: Vec<(i64, i64)> = Vec::with_capacity((nt * nv) as usize);
+    for t in 0..nt {
+        let base = dst.cell(t, 0);
+        holders.extend(offsets.iter().map(|&o| (base + o, t)));
+    }
+    holders.sort_unstable();
+    holders.dedup();
+    let (mut share, mut cross_warp) = (1, false);
+    for cell in holders.chunk_by(|a, b| a.0 == b.0) {
+        // Sorted by thread within a cell: the first and last holders bound its warps.
+        share = share.max(cell.len() as i64);
+        cross_warp |= cell[0].1 / 32 != cell[cell.len() - 1].1 / 32;
+    }
+    (share, cross_warp)
 }
 
 fn cvt_name(from: Elem, to: Elem) -> String {
@@ -1488,6 +1512,38 @@ mod tests {
             t.wavefronts,
             4 * 32 + vector_traffic(&rows, 32, nv, &mem, 1, 32, true).wavefronts
         );
+    }
+
+    #[test]
+    fn sharing_counts_the_holders_of_each_output_cell() {
+        use crate::synth::anchor::{coalesced, mma_layouts};
+        let atom = &Instructions::get().unwrap().mma[0];
+        let mut layouts = vec![
+            coalesced(&[64, 64], 1, 4, 128).unwrap(),
+            coalesced(&[64, 64], 0, 4, 128).unwrap(),
+            coalesced(&[16, 1024], 1, 8, 128).unwrap(),
+        ];
+        for arr in crate::synth::anchor::arrangements(atom, 64, 64, 4) {
+            layouts.push(mma_layouts(atom, [64, 64, 64], arr).unwrap().0);
+        }
+        for src in &layouts {
+            for dim in [0, 1] {
+                let dst = src.project(dim).unwrap();
+                // The definition, by sets of holders per cell.
+                let mut holders: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+                for t in 0..src.nthreads() {
+                    for v in 0..src.nvalues() {
+                        holders.entry(dst.cell(t, v)).or_default().insert(t);
+                    }
+                }
+                let share = holders.values().map(|s| s.len() as i64).max().unwrap_or(1);
+                let cross = holders.values().any(|s| {
+                    let w0 = s.iter().next().copied().unwrap_or(0) / 32;
+                    s.iter().any(|&t| t / 32 != w0)
+                });
+                assert_eq!(sharing(src, &dst), (share, cross), "{src:?} dim {dim}");
+            }
+        }
     }
 
     #[test]
