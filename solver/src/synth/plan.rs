@@ -72,17 +72,31 @@ pub struct Plan {
 /// True when every group of `w` consecutive values of every thread of `reg` (a t-major table
 /// of `nv` values per thread) sits at `w` consecutive memory elements starting at a multiple
 /// of `w`.
+///
+/// A single value always does. A warp's slice of `reg` equal to an earlier warp's is not
+/// checked again (broadcast operands repeat whole warps).
 pub fn vector_ok(reg: &[i64], nv: i64, mem: &[i64], w: i64) -> bool {
     if w < 1 || nv % w != 0 {
         return false;
     }
-    reg.chunks(w as usize).all(|g| {
-        let a0 = mem[g[0] as usize];
-        a0 % w == 0
-            && g.iter()
-                .enumerate()
-                .all(|(e, &c)| mem[c as usize] == a0 + e as i64)
-    })
+    // A single value is a vector of one; without values there is nothing to check.
+    if w == 1 || nv == 0 {
+        return true;
+    }
+    let vectors_ok = |slice: &[i64]| {
+        slice.chunks(w as usize).all(|g| {
+            let a0 = mem[g[0] as usize];
+            a0 % w == 0
+                && g.iter()
+                    .enumerate()
+                    .all(|(e, &c)| mem[c as usize] == a0 + e as i64)
+        })
+    };
+    let warps: Vec<&[i64]> = reg.chunks(32 * nv as usize).collect();
+    warps
+        .iter()
+        .enumerate()
+        .all(|(i, slice)| warps[..i].contains(slice) || vectors_ok(slice))
 }
 
 fn sectors(addrs: &[i64], bytes: i64) -> i64 {
@@ -1542,6 +1556,42 @@ mod tests {
                     s.iter().any(|&t| t / 32 != w0)
                 });
                 assert_eq!(sharing(src, &dst), (share, cross), "{src:?} dim {dim}");
+            }
+        }
+    }
+
+    #[test]
+    fn vector_ok_is_its_definition() {
+        use crate::synth::anchor::{arrangements, coalesced, mma_layouts};
+        let atom = &Instructions::get().unwrap().mma[0];
+        let mut layouts = vec![
+            coalesced(&[64, 64], 1, 8, 128).unwrap(),
+            coalesced(&[64, 64], 0, 4, 128).unwrap(),
+        ];
+        for arr in arrangements(atom, 64, 64, 4) {
+            let (c, a, b) = mma_layouts(atom, [64, 64, 64], arr).unwrap();
+            layouts.extend([c, a.unwrap(), b.unwrap()]);
+        }
+        // Column-major, row-major and a row-major XOR swizzle of 8-element chunks.
+        let mems: Vec<Vec<i64>> = vec![
+            (0..4096).collect(),
+            (0..4096).map(|c| (c % 64) * 64 + c / 64).collect(),
+            (0..4096)
+                .map(|c| (c % 64) * 64 + ((c / 64) ^ ((c % 64) % 8 * 8)))
+                .collect(),
+        ];
+        for tv in &layouts {
+            let (reg, nv) = (tv.table(), tv.nvalues());
+            for mem in &mems {
+                for w in [1, 2, 4, 8] {
+                    let want = nv % w == 0
+                        && reg.chunks(w as usize).all(|g| {
+                            let a0 = mem[g[0] as usize];
+                            a0 % w == 0
+                                && (0..w as usize).all(|e| mem[g[e] as usize] == a0 + e as i64)
+                        });
+                    assert_eq!(vector_ok(&reg, nv, mem, w), want, "{tv:?} w {w}");
+                }
             }
         }
     }
