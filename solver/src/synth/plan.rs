@@ -309,7 +309,8 @@ type Options = Rc<Vec<OpOption>>;
 /// Shared by reference counting: an anchor choice copies none of them.
 #[derive(Default)]
 pub struct Memo {
-    cands: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
+    /// Per shared buffer: its candidate layouts and the bytes each occupies.
+    cands: RefCell<HashMap<String, (Rc<Vec<Candidate>>, Rc<Vec<i64>>)>>,
     globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     programs: RefCell<HashMap<IpInput, Option<Choice>>>,
@@ -718,6 +719,7 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         .filter(|&i| p.tensors[i].scope == Scope::Shared)
         .collect();
     let mut cands: Vec<Rc<Vec<Candidate>>> = Vec::new();
+    let mut cand_bytes: Vec<Rc<Vec<i64>>> = Vec::new();
     for &b in &buffers {
         let t = &p.tensors[b];
         let mut fast = BTreeSet::new();
@@ -771,19 +773,25 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
             t.name, t.shape, t.dtype, fast
         );
         let cached = memo.cands.borrow().get(&ckey).cloned();
-        let cs = match cached {
-            Some(cs) => cs,
+        let (cs, bytes) = match cached {
+            Some(cached) => cached,
             None => {
                 let mut cs = candidates(t, vec, &fast, &atoms)?;
                 if canonical_only {
                     cs.retain(|c| c.canonical.is_some() || t.layout.is_some());
                 }
-                let cs = Rc::new(cs);
-                memo.cands.borrow_mut().insert(ckey, cs.clone());
-                cs
+                let bits = t.dtype.bits();
+                let bytes = cs
+                    .iter()
+                    .map(|c| (c.table.iter().max().copied().unwrap_or(0) + 1) * bits / 8)
+                    .collect();
+                let cached = (Rc::new(cs), Rc::new(bytes));
+                memo.cands.borrow_mut().insert(ckey, cached.clone());
+                cached
             }
         };
         cands.push(cs);
+        cand_bytes.push(bytes);
     }
     let ctx = Ctx {
         memo,
@@ -866,18 +874,9 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         }
     }
     let limit = smem_limit(target.name()).unwrap_or(0);
-    let sizes: Vec<(usize, Vec<i64>)> = buffers
+    let sizes: Vec<(usize, Vec<i64>)> = cand_bytes
         .iter()
-        .zip(&cands)
-        .map(|(&b, cs)| {
-            let bits = p.tensors[b].dtype.bits();
-            (
-                cs.len(),
-                cs.iter()
-                    .map(|c| (c.table.iter().max().copied().unwrap_or(0) + 1) * bits / 8)
-                    .collect(),
-            )
-        })
+        .map(|bytes| (bytes.len(), bytes.as_ref().clone()))
         .collect();
     let choice = memo
         .solve(&sizes, &accesses, limit)?
