@@ -304,13 +304,15 @@ fn tensor_desc(t: &Tensor) -> String {
 /// between the memo and every anchor choice that has them.
 type Options = Rc<Vec<OpOption>>;
 
+/// A shared buffer's candidate layouts and the bytes each occupies.
+type BufferCandidates = (Rc<Vec<Candidate>>, Rc<Vec<i64>>);
+
 /// Results shared across anchor choices: candidate lists, memory and register tables and
 /// instruction options depend only on the tensors' layouts, which many anchor choices share.
 /// Shared by reference counting: an anchor choice copies none of them.
 #[derive(Default)]
 pub struct Memo {
-    /// Per shared buffer: its candidate layouts and the bytes each occupies.
-    cands: RefCell<HashMap<String, (Rc<Vec<Candidate>>, Rc<Vec<i64>>)>>,
+    cands: RefCell<HashMap<String, BufferCandidates>>,
     globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     programs: RefCell<HashMap<IpInput, Option<Choice>>>,
@@ -341,13 +343,17 @@ enum OptionsKey {
     },
 }
 
+/// [`AccessCosts::costs`] by the bits of each cost.
+type CostBits = Vec<Vec<Option<u64>>>;
+
 /// The exact input of one integer program (costs by their bits): equal inputs have the same
 /// solution, since the solver is deterministic, so anchor choices that produce the same costs
 /// (most arrangements tie) solve it once.
 #[derive(PartialEq, Eq, Hash)]
 struct IpInput {
     sizes: Vec<(usize, Vec<i64>)>,
-    accesses: Vec<(Option<usize>, Vec<Vec<Option<u64>>>)>,
+    /// Per access: its buffer and its `[candidate][option]` costs, by their bits.
+    accesses: Vec<(Option<usize>, CostBits)>,
     capacity: i64,
 }
 
