@@ -117,12 +117,7 @@ fn sectors(addrs: &[i64], bytes: i64) -> i64 {
 /// chains on the stack and a phase costs its longest chain. A test checks it against
 /// [`layout::bank::wavefronts`] on random accesses.
 pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
-    let per_phase: usize = match access {
-        8 => 16,
-        16 => 8,
-        _ => 32,
-    };
-    let words = (access + 3) / 4;
+    let (per_phase, words) = phase(access);
     if per_phase as i64 * words > 32 {
         return fast_wavefronts_sorted(addrs, access);
     }
@@ -160,15 +155,20 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
     total
 }
 
-/// [`fast_wavefronts`] by sorting `(bank, word)` keys, for accesses whose phase touches more
-/// than 32 words (none of the target's instructions).
-fn fast_wavefronts_sorted(addrs: &[i64], access: i64) -> i64 {
-    let per_phase = match access {
+/// Lanes per phase and 4-byte words per lane of an `access`-byte shared-memory access.
+fn phase(access: i64) -> (usize, i64) {
+    let lanes = match access {
         8 => 16,
         16 => 8,
         _ => 32,
     };
-    let words = (access + 3) / 4;
+    (lanes, (access + 3) / 4)
+}
+
+/// [`fast_wavefronts`] by sorting `(bank, word)` keys, for accesses whose phase touches more
+/// than 32 words (none of the target's instructions).
+fn fast_wavefronts_sorted(addrs: &[i64], access: i64) -> i64 {
+    let (per_phase, words) = phase(access);
     let mut total = 0;
     let mut buf: Vec<(i64, i64)> = Vec::with_capacity(128);
     for phase in addrs.chunks(per_phase) {
@@ -996,13 +996,7 @@ fn op_options(
     let bidx = |i: usize| buffers.iter().position(|&b| b == i);
     let name = |i: usize| p.tensors[i].name.clone();
     let one = |o: OpOption| Ok((None, vec![Rc::new(vec![o])]));
-    let free = Traffic {
-        instructions: 0,
-        wavefronts: 0,
-        ideal: 0,
-        sectors: 0,
-        extra: 0,
-    };
+    let free = Traffic::ZERO;
     match &op.kind {
         OpKind::Mma => {
             let (ai, arr) = mma
@@ -1535,14 +1529,14 @@ mod tests {
 
     #[test]
     fn sharing_counts_the_holders_of_each_output_cell() {
-        use crate::synth::anchor::{coalesced, mma_layouts};
+        use crate::synth::anchor::{arrangements, coalesced, mma_layouts};
         let atom = &Instructions::get().unwrap().mma[0];
         let mut layouts = vec![
             coalesced(&[64, 64], 1, 4, 128).unwrap(),
             coalesced(&[64, 64], 0, 4, 128).unwrap(),
             coalesced(&[16, 1024], 1, 8, 128).unwrap(),
         ];
-        for arr in crate::synth::anchor::arrangements(atom, 64, 64, 4) {
+        for arr in arrangements(atom, 64, 64, 4) {
             layouts.push(mma_layouts(atom, [64, 64, 64], arr).unwrap().0);
         }
         for src in &layouts {
