@@ -58,12 +58,12 @@ impl Tv {
     /// Every `(t, v)`'s cell, `t`-major.
     pub fn table(&self) -> Vec<i64> {
         let (nt, nv) = (self.nthreads(), self.nvalues());
+        // The value offsets are the same for every thread: evaluate them once.
+        let offsets: Vec<i64> = (0..nv).map(|v| eval_modes(&self.values, v)).collect();
         let mut out = Vec::with_capacity((nt * nv) as usize);
         for t in 0..nt {
             let base = eval_modes(&self.threads, t);
-            for v in 0..nv {
-                out.push(base + eval_modes(&self.values, v));
-            }
+            out.extend(offsets.iter().map(|&o| base + o));
         }
         out
     }
@@ -151,6 +151,28 @@ impl Tv {
             list(&tb[..lanes]),
             list(&tb[lanes..])
         ))
+    }
+
+    /// The same layout with its warps renumbered canonically: when the thread modes split at
+    /// 32 (the leading modes hold exactly the 32 lanes of a warp), the modes after them (the
+    /// warp index) are sorted. Thread `32 w + l` holds `lanes(l) + warps(w) + values(v)`, so
+    /// permuting the warp modes only permutes whole warps: the result holds the same multiset
+    /// of per-warp cell slices as `self`. Without such a split, `self` unchanged.
+    ///
+    /// Two layouts with equal `warp_canonical` issue the same per-warp accesses, in another
+    /// warp order (Triton's warp order against the other one, for example).
+    pub fn warp_canonical(&self) -> Tv {
+        let mut lanes = 1;
+        let mut k = 0;
+        while k < self.threads.len() && lanes < 32 {
+            lanes *= self.threads[k].0;
+            k += 1;
+        }
+        let mut out = self.clone();
+        if lanes == 32 {
+            out.threads[k..].sort_unstable();
+        }
+        out
     }
 
     /// Drops size-1 modes.
@@ -477,6 +499,59 @@ mod tests {
         for i in 0..128 {
             assert_eq!(comp.eval_index(i).unwrap(), mine.eval_index(i).unwrap());
         }
+    }
+
+    #[test]
+    fn table_lists_every_cell_thread_major() {
+        let atom = &Instructions::get().unwrap().mma[0];
+        let arr = arrangements(atom, 64, 64, 4)[1];
+        let (c, a, _) = mma_layouts(atom, [64, 64, 64], arr).unwrap();
+        for tv in [c, a.unwrap(), coalesced(&[64, 32], 1, 8, 128).unwrap()] {
+            let (nt, nv) = (tv.nthreads(), tv.nvalues());
+            let want: Vec<i64> = (0..nt)
+                .flat_map(|t| (0..nv).map(move |v| (t, v)))
+                .map(|(t, v)| tv.cell(t, v))
+                .collect();
+            assert_eq!(tv.table(), want, "{tv:?}");
+        }
+    }
+
+    #[test]
+    fn warp_canonical_holds_the_same_warp_slices() {
+        let atom = &Instructions::get().unwrap().mma[0];
+        let all = arrangements(atom, 128, 128, 4);
+        let slices = |tv: &Tv| {
+            let t = tv.table();
+            let mut s: Vec<Vec<i64>> = t
+                .chunks(32 * tv.nvalues() as usize)
+                .map(|c| c.to_vec())
+                .collect();
+            s.sort();
+            s
+        };
+        let mut merged = 0;
+        for x in &all {
+            for y in &all {
+                let (_, ax, _) = mma_layouts(atom, [128, 128, 32], *x).unwrap();
+                let (_, ay, _) = mma_layouts(atom, [128, 128, 32], *y).unwrap();
+                let (ax, ay) = (ax.unwrap(), ay.unwrap());
+                let (cx, cy) = (ax.warp_canonical(), ay.warp_canonical());
+                assert_eq!(slices(&cx), slices(&ax));
+                if cx == cy {
+                    assert_eq!(slices(&ax), slices(&ay), "{x:?} {y:?}");
+                    merged += usize::from(ax != ay);
+                }
+            }
+        }
+        // Triton's warp order and the other one give A the same warps.
+        assert!(merged > 0);
+        // A layout whose thread modes do not split at 32 is its own canonical form.
+        let odd = Tv {
+            threads: vec![(16, 1), (8, 16)],
+            values: vec![(4, 128)],
+            shape: vec![128, 4],
+        };
+        assert_eq!(odd.warp_canonical(), odd);
     }
 
     #[test]

@@ -43,9 +43,29 @@ pub struct Traffic {
 }
 
 impl Traffic {
+    /// No traffic.
+    pub const ZERO: Traffic = Traffic {
+        instructions: 0,
+        wavefronts: 0,
+        ideal: 0,
+        sectors: 0,
+        extra: 0,
+    };
+
     /// The cost in the model's units.
     pub fn cost(&self) -> f64 {
         (self.instructions + self.wavefronts + self.sectors + self.extra) as f64
+    }
+}
+
+impl std::ops::AddAssign<&Traffic> for Traffic {
+    /// Traffic of two accesses together: every count adds.
+    fn add_assign(&mut self, other: &Traffic) {
+        self.instructions += other.instructions;
+        self.wavefronts += other.wavefronts;
+        self.ideal += other.ideal;
+        self.sectors += other.sectors;
+        self.extra += other.extra;
     }
 }
 

@@ -11,7 +11,6 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::Hasher;
 use std::rc::Rc;
 
 use certify::synthesis::{
@@ -20,7 +19,7 @@ use certify::synthesis::{
 use layout::Layout;
 
 use super::anchor::{coalesced, Tv};
-use super::cost::{solve, AccessCosts, Traffic};
+use super::cost::{solve, AccessCosts, Choice, Traffic};
 use super::graph::Dag;
 use super::instr::{CopyKind, Instructions, Target};
 use super::program::{Elem, Op, OpKind, Program, Scope, SynthError, Tensor};
@@ -73,17 +72,31 @@ pub struct Plan {
 /// True when every group of `w` consecutive values of every thread of `reg` (a t-major table
 /// of `nv` values per thread) sits at `w` consecutive memory elements starting at a multiple
 /// of `w`.
+///
+/// A single value always does. A warp's slice of `reg` equal to an earlier warp's is not
+/// checked again (broadcast operands repeat whole warps).
 pub fn vector_ok(reg: &[i64], nv: i64, mem: &[i64], w: i64) -> bool {
     if w < 1 || nv % w != 0 {
         return false;
     }
-    reg.chunks(w as usize).all(|g| {
-        let a0 = mem[g[0] as usize];
-        a0 % w == 0
-            && g.iter()
-                .enumerate()
-                .all(|(e, &c)| mem[c as usize] == a0 + e as i64)
-    })
+    // A single value is a vector of one; without values there is nothing to check.
+    if w == 1 || nv == 0 {
+        return true;
+    }
+    let vectors_ok = |slice: &[i64]| {
+        slice.chunks(w as usize).all(|g| {
+            let a0 = mem[g[0] as usize];
+            a0 % w == 0
+                && g.iter()
+                    .enumerate()
+                    .all(|(e, &c)| mem[c as usize] == a0 + e as i64)
+        })
+    };
+    let warps: Vec<&[i64]> = reg.chunks(32 * nv as usize).collect();
+    warps
+        .iter()
+        .enumerate()
+        .all(|(i, slice)| warps[..i].contains(slice) || vectors_ok(slice))
 }
 
 fn sectors(addrs: &[i64], bytes: i64) -> i64 {
@@ -99,32 +112,77 @@ fn sectors(addrs: &[i64], bytes: i64) -> i64 {
 
 /// Wavefronts of one warp access under `layout::bank`'s model (32 banks of 4 bytes; phases of
 /// 32, 16 or 8 lanes for 1-4, 8 and 16-byte accesses; distinct words per bank), without its
-/// allocations: the search calls this millions of times. A test checks it against
+/// allocations: the search calls this millions of times. A phase touches at most 32 words
+/// (32 lanes x 1 word, 16 x 2 or 8 x 4), so its distinct words are kept in short per-bank
+/// chains on the stack and a phase costs its longest chain. A test checks it against
 /// [`layout::bank::wavefronts`] on random accesses.
 pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
-    let per_phase = match access {
+    let (per_phase, words) = phase(access);
+    if per_phase as i64 * words > 32 {
+        return fast_wavefronts_sorted(addrs, access);
+    }
+    let mut total = 0;
+    for phase in addrs.chunks(per_phase) {
+        // The phase's distinct words (at most 32), chained per bank: `head[bank]` is the last
+        // word of that bank, `prev[i]` the one before word `i` (NONE ends a chain).
+        const NONE: u8 = u8::MAX;
+        let mut word = [0i64; 32];
+        let mut prev = [NONE; 32];
+        let mut head = [NONE; 32];
+        let mut per_bank = [0i64; 32];
+        let mut n = 0;
+        let mut worst = 0;
+        for &a in phase {
+            let first = a / 4;
+            for w in first..first + words {
+                let bank = w.rem_euclid(32) as usize;
+                let mut i = head[bank];
+                while i != NONE && word[i as usize] != w {
+                    i = prev[i as usize];
+                }
+                if i == NONE {
+                    word[n] = w;
+                    prev[n] = head[bank];
+                    head[bank] = n as u8;
+                    n += 1;
+                    per_bank[bank] += 1;
+                    worst = worst.max(per_bank[bank]);
+                }
+            }
+        }
+        total += worst;
+    }
+    total
+}
+
+/// Lanes per phase and 4-byte words per lane of an `access`-byte shared-memory access.
+fn phase(access: i64) -> (usize, i64) {
+    let lanes = match access {
         8 => 16,
         16 => 8,
         _ => 32,
     };
-    let words = (access + 3) / 4;
+    (lanes, (access + 3) / 4)
+}
+
+/// [`fast_wavefronts`] by sorting `(bank, word)` keys, for accesses whose phase touches more
+/// than 32 words (none of the target's instructions).
+fn fast_wavefronts_sorted(addrs: &[i64], access: i64) -> i64 {
+    let (per_phase, words) = phase(access);
     let mut total = 0;
-    let mut buf: Vec<i64> = Vec::with_capacity(128);
+    let mut buf: Vec<(i64, i64)> = Vec::with_capacity(128);
     for phase in addrs.chunks(per_phase) {
         buf.clear();
         for &a in phase {
             let first = a / 4;
-            for w in first..first + words {
-                // (bank, word) packed into one key: banks sort first.
-                buf.push(((w % 32) << 48) | w);
-            }
+            buf.extend((first..first + words).map(|w| (w.rem_euclid(32), w)));
         }
         buf.sort_unstable();
         buf.dedup();
         let mut worst = 0;
         let mut run = 0;
         for i in 0..buf.len() {
-            run = if i > 0 && buf[i] >> 48 == buf[i - 1] >> 48 {
+            run = if i > 0 && buf[i].0 == buf[i - 1].0 {
                 run + 1
             } else {
                 1
@@ -136,6 +194,33 @@ pub fn fast_wavefronts(addrs: &[i64], access: i64) -> i64 {
     total
 }
 
+/// The sum over warps of `per_warp(warp)`, for a t-major `reg` table of `nv` values per
+/// thread; None as soon as one warp gives None. A warp whose slice of `reg` equals an earlier
+/// warp's holds the same cells, so it issues the same accesses: its traffic is the earlier
+/// warp's, not computed again (an operand broadcast over a warp axis has such repeats).
+fn sum_over_warps(
+    reg: &[i64],
+    nt: i64,
+    nv: i64,
+    mut per_warp: impl FnMut(i64) -> Option<Traffic>,
+) -> Option<Traffic> {
+    let len = (32 * nv) as usize;
+    let slice = |w: i64| &reg[w as usize * len..(w as usize + 1) * len];
+    let mut done: Vec<(i64, Traffic)> = Vec::new();
+    let mut total = Traffic::ZERO;
+    for w in 0..nt / 32 {
+        match done.iter().find(|(v, _)| slice(*v) == slice(w)) {
+            Some((_, t)) => total += t,
+            None => {
+                let t = per_warp(w)?;
+                total += &t;
+                done.push((w, t));
+            }
+        }
+    }
+    Some(total)
+}
+
 /// Traffic of a vector access of `w` elements per thread (`smem`: bank model, else sectors).
 fn vector_traffic(
     reg: &[i64],
@@ -145,20 +230,15 @@ fn vector_traffic(
     w: i64,
     bits: i64,
     smem: bool,
-) -> Result<Traffic, SynthError> {
+) -> Traffic {
     let bytes = (w * bits / 8).max(1);
-    let mut t = Traffic {
-        instructions: 0,
-        wavefronts: 0,
-        ideal: 0,
-        sectors: 0,
-        extra: 0,
-    };
-    for warp in 0..(nt / 32) {
+    let per_warp = |warp: i64| {
+        let mut t = Traffic::ZERO;
         for g in 0..nv / w {
-            let addrs: Vec<i64> = (0..32)
-                .map(|l| mem[reg[((warp * 32 + l) * nv + g * w) as usize] as usize] * bits / 8)
-                .collect();
+            let mut addrs = [0i64; 32];
+            for (l, a) in (0i64..).zip(addrs.iter_mut()) {
+                *a = mem[reg[((warp * 32 + l) * nv + g * w) as usize] as usize] * bits / 8;
+            }
             t.instructions += 1;
             if smem {
                 t.wavefronts += fast_wavefronts(&addrs, bytes);
@@ -167,8 +247,10 @@ fn vector_traffic(
                 t.sectors += sectors(&addrs, bytes);
             }
         }
-    }
-    Ok(t)
+        Some(t)
+    };
+    // Every warp has a traffic: the sum is never None.
+    sum_over_warps(reg, nt, nv, per_warp).unwrap_or(Traffic::ZERO)
 }
 
 /// Traffic of ldmatrix/stmatrix x`count`, or None when the addresses do not fit.
@@ -179,71 +261,149 @@ fn ldmatrix_traffic(
     mem: &[i64],
     count: i64,
     trans: bool,
-) -> Result<Option<Traffic>, SynthError> {
+) -> Option<Traffic> {
     if nv % (2 * count) != 0 || nt % 32 != 0 {
-        return Ok(None);
+        return None;
     }
-    let mut t = Traffic {
-        instructions: 0,
-        wavefronts: 0,
-        ideal: 0,
-        sectors: 0,
-        extra: 0,
-    };
-    for w in 0..nt / 32 {
+    let per_warp = |w: i64| {
+        let mut t = Traffic::ZERO;
         for i in 0..nv / (2 * count) {
             t.instructions += 1;
             for j in 0..count {
-                let mut rows = Vec::with_capacity(8);
-                for r in 0..8 {
-                    let addr: Vec<i64> = (0..8)
-                        .map(|c| {
-                            let (lane, v) = certify::synthesis::ldmatrix_holder(j, r, c, trans);
-                            mem[reg[((32 * w + lane) * nv + i * 2 * count + v) as usize] as usize]
-                        })
-                        .collect();
+                let mut rows = [0i64; 8];
+                for (r, row) in (0i64..).zip(rows.iter_mut()) {
+                    let mut addr = [0i64; 8];
+                    for (c, a) in (0i64..).zip(addr.iter_mut()) {
+                        let (lane, v) = certify::synthesis::ldmatrix_holder(j, r, c, trans);
+                        *a = mem[reg[((32 * w + lane) * nv + i * 2 * count + v) as usize] as usize];
+                    }
                     if addr[0] % 8 != 0
                         || addr
                             .iter()
                             .enumerate()
                             .any(|(e, &a)| a != addr[0] + e as i64)
                     {
-                        return Ok(None);
+                        return None;
                     }
-                    rows.push(addr[0] * 2);
+                    *row = addr[0] * 2;
                 }
                 t.wavefronts += fast_wavefronts(&rows, 16);
                 t.ideal += 1;
             }
         }
-    }
-    Ok(Some(t))
+        Some(t)
+    };
+    sum_over_warps(reg, nt, nv, per_warp)
 }
 
 fn tensor_desc(t: &Tensor) -> String {
     format!("{} {} {:?} in {}", t.name, t.dtype, t.shape, t.scope.name())
 }
 
-/// Results shared across anchor choices: candidate lists, global tables and instruction
-/// options depend only on the tensors' layouts, which many anchor choices share.
+/// The instruction options of one access for one layout of its buffer, shared (not copied)
+/// between the memo and every anchor choice that has them.
+type Options = Rc<Vec<OpOption>>;
+
+/// A shared buffer's candidate layouts and the bytes each occupies.
+type BufferCandidates = (Rc<Vec<Candidate>>, Rc<Vec<i64>>);
+
+/// Results shared across anchor choices: candidate lists, memory and register tables and
+/// instruction options depend only on the tensors' layouts, which many anchor choices share.
+/// Shared by reference counting: an anchor choice copies none of them.
 #[derive(Default)]
 pub struct Memo {
-    cands: RefCell<HashMap<String, Rc<Vec<Candidate>>>>,
+    cands: RefCell<HashMap<String, BufferCandidates>>,
     globals: RefCell<HashMap<String, Rc<Vec<i64>>>>,
-    options: RefCell<HashMap<u64, Vec<OpOption>>>,
+    registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
+    programs: RefCell<HashMap<IpInput, Option<Choice>>>,
+    options: RefCell<HashMap<OptionsKey, Options>>,
+    sharing: RefCell<HashMap<(Tv, Tv), (i64, bool)>>,
 }
 
-fn key_of<T: std::hash::Hash>(parts: &T) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    parts.hash(&mut h);
-    h.finish()
+/// What the instruction options of an access depend on: the tensors (by name; a memory
+/// tensor's table is fixed by its name and, for a shared buffer, the candidate's label) and
+/// the register layout up to the order of its warps ([`Tv::warp_canonical`]). The order of
+/// warps does not matter: an option's instruction and claims name only tensors, its
+/// feasibility holds for every warp's accesses and its traffic sums over warps, and layouts
+/// with the same canonical form hold the same warp slices. Compared exactly, so two accesses
+/// share options only when equal.
+#[derive(PartialEq, Eq, Hash)]
+enum OptionsKey {
+    RegMem {
+        reg: String,
+        memory: String,
+        load: bool,
+        label: Option<String>,
+        layout: Tv,
+    },
+    GlobalShared {
+        global: String,
+        shared: String,
+        label: String,
+    },
+}
+
+/// [`AccessCosts::costs`] by the bits of each cost.
+type CostBits = Vec<Vec<Option<u64>>>;
+
+/// The exact input of one integer program (costs by their bits): equal inputs have the same
+/// solution, since the solver is deterministic, so anchor choices that produce the same costs
+/// (most arrangements tie) solve it once.
+#[derive(PartialEq, Eq, Hash)]
+struct IpInput {
+    sizes: Vec<(usize, Vec<i64>)>,
+    /// Per access: its buffer and its `[candidate][option]` costs, by their bits.
+    accesses: Vec<(Option<usize>, CostBits)>,
+    capacity: i64,
+}
+
+impl Memo {
+    /// [`sharing`], once per pair of layouts.
+    fn sharing(&self, src: &Tv, dst: &Tv) -> (i64, bool) {
+        let key = (src.clone(), dst.clone());
+        if let Some(&r) = self.sharing.borrow().get(&key) {
+            return r;
+        }
+        let r = sharing(src, dst);
+        self.sharing.borrow_mut().insert(key, r);
+        r
+    }
+
+    fn solve(
+        &self,
+        sizes: &[(usize, Vec<i64>)],
+        accesses: &[AccessCosts],
+        capacity: i64,
+    ) -> Result<Option<Choice>, SynthError> {
+        let input = IpInput {
+            sizes: sizes.to_vec(),
+            accesses: accesses
+                .iter()
+                .map(|a| {
+                    let costs = a
+                        .costs
+                        .iter()
+                        .map(|o| o.iter().map(|c| c.map(f64::to_bits)).collect())
+                        .collect();
+                    (a.buffer, costs)
+                })
+                .collect(),
+            capacity,
+        };
+        if let Some(c) = self.programs.borrow().get(&input) {
+            return Ok(c.clone());
+        }
+        let c = solve(sizes, accesses, capacity)?;
+        self.programs.borrow_mut().insert(input, c.clone());
+        Ok(c)
+    }
 }
 
 struct Ctx<'a> {
     memo: &'a Memo,
     p: &'a Program,
     target: Target,
-    tables: Vec<Option<Vec<i64>>>,
+    tables: Vec<Option<Rc<Vec<i64>>>>,
     tv: &'a [Option<Tv>],
 }
 
@@ -251,7 +411,7 @@ impl Ctx<'_> {
     fn reg_table(&self, i: usize) -> (&[i64], i64, i64) {
         let tv = self.tv[i].as_ref().expect("register layouts are known");
         (
-            self.tables[i].as_deref().expect("tabled"),
+            self.tables[i].as_deref().expect("tabled").as_slice(),
             tv.nthreads(),
             tv.nvalues(),
         )
@@ -265,19 +425,21 @@ impl Ctx<'_> {
         mem: &[i64],
         load: bool,
         cand: Option<&Candidate>,
-    ) -> Result<Vec<OpOption>, SynthError> {
-        let key = key_of(&(
-            1u8,
-            &self.p.tensors[r].name,
-            &self.p.tensors[m].name,
+    ) -> Result<Options, SynthError> {
+        let key = OptionsKey::RegMem {
+            reg: self.p.tensors[r].name.clone(),
+            memory: self.p.tensors[m].name.clone(),
             load,
-            cand.map(|c| c.label.clone()),
-            &self.tv[r],
-        ));
+            label: cand.map(|c| c.label.clone()),
+            layout: self.tv[r]
+                .as_ref()
+                .expect("register layouts are known")
+                .warp_canonical(),
+        };
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
-        let o = self.reg_mem_options_uncached(r, m, mem, load)?;
+        let o = Rc::new(self.reg_mem_options_uncached(r, m, mem, load)?);
         self.memo.options.borrow_mut().insert(key, o.clone());
         Ok(o)
     }
@@ -309,7 +471,7 @@ impl Ctx<'_> {
                 if done.contains(&c.trans) {
                     continue;
                 }
-                if let Some(traffic) = ldmatrix_traffic(reg, nt, nv, mem, c.count, c.trans)? {
+                if let Some(traffic) = ldmatrix_traffic(reg, nt, nv, mem, c.count, c.trans) {
                     done.insert(c.trans);
                     out.push(OpOption {
                         instruction: c.name.clone(),
@@ -343,7 +505,7 @@ impl Ctx<'_> {
                         memory: tm.name.clone(),
                         width: w,
                     }],
-                    traffic: vector_traffic(reg, nt, nv, mem, w, bits, shared)?,
+                    traffic: vector_traffic(reg, nt, nv, mem, w, bits, shared),
                 });
                 // Narrower vectors of the same layout only add instructions (the instruction
                 // file lists widths widest first).
@@ -362,17 +524,16 @@ impl Ctx<'_> {
         g: usize,
         s: usize,
         cand: &Candidate,
-    ) -> Result<Vec<OpOption>, SynthError> {
-        let key = key_of(&(
-            2u8,
-            &self.p.tensors[g].name,
-            &self.p.tensors[s].name,
-            &cand.label,
-        ));
+    ) -> Result<Options, SynthError> {
+        let key = OptionsKey::GlobalShared {
+            global: self.p.tensors[g].name.clone(),
+            shared: self.p.tensors[s].name.clone(),
+            label: cand.label.clone(),
+        };
         if let Some(o) = self.memo.options.borrow().get(&key) {
             return Ok(o.clone());
         }
-        let o = self.global_shared_options_uncached(g, s, cand)?;
+        let o = Rc::new(self.global_shared_options_uncached(g, s, cand)?);
         self.memo.options.borrow_mut().insert(key, o.clone());
         Ok(o)
     }
@@ -385,7 +546,7 @@ impl Ctx<'_> {
     ) -> Result<Vec<OpOption>, SynthError> {
         let ins = Instructions::get()?;
         let (tg, ts) = (&self.p.tensors[g], &self.p.tensors[s]);
-        let gmem = self.tables[g].as_deref().expect("global tabled");
+        let gmem = self.tables[g].as_deref().expect("global tabled").as_slice();
         let bits = tg.dtype.bits();
         let mut out = Vec::new();
         for c in ins.copies(CopyKind::CpAsync, self.target) {
@@ -413,9 +574,9 @@ impl Ctx<'_> {
                         w,
                         bits,
                         true,
-                    )?;
+                    );
                     traffic.sectors =
-                        vector_traffic(&table, tv.nthreads(), tv.nvalues(), gmem, w, bits, false)?
+                        vector_traffic(&table, tv.nthreads(), tv.nvalues(), gmem, w, bits, false)
                             .sectors;
                     out.push(OpOption {
                         instruction: c.name.clone(),
@@ -531,10 +692,17 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
     expand_rearranges(&mut program, &mut tv, &mut mma);
     let p = &program;
     let ins = Instructions::get()?;
-    let mut tables: Vec<Option<Vec<i64>>> = vec![None; p.tensors.len()];
+    let mut tables: Vec<Option<Rc<Vec<i64>>>> = vec![None; p.tensors.len()];
     for (i, t) in p.tensors.iter().enumerate() {
         tables[i] = match (t.scope, &tv[i], &t.layout) {
-            (Scope::Register, Some(f), _) => Some(f.table()),
+            (Scope::Register, Some(f), _) => {
+                let cached = memo.registers.borrow().get(f).cloned();
+                Some(cached.unwrap_or_else(|| {
+                    let tab = Rc::new(f.table());
+                    memo.registers.borrow_mut().insert(f.clone(), tab.clone());
+                    tab
+                }))
+            }
             (Scope::Global, _, Some(l)) => {
                 let cached = memo.globals.borrow().get(&t.name).cloned();
                 let tab = match cached {
@@ -547,7 +715,7 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                         tab
                     }
                 };
-                Some(tab.as_ref().clone())
+                Some(tab)
             }
             _ => None,
         };
@@ -556,7 +724,8 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
     let buffers: Vec<usize> = (0..p.tensors.len())
         .filter(|&i| p.tensors[i].scope == Scope::Shared)
         .collect();
-    let mut cands: Vec<Vec<Candidate>> = Vec::new();
+    let mut cands: Vec<Rc<Vec<Candidate>>> = Vec::new();
+    let mut cand_bytes: Vec<Rc<Vec<i64>>> = Vec::new();
     for &b in &buffers {
         let t = &p.tensors[b];
         let mut fast = BTreeSet::new();
@@ -610,32 +779,38 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
             t.name, t.shape, t.dtype, fast
         );
         let cached = memo.cands.borrow().get(&ckey).cloned();
-        let cs = match cached {
-            Some(cs) => cs,
+        let (cs, bytes) = match cached {
+            Some(cached) => cached,
             None => {
                 let mut cs = candidates(t, vec, &fast, &atoms)?;
                 if canonical_only {
                     cs.retain(|c| c.canonical.is_some() || t.layout.is_some());
                 }
-                let cs = Rc::new(cs);
-                memo.cands.borrow_mut().insert(ckey, cs.clone());
-                cs
+                let bits = t.dtype.bits();
+                let bytes = cs
+                    .iter()
+                    .map(|c| (c.table.iter().max().copied().unwrap_or(0) + 1) * bits / 8)
+                    .collect();
+                let cached = (Rc::new(cs), Rc::new(bytes));
+                memo.cands.borrow_mut().insert(ckey, cached.clone());
+                cached
             }
         };
-        cands.push(cs.as_ref().clone());
+        cands.push(cs);
+        cand_bytes.push(bytes);
     }
     let ctx = Ctx {
         memo,
         p,
         target,
-        tables: tables.clone(),
+        tables,
         tv: &tv,
     };
     // Per operation: access costs and the options behind them.
     let mut accesses = Vec::new();
-    let mut options: Vec<Vec<Vec<OpOption>>> = Vec::new();
+    let mut options: Vec<Vec<Options>> = Vec::new();
     for (k, op) in p.ops.iter().enumerate() {
-        let (bidx, per): (Option<usize>, Vec<Vec<OpOption>>) =
+        let (bidx, per): (Option<usize>, Vec<Options>) =
             op_options(&ctx, k, op, &buffers, &cands, &mma)?;
         if per.iter().all(|o| o.is_empty()) {
             return Err(no_instruction(p, op, target));
@@ -672,10 +847,10 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                 .flatten()
                 .next()
                 .map_or(1.0, |_| 1.0);
-            let per: Vec<Vec<OpOption>> = cands[bi]
+            let per: Vec<Options> = cands[bi]
                 .iter()
                 .map(|c| match &c.canonical {
-                    Some((an, at)) => vec![OpOption {
+                    Some((an, at)) => Rc::new(vec![OpOption {
                         instruction: String::new(),
                         claims: vec![SynthClaim::Canonical {
                             tensor: p.tensors[y].name.clone(),
@@ -689,8 +864,8 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
                             sectors: 0,
                             extra: swizzle_penalty(an) * (count as i64),
                         },
-                    }],
-                    None => vec![],
+                    }]),
+                    None => Options::default(),
                 })
                 .collect();
             accesses.push(AccessCosts {
@@ -705,29 +880,22 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
         }
     }
     let limit = smem_limit(target.name()).unwrap_or(0);
-    let sizes: Vec<(usize, Vec<i64>)> = buffers
+    let sizes: Vec<(usize, Vec<i64>)> = cand_bytes
         .iter()
-        .zip(&cands)
-        .map(|(&b, cs)| {
-            let bits = p.tensors[b].dtype.bits();
-            (
-                cs.len(),
-                cs.iter()
-                    .map(|c| (c.table.iter().max().copied().unwrap_or(0) + 1) * bits / 8)
-                    .collect(),
-            )
-        })
+        .map(|bytes| (bytes.len(), bytes.as_ref().clone()))
         .collect();
-    let choice = solve(&sizes, &accesses, limit)?.ok_or_else(|| SynthError::Infeasible {
-        constraint: "instruction selection".into(),
-        tensors: buffers
-            .iter()
-            .map(|&b| p.tensors[b].name.clone())
-            .collect::<Vec<_>>()
-            .join(", "),
-        line: 0,
-        why: "no shared layout admits an instruction for every access".into(),
-    })?;
+    let choice = memo
+        .solve(&sizes, &accesses, limit)?
+        .ok_or_else(|| SynthError::Infeasible {
+            constraint: "instruction selection".into(),
+            tensors: buffers
+                .iter()
+                .map(|&b| p.tensors[b].name.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+            line: 0,
+            why: "no shared layout admits an instruction for every access".into(),
+        })?;
     let mut memory: Vec<Option<Layout>> = p.tensors.iter().map(|t| t.layout.clone()).collect();
     let mut smem_label = BTreeMap::new();
     for (k, &b) in buffers.iter().enumerate() {
@@ -819,22 +987,16 @@ fn op_options(
     k: usize,
     op: &Op,
     buffers: &[usize],
-    cands: &[Vec<Candidate>],
+    cands: &[Rc<Vec<Candidate>>],
     mma: &BTreeMap<usize, MmaChoice>,
-) -> Result<(Option<usize>, Vec<Vec<OpOption>>), SynthError> {
+) -> Result<(Option<usize>, Vec<Options>), SynthError> {
     let p = ctx.p;
     let ins = Instructions::get()?;
     let scope = |i: usize| p.tensors[i].scope;
     let bidx = |i: usize| buffers.iter().position(|&b| b == i);
     let name = |i: usize| p.tensors[i].name.clone();
-    let one = |o: OpOption| Ok((None, vec![vec![o]]));
-    let free = Traffic {
-        instructions: 0,
-        wavefronts: 0,
-        ideal: 0,
-        sectors: 0,
-        extra: 0,
-    };
+    let one = |o: OpOption| Ok((None, vec![Rc::new(vec![o])]));
+    let free = Traffic::ZERO;
     match &op.kind {
         OpKind::Mma => {
             let (ai, arr) = mma
@@ -885,7 +1047,7 @@ fn op_options(
                                         atom: at.clone(),
                                     },
                                 ];
-                                vec![OpOption {
+                                Rc::new(vec![OpOption {
                                     instruction: label.clone(),
                                     claims,
                                     traffic: Traffic {
@@ -893,9 +1055,9 @@ fn op_options(
                                         extra: count * swizzle_penalty(an),
                                         ..free.clone()
                                     },
-                                }]
+                                }])
                             }
-                            None => vec![],
+                            None => Options::default(),
                         })
                         .collect();
                     Ok((Some(bi), per))
@@ -927,7 +1089,7 @@ fn op_options(
                     } else {
                         (d, s)
                     };
-                    let mem = ctx.tables[g].as_deref().expect("global tabled");
+                    let mem = ctx.tables[g].as_deref().expect("global tabled").as_slice();
                     Ok((None, vec![ctx.reg_mem_options(r, g, mem, r == d, None)?]))
                 }
                 (Scope::Shared, Scope::Register) | (Scope::Register, Scope::Shared) => {
@@ -951,7 +1113,7 @@ fn op_options(
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok((Some(bi), per))
                 }
-                _ => Ok((None, vec![vec![]])),
+                _ => Ok((None, vec![Options::default()])),
             }
         }
         OpKind::Cast | OpKind::Elementwise(_) => {
@@ -1002,19 +1164,8 @@ fn op_options(
         OpKind::Reduce { dim, f } => {
             let (src, dst) = (op.inputs[0], op.output);
             let tvs = ctx.tv[src].as_ref().expect("known");
-            // Threads sharing an output cell combine by butterfly shuffles.
-            let mut holders: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
             let g = ctx.tv[dst].as_ref().expect("known");
-            for t in 0..tvs.nthreads() {
-                for v in 0..tvs.nvalues() {
-                    holders.entry(g.cell(t, v)).or_default().insert(t);
-                }
-            }
-            let share = holders.values().map(|s| s.len() as i64).max().unwrap_or(1);
-            let cross_warp = holders.values().any(|s| {
-                s.iter()
-                    .any(|&t| t / 32 != s.iter().next().copied().unwrap_or(0) / 32)
-            });
+            let (share, cross_warp) = ctx.memo.sharing(tvs, g);
             let steps = 64 - (share as u64).leading_zeros() as i64 - 1;
             let instruction = format!(
                 "{f}: per-thread fold, {} shfl.bfly step(s){}",
@@ -1039,8 +1190,31 @@ fn op_options(
                 },
             })
         }
-        OpKind::Rearrange => Ok((None, vec![vec![]])),
+        OpKind::Rearrange => Ok((None, vec![Options::default()])),
     }
+}
+
+/// How a reduction from `src` to `dst` combines: the most threads holding one output cell (cell
+/// `dst.cell(t, v)` over `src`'s threads and values), which butterfly shuffles combine, and
+/// whether some cell's holders span warps. 1 and false when there is no cell.
+fn sharing(src: &Tv, dst: &Tv) -> (i64, bool) {
+    // dst.cell(t, v) = dst.cell(t, 0) + dst.cell(0, v): one add per (thread, value).
+    let (nt, nv) = (src.nthreads(), src.nvalues());
+    let offsets: Vec<i64> = (0..nv).map(|v| dst.cell(0, v)).collect();
+    let mut holders: Vec<(i64, i64)> = Vec::with_capacity((nt * nv) as usize);
+    for t in 0..nt {
+        let base = dst.cell(t, 0);
+        holders.extend(offsets.iter().map(|&o| (base + o, t)));
+    }
+    holders.sort_unstable();
+    holders.dedup();
+    let (mut share, mut cross_warp) = (1, false);
+    for cell in holders.chunk_by(|a, b| a.0 == b.0) {
+        // Sorted by thread within a cell: the first and last holders bound its warps.
+        share = share.max(cell.len() as i64);
+        cross_warp |= cell[0].1 / 32 != cell[cell.len() - 1].1 / 32;
+    }
+    (share, cross_warp)
 }
 
 fn cvt_name(from: Elem, to: Elem) -> String {
@@ -1326,6 +1500,98 @@ mod tests {
             let reference = layout::bank::wavefronts(
                 &addrs.iter().map(|&a| Some(a)).collect::<Vec<_>>(), access as u32).unwrap();
             prop_assert_eq!(fast_wavefronts(&addrs, access), i64::from(reference));
+            prop_assert_eq!(fast_wavefronts_sorted(&addrs, access), i64::from(reference));
+        }
+    }
+
+    #[test]
+    fn a_repeated_warp_costs_what_its_first_copy_costs() {
+        // Two warps; warp 1 holds exactly warp 0's cells (a broadcast along the warp axis),
+        // read column-wise from a 32x32 row-major f32 tile (32-way conflicts per access).
+        let nv = 4;
+        let warp0: Vec<i64> = (0..32 * nv).map(|i| (i % nv) * 32 + i / nv).collect();
+        let reg: Vec<i64> = warp0.iter().chain(&warp0).copied().collect();
+        let mem: Vec<i64> = (0..1024).map(|c| (c % 32) * 32 + c / 32).collect();
+        let one = vector_traffic(&warp0, 32, nv, &mem, 1, 32, true);
+        assert_eq!(one.wavefronts, 4 * 32);
+        let mut two = one.clone();
+        two += &one;
+        assert_eq!(vector_traffic(&reg, 64, nv, &mem, 1, 32, true), two);
+        // A different second warp is computed on its own: here conflict-free rows.
+        let rows: Vec<i64> = (0..32 * nv).map(|i| (i / nv) * 32 + i % nv + 8).collect();
+        let mixed: Vec<i64> = warp0.iter().chain(&rows).copied().collect();
+        let t = vector_traffic(&mixed, 64, nv, &mem, 1, 32, true);
+        assert_eq!(
+            t.wavefronts,
+            4 * 32 + vector_traffic(&rows, 32, nv, &mem, 1, 32, true).wavefronts
+        );
+    }
+
+    #[test]
+    fn sharing_counts_the_holders_of_each_output_cell() {
+        use crate::synth::anchor::{arrangements, coalesced, mma_layouts};
+        let atom = &Instructions::get().unwrap().mma[0];
+        let mut layouts = vec![
+            coalesced(&[64, 64], 1, 4, 128).unwrap(),
+            coalesced(&[64, 64], 0, 4, 128).unwrap(),
+            coalesced(&[16, 1024], 1, 8, 128).unwrap(),
+        ];
+        for arr in arrangements(atom, 64, 64, 4) {
+            layouts.push(mma_layouts(atom, [64, 64, 64], arr).unwrap().0);
+        }
+        for src in &layouts {
+            for dim in [0, 1] {
+                let dst = src.project(dim).unwrap();
+                // The definition, by sets of holders per cell.
+                let mut holders: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+                for t in 0..src.nthreads() {
+                    for v in 0..src.nvalues() {
+                        holders.entry(dst.cell(t, v)).or_default().insert(t);
+                    }
+                }
+                let share = holders.values().map(|s| s.len() as i64).max().unwrap_or(1);
+                let cross = holders.values().any(|s| {
+                    let w0 = s.iter().next().copied().unwrap_or(0) / 32;
+                    s.iter().any(|&t| t / 32 != w0)
+                });
+                assert_eq!(sharing(src, &dst), (share, cross), "{src:?} dim {dim}");
+            }
+        }
+    }
+
+    #[test]
+    fn vector_ok_is_its_definition() {
+        use crate::synth::anchor::{arrangements, coalesced, mma_layouts};
+        let atom = &Instructions::get().unwrap().mma[0];
+        let mut layouts = vec![
+            coalesced(&[64, 64], 1, 8, 128).unwrap(),
+            coalesced(&[64, 64], 0, 4, 128).unwrap(),
+        ];
+        for arr in arrangements(atom, 64, 64, 4) {
+            let (c, a, b) = mma_layouts(atom, [64, 64, 64], arr).unwrap();
+            layouts.extend([c, a.unwrap(), b.unwrap()]);
+        }
+        // Column-major, row-major and a row-major XOR swizzle of 8-element chunks.
+        let mems: Vec<Vec<i64>> = vec![
+            (0..4096).collect(),
+            (0..4096).map(|c| (c % 64) * 64 + c / 64).collect(),
+            (0..4096)
+                .map(|c| (c % 64) * 64 + ((c / 64) ^ ((c % 64) % 8 * 8)))
+                .collect(),
+        ];
+        for tv in &layouts {
+            let (reg, nv) = (tv.table(), tv.nvalues());
+            for mem in &mems {
+                for w in [1, 2, 4, 8] {
+                    let want = nv % w == 0
+                        && reg.chunks(w as usize).all(|g| {
+                            let a0 = mem[g[0] as usize];
+                            a0 % w == 0
+                                && (0..w as usize).all(|e| mem[g[e] as usize] == a0 + e as i64)
+                        });
+                    assert_eq!(vector_ok(&reg, nv, mem, w), want, "{tv:?} w {w}");
+                }
+            }
         }
     }
 
