@@ -103,6 +103,7 @@ fn w4a16_validation_refuses_tampered_expressions() {
             Box::new(|t| t.w_row = format!("({}) ^ 1", t.w_row)),
         ),
         ("W k", Box::new(|t| t.w_k = format!("({}) ^ 16", t.w_k))),
+        ("W superblock step", Box::new(|t| t.w_sb_words = 64)),
         (
             "scale row",
             Box::new(|t| t.s_n = format!("({}) ^ 1", t.s_n)),

@@ -23,8 +23,9 @@
 //! (split-K). The tile program ([`tile_program`]) is one (16 x bn x 128) step: A via
 //! cp.async into the synthesized swizzled `a_s` (all the CTA's K-range at once, rows >= M
 //! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (`depth - 1` superblocks
-//! in flight), dequantized in registers (`prmt`, one `lop3`, an exact `fma.f16x2`, the scale
-//! `mul.f16x2`); mma.sync m16n8k16 into f32; each split stores its f32 partial tile into a
+//! in flight, each vector's address computed once and stepped by a validated constant),
+//! dequantized in registers (`prmt` of the word and the word shifted by 4, one `lop3`, an exact
+//! `sub.f16x2`, the scale's `mul.f16x2`); mma.sync m16n8k16 into f32; each split stores its f32 partial tile into a
 //! workspace `(splits, M, N)`, and the last CTA of a column tile (an atomic counter) adds the
 //! partials in split order (deterministic), converts and stores C, and resets the counter.
 //!
@@ -74,7 +75,8 @@ pub struct W4a16Config {
     pub bn: i64,
     /// K-splits (CTAs per column tile).
     pub splits: i64,
-    /// W buffers per thread (2 or 3): superblocks in flight plus the one being multiplied.
+    /// W buffers per thread (2 to [`MAX_DEPTH`]): superblocks in flight plus the one being
+    /// multiplied.
     pub depth: i64,
 }
 
@@ -82,6 +84,15 @@ impl W4a16Config {
     /// K-elements per CTA.
     pub fn ks(&self, spec: &W4a16Spec) -> i64 {
         spec.k / self.splits
+    }
+
+    /// CTAs per SM the kernel is compiled for (`__launch_bounds__`' second argument): as many as
+    /// the shared memory allows, at most 4 (128 columns: 128 registers per thread) or 2 (256
+    /// columns, whose W vectors need more), so a split-K grid of ~4 CTAs per SM runs in one wave.
+    pub fn min_ctas(&self, spec: &W4a16Spec) -> i64 {
+        let by_smem = (227 * 1024) / smem_bytes(spec, self).max(1);
+        let by_regs = if self.bn == 128 { 4 } else { 2 };
+        by_smem.clamp(1, by_regs)
     }
 }
 
@@ -119,6 +130,8 @@ pub const THREADS: i64 = 128;
 
 /// Largest K-range per CTA (A's slice of it is staged in shared memory: 32 bytes per k).
 pub const MAX_KS: i64 = 4096;
+/// The most W register buffers a thread keeps in flight (`--stages`).
+pub const MAX_DEPTH: i64 = 8;
 
 fn bad(why: String) -> CodegenError {
     CodegenError::Gemm(why)
@@ -176,8 +189,11 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
             c.bn, spec.n
         )));
     }
-    if c.depth != 2 && c.depth != 3 {
-        return Err(bad(format!("depth {}: 2 or 3 W buffers", c.depth)));
+    if !(2..=MAX_DEPTH).contains(&c.depth) {
+        return Err(bad(format!(
+            "depth {}: 2 to {MAX_DEPTH} W buffers",
+            c.depth
+        )));
     }
     if c.splits < 1 || spec.k % (128 * c.splits) != 0 || c.ks(spec) > MAX_KS {
         return Err(bad(format!(
@@ -275,6 +291,10 @@ pub struct W4Text {
     pub w_k: String,
     /// `LC_W_GOFF(n, k)`: nibble offset in W.
     pub w_goff: String,
+    /// `LC_W_SB_WORDS`: 32-bit words between one superblock's W and the next
+    /// (`LC_W_GOFF(n, k + 128) = LC_W_GOFF(n, k) + 8 * LC_W_SB_WORDS`, validated), so the
+    /// kernel computes each vector's address once and steps it.
+    pub w_sb_words: i64,
     /// `LC_S_N(t, j)`: the tile row whose scale multiplies vector j.
     pub s_n: String,
     /// `LC_S_GOFF(n, g)`: the scale's element offset.
@@ -429,6 +449,8 @@ pub fn emitted_text(
         8 * spec.k
     );
     let pairs = 16 * c.bn / 2;
+    // One superblock further along k: the packed layout's (k / 128) term.
+    let w_sb_words = 1024 / 8;
     Ok(W4Text {
         mma_instr: name,
         a_groups: tv_a.nvalues() / 8,
@@ -445,6 +467,7 @@ pub fn emitted_text(
         w_row,
         w_k,
         w_goff,
+        w_sb_words,
         s_n,
         s_goff: format!("n * {g} + g"),
         c_row,
@@ -693,6 +716,24 @@ pub fn validate_w4a16(
             }
             v.global_offsets += 1;
         }
+    }
+    // The kernel steps each vector's address by LC_W_SB_WORDS words per superblock: along k
+    // (the offset is a sum of one-coordinate terms, so the n term drops out) one superblock
+    // further must be exactly that many nibbles further, from every k; by induction the
+    // address of superblock s is the base plus s steps.
+    for k in 0..spec.k - 128 {
+        let (a, b) = (
+            eval2(&wg, ("n", 0), ("k", k))?,
+            eval2(&wg, ("n", 0), ("k", k + 128))?,
+        );
+        if b - a != 8 * text.w_sb_words {
+            return Err(fail(format!(
+                "W: k = {k} and k + 128 are {} nibbles apart; LC_W_SB_WORDS says {} words",
+                b - a,
+                text.w_sb_words
+            )));
+        }
+        v.global_offsets += 1;
     }
     // The plan's view of a tile is the packed layout at the tile origin.
     let wid = plan
@@ -967,6 +1008,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_BN", c.bn),
             ("LC_SPLITS", c.splits),
             ("LC_W_DEPTH", c.depth),
+            ("LC_MIN_CTAS", c.min_ctas(spec)),
             ("LC_KS", c.ks(spec)),
             ("LC_SB", c.ks(spec) / 128),
             ("LC_TILES_N", tiles),
@@ -979,6 +1021,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_ACC", t.acc),
             ("LC_A_CHUNKS", t.a_chunks),
             ("LC_R_ITERS", t.r_iters),
+            ("LC_W_SB_WORDS", t.w_sb_words),
         ],
     );
     let _ = writeln!(

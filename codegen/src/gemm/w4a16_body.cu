@@ -5,11 +5,9 @@
 // CTA = 4 warps: LC_BN columns of C over the K-range [split * LC_KS, (split + 1) * LC_KS).
 // A's K-range goes to shared memory once (cp.async, LC_SB superblocks of the plan's a_s, rows
 // >= M zero-filled); W streams with 16-byte loads, LC_W_DEPTH - 1 superblocks ahead of the one
-// being multiplied; each B register is dequantized from one byte (two signed nibbles) of a W word:
-// prmt puts the byte in both halves, one lop3 places the low nibble in the low half's mantissa
-// and the high nibble in bits 4..7 of the high half's, flipping the sign bit (0x6408 / 0x6480),
-// fma.f16x2 (x * {1, 1/16} + {-1032, -72}) recovers the signed values exactly, mul.f16x2 applies
-// the scale (one rounding, as q * s in f16). Each split stores its f32 partial tile in the
+// being multiplied (the scales with them); each B register is dequantized from one byte (two
+// signed nibbles) of a W word (lc_dq: prmt, lop3, an exact sub.f16x2, the scale's mul.f16x2,
+// one rounding, as q * s in f16). Each split stores its f32 partial tile in the
 // workspace; the last CTA of the column tile sums the partials in split order and stores C.
 // ---------------------------------------------------------------------------------------------
 
@@ -47,12 +45,25 @@ __device__ __forceinline__ lc_v4 lc_ldg_stream(const unsigned* p) {
 __device__ __forceinline__ unsigned lc_word(const lc_v4& v, int w) {
     return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
 }
-// Byte `b` of `word` (two signed int4: low nibble -> low half) as f16x2, times s2 (f16x2).
-__device__ __forceinline__ unsigned lc_dq(unsigned word, int b, unsigned s2) {
-    const unsigned d = __byte_perm(word, 0u, 0x4040u + 0x0101u * (unsigned)b);
-    const unsigned x = (d & 0x00F0000Fu) ^ 0x64806408u;
-    unsigned r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x2C003C00u), "r"(0xD480E408u));
+// The dequantization constants (see lc_dq): prmt selector of byte 0 and its step per byte;
+// the nibble mask; the exponent bias XOR the nibble's top bit; 1032 in both halves.
+#define LC_DQ_SEL 0x4400u
+#define LC_DQ_SEL_STEP 0x1111u
+#define LC_DQ_MASK 0x000F000Fu
+#define LC_DQ_BIAS 0x64086408u
+#define LC_DQ_SUB 0x64086408u
+// Byte `b` of `word` (two signed int4: the low nibble -> the low half) as f16x2, times s2
+// (f16x2). `sh4` is word >> 4: prmt puts byte b of word in the low half and byte b of sh4 in
+// the high half, so the two nibbles land in bits 0..3 of each half; one lop3 masks them and
+// sets the exponent of 1024 with the nibble's top bit flipped (n ^ 8 = q + 8 for the
+// two's-complement nibble n of q), sub.f16x2 takes 1032 away (q exactly), mul.f16x2 applies
+// the scale (one rounding, as q * s in f16). `codegen/tests/w4a16_dequant.rs` replays the bit
+// arithmetic on all 256 bytes.
+__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh4, int b, unsigned s2) {
+    const unsigned d = __byte_perm(word, sh4, LC_DQ_SEL + LC_DQ_SEL_STEP * (unsigned)b);
+    unsigned x, r;
+    asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(d), "r"(LC_DQ_MASK), "r"(LC_DQ_BIAS));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(LC_DQ_SUB));
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
     return r;
 }
@@ -60,37 +71,59 @@ __device__ __forceinline__ unsigned lc_dq(unsigned word, int b, unsigned s2) {
 #define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])
 #define LC_W4_MMA(ci, g, j, w0, b0, w1, b1)                                                     \
     lc_mma(acc[ci], acc[ci + 1], acc[ci + 2], acc[ci + 3], af[g][0], af[g][1], af[g][2],      \
-           af[g][3], lc_dq(lc_word(wv[j], w0), b0, sv[j]), lc_dq(lc_word(wv[j], w1), b1, sv[j]))
+           af[g][3], lc_dq(lc_word(wv[j], w0), lc_word(wh[j], w0), b0, sv[j]),                  \
+           lc_dq(lc_word(wv[j], w1), lc_word(wh[j], w1), b1, sv[j]))
 
-// The 16-byte W vectors of this thread for the superblock starting at k.
-__device__ __forceinline__ void lc_load_w(const unsigned* __restrict__ W, lc_v4 (&wv)[LC_WV],
-                                          int n0, int k, int t) {
+// This thread's W vectors and scales, addressed once: vector j of superblock sb is
+// wp[j] + sb * LC_W_SB_WORDS (LC_W_GOFF is a sum of one-coordinate terms and one superblock
+// along k is LC_W_SB_WORDS words everywhere, both validated), its scale sp[j][LC_S_GOFF(0, g)].
+struct lc_wptr {
+    const unsigned* w[LC_WV];
+    const lc_elem* s[LC_WV];
+};
+__device__ __forceinline__ lc_wptr lc_w_bases(const unsigned* __restrict__ W,
+                                              const lc_elem* __restrict__ S, int n0, int k0,
+                                              int t) {
+    lc_wptr p;
 #pragma unroll
     for (int j = 0; j < LC_WV; ++j) {
         const long long n = (long long)n0 + LC_W_ROW(t, j);
-        const long long kk = (long long)k + LC_W_K(t, j);
-        wv[j] = lc_ldg_stream(W + LC_W_GOFF(n, kk) / 8);
+        const long long kk = (long long)k0 + LC_W_K(t, j);
+        p.w[j] = W + LC_W_GOFF(n, kk) / 8;
+        const long long ns = (long long)n0 + LC_S_N(t, j);
+        p.s[j] = S + LC_S_GOFF(ns, 0);
+    }
+    return p;
+}
+// The 16-byte W vectors and the group scales (as f16x2) of this thread for superblock sb:
+// both are loads that the superblock's arithmetic waits on, so both are issued
+// LC_W_DEPTH - 1 superblocks ahead.
+__device__ __forceinline__ void lc_load_w(const lc_wptr& p, lc_v4 (&wv)[LC_WV],
+                                          unsigned (&sv)[LC_WV], int k0, int sb) {
+    const int g = (k0 + sb * 128) / LC_GROUP;
+#pragma unroll
+    for (int j = 0; j < LC_WV; ++j) {
+        wv[j] = lc_ldg_stream(p.w[j] + sb * LC_W_SB_WORDS);
+        sv[j] = p.s[j][LC_S_GOFF(0, g)];
     }
 }
 
-// One superblock: scales, then the plan's schedule of ldmatrix and mma.
-__device__ __forceinline__ void lc_superblock(const lc_v4 (&wv)[LC_WV],
-                                              const lc_elem* __restrict__ S, unsigned sa,
-                                              const unsigned (&a_lo)[LC_A_GROUPS],
-                                              float (&acc)[LC_ACC], int n0, int k, int t) {
-    const long long g = k / LC_GROUP;
+// One superblock: the plan's schedule of ldmatrix and mma.
+__device__ __forceinline__ void lc_superblock(const lc_v4 (&wv)[LC_WV], const unsigned (&s1)[LC_WV],
+                                              unsigned sa, const unsigned (&a_lo)[LC_A_GROUPS],
+                                              float (&acc)[LC_ACC]) {
     unsigned sv[LC_WV];
+    lc_v4 wh[LC_WV];  // each W word >> 4 (lc_dq)
 #pragma unroll
     for (int j = 0; j < LC_WV; ++j) {
-        const long long n = (long long)n0 + LC_S_N(t, j);
-        const unsigned s = S[LC_S_GOFF(n, g)];
-        sv[j] = s | (s << 16);
+        sv[j] = s1[j] | (s1[j] << 16);
+        wh[j] = {wv[j].x >> 4, wv[j].y >> 4, wv[j].z >> 4, wv[j].w >> 4};
     }
     unsigned af[LC_A_GROUPS][4];
     LC_W4_SCHEDULE
 }
 
-extern "C" __global__ void __launch_bounds__(LC_THREADS)
+extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
     laycert_w4a16(const lc_elem* __restrict__ A, const unsigned* __restrict__ W,
                   const lc_elem* __restrict__ S, lc_elem* __restrict__ C, float* __restrict__ ws,
                   unsigned* __restrict__ counters) {
@@ -103,15 +136,14 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS)
     const int n0 = tile * LC_BN;
     const int k0 = split * LC_KS;
 
-    // The weight stream starts first: the first LC_W_DEPTH - 1 superblocks.
-#if LC_W_DEPTH == 3
-    lc_v4 w0[LC_WV], w1[LC_WV], w2[LC_WV];
-    lc_load_w(W, w0, n0, k0, t);
-    if (1 < LC_SB) lc_load_w(W, w1, n0, k0 + 128, t);
-#else
-    lc_v4 w0[LC_WV], w1[LC_WV];
-    lc_load_w(W, w0, n0, k0, t);
-#endif
+    // The weight stream starts first: the first LC_W_DEPTH - 1 superblocks (a ring of
+    // LC_W_DEPTH register buffers, indexed by constants once the loops below are unrolled).
+    const lc_wptr wp = lc_w_bases(W, S, n0, k0, t);
+    lc_v4 wb[LC_W_DEPTH][LC_WV];
+    unsigned sb_s[LC_W_DEPTH][LC_WV];
+#pragma unroll
+    for (int i = 0; i + 1 < LC_W_DEPTH; ++i)
+        if (i < LC_SB) lc_load_w(wp, wb[i], sb_s[i], k0, i);
 
     // A's K-range into shared memory, superblock by superblock in the plan's a_s layout.
     for (int sb = 0; sb < LC_SB; ++sb) {
@@ -142,28 +174,20 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS)
     __syncthreads();
 
     // W buffers rotate: superblock sb + LC_W_DEPTH - 1 is in flight while sb is multiplied.
-#if LC_W_DEPTH == 3
 #pragma unroll 1
-    for (int sb = 0; sb < LC_SB; sb += 3) {
-        if (sb + 2 < LC_SB) lc_load_w(W, w2, n0, k0 + (sb + 2) * 128, t);
-        lc_superblock(w0, S, base + sb * LC_A_SB_BYTES, a_lo, acc, n0, k0 + sb * 128, t);
-        if (sb + 1 >= LC_SB) break;
-        if (sb + 3 < LC_SB) lc_load_w(W, w0, n0, k0 + (sb + 3) * 128, t);
-        lc_superblock(w1, S, base + (sb + 1) * LC_A_SB_BYTES, a_lo, acc, n0, k0 + (sb + 1) * 128, t);
-        if (sb + 2 >= LC_SB) break;
-        if (sb + 4 < LC_SB) lc_load_w(W, w1, n0, k0 + (sb + 4) * 128, t);
-        lc_superblock(w2, S, base + (sb + 2) * LC_A_SB_BYTES, a_lo, acc, n0, k0 + (sb + 2) * 128, t);
+    for (int sb0 = 0; sb0 < LC_SB; sb0 += LC_W_DEPTH) {
+#pragma unroll
+        for (int i = 0; i < LC_W_DEPTH; ++i) {
+            const int sb = sb0 + i;
+            if (sb < LC_SB) {
+                const int next = sb + LC_W_DEPTH - 1;
+                if (next < LC_SB)
+                    lc_load_w(wp, wb[(i + LC_W_DEPTH - 1) % LC_W_DEPTH],
+                              sb_s[(i + LC_W_DEPTH - 1) % LC_W_DEPTH], k0, next);
+                lc_superblock(wb[i], sb_s[i], base + sb * LC_A_SB_BYTES, a_lo, acc);
+            }
+        }
     }
-#else
-#pragma unroll 1
-    for (int sb = 0; sb < LC_SB; sb += 2) {
-        if (sb + 1 < LC_SB) lc_load_w(W, w1, n0, k0 + (sb + 1) * 128, t);
-        lc_superblock(w0, S, base + sb * LC_A_SB_BYTES, a_lo, acc, n0, k0 + sb * 128, t);
-        if (sb + 1 >= LC_SB) break;
-        if (sb + 2 < LC_SB) lc_load_w(W, w0, n0, k0 + (sb + 2) * 128, t);
-        lc_superblock(w1, S, base + (sb + 1) * LC_A_SB_BYTES, a_lo, acc, n0, k0 + (sb + 1) * 128, t);
-    }
-#endif
 
     // This split's partial tile (rows < M) into the workspace.
 #pragma unroll
