@@ -26,7 +26,7 @@ for m in 1 16; do
   w --m $m --n 8192 --k 8192 -o "$D/w4a16_m${m}_8192.cu"
   w --m $m --n 8192 --k 8192 --splits 4 -o "$D/w4a16_m${m}_8192_s4.cu"
   w --m $m --n 8192 --k 8192 --splits 16 -o "$D/w4a16_m${m}_8192_s16.cu"
-  w --m $m --n 8192 --k 8192 --bn 256 -o "$D/w4a16_m${m}_8192_bn256.cu"
-  w --m $m --n 8192 --k 8192 --stages 2 -o "$D/w4a16_m${m}_8192_d2.cu"
+  w --m $m --n 8192 --k 8192 --bn 256 --splits 8 -o "$D/w4a16_m${m}_8192_bn256.cu"
+  w --m $m --n 8192 --k 8192 --stages 3 -o "$D/w4a16_m${m}_8192_d3.cu"
 done
 w --m 16 --n 14336 --k 4096 --group 128 -o "$D/w4a16_m16_14336x4096.cu"

@@ -47,7 +47,7 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
         W4a16Config {
             bn: 128,
             splits: 8,
-            depth: 3
+            depth: 2
         }
     );
     let k = emit_w4a16_with(
@@ -60,6 +60,9 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
     )
     .unwrap();
     assert_eq!(k.grid, 32 * 16);
+    // A warp per 32 columns: 256 columns are 8 warps.
+    assert!(k.source.contains("#define LC_THREADS 256"));
+    assert!(k.source.contains("warps 1x8"));
 }
 
 #[test]

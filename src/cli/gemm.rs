@@ -170,10 +170,6 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
     let mut c = w4a16::choose(&spec).map_err(|e| bad(format!("error: {e}")))?;
     if let Some(x) = a.bn {
         c.bn = x;
-        // 256 columns hold twice the W vectors per thread: two buffers keep ~175 registers.
-        if x == 256 {
-            c.depth = 2;
-        }
     }
     if let Some(x) = a.splits {
         c.splits = x;
@@ -245,7 +241,7 @@ pub fn gen(
         let lines = vec![
             format!(
                 "W4A16 {}x{}x{} f16 x int4 (group {}): {} columns x K-range {} per CTA, {} splits, \
-                 {} CTAs of 128 threads, {} bytes of shared memory",
+                 {} CTAs of {} threads, {} bytes of shared memory",
                 k.spec.m,
                 k.spec.n,
                 k.spec.k,
@@ -254,6 +250,7 @@ pub fn gen(
                 k.config.ks(&k.spec),
                 k.config.splits,
                 k.grid,
+                k.config.threads(),
                 k.smem_bytes
             ),
             format!(

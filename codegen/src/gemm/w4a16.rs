@@ -19,7 +19,7 @@
 //! `ld.global.v4.b32`). Each (8 n x 128 k) superblock is 512 contiguous bytes; the superblocks
 //! of one 8-row block follow each other along K.
 //!
-//! **Kernel**: CTA = 4 warps, `bn` (128, default, or 256) columns of C, a K-range of `K / splits`
+//! **Kernel**: CTA = a warp per 32 columns, `bn` (128, default, or 256) columns of C, a K-range of `K / splits`
 //! (split-K). The tile program ([`tile_program`]) is one (16 x bn x 128) step: A via
 //! cp.async into the synthesized swizzled `a_s` (all the CTA's K-range at once, rows >= M
 //! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (`depth - 1` superblocks
@@ -86,12 +86,18 @@ impl W4a16Config {
         spec.k / self.splits
     }
 
+    /// Threads per CTA: a warp per 32 columns (every thread holds the same W vectors whatever
+    /// `bn`; more columns per CTA read A from L2 fewer times).
+    pub fn threads(&self) -> i64 {
+        self.bn
+    }
+
     /// CTAs per SM the kernel is compiled for (`__launch_bounds__`' second argument): as many as
-    /// the shared memory allows, at most 4 (128 columns: 128 registers per thread) or 2 (256
-    /// columns, whose W vectors need more), so a split-K grid of ~4 CTAs per SM runs in one wave.
+    /// the shared memory allows and 128 registers per thread leave room for (16 warps per SM),
+    /// so a split-K grid of that many CTAs per SM runs in one wave.
     pub fn min_ctas(&self, spec: &W4a16Spec) -> i64 {
         let by_smem = (227 * 1024) / smem_bytes(spec, self).max(1);
-        let by_regs = if self.bn == 128 { 4 } else { 2 };
+        let by_regs = 4 * 128 / self.bn;
         by_smem.clamp(1, by_regs)
     }
 }
@@ -125,9 +131,6 @@ pub struct W4a16Kernel {
 /// The kernel body.
 pub const BODY: &str = include_str!("w4a16_body.cu");
 
-/// Threads per CTA.
-pub const THREADS: i64 = 128;
-
 /// Largest K-range per CTA (A's slice of it is staged in shared memory: 32 bytes per k).
 pub const MAX_KS: i64 = 4096;
 /// The most W register buffers a thread keeps in flight (`--stages`).
@@ -137,8 +140,9 @@ fn bad(why: String) -> CodegenError {
     CodegenError::Gemm(why)
 }
 
-/// Checks the problem and chooses the configuration: 128 columns per CTA (about 120
-/// registers, so four CTAs of 4 warps fit an SM), three W buffers (two superblocks in flight),
+/// Checks the problem and chooses the configuration: 128 columns per CTA (at most 128
+/// registers, so four CTAs of 4 warps fit an SM), two W buffers (one superblock in flight
+/// while one is multiplied: the fastest on the H200, bench/gpu/README.md),
 /// splits doubling while the grid stays within about four CTAs per SM of an H100/H200 (528)
 /// or a CTA's K-range is above 2048.
 pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
@@ -152,7 +156,7 @@ pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
     Ok(W4a16Config {
         bn,
         splits,
-        depth: 3,
+        depth: 2,
     })
 }
 
@@ -225,7 +229,7 @@ pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
     let bn = c.bn;
     format!(
         "program laycert_w4a16_16x{bn}x128\n\
-         threads {THREADS}\n\
+         threads {threads}\n\
          a_g = global_view(f16, [16, 128], (16,128):({k},1))\n\
          w_g = global_view(i4, [{bn}, 128], ((8,{nb}),(2,2,2,4,4)):((64,{nbs}),(1,32,512,2,8)))\n\
          s_g = global_view(f16, [{bn}], {bn}:{g})\n\
@@ -248,6 +252,7 @@ pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
         nb = bn / 8,
         nbs = 8 * spec.k,
         g = spec.k / spec.group,
+        threads = c.threads(),
     )
 }
 
@@ -427,7 +432,7 @@ pub fn emitted_text(
         plan_tv(plan, "s")?,
         plan_tv(plan, "c")?,
     );
-    let copy = coalesced(&[16, 128], 1, 8, THREADS)
+    let copy = coalesced(&[16, 128], 1, 8, c.threads())
         .ok_or_else(|| bad("no coalesced copy layout for A".into()))?;
     let (a_cp_row, a_cp_k) = tv_at(&copy, "t", "(j * 8)", "a_g -> a_s")?;
     let (a_slin, a_swz) = memory_exprs(plan_memory(plan, "a_s")?, &[16, 128], "r", "k", "a_s")?;
@@ -456,8 +461,8 @@ pub fn emitted_text(
         a_groups: tv_a.nvalues() / 8,
         w_vectors: tv_w.nvalues() / 32,
         acc: tv_c.nvalues(),
-        a_chunks: 16 * 128 / 8 / THREADS,
-        r_iters: pairs / THREADS,
+        a_chunks: 16 * 128 / 8 / c.threads(),
+        r_iters: pairs / c.threads(),
         a_cp_row,
         a_cp_k,
         a_slin,
@@ -472,8 +477,8 @@ pub fn emitted_text(
         s_goff: format!("n * {g} + g"),
         c_row,
         c_col,
-        r_row: format!("(t + i * {THREADS}) * 2 / {}", c.bn),
-        r_col: format!("(t + i * {THREADS}) * 2 % {}", c.bn),
+        r_row: format!("(t + i * {}) * 2 / {}", c.threads(), c.bn),
+        r_col: format!("(t + i * {}) * 2 % {}", c.threads(), c.bn),
         a_goff: format!("r * {} + k", spec.k),
         c_goff: format!("r * {} + c", spec.n),
         ws_off: format!("p * {} + r * {} + c", spec.m * spec.n, spec.n),
@@ -514,7 +519,7 @@ pub fn validate_w4a16(
     text: &W4Text,
 ) -> Result<GemmValidation, CodegenError> {
     let mut v = GemmValidation::default();
-    let nt = THREADS;
+    let nt = c.threads();
     let (instr, atom) = plan_atom(plan)?;
     if text.mma_instr != instr || !instr.contains(".f16.f16.f32") {
         return Err(fail(format!(
@@ -1013,7 +1018,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_SB", c.ks(spec) / 128),
             ("LC_TILES_N", tiles),
             ("LC_GRID", tiles * c.splits),
-            ("LC_THREADS", THREADS),
+            ("LC_THREADS", c.threads()),
             ("LC_A_SB_BYTES", 16 * 128 * 2),
             ("LC_SMEM_BYTES", smem_bytes(spec, c)),
             ("LC_A_GROUPS", t.a_groups),
@@ -1146,7 +1151,8 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
                 packed_layout(spec.n, spec.k)
             ),
             format!(
-                "CTA: 4 warps, {} columns, K-range {} ({} splits, deterministic reduction), {} CTAs.",
+                "CTA: {} warps, {} columns, K-range {} ({} splits, deterministic reduction), {} CTAs.",
+                c.threads() / 32,
                 c.bn,
                 c.ks(spec),
                 c.splits,

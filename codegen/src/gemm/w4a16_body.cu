@@ -2,7 +2,7 @@
 // W4A16 body (codegen/src/gemm/w4a16_body.cu, shared by every W4A16 plan; the constants, index
 // macros, swizzle, mma wrapper and LC_W4_SCHEDULE above it are the plan's, validated).
 //
-// CTA = 4 warps: LC_BN columns of C over the K-range [split * LC_KS, (split + 1) * LC_KS).
+// CTA = LC_THREADS / 32 warps (one per 32 columns): LC_BN columns of C over the K-range [split * LC_KS, (split + 1) * LC_KS).
 // A's K-range goes to shared memory once (cp.async, LC_SB superblocks of the plan's a_s, rows
 // >= M zero-filled); W streams with 16-byte loads, LC_W_DEPTH - 1 superblocks ahead of the one
 // being multiplied (the scales with them); each B register is dequantized from one byte (two
