@@ -86,7 +86,7 @@ fn the_lop3_truth_table_is_mask_then_xor() {
         .find(|l| l.contains("lop3.b32") && l.contains("LC_DQ_MASK"))
         .expect("lc_dq's lop3");
     let lut = line
-        .split(|c: char| c == ' ' || c == ';' || c == '"')
+        .split([' ', ';', '"'])
         .find(|w| w.starts_with("0x"))
         .expect("an immediate");
     let lut = u32::from_str_radix(lut.trim_start_matches("0x"), 16).unwrap();
@@ -98,7 +98,8 @@ fn a_wrong_selector_is_caught() {
     // The replay is a real check: the previous byte's selector misplaces the nibbles.
     let word = 0x0000_7100u32; // byte 1 = 0x71: nibbles 1 (low) and 7 (high)
     let (sel, step) = (constant("LC_DQ_SEL"), constant("LC_DQ_SEL_STEP"));
-    let d = byte_perm(word, word >> 4, sel + step * 0);
+    let _ = step; // byte 0's selector
+    let d = byte_perm(word, word >> 4, sel);
     let x = (d & constant("LC_DQ_MASK")) ^ constant("LC_DQ_BIAS");
     assert_ne!(f16(x & 0xffff) - 1032.0, 1.0);
 }
