@@ -1382,6 +1382,48 @@ fn equiv_explains_a_counterexample_at_any_size() {
 }
 
 #[test]
+fn atoms_by_name_in_the_algebra_commands() {
+    // A CuTe thread-value atom is its (thread, value) -> offset layout in `cute` operators.
+    let o = laycert(&[
+        "cute",
+        "compose",
+        "atom:SM80_16x8x16_F16F16F16F16_TN.A",
+        "4:1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "4:32");
+    let o = laycert(&[
+        "cute",
+        "compose",
+        "((4,8),(2,2,2)):((32,1),(16,8,128))",
+        "4:1",
+    ]);
+    assert_eq!(
+        first_line(&o),
+        "4:32",
+        "the same as the atom's layout typed out"
+    );
+    // An atom in another notation is named, with its notation, exit 2; so is an unknown name.
+    let o = laycert(&[
+        "cute",
+        "coalesce",
+        "atom:CDNA3P_16x16x32_F32BF16BF16_MFMA.C",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is linear notation"), "{}", stderr(&o));
+    let o = laycert(&["canon", "atom:SM80_16x8x16_F16F16F16F16_TN.A"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("takes Axe layouts"), "{}", stderr(&o));
+    let o = laycert(&["cute", "coalesce", "atom:NoSuchAtom"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no atom of that name"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn atoms_are_listed_and_named_in_any_command() {
     let o = laycert(&["atoms", "SM80_16x8x16_F16F16F16F16"]);
     assert_eq!(o.status.code(), Some(0));

@@ -15,7 +15,42 @@ use super::{input, BadInput, Report};
 pub const NO: u8 = 1;
 
 fn axe_arg(text: &str, what: &str) -> Result<AxeLayout, BadInput> {
+    let text = atom_text(text, "Axe", |t| parse(t).is_ok())?;
+    let text = text.as_str();
     parse(text).map_err(|e| input::render(&e, what, text))
+}
+
+/// `atom:NAME` as the atom's layout text, when that text is in the notation the command
+/// reads (`fits`); otherwise an error naming the atom's notation. Other text is unchanged.
+/// A CuTe thread-value atom `L -> (tile)` is its layout `L` (CUTLASS's `ALayout` /
+/// `BLayout` / `CLayout`: (thread, value) -> offset in the column-major tile).
+fn atom_text(text: &str, notation: &str, fits: impl Fn(&str) -> bool) -> Result<String, BadInput> {
+    let Some(name) = text.trim().strip_prefix("atom:") else {
+        return Ok(text.to_string());
+    };
+    let atom = input::atom(name.trim())?;
+    if fits(&atom.layout) {
+        return Ok(atom.layout);
+    }
+    let head = atom.layout.split("->").next().unwrap_or("").trim();
+    if notation == "CuTe" && atom.layout.contains("->") && fits(head) {
+        return Ok(head.to_string());
+    }
+    let kind = match layout::notation::Notation::detect(&atom.layout) {
+        layout::notation::Notation::Axe => "Axe",
+        layout::notation::Notation::Cute => "CuTe",
+        layout::notation::Notation::Swizzled => "swizzled CuTe",
+        layout::notation::Notation::Tv => "CuTe thread-value",
+        layout::notation::Notation::LinearAttr | layout::notation::Notation::LinearText => "linear",
+        layout::notation::Notation::TritonAttr => "Triton",
+    };
+    Err(BadInput {
+        message: format!(
+            "error: atom:{}: its layout `{}` is {kind} notation; this command takes {notation} \
+             layouts (`laycert convert` translates)",
+            atom.name, atom.layout
+        ),
+    })
 }
 
 fn list(text: &str, what: &str) -> Result<Vec<i64>, BadInput> {
@@ -219,6 +254,12 @@ pub fn direct_sum(a: &str, b: &str, shapes: &str, as_json: bool) -> Result<Repor
 
 /// `cute OP ARGS...`: CuTe algebra, printed exactly as pycute prints it.
 pub fn cute(op: &str, args: &[String], as_json: bool) -> Result<Report, BadInput> {
+    let is_cute = |t: &str| layout::notation::cute::parse_layout(t).is_ok();
+    let args = args
+        .iter()
+        .map(|a| atom_text(a, "CuTe", is_cute))
+        .collect::<Result<Vec<_>, _>>()?;
+    let args = &args[..];
     let joined = args.join(" ");
     answer(
         layout::cute::cli_op(op, args).map(|s| vec![s]),
