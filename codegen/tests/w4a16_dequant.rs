@@ -97,7 +97,7 @@ fn the_lop3_truth_table_is_mask_then_xor() {
 fn a_wrong_selector_is_caught() {
     // The replay is a real check: the previous byte's selector misplaces the nibbles.
     let word = 0x0000_7100u32; // byte 1 = 0x71: nibbles 1 (low) and 7 (high)
-    // Byte 0's selector on a word whose data is in byte 1.
+                               // Byte 0's selector on a word whose data is in byte 1.
     let d = byte_perm(word, word >> 4, constant("LC_DQ_SEL"));
     let x = (d & constant("LC_DQ_MASK")) ^ constant("LC_DQ_BIAS");
     assert_ne!(f16(x & 0xffff) - 1032.0, 1.0);
