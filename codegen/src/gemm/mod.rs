@@ -51,6 +51,9 @@ pub mod validate;
 pub mod validate_sm80;
 pub mod w4a16;
 
+/// PTX helpers shared by the sm80 and W4A16 bodies (cp.async, its groups, ldmatrix.x4).
+pub const PTX_SM80: &str = include_str!("ptx_sm80.cu");
+
 use serde::Serialize;
 use solver::synth::{synthesize, Plan, Program, Target};
 

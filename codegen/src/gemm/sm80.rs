@@ -819,6 +819,7 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
     let _ = writeln!(k, "\ntypedef unsigned short lc_elem;  // {elem} bits");
     k += &print_text(spec, c, &text);
     k += "\n";
+    k += super::PTX_SM80;
     k += BODY;
     k += host_launcher();
     Ok(GemmKernel {

@@ -1173,6 +1173,7 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
     let _ = writeln!(k, "\ntypedef unsigned short lc_elem;  // f16 bits");
     k += &print_text(spec, c, &text);
     k += "\n";
+    k += super::PTX_SM80;
     k += BODY;
     k += HOST;
     Ok(W4a16Kernel {

@@ -11,29 +11,6 @@
 // workspace; the last CTA of the column tile sums the partials in split order and stores C.
 // ---------------------------------------------------------------------------------------------
 
-struct __align__(16) lc_v4 {
-    unsigned x, y, z, w;
-};
-
-__device__ __forceinline__ unsigned lc_smem_addr(const void* p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-__device__ __forceinline__ void lc_cp_async16(unsigned dst, const void* src, unsigned src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
-                 "r"(src_bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void lc_cp_commit() {
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-__device__ __forceinline__ void lc_cp_wait_all() {
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
-}
-__device__ __forceinline__ void lc_ldsm_x4(unsigned (&r)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
 // 16 bytes of W, read once: no L1 allocation.
 __device__ __forceinline__ lc_v4 lc_ldg_stream(const unsigned* p) {
     lc_v4 v;
@@ -170,7 +147,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
     float acc[LC_ACC];
 #pragma unroll
     for (int i = 0; i < LC_ACC; ++i) acc[i] = 0.0f;
-    lc_cp_wait_all();
+    lc_cp_wait<0>();
     __syncthreads();
 
     // W buffers rotate: superblock sb + LC_W_DEPTH - 1 is in flight while sb is multiplied.
