@@ -2,30 +2,14 @@
 //! object, exit 0 on success and 2 on bad input with the message (and a caret) on stderr, never a
 //! panic.
 
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
+use common::{first_line, laycert, stderr, stdout};
 
 const TILE: &str = "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid";
 const FIG1: &str =
     "#ttg.linear<{register=[[0,1],[1,0]], lane=[[0,2],[0,4],[0,8],[2,0],[4,0]], warp=[[8,0]]}>";
-
-fn laycert(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_laycert"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
-}
-
-fn first_line(o: &Output) -> String {
-    stdout(o).lines().next().unwrap_or_default().to_string()
-}
 
 fn json(o: &Output) -> serde_json::Value {
     let text = stdout(o);

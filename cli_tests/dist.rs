@@ -1,21 +1,9 @@
 //! `laycert dist`: first lines, exit codes and bad input.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn laycert(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_laycert"))
-        .args(args)
-        .output()
-        .expect("laycert runs")
-}
-
-fn first_line(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
+mod common;
+use common::{first_line, laycert};
 
 fn plan(mesh: &str, shape: &str, from: &str, to: &str) -> Output {
     laycert(&[

@@ -1,22 +1,8 @@
 //! `laycert gen gemm` and `laycert gpu bench gemm`: first lines, exit codes, the certificate
 //! round trip through `laycert check`, bad input, and the visible SKIP without a GPU.
 
-use std::process::{Command, Output};
-
-fn laycert(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_laycert"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn first_line(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
+mod common;
+use common::{first_line, laycert};
 
 #[test]
 fn gen_gemm_writes_a_validated_kernel_whose_certificate_checks() {

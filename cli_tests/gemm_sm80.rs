@@ -1,22 +1,8 @@
 //! `laycert gen gemm`: the sm80 path writes a kernel and a certificate `laycert check` accepts;
 //! bad targets and extents exit 2.
 
-use std::process::{Command, Output};
-
-fn laycert(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_laycert"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn first_line(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
+mod common;
+use common::{first_line, laycert};
 
 fn tmp(name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("laycert-gemm-{}", std::process::id()));

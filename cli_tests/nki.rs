@@ -3,26 +3,10 @@
 //! without it those tests print a SKIP line.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn laycert(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_laycert"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn first_line(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{first_line, laycert, stderr};
 
 fn tmp(name: &str) -> String {
     let dir: PathBuf = std::env::temp_dir().join(format!("laycert-cli-nki-{}", std::process::id()));

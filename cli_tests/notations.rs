@@ -2,26 +2,8 @@
 //! `LinearLayout::toString()` text (also with a lit test's `//` markers), Gluon constructors,
 //! AMD and padded Triton attributes from Triton's lit tests, and misspelled axis names.
 
-use std::process::{Command, Output};
-
-fn laycert(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_laycert"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
-}
-
-fn first_line(o: &Output) -> String {
-    stdout(o).lines().next().unwrap_or_default().to_string()
-}
+mod common;
+use common::{first_line, laycert, stderr, stdout};
 
 /// A TTGIR snippet in the style of triton-lang/triton test/Conversion/amd/*.mlir.
 const MODULE: &str = "#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

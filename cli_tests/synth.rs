@@ -1,21 +1,7 @@
 //! `laycert synth`: first line, exit codes, the certificate round trip through `laycert check`.
 
-use std::process::{Command, Output};
-
-fn laycert(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_laycert"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn first_line(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
+mod common;
+use common::{first_line, laycert};
 
 fn program(name: &str) -> String {
     format!(

@@ -1,0 +1,28 @@
+//! What every CLI test file needs: run the built `laycert` binary and read its output.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::process::{Command, Output};
+
+/// Runs the built binary with `args`.
+pub fn laycert(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Standard output (it must be UTF-8).
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+/// Standard error (it must be UTF-8).
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// The answer: stdout's first line.
+pub fn first_line(o: &Output) -> String {
+    stdout(o).lines().next().unwrap_or_default().to_string()
+}
