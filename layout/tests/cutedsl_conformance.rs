@@ -232,11 +232,6 @@ const KNOWN: &[Known] = &[
         count: 5,
     },
     Known {
-        op: "composition",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 8,
-    },
-    Known {
         op: "complement",
         kind: "laycert refuses; the DSL's answer has an extent 0 (size 0), so it is no complement of A",
         count: 30,
@@ -262,11 +257,6 @@ const KNOWN: &[Known] = &[
         count: 1,
     },
     Known {
-        op: "logical_divide",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 9,
-    },
-    Known {
         op: "zipped_divide",
         kind: "both refuse: laycert with an error, the DSL's process dies (SIGFPE)",
         count: 2,
@@ -280,11 +270,6 @@ const KNOWN: &[Known] = &[
         op: "zipped_divide",
         kind: "the DSL refuses; laycert answers and its answer satisfies the definition",
         count: 1,
-    },
-    Known {
-        op: "zipped_divide",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 16,
     },
     Known {
         op: "tiled_divide",
@@ -302,11 +287,6 @@ const KNOWN: &[Known] = &[
         count: 2,
     },
     Known {
-        op: "tiled_divide",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 6,
-    },
-    Known {
         op: "flat_divide",
         kind: "both refuse: laycert with an error, the DSL's process dies (SIGFPE)",
         count: 2,
@@ -315,11 +295,6 @@ const KNOWN: &[Known] = &[
         op: "flat_divide",
         kind: "laycert refuses; the DSL's answer fails the definition",
         count: 28,
-    },
-    Known {
-        op: "flat_divide",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 13,
     },
     Known {
         op: "logical_product",
@@ -335,11 +310,6 @@ const KNOWN: &[Known] = &[
         op: "logical_product",
         kind: "laycert refuses; the DSL's answer fails the definition",
         count: 6,
-    },
-    Known {
-        op: "logical_product",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 5,
     },
     Known {
         op: "zipped_product",
@@ -367,11 +337,6 @@ const KNOWN: &[Known] = &[
         count: 165,
     },
     Known {
-        op: "zipped_product",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 1,
-    },
-    Known {
         op: "tiled_product",
         kind: "both refuse: laycert with an error, the DSL's process dies (SIGFPE)",
         count: 22,
@@ -392,11 +357,6 @@ const KNOWN: &[Known] = &[
         count: 173,
     },
     Known {
-        op: "tiled_product",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 2,
-    },
-    Known {
         op: "blocked_product",
         kind: "both refuse: laycert with an error, the DSL's process dies (SIGFPE)",
         count: 21,
@@ -415,11 +375,6 @@ const KNOWN: &[Known] = &[
         op: "blocked_product",
         kind: "the DSL refuses; laycert answers and its answer satisfies the definition",
         count: 39,
-    },
-    Known {
-        op: "blocked_product",
-        kind: "the same offsets in the same order, printed differently (strides of extent-1 modes, or grouping)",
-        count: 43,
     },
     Known {
         op: "raked_product",

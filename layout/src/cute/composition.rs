@@ -188,9 +188,20 @@ fn compose_tree(
 }
 
 /// The modes of `A ∘ (s:d)` for one leaf of B.
+///
+/// A leaf of extent 1 only ever reads `A(0)`, so no divisibility condition can fail it and its
+/// stride is never used; it is printed as CUTLASS prints it: `d` divided through A's modes but
+/// the last (a quotient below 1 counts as 1), times the last mode's stride
+/// (`((5,),(6,4)):((1,),(1,2)) ∘ 1:1 = 1:2`, `(4,6):(2,3) ∘ 1:2 = 1:3`).
 fn compose_leaf(a: &CuteLayout, a_modes: &[(i64, i64)], s: i64, d: i64) -> Result<Vec<(i64, i64)>> {
+    if s == 1 && d > 0 {
+        if let Some((&(_, d_last), inner)) = a_modes.split_last() {
+            let rest = inner.iter().fold(d, |r, &(sk, _)| (r / sk).max(1));
+            let stride = rest.checked_mul(d_last).unwrap_or(0);
+            return Ok(vec![(1, stride)]);
+        }
+    }
     match compose_leaf_walk(a, a_modes, s, d) {
-        // A leaf of extent 1 only ever reads A(0): no divisibility condition can fail it.
         Err(_) if s == 1 => Ok(vec![(1, 0)]),
         r => r,
     }

@@ -13,7 +13,7 @@ use super::complement::complement;
 use super::composition::composition;
 use super::divide::halves;
 use super::hierarchy::{make_layout, pad_rank, zip};
-use super::CuteLayout;
+use super::{CuteLayout, IntTuple};
 use crate::arith;
 use crate::error::Result;
 
@@ -41,6 +41,11 @@ pub fn tiled_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
 /// `blocked_product((3,4):(4,1), (2,5):(1,2)) = ((3, 2), (4, 5)):((4, 12), (1, 24))`.
 pub fn blocked_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
     let [block, copies] = padded_product(a, b)?;
+    // A scalar A (not a 1-tuple) pairs with the copies whole, nesting included, as CUTLASS
+    // does: `blocked_product(4:1, (4,):(3,)) = ((4, (4,)),):((1, (12,)),)`.
+    if matches!(block.shape(), IntTuple::Int(_)) && copies.rank() == 1 {
+        return make_layout(&[make_layout(&[block, copies])?]);
+    }
     zip_modes(&block, &copies)
 }
 
