@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use certify::{equivalent, DeciderKind, Outcome, Policy, Report};
 use layout::convert::{convert, Target};
+use layout::linear::{InDim, LinearLayout, OutDim};
 use layout::relation::relation;
 use layout::Layout;
 use proptest::prelude::*;
@@ -81,8 +82,27 @@ impl Lin {
         format!("#ttg.linear<{{{}}}>", dims.join(", "))
     }
 
+    /// The layout with exactly these out-dim sizes (the `#ttg.linear` text with a shape would
+    /// be fitted to it as Triton fits a tensor's layout, repeating registers up to the shape).
     fn parse(&self) -> Layout {
-        Layout::parse(&self.text(), Some(&self.outs)).unwrap()
+        let ins = self
+            .ins
+            .iter()
+            .map(|(name, bases)| InDim {
+                name: name.clone(),
+                bases: bases.clone(),
+            })
+            .collect();
+        let outs = self
+            .outs
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| OutDim {
+                name: format!("dim{i}"),
+                log2_size: s.trailing_zeros(),
+            })
+            .collect();
+        Layout::Linear(LinearLayout::new(ins, outs).unwrap())
     }
 
     /// Every input (one value per in-dim): the XOR of its bases' set bits is the cell, the

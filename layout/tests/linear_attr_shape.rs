@@ -1,20 +1,33 @@
-//! `#ttg.linear` with a tensor shape: a basis outside the shape is a parse error naming the
-//! basis and the shape (it used to widen the out-dim silently).
+//! `#ttg.linear` with a tensor shape: fitted as Triton fits it (it used to widen the out-dim
+//! silently, then to refuse; `triton_linear_fit.rs` checks the fit against Triton itself).
 
 use layout::notation::linear::parse_attr;
 use layout::LayoutError;
 
+/// A register basis past the shape is removed, a lane basis past it becomes zero (a
+/// broadcast), and the out-dims are the shape's.
 #[test]
-fn a_basis_past_the_shape_is_an_error_naming_basis_and_shape() {
-    let text = "#ttg.linear<{register=[[0,64]], lane=[[1,0]]}>";
-    let Err(LayoutError::Parse(e)) = parse_attr(text, Some(&[4, 4])) else {
-        panic!("expected a parse error");
-    };
-    assert!(
-        e.expected.contains("[0, 64]") && e.expected.contains("[4, 4]"),
-        "{e}"
+fn a_basis_past_the_shape_is_cut_as_triton_cuts_it() {
+    let l = parse_attr(
+        "#ttg.linear<{register=[[0,4]], lane=[[1,0],[0,1],[0,2],[2,0]]}>",
+        Some(&[2, 4]),
+    )
+    .unwrap();
+    assert_eq!(l.ins()[0].name, "register");
+    assert!(l.ins()[0].bases.is_empty());
+    assert_eq!(
+        l.ins()[1].bases,
+        vec![vec![1, 0], vec![0, 1], vec![0, 2], vec![0, 0]]
     );
-    assert_eq!(&text[e.span.clone()], "[0,64]");
+    // dim0 (size 2 in the bases) is repeated to 4 in a new register basis.
+    let l = parse_attr(
+        "#ttg.linear<{register=[], lane=[[1,0],[0,1]]}>",
+        Some(&[4, 2]),
+    )
+    .unwrap();
+    assert_eq!(l.ins()[0].bases, vec![vec![2, 0]]);
+    let sizes: Vec<i64> = l.outs().iter().map(|o| o.size()).collect();
+    assert_eq!(sizes, vec![4, 2]);
 }
 
 #[test]
@@ -30,4 +43,18 @@ fn bases_inside_the_shape_still_parse_and_keep_its_sizes() {
     let l = parse_attr("#ttg.linear<{register=[[0,64]], lane=[[1,0]]}>", None).unwrap();
     let sizes: Vec<i64> = l.outs().iter().map(|o| o.size()).collect();
     assert_eq!(sizes, vec![2, 128]);
+}
+
+/// In-dims Triton does not have: the shape is the out-dim sizes, and a basis past it is an
+/// error naming the basis and the shape (it used to widen the out-dim silently).
+#[test]
+fn a_basis_past_the_shape_of_a_non_triton_layout_is_an_error() {
+    let text = "#ttg.linear<{reg=[[0,64]], thread=[[1,0]]}>";
+    let Err(LayoutError::Shape { shape, why }) = parse_attr(text, Some(&[4, 4])) else {
+        panic!("expected a shape error");
+    };
+    assert_eq!(shape, vec![4, 4]);
+    assert!(why.contains("[0, 64]") && why.contains("reg"), "{why}");
+    let l = parse_attr("#ttg.linear<{reg=[[0,2]], thread=[[1,0]]}>", Some(&[4, 4])).unwrap();
+    assert_eq!(l.ins()[0].bases, vec![vec![0, 2]]);
 }

@@ -2,7 +2,8 @@
 //!
 //! 1. The TTGIR attribute: `#ttg.linear<{register = [[0, 1], [1, 0]], lane = [[0, 2]],
 //!    warp = [], block = []}>`. Out-dims are `dim0, dim1, ...`; the attribute does not carry
-//!    their sizes (the tensor type does): pass a shape, or they are inferred from the bases.
+//!    their sizes (the tensor type does): they are inferred from the bases, and a tensor shape,
+//!    if given, fits the layout to it as Triton does ([`fit_to_shape`]).
 //! 2. `LinearLayout::toString()`:
 //!    ```text
 //!     - register=1 -> (0, 1)
@@ -21,7 +22,10 @@ use crate::linear::{InDim, LinearLayout, OutDim};
 const ATTR: &str = "linear attribute";
 const TEXT: &str = "LinearLayout text";
 
-/// Parses `#ttg.linear<{...}>`. `shape`, if given, sets the out-dim sizes (`dim0..`).
+/// Parses `#ttg.linear<{...}>`. With a tensor `shape`, an attribute whose in-dims are Triton's
+/// (`register, lane, warp, block`) is fitted to it as Triton does ([`fit_to_shape`]); one with
+/// other in-dim names (laycert's own linear layouts) takes the shape as its out-dim sizes, and
+/// a basis outside it is an error naming the basis and the shape.
 pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     let mut c = Cursor::new(text, ATTR);
     if !(c.eat("#ttg.linear<") || c.eat("#triton_gpu.linear<")) {
@@ -46,7 +50,7 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
                     .into());
             }
             c.expect("=")?;
-            let bases = bases_list(&mut c, &mut rank, shape)?;
+            let bases = bases_list(&mut c, &mut rank)?;
             ins.push(InDim { name, bases });
             if c.eat("}") {
                 break;
@@ -74,15 +78,166 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     }
     let names: Vec<String> = (0..n).map(|i| format!("dim{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    LinearLayout::with_inferred_outs(ins, &refs, shape.unwrap_or(&[]))
+    let triton = ins.iter().all(|d| TRITON_INS.contains(&d.name.as_str()));
+    match shape {
+        Some(s) if triton => fit_to_shape(&LinearLayout::with_inferred_outs(ins, &refs, &[])?, s),
+        Some(s) => {
+            // In-dims Triton does not have: a layout of laycert's own, whose out-dims are the
+            // shape; a basis past it would silently widen a dim beyond the tensor.
+            for d in &ins {
+                for b in &d.bases {
+                    if let Some(j) = (0..b.len().min(s.len())).find(|&j| b[j] >= s[j]) {
+                        return Err(LayoutError::Shape {
+                            shape: s.to_vec(),
+                            why: format!(
+                                "basis {}{b:?} has dim{j} = {} >= {}, outside the shape",
+                                d.name, b[j], s[j]
+                            ),
+                        });
+                    }
+                }
+            }
+            LinearLayout::with_inferred_outs(ins, &refs, s)
+        }
+        None => LinearLayout::with_inferred_outs(ins, &refs, &[]),
+    }
 }
 
-/// One in-dim's bases; with a tensor `shape` of the same rank, every basis must lie inside it
-/// (a basis value past a dim would silently widen that out-dim beyond the tensor).
+/// The in-dims of Triton's distributed linear layouts: an attribute with only these is fitted
+/// to a tensor shape as Triton fits it; other names are laycert's own linear layouts.
+const TRITON_INS: [&str; 4] = ["register", "lane", "warp", "block"];
+
+/// The layout of a `#ttg.linear` attribute on a tensor of `shape`, as Triton 3.9 fits a linear
+/// encoding (`layout/tests/triton_linear_fit.rs` checks it against Triton on 336 cases):
+///
+/// - a dim the bases do not reach is **repeated in new register bases**, dims taken in the
+///   order the register bases first move them, then the others from the last dim down;
+/// - a dim the bases overrun is **cut**: the lane, warp and block bases beyond it become zero
+///   in that dim (a broadcast), and register bases beyond it are removed.
+///
+/// Triton cuts the largest bases one at a time, one per halving of the dim; that is "every
+/// basis beyond the shape" only when the dim's values are distinct powers of two, as Triton's
+/// verifier requires of the attribute (a permutation after removing broadcast bases).
+/// Otherwise the fit is refused, naming the dim.
+///
+/// `register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]` on `[8, 8]`
+/// drops the register basis `[8, 0]`; on `[32, 32]` it gains `[0, 8], [0, 16], [16, 0]`.
+pub fn fit_to_shape(own: &LinearLayout, shape: &[i64]) -> Result<LinearLayout> {
+    let bad = |why: String| LayoutError::Shape {
+        shape: shape.to_vec(),
+        why,
+    };
+    if shape.len() != own.outs().len() {
+        return Err(bad(format!(
+            "the layout has {} dims, the shape {}",
+            own.outs().len(),
+            shape.len()
+        )));
+    }
+    let mut want = Vec::with_capacity(shape.len());
+    for &s in shape {
+        match crate::arith::log2(s) {
+            Some(b) => want.push(b),
+            None => return Err(bad(format!("{s} is not a power of two"))),
+        }
+    }
+    let mut ins: Vec<InDim> = own.ins().to_vec();
+    let has = |ins: &[InDim], name: &str| ins.iter().position(|d| d.name == name);
+    let reg = match has(&ins, "register") {
+        Some(i) => i,
+        None => {
+            ins.insert(
+                0,
+                InDim {
+                    name: "register".into(),
+                    bases: Vec::new(),
+                },
+            );
+            0
+        }
+    };
+    // Cut every overrun dim (registers removed after all dims are seen, as Triton does).
+    let mut removed = vec![false; ins[reg].bases.len()];
+    for (j, o) in own.outs().iter().enumerate() {
+        if o.log2_size <= want[j] {
+            continue;
+        }
+        let limit = 1i64 << want[j];
+        let mut values: Vec<i64> = Vec::new();
+        for d in &ins {
+            values.extend(d.bases.iter().map(|b| b[j]).filter(|&v| v != 0));
+        }
+        values.sort_unstable();
+        let distinct_pow2 =
+            values.iter().all(|v| v.count_ones() == 1) && values.windows(2).all(|w| w[0] != w[1]);
+        let beyond = values.iter().filter(|&&v| v >= limit).count();
+        if !distinct_pow2 || beyond != (o.log2_size - want[j]) as usize {
+            return Err(bad(format!(
+                "dim{j}: the bases' values there ({values:?}) are not distinct powers of two, so \
+                 Triton's cut of the dim from {} to {} is not defined",
+                o.size(),
+                limit
+            )));
+        }
+        for (i, d) in ins.iter_mut().enumerate() {
+            for (k, b) in d.bases.iter_mut().enumerate() {
+                if b[j] >= limit {
+                    if i == reg {
+                        removed[k] = true;
+                    } else {
+                        b[j] = 0;
+                    }
+                }
+            }
+        }
+    }
+    let mut k = 0;
+    ins[reg].bases.retain(|_| {
+        k += 1;
+        !removed[k - 1]
+    });
+    // Repeat every dim the bases do not reach, in the register bases' order of dims.
+    let mut order: Vec<usize> = Vec::new();
+    let own_registers = own.ins().iter().filter(|d| d.name == "register");
+    for b in own_registers.flat_map(|d| d.bases.iter()) {
+        if let Some(j) = b.iter().position(|&v| v != 0) {
+            if !order.contains(&j) {
+                order.push(j);
+            }
+        }
+    }
+    for j in (0..shape.len()).rev() {
+        if !order.contains(&j) {
+            order.push(j);
+        }
+    }
+    for j in order {
+        let have = own.outs()[j].log2_size;
+        for bit in have..want[j] {
+            let mut b = vec![0; shape.len()];
+            b[j] = 1i64 << bit;
+            ins[reg].bases.push(b);
+        }
+    }
+    if !own.ins().iter().any(|d| d.name == "register") && ins[reg].bases.is_empty() {
+        ins.remove(reg);
+    }
+    let outs = own
+        .outs()
+        .iter()
+        .zip(&want)
+        .map(|(o, &w)| OutDim {
+            name: o.name.clone(),
+            log2_size: w,
+        })
+        .collect();
+    LinearLayout::new(ins, outs)
+}
+
+/// One in-dim's bases.
 fn bases_list(
     c: &mut Cursor,
     rank: &mut Option<(usize, usize)>,
-    shape: Option<&[i64]>,
 ) -> Result<Vec<Vec<i64>>, ParseError> {
     c.expect("[")?;
     let mut out = Vec::new();
@@ -110,18 +265,6 @@ fn bases_list(
                 c.pos(),
                 format!("non-negative basis values (found {v})"),
             ));
-        }
-        if let Some(s) = shape.filter(|s| s.len() == b.len()) {
-            if let Some(j) = (0..b.len()).find(|&j| b[j] >= s[j]) {
-                return Err(c.error_at(
-                    at,
-                    c.pos(),
-                    format!(
-                        "a basis inside the shape {s:?} (basis {b:?} has dim{j} = {} >= {})",
-                        b[j], s[j]
-                    ),
-                ));
-            }
         }
         out.push(b);
         if c.eat("]") {
