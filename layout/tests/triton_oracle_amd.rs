@@ -45,7 +45,9 @@ fn amd_oracle_covers_every_kind_at_every_fit() {
         }
     }
     for k in ["linear1d", "linear2d", "linear3d", "linear4d"] {
-        assert!(seen.contains_key(&(k.to_string(), "equal".to_string())));
+        for fit in ["ones", "small", "equal", "large"] {
+            assert!(seen.contains_key(&(k.to_string(), fit.to_string())));
+        }
     }
 }
 
@@ -54,11 +56,9 @@ fn import_matches_triton_on_amd_and_linear_attributes() {
     let all = cases();
     let (linear, attrs): (Vec<Value>, Vec<Value>) =
         all.into_iter().partition(|c| kind(c).starts_with("linear"));
-    // laycert reads `#ttg.linear` with a shape as bases on out-dims of that size; Triton fits
-    // the bases to another shape (the data's other fits). Only the attribute's own shape is
-    // compared until the two are reconciled for aliased in-dim names (issue 16).
-    let linear: Vec<Value> = linear.into_iter().filter(|c| c["fit"] == "equal").collect();
-    assert!(linear.len() >= 32, "{} linear cases", linear.len());
+    // `#ttg.linear` at every fit (its own shape, ones, smaller, larger, mixed): laycert fits
+    // the bases to the tensor shape as Triton does (`notation::linear::fit_to_shape`).
+    assert!(linear.len() >= 192, "{} linear cases", linear.len());
     triton_support::check_imports(&attrs);
     for c in &linear {
         let text = c["attr"].as_str().unwrap();
