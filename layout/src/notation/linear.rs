@@ -173,10 +173,10 @@ pub fn fit_to_shape(own: &LinearLayout, shape: &[i64]) -> Result<LinearLayout> {
         let beyond = values.iter().filter(|&&v| v >= limit).count();
         if !distinct_pow2 || beyond != (o.log2_size - want[j]) as usize {
             return Err(bad(format!(
-                "dim{j}: the bases' values there ({values:?}) are not distinct powers of two, so \
-                 Triton's cut of the dim from {} to {} is not defined",
-                o.size(),
-                limit
+                "dim{j}: Triton cuts the dim from {} to {limit} by removing one basis per halving, \
+                 largest first, but the bases' values there are {values:?}, not one power of two \
+                 per bit (Triton's verifier requires a permutation), so the fit is not defined",
+                o.size()
             )));
         }
         for (i, d) in ins.iter_mut().enumerate() {
