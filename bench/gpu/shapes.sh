@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 15's GPU table: every pair of shapes.txt and pairs.txt with the default plan, then the
-# VARIANTS (extra `gpu bench` options, separated by ';') on the pairs named in SWEEP. One line per run:
+# VARIANTS (extra `gpu bench` options, separated by ';') on the pairs named in SWEEP, ROUNDS times
+# (ONLY_SWEEP=1 skips the default runs). One line per run:
 # name | options | correct? | kernel GB/s | D2D GB/s | ratio | plan. Full outputs go to $OUT.
 # Needs gpu-carry/laycert and gpu-carry/libz3.so.4 (README.md). Run from the repo root.
 set -u
@@ -22,14 +23,19 @@ one() { # name opts src dst shape dtype
   local plan=$(sed -n 3p "$OUT/$tag.txt" | sed 's/^plan: //' | cut -c1-110)
   printf '%s | %s | rc=%s %s | %s | %s | %s | %s\n' "$1" "${2:--}" "$rc" "$ok" "$kg" "$dg" "$ratio" "$plan"
 }
-cat $D/shapes.txt $D/pairs.txt | grep -v '^#' | while IFS='|' read -r n s d sh dt; do
-  one "$n" "" "$s" "$d" "$sh" "$dt"
-done
-for n in ${SWEEP:-}; do
-  line=$(cat $D/shapes.txt $D/pairs.txt | grep "^$n|")
-  IFS='|' read -r n s d sh dt <<<"$line"
-  IFS=';' read -ra vs <<<"${VARIANTS:---tile-bytes 128;--threads 512;--tile-bytes 128 --threads 128}"
-  for v in "${vs[@]}"; do
-    one "$n" "$v" "$s" "$d" "$sh" "$dt"
+if [ -z "${ONLY_SWEEP:-}" ]; then
+  cat $D/shapes.txt $D/pairs.txt | grep -v '^#' | while IFS='|' read -r n s d sh dt; do
+    one "$n" "" "$s" "$d" "$sh" "$dt"
+  done
+fi
+# ROUNDS repeats the sweep (every variant once per round, interleaved), to see the run-to-run spread.
+for round in $(seq 1 "${ROUNDS:-1}"); do
+  for n in ${SWEEP:-}; do
+    line=$(cat $D/shapes.txt $D/pairs.txt | grep "^$n|")
+    IFS='|' read -r n s d sh dt <<<"$line"
+    IFS=';' read -ra vs <<<"${VARIANTS:---tile-bytes 128;--threads 512;--tile-bytes 128 --threads 128}"
+    for v in "${vs[@]}"; do
+      one "$n" "$v" "$s" "$d" "$sh" "$dt"
+    done
   done
 done
