@@ -448,7 +448,69 @@ def parse_linear(s, shape):
         d = json.loads("{" + body + "}")
     except ValueError:
         return None
-    return ("linear", list(d.items()), [(f"dim{i}", n) for i, n in enumerate(shape)])
+    ins = list(d.items())
+    if all(name in TRITON_INS for name, _ in ins):
+        ins = triton_fit(ins, shape)
+        if ins is None:
+            return None
+    return ("linear", ins, [(f"dim{i}", n) for i, n in enumerate(shape)])
+
+
+TRITON_INS = ("register", "lane", "warp", "block")
+
+
+def triton_fit(ins, shape):
+    """Triton's fit of a linear encoding (in-dims register/lane/warp/block) to a tensor shape,
+    from its documented behaviour (Gluon's to_linear_layout is the oracle in
+    bench/peers/gen_triton_linear_fit.py): each dim's own size is the smallest power of two
+    above its largest basis value; a dim the bases do not reach gains register bases
+    (own, 2*own, ... below the shape), dims in the order the register bases first move them,
+    then the rest from the last dim down; a dim they overrun loses one basis per halving,
+    largest first: register bases removed, others zeroed in that dim. None where that cut is
+    not "every basis at or past the shape" (values not distinct powers of two)."""
+    rank = len(shape)
+    d = {name: [list(b) for b in bases] for name, bases in ins}
+    allb = [b for _, bases in ins for b in bases]
+    if any(len(b) != rank for b in allb):
+        return None
+    own = []
+    for j in range(rank):
+        top = max([b[j] for b in allb] + [0])
+        own.append(1 << top.bit_length() if top else 1)
+    order = []
+    for b in d.get("register", []):
+        nz = [j for j in range(rank) if b[j] != 0]
+        if nz and nz[0] not in order:
+            order.append(nz[0])
+    order += [j for j in reversed(range(rank)) if j not in order]
+    drop = set()
+    for j in range(rank):
+        if own[j] <= shape[j]:
+            continue
+        vals = sorted(b[j] for b in allb if b[j] != 0)
+        if any(v & (v - 1) for v in vals) or len(set(vals)) != len(vals):
+            return None
+        past = [v for v in vals if v >= shape[j]]
+        if len(past) != (own[j] // shape[j]).bit_length() - 1:
+            return None
+        for name, bases in d.items():
+            for k, b in enumerate(bases):
+                if b[j] >= shape[j]:
+                    if name == "register":
+                        drop.add(k)
+                    else:
+                        b[j] = 0
+    regs = [b for k, b in enumerate(d.get("register", [])) if k not in drop]
+    for j in order:
+        size = own[j]
+        while size < shape[j]:
+            regs.append([size if i == j else 0 for i in range(rank)])
+            size *= 2
+    out = []
+    if "register" in d or regs:
+        out.append(("register", regs))
+    out += [(name, bases) for name, bases in d.items() if name != "register"]
+    return out
 
 
 def parse_layout(s, shape=None):

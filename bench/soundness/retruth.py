@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Re-derives the reference's truth of the checked-in slice cases (tests/data/soundness) whose
 families depend on a definition that changed: `to_cute` of an Axe layout keeps ONE top-level
-mode (its natural domain is the Axe side's flat index, where the two maps agree), and linear
-in-dims that name one axis add on it. Run after changing such a definition in ref.py/exprs.py:
+mode (its natural domain is the Axe side's flat index, where the two maps agree), linear
+in-dims that name one axis add on it, and a `#ttg.linear` with Triton's in-dims is fitted to
+the tensor shape as Triton fits it. Run after changing such a definition in ref.py/exprs.py:
 
     python3 bench/soundness/retruth.py tests/data/soundness/slice.jsonl tests/data/soundness/known_bugs.jsonl
 """
@@ -25,9 +26,15 @@ def retruth(c):
     elif fam == "rule_convert_to_cute":
         c["truth"] = "true"
         c.pop("witness", None)
-    elif fam == "linear_alias_indims":
+    elif fam in ("linear_alias_indims", "linear", "triton_blocked") and c.get("kind") == "equiv":
+        # `#ttg.linear` on a tensor shape is fitted as Triton fits it (ref.triton_fit).
         shape = c["shape"]
-        la, lb = ref.parse_layout(c["a"], shape), ref.parse_layout(c["b"], shape)
+        la = ref.parse_layout(c.get("a_ref", c["a"]), shape)
+        lb = ref.parse_layout(c["b"], shape)
+        if la is None or lb is None:
+            c["truth"] = "invalid"
+            c.pop("witness", None)
+            return c
         eq, w = ref.equal_over(la, lb, shape)
         c["truth"] = "equal" if eq else "differ"
         if w is None:
