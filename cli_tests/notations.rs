@@ -180,6 +180,31 @@ fn misspelled_axis_names_suggest_the_registry_name() {
         "laneId=laneid",
     ]);
     assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+    // `--axes` is global: every command that reads a layout takes it.
+    let o = laycert(&[
+        "show",
+        "S[(4,8):(8@laneId,1@laneId)]",
+        "--axes",
+        "laneId=laneid",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "S[(4,8):(8@laneid,1@laneid)]");
+    let o = laycert(&[
+        "eval",
+        "S[32:1@laneId]",
+        "--coord",
+        "5",
+        "--axes",
+        "laneId=laneid",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("laneid"), "{}", stdout(&o));
+    let o = laycert(&["show", "S[32:1@laneId]"]);
+    assert!(
+        stderr(&o).contains("(--axes laneId=laneid"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

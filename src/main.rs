@@ -23,6 +23,12 @@ struct Args {
     /// A TTGIR file whose `#name = ...` aliases layout arguments may use (`#blocked`).
     #[arg(long, global = true)]
     mlir: Option<String>,
+    /// Axis correspondence applied to every layout argument, `from=to,...` (e.g.
+    /// `lane_id=laneid,tid=tx`): the names on the left are the user's own axes (a name that
+    /// looks like a misspelled registry axis, `@laneId`, is accepted once declared here); the
+    /// registry's aliases apply as well.
+    #[arg(long, global = true)]
+    axes: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -82,10 +88,6 @@ enum Command {
         /// Write the certificate (versioned JSON) here.
         #[arg(long)]
         cert: Option<String>,
-        /// Axis correspondence applied to both layouts before deciding, `from=to,...` (e.g.
-        /// `lane_id=laneid,tid=tx`); the registry's aliases apply as well.
-        #[arg(long)]
-        axes: Option<String>,
     },
     /// Decide a property of one layout: injective, surjective (onto its image's bounding box)
     /// or bijective. Exit 0 proved, 1 refuted, 3 unknown, 2 bad input.
@@ -618,6 +620,12 @@ fn main() -> ExitCode {
             return ExitCode::from(cli::BAD_INPUT);
         }
     }
+    if let Some(text) = &args.axes {
+        if let Err(e) = cli::input::set_axes(text) {
+            eprintln!("{}", e.message);
+            return ExitCode::from(cli::BAD_INPUT);
+        }
+    }
     let result = match &args.command {
         Command::Show { layout, shape } => cli::show::run(layout, shape.as_deref(), args.json),
         Command::Eval {
@@ -629,20 +637,9 @@ fn main() -> ExitCode {
         Command::Convert { layout, to, shape } => {
             cli::convert::run(layout, to, shape.as_deref(), args.json)
         }
-        Command::Equiv {
-            a,
-            b,
-            shape,
-            cert,
-            axes,
-        } => cli::equiv::run(
-            a,
-            b,
-            shape.as_deref(),
-            cert.as_deref(),
-            axes.as_deref(),
-            args.json,
-        ),
+        Command::Equiv { a, b, shape, cert } => {
+            cli::equiv::run(a, b, shape.as_deref(), cert.as_deref(), args.json)
+        }
         Command::ProveProperty {
             property,
             layout,

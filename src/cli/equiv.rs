@@ -20,25 +20,12 @@ pub fn run(
     b: &str,
     shape: Option<&str>,
     cert: Option<&str>,
-    axes: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
     let shape = input::shape(shape)?;
-    let map = axes
-        .map(|text| certify::claim::parse_axes(text).map_err(|e| input::render(&e, "--axes", text)))
-        .transpose()?;
-    // The names --axes maps are the user's own axes.
-    if let Some(map) = &map {
-        input::declare_axes(map.iter().map(|(from, _)| from.as_str()));
-    }
-    let mut la = input::layout(a, shape.as_deref())?;
-    let mut lb = input::layout(b, shape.as_deref())?;
-    if let Some(map) = &map {
-        la = certify::claim::rename_axes(&la, map)
-            .map_err(|e| input::render(&e, "the left layout", a))?;
-        lb = certify::claim::rename_axes(&lb, map)
-            .map_err(|e| input::render(&e, "the right layout", b))?;
-    }
+    // `--axes` (global) is applied to both by input::layout.
+    let la = input::layout(a, shape.as_deref())?;
+    let lb = input::layout(b, shape.as_deref())?;
     // Triton attributes take --shape as their tensor shape; TV/linear fix their logical side.
     let logical = shape.as_deref().filter(|_| {
         !matches!(la, layout::Layout::Tv(_) | layout::Layout::Linear(_))

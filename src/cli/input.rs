@@ -18,9 +18,22 @@ pub fn render(e: &LayoutError, what: &str, input: &str) -> BadInput {
 static MLIR: std::sync::OnceLock<(String, layout::triton::aliases::Aliases)> =
     std::sync::OnceLock::new();
 
-/// Axis names the user declared (`equiv --axes lane_id=laneid` declares `lane_id`).
+/// Axis names the user declared (`--axes lane_id=laneid` declares `lane_id`).
 static DECLARED: std::sync::Mutex<std::collections::BTreeSet<String>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// The axis correspondence given with `--axes`, applied to every layout argument.
+static AXES: std::sync::OnceLock<(String, Vec<(layout::Axis, layout::Axis)>)> =
+    std::sync::OnceLock::new();
+
+/// Reads `--axes from=to,...`: declares each `from` (the user's own axis name) and renames it
+/// to `to` in every layout argument read after this.
+pub fn set_axes(text: &str) -> Result<(), BadInput> {
+    let map = certify::claim::parse_axes(text).map_err(|e| render(&e, "--axes", text))?;
+    declare_axes(map.iter().map(|(from, _)| from.as_str()));
+    let _ = AXES.set((text.to_string(), map));
+    Ok(())
+}
 
 /// Declares axis names: layouts may use them even where they look like a misspelled registry
 /// name.
@@ -47,8 +60,7 @@ fn check_axis_names(l: &Layout, what: &str) -> Result<(), BadInput> {
             return Err(BadInput {
                 message: format!(
                     "error: {what}: axis @{name} is not in the axis registry; did you mean \
-                     @{known}? (equiv --axes {name}={known} declares {name} and maps it onto \
-                     {known})"
+                     @{known}? (--axes {name}={known} declares {name} and maps it onto {known})"
                 ),
             });
         }
@@ -120,15 +132,22 @@ pub fn layout(text: &str, shape: Option<&[i64]>) -> Result<Layout, BadInput> {
     let text = uncomment(text);
     let (text, shape) = with_aliases(&text, shape)?;
     let (text, shape) = (text.as_str(), shape.as_deref());
-    if let Some(name) = text.trim().strip_prefix("atom:") {
+    let l = if let Some(name) = text.trim().strip_prefix("atom:") {
         let atom = atom(name.trim())?;
         let shape = shape.or(atom.shape.as_deref());
-        return Layout::parse(&atom.layout, shape)
-            .map_err(|e| render(&e, &format!("atom:{}", atom.name), &atom.layout));
+        Layout::parse(&atom.layout, shape)
+            .map_err(|e| render(&e, &format!("atom:{}", atom.name), &atom.layout))?
+    } else {
+        let l = Layout::parse(text, shape).map_err(|e| render(&e, "the layout", text))?;
+        check_axis_names(&l, "the layout")?;
+        l
+    };
+    match AXES.get() {
+        Some((_, map)) => {
+            certify::claim::rename_axes(&l, map).map_err(|e| render(&e, "the layout", text))
+        }
+        None => Ok(l),
     }
-    let l = Layout::parse(text, shape).map_err(|e| render(&e, "the layout", text))?;
-    check_axis_names(&l, "the layout")?;
-    Ok(l)
 }
 
 /// Text pasted from an MLIR lit test keeps its `//` comment markers (`// - register=1 -> ..`,
