@@ -7,7 +7,8 @@
 //!
 //! Kinds: `blocked`, `nvidia_mma`, `dot_op` and `slice` (distributed, in-dims `register, lane,
 //! warp, block`; see the `distributed` module), `swizzled_shared` and `nvmma_shared` (shared,
-//! in-dims `offset, block`; see `shared`), each optionally spread over a cluster of CTAs
+//! in-dims `offset, block`; see `shared`; the pre-3.2 `#triton_gpu.shared` is read as one of
+//! them, see `legacy`), each optionally spread over a cluster of CTAs
 //! (`CGALayout`, or the older `CTAsPerCGA`/`CTASplitNum`/`CTAOrder`; see `cga`).
 //! Every kind is checked against Triton 3.9's own conversion on generated cases
 //! (`layout/tests/triton_oracle*.rs`; `triton_oracle_fit.rs` at shapes smaller than, equal to
@@ -48,6 +49,7 @@ mod amd;
 mod cga;
 mod distributed;
 pub mod gluon;
+mod legacy;
 mod padded;
 mod shared;
 
@@ -383,7 +385,7 @@ impl TritonAttr {
     pub fn is_shared(&self) -> bool {
         matches!(
             self.raw.kind.as_str(),
-            "swizzled_shared" | "nvmma_shared" | "padded_shared"
+            "swizzled_shared" | "nvmma_shared" | "padded_shared" | "shared"
         )
     }
 
@@ -424,6 +426,7 @@ impl TritonAttr {
             "slice" => self.slice_to_linear(shape),
             "swizzled_shared" => self.swizzled_to_linear(&shape_log),
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
+            "shared" => self.legacy_shared()?.to_linear(shape),
             "padded_shared" => Err(self.err(
                 "kind",
                 "a padded shared layout has holes in memory, so no linear layout; it is read as \
@@ -434,8 +437,8 @@ impl TritonAttr {
     }
 }
 
-/// Attribute kinds this module imports.
-const KINDS: [&str; 9] = [
+/// Attribute kinds this module imports (`shared` is Triton's pre-3.2 spelling; see `legacy`).
+const KINDS: [&str; 10] = [
     "padded_shared",
     "blocked",
     "nvidia_mma",
@@ -445,6 +448,7 @@ const KINDS: [&str; 9] = [
     "slice",
     "swizzled_shared",
     "nvmma_shared",
+    "shared",
 ];
 
 /// The multi-CTA fields: the old spelling (`CTAsPerCGA`, `CTASplitNum`, `CTAOrder`) and
@@ -480,6 +484,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "slice" => &["dim", "parent"],
         "swizzled_shared" => &["vec", "perPhase", "maxPhase", "order"],
         "padded_shared" => &["order", "shape", "offset", "block"],
+        "shared" => &["vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
             "transposed",
