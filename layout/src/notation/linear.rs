@@ -339,8 +339,30 @@ pub fn print_to_string(l: &LinearLayout) -> String {
     s
 }
 
+/// `toString()` text as a C++ comment or an MLIR lit test quotes it keeps its `//` markers
+/// (`// - register=1 -> (1, 0)`, `// where out dims are: ..`): when every non-empty line
+/// starts with `//` after its indentation, the markers read as blanks. The text keeps its
+/// length, so an error still points into the text as pasted.
+fn blank_comment_markers(text: &str) -> std::borrow::Cow<'_, str> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() < 2 || !lines.iter().all(|l| l.trim_start().starts_with("//")) {
+        return text.into();
+    }
+    text.split_inclusive('\n')
+        .map(|line| match line.find("//") {
+            Some(at) if line[..at].trim().is_empty() => {
+                format!("{}  {}", &line[..at], &line[at + 2..])
+            }
+            _ => line.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// Parses the `toString()` text.
 pub fn parse_to_string(text: &str) -> Result<LinearLayout> {
+    let text = blank_comment_markers(text);
+    let text = text.as_ref();
     let mut c = Cursor::new(text, TEXT);
     let mut ins: Vec<InDim> = Vec::new();
     loop {
