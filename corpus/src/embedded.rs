@@ -90,10 +90,6 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../data/real/layouts.toml"),
     ),
     (
-        "real/pending.toml",
-        include_str!("../data/real/pending.toml"),
-    ),
-    (
         "spec/vectors.toml",
         include_str!("../data/spec/vectors.toml"),
     ),
