@@ -67,6 +67,10 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("claims/axe.toml", include_str!("../data/claims/axe.toml")),
     ("claims/copy.toml", include_str!("../data/claims/copy.toml")),
+    (
+        "claims/real_tirx.toml",
+        include_str!("../data/claims/real_tirx.toml"),
+    ),
     ("claims/sm80.toml", include_str!("../data/claims/sm80.toml")),
     (
         "claims/sm90_gmma.toml",

@@ -5,8 +5,10 @@
 //! pycute at every flat index of a CuTe string; Triton 3.9 (its own MLIR parse of a TTGIR
 //! attribute, or Gluon evaluating a constructor) at every point of a Triton layout on its
 //! shape: the linear layout of a distributed or shared layout, the padded address of every
-//! element of a `padded_shared` one. TIRx strings have no oracle. Strings marked `expect =
-//! "error"` (a doc typo, a layout Triton rejects too) must be refused.
+//! element of a `padded_shared` one. TIRx strings have no oracle; `claims/real_tirx.toml`
+//! decides several against an equal layout written another way, through `laycert verify`'s
+//! `equiv`. Strings marked `expect = "error"` (a doc typo, a layout Triton rejects too) must
+//! be refused.
 
 use std::collections::BTreeMap;
 
@@ -236,5 +238,37 @@ fn every_cute_and_triton_string_agrees_with_its_oracle() {
     assert!(
         cute >= 100 && triton >= 140 && tirx >= 13,
         "{cute} CuTe, {triton} Triton, {tirx} TIRx"
+    );
+}
+
+/// TIRx strings have no peer to run: `claims/real_tirx.toml` states several equal to a layout
+/// written another way (CuTe, or Axe's canonical form), and `laycert verify` decides them
+/// through `equiv`. Each such claim's left side is a real string, pasted as found.
+#[test]
+fn tirx_strings_are_claimed_equal_to_a_layout_written_another_way() {
+    let corpus = Corpus::embedded().unwrap();
+    let tirx: Vec<&str> = corpus
+        .reals
+        .iter()
+        .filter(|r| Notation::detect(&r.text) == Notation::Axe)
+        .map(|r| r.text.as_str())
+        .collect();
+    let claimed: Vec<&corpus::Claim> = corpus
+        .claims
+        .iter()
+        .filter(|c| c.file == "claims/real_tirx.toml")
+        .collect();
+    for c in &claimed {
+        assert!(
+            tirx.contains(&c.left.written.as_str()),
+            "{}: {:?} is not a real TIRx string",
+            c.name,
+            c.left.written
+        );
+    }
+    let equal = claimed.iter().filter(|c| c.holds).count();
+    assert!(
+        equal >= 6,
+        "{equal} TIRx strings claimed equal to another spelling"
     );
 }
