@@ -19,7 +19,7 @@ use layout::Layout;
 use serde_json::Value;
 
 /// The corpus holds at least this many real strings (issue 16 asks for 195).
-const FLOOR: usize = 275;
+const FLOOR: usize = 279;
 
 const P: u128 = (1 << 61) - 1;
 
