@@ -67,6 +67,10 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("claims/axe.toml", include_str!("../data/claims/axe.toml")),
     ("claims/copy.toml", include_str!("../data/claims/copy.toml")),
+    (
+        "claims/real_tirx.toml",
+        include_str!("../data/claims/real_tirx.toml"),
+    ),
     ("claims/sm80.toml", include_str!("../data/claims/sm80.toml")),
     (
         "claims/sm90_gmma.toml",
@@ -88,10 +92,6 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "real/layouts.toml",
         include_str!("../data/real/layouts.toml"),
-    ),
-    (
-        "real/pending.toml",
-        include_str!("../data/real/pending.toml"),
     ),
     (
         "spec/vectors.toml",

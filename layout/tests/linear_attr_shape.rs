@@ -58,3 +58,25 @@ fn a_basis_past_the_shape_of_a_non_triton_layout_is_an_error() {
     let l = parse_attr("#ttg.linear<{reg=[[0,2]], thread=[[1,0]]}>", Some(&[4, 4])).unwrap();
     assert_eq!(l.ins()[0].bases, vec![vec![0, 2]]);
 }
+
+/// Triton's parser reads only the in-dims of a `#ttg.linear` and ignores other keys; its
+/// `test/TritonGPU/amd/invalid.mlir` writes `order = [1, 0]` (Triton 3.9 reads it so too).
+#[test]
+fn an_order_key_is_read_and_ignored_as_triton_does() {
+    let bases = "register = [[1, 0], [2, 0]], lane = [[0, 0]], warp = [], block = []";
+    let with = parse_attr(
+        &format!("#ttg.linear<{{{bases}, order = [1, 0]}}>"),
+        Some(&[4, 1]),
+    )
+    .unwrap();
+    let without = parse_attr(&format!("#ttg.linear<{{{bases}}}>"), Some(&[4, 1])).unwrap();
+    assert_eq!(with, without);
+    let twice = format!("#ttg.linear<{{{bases}, order = [1, 0], order = [0, 1]}}>");
+    assert!(parse_attr(&twice, None)
+        .unwrap_err()
+        .to_string()
+        .contains("twice"));
+    // An `order` holding bases is an in-dim of laycert's own, as any other name.
+    let own = parse_attr("#ttg.linear<{order = [[1]]}>", None).unwrap();
+    assert_eq!(own.ins()[0].name, "order");
+}

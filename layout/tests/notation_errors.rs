@@ -76,6 +76,29 @@ fn linear_errors_name_the_span_and_the_expectation() {
     assert!(want.contains("power-of-two"), "{want}");
 }
 
+/// `toString()` text quoted in `//` comments (as lit tests and C++ sources quote it) reads as
+/// the bare text; an error points into the text as pasted. Triton's
+/// `test/TritonGPU/amd/invalid.mlir` quotes one with a FileCheck `}}` left on a line.
+#[test]
+fn commented_to_string_reads_and_errors_point_into_the_pasted_text() {
+    let bare = " - register=1 -> (0, 1)\n   register=2 -> (1, 0)\nwhere out dims are: [dim0 (size 2), dim1 (size 2)]";
+    let quoted: String = bare.lines().map(|l| format!("  // {l}\n")).collect();
+    assert_eq!(
+        Layout::parse(&quoted, None).unwrap(),
+        Layout::parse(bare, None).unwrap()
+    );
+    let typo = "// - register=1 -> (1, 0)\n//   register=2 -> (2, 0)}}\n// where out dims are: [dim0 (size 4)]";
+    let (at, want) = spanned(typo);
+    assert_eq!(at, "}");
+    assert!(want.contains("in-dim name"), "{want}");
+    // Only a fully commented text loses its markers.
+    assert!(Layout::parse(
+        "// - register=1 -> (1)\nwhere out dims are: [dim0 (size 2)]",
+        None
+    )
+    .is_err());
+}
+
 #[test]
 fn render_draws_a_caret_under_the_span() {
     let text = "S[(8,0):(1,1)]";

@@ -25,6 +25,33 @@ fn tile_layout_wrapper_reads_as_its_argument() {
     assert!(axe::parse("TileLayout(S[8:1]").is_err());
 }
 
+/// TVM's `tvm/tirx/layout.py` documents `S[8, 4, 2]` (extents only) and its tests write
+/// `TileLayout(S[4,])`: Python's subscript tuple without parentheses.
+#[test]
+fn python_subscript_tuple_reads_as_the_parenthesized_extents() {
+    for (python, tuple) in [
+        ("S[8, 4, 2]", "S[(8, 4, 2)]"),
+        ("S[8, 4, 2,]", "S[(8,4,2):(8,2,1)]"),
+        ("TileLayout(S[4,])", "S[(4,)]"),
+        ("S[1,] + 2@warpid", "S[1:1] + 2@warpid"),
+    ] {
+        assert_eq!(
+            axe::parse(python).unwrap(),
+            axe::parse(tuple).unwrap(),
+            "{python}"
+        );
+    }
+    // Strides after a bare tuple would be a slice inside a tuple in Python: refused, and the
+    // message says how to write it.
+    let e = axe::parse("S[8, 4:1]").unwrap_err().to_string();
+    assert!(
+        e.contains("S[(8, 4):(4, 1)]") && e.contains("bytes 6..7"),
+        "{e}"
+    );
+    // A replica's extents keep their parentheses.
+    assert!(axe::parse("S[4] + R[2, 2:(1, 2)]").is_err());
+}
+
 #[test]
 fn cute_layouts_without_axes_stay_cute() {
     assert_eq!(Notation::detect("(4,2):(2,1)"), Notation::Cute);

@@ -5,6 +5,7 @@
 //! ```text
 //! layout  := shard [ '+' replica ] { '+' offset }
 //! shard   := 'S[' tuple ':' tuple ']' | 'S[' int ':' term ']' | 'S[' tuple ']' | 'S[' int ']'
+//!          | 'S[' int ',' [ int { ',' int } [ ',' ] ] ']'
 //! replica := 'R[' tuple ':' tuple ']' | 'R[' int ':' term ']'
 //! term    := int | int '@' axis            (a bare int is on axis m)
 //! offset  := int '@' axis | int            (a bare int is on axis m)
@@ -126,7 +127,17 @@ fn with_span(c: &Cursor, start: usize, e: LayoutError) -> LayoutError {
 
 /// Extents and strides up to `close` (`]` inside `S[..]`/`R[..]`, nothing for a bare shard).
 fn parse_iters(c: &mut Cursor, strides_optional: bool, close: &str) -> Result<Vec<Iter>> {
-    let (extents, ext_span) = parse_extents(c)?;
+    // Only a shard's extents may be Python's bare subscript tuple, `S[8, 4, 2]`.
+    let in_shard = strides_optional && close == "]";
+    let (extents, ext_span, bare_tuple) = parse_extents(c, in_shard)?;
+    if bare_tuple && c.peek() == Some(':') {
+        return Err(c
+            .error(
+                "']' (extents without parentheses take no strides; write S[(8, 4):(4, 1)], \
+                 as Python reads S[8, 4:1] as a tuple holding a slice)",
+            )
+            .into());
+    }
     let strides: Vec<(i64, Axis)> = if c.eat(":") {
         let (s, _) = parse_terms(c)?;
         s
@@ -184,9 +195,12 @@ fn parse_iters(c: &mut Cursor, strides_optional: bool, close: &str) -> Result<Ve
         .collect()
 }
 
-fn parse_extents(c: &mut Cursor) -> Result<(Vec<i64>, (usize, usize))> {
+/// Extents: `(8, 4)` or `8`; with `bare_tuple`, also Python's `8, 4` and `8,` (the third
+/// value says the extents were written so).
+fn parse_extents(c: &mut Cursor, bare_tuple: bool) -> Result<(Vec<i64>, (usize, usize), bool)> {
     c.skip_ws();
     let start = c.pos();
+    let mut tuple = false;
     let out = if c.eat("(") {
         let mut v = Vec::new();
         if !c.eat(")") {
@@ -203,15 +217,25 @@ fn parse_extents(c: &mut Cursor) -> Result<(Vec<i64>, (usize, usize))> {
         }
         v
     } else {
-        vec![c.int(false).map_err(|e| {
+        let mut v = vec![c.int(false).map_err(|e| {
             if e.expected.contains("64 bits") {
                 e
             } else {
                 c.error("an extent or '('")
             }
-        })?]
+        })?];
+        if bare_tuple && c.eat(",") {
+            tuple = true;
+            while c.peek() != Some(']') {
+                v.push(c.int(false).map_err(|_| c.error("an extent or ']'"))?);
+                if !c.eat(",") {
+                    break;
+                }
+            }
+        }
+        v
     };
-    Ok((out, (start, c.pos())))
+    Ok((out, (start, c.pos()), tuple))
 }
 
 fn parse_terms(c: &mut Cursor) -> Result<(Vec<(i64, Axis)>, usize)> {

@@ -22,7 +22,8 @@ use crate::linear::{InDim, LinearLayout, OutDim};
 const ATTR: &str = "linear attribute";
 const TEXT: &str = "LinearLayout text";
 
-/// Parses `#ttg.linear<{...}>`. With a tensor `shape`, an attribute whose in-dims are Triton's
+/// Parses `#ttg.linear<{...}>`. A flat `order = [..]` is read and ignored, as Triton's parser
+/// ignores every key but its in-dims. With a tensor `shape`, an attribute whose in-dims are Triton's
 /// (`register, lane, warp, block`) is fitted to it as Triton does ([`fit_to_shape`]); one with
 /// other in-dim names (laycert's own linear layouts) takes the shape as its out-dim sizes, and
 /// a basis outside it is an error naming the basis and the shape.
@@ -34,13 +35,16 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     c.expect("{")?;
     let mut ins = Vec::new();
     let mut rank: Option<(usize, usize)> = None;
+    let mut order_seen = false;
     if !c.eat("}") {
         loop {
             let name_at = c.pos();
             let name = c
                 .ident("an in-dim name (register, lane, warp, block)")?
                 .to_string();
-            if ins.iter().any(|d: &InDim| d.name == name) {
+            let twice =
+                ins.iter().any(|d: &InDim| d.name == name) || (order_seen && name == "order");
+            if twice {
                 return Err(c
                     .error_at(
                         name_at,
@@ -50,8 +54,16 @@ pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
                     .into());
             }
             c.expect("=")?;
-            let bases = bases_list(&mut c, &mut rank)?;
-            ins.push(InDim { name, bases });
+            let mut probe = c.clone();
+            if name == "order" && probe.eat("[") && probe.peek() != Some('[') {
+                // Triton reads only `register, lane, warp, block` and ignores other keys;
+                // its own lit tests write an `order` (test/TritonGPU/amd/invalid.mlir).
+                int_list(&mut c, "[", "]")?;
+                order_seen = true;
+            } else {
+                let bases = bases_list(&mut c, &mut rank)?;
+                ins.push(InDim { name, bases });
+            }
             if c.eat("}") {
                 break;
             }
@@ -339,8 +351,30 @@ pub fn print_to_string(l: &LinearLayout) -> String {
     s
 }
 
+/// `toString()` text as a C++ comment or an MLIR lit test quotes it keeps its `//` markers
+/// (`// - register=1 -> (1, 0)`, `// where out dims are: ..`): when every non-empty line
+/// starts with `//` after its indentation, the markers read as blanks. The text keeps its
+/// length, so an error still points into the text as pasted.
+fn blank_comment_markers(text: &str) -> std::borrow::Cow<'_, str> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() < 2 || !lines.iter().all(|l| l.trim_start().starts_with("//")) {
+        return text.into();
+    }
+    text.split_inclusive('\n')
+        .map(|line| match line.find("//") {
+            Some(at) if line[..at].trim().is_empty() => {
+                format!("{}  {}", &line[..at], &line[at + 2..])
+            }
+            _ => line.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// Parses the `toString()` text.
 pub fn parse_to_string(text: &str) -> Result<LinearLayout> {
+    let text = blank_comment_markers(text);
+    let text = text.as_ref();
     let mut c = Cursor::new(text, TEXT);
     let mut ins: Vec<InDim> = Vec::new();
     loop {

@@ -6,8 +6,9 @@
 //! `(register, lane, warp, block) -> (dim0, dim1, ...)` for a tensor shape.
 //!
 //! Kinds: `blocked`, `nvidia_mma`, `dot_op` and `slice` (distributed, in-dims `register, lane,
-//! warp, block`; see the `distributed` module), `swizzled_shared` and `nvmma_shared` (shared,
-//! in-dims `offset, block`; see `shared`), each optionally spread over a cluster of CTAs
+//! warp, block`; see the `distributed` module; a slice's parent may be a `#ttg.linear`), `swizzled_shared` and `nvmma_shared` (shared,
+//! in-dims `offset, block`; see `shared`; the pre-3.2 `#triton_gpu.shared` is read as one of
+//! them, see `legacy`), each optionally spread over a cluster of CTAs
 //! (`CGALayout`, or the older `CTAsPerCGA`/`CTASplitNum`/`CTAOrder`; see `cga`).
 //! Every kind is checked against Triton 3.9's own conversion on generated cases
 //! (`layout/tests/triton_oracle*.rs`; `triton_oracle_fit.rs` at shapes smaller than, equal to
@@ -48,6 +49,7 @@ mod amd;
 mod cga;
 mod distributed;
 pub mod gluon;
+mod legacy;
 mod padded;
 mod shared;
 
@@ -340,7 +342,7 @@ impl TritonAttr {
                 )
                 .into());
         };
-        let cga: &[&str] = if matches!(self.raw.kind.as_str(), "dot_op" | "slice") {
+        let cga: &[&str] = if matches!(self.raw.kind.as_str(), "dot_op" | "slice" | "linear") {
             &[]
         } else {
             &CGA_FIELDS
@@ -383,7 +385,7 @@ impl TritonAttr {
     pub fn is_shared(&self) -> bool {
         matches!(
             self.raw.kind.as_str(),
-            "swizzled_shared" | "nvmma_shared" | "padded_shared"
+            "swizzled_shared" | "nvmma_shared" | "padded_shared" | "shared"
         )
     }
 
@@ -424,6 +426,9 @@ impl TritonAttr {
             "slice" => self.slice_to_linear(shape),
             "swizzled_shared" => self.swizzled_to_linear(&shape_log),
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
+            "shared" => self.legacy_shared()?.to_linear(shape),
+            // A `#ttg.linear` nested as a parent (at top level it is its own notation).
+            "linear" => crate::notation::linear::parse_attr(&self.raw.to_string(), Some(shape)),
             "padded_shared" => Err(self.err(
                 "kind",
                 "a padded shared layout has holes in memory, so no linear layout; it is read as \
@@ -434,8 +439,8 @@ impl TritonAttr {
     }
 }
 
-/// Attribute kinds this module imports.
-const KINDS: [&str; 9] = [
+/// Attribute kinds this module imports (`shared` is Triton's pre-3.2 spelling; see `legacy`).
+const KINDS: [&str; 11] = [
     "padded_shared",
     "blocked",
     "nvidia_mma",
@@ -445,6 +450,8 @@ const KINDS: [&str; 9] = [
     "slice",
     "swizzled_shared",
     "nvmma_shared",
+    "shared",
+    "linear",
 ];
 
 /// The multi-CTA fields: the old spelling (`CTAsPerCGA`, `CTASplitNum`, `CTAOrder`) and
@@ -480,6 +487,8 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "slice" => &["dim", "parent"],
         "swizzled_shared" => &["vec", "perPhase", "maxPhase", "order"],
         "padded_shared" => &["order", "shape", "offset", "block"],
+        "shared" => &["vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"],
+        "linear" => &["register", "lane", "warp", "block", "order"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
             "transposed",
@@ -696,6 +705,19 @@ mod tests {
         let e = import(text, shape).expect_err(text).to_string();
         assert!(e.contains(field), "{e:?} does not name {field}");
         e
+    }
+
+    /// `test/TritonGPU/amd/invalid.mlir` slices a `#ttg.linear` parent (with the `order` key
+    /// Triton ignores); Triton 3.9 reads it as the parent's bases without the sliced dim.
+    #[test]
+    fn a_linear_parent_is_sliced_like_any_distributed_parent() {
+        let slice = "#ttg.slice<{dim = 1, parent = #ttg.linear<{register = [[1, 0], [2, 0], [4, 0], [8, 0]], lane = [[0, 0], [0, 0]], warp = [], block = [], order = [1, 0]}>}>";
+        let l = import(slice, &[16]).unwrap();
+        assert_eq!(l.ins()[0].bases, vec![vec![1], vec![2], vec![4], vec![8]]);
+        assert_eq!(l.ins()[1].bases, vec![vec![0], vec![0]]);
+        let bad =
+            "#ttg.slice<{dim = 1, parent = #ttg.linear<{register = [[1, 0]], CTAOrder = [0]}>}>";
+        refusal(bad, &[2], "CTAOrder");
     }
 
     #[test]
