@@ -19,12 +19,6 @@ use crate::error::Result;
 
 /// `(A, complement(A, size(A)*cosize(B)) ∘ B)`. `logical_product(2:1, 3:1) = (2, 3):(1, 2)`.
 pub fn logical_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout> {
-    // A B of stride 0 everywhere reads only offset 0, where every complement is 0: the copies
-    // are B itself whatever the complement, so none is needed (CUTLASS answers even for an A
-    // that overlaps itself, which has no complement: `((4,4),4):((6,2),0)` times `5:0`).
-    if b.flat_modes().iter().all(|&(_, d)| d == 0) {
-        return make_layout(&[a.clone(), b.clone()]);
-    }
     let room = arith::mul(a.size(), b.cosize(), "product cotarget")?;
     let copies = composition(&complement(a, room)?, b)?;
     make_layout(&[a.clone(), copies])
