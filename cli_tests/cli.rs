@@ -1608,3 +1608,27 @@ fn gen_copy_plans_odd_shapes_with_guarded_edges() {
         assert!(stderr(&o).contains("tile"), "{}", stderr(&o));
     }
 }
+
+/// `linear` takes a thread-value atom by name, read as its linear layout: the SM80 A fragment
+/// `((4,8),(2,2,2)):((32,1),(16,8,128)) -> (16,16)` (thread t, value v at column-major index
+/// 32*(t%4) + (t/4) + 16*(v%2) + 8*(v/2%2) + 128*(v/4)): lane bit 0 moves the column by 2,
+/// register bit 0 by 1.
+#[test]
+fn linear_takes_a_thread_value_atom_by_name() {
+    let o = laycert(&[
+        "linear",
+        "from",
+        "atom:SM80_16x8x16_F16F16F16F16_TN.A",
+        "--shape",
+        "16,16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("register = [[0, 1], [8, 0], [0, 8]]"), "{out}");
+    assert!(
+        out.contains("lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]"),
+        "{out}"
+    );
+    let o = laycert(&["linear", "from", "atom:NO_SUCH_ATOM", "--shape", "16,16"]);
+    assert_eq!(o.status.code(), Some(2));
+}

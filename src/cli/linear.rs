@@ -67,10 +67,15 @@ pub fn linear_pair(
 pub fn linear_arg(text: &str, shape: Option<&[i64]>, what: &str) -> Result<LinearLayout, BadInput> {
     match input::layout(text, shape)? {
         Layout::Linear(l) => Ok(l),
+        // A thread-value layout (a CuTe atom by name, `atom:SM80_16x8x16_F16F16F16F16_TN.A`)
+        // is read as its linear layout when it has one (power-of-two extents and strides).
+        Layout::Tv(t) => {
+            layout::convert::tv_to_linear(&t).map_err(|e| input::render(&e, what, text))
+        }
         other => Err(BadInput {
             message: format!(
-                "error: {what}: expected a linear layout (#ttg.linear, LinearLayout text or a \
-                 Triton attribute), found {} notation",
+                "error: {what}: expected a linear layout (#ttg.linear, LinearLayout text, a \
+                 Triton attribute or a thread-value atom), found {} notation",
                 other.notation().name()
             ),
         }),
