@@ -47,6 +47,16 @@ def attr_text(b, layout, shape):
     return m.group(1)
 
 
+def write_cases(out_path, lines, refused):
+    """Writes one JSON line per case and ends the process (Gluon's bindings can hang at exit)."""
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    with open(out_path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {len(lines)} cases to {out_path} ({refused} refused by Gluon)")
+    sys.stdout.flush()
+    os._exit(0)
+
+
 def pow2(lo, hi, rng):
     return 1 << rng.randint(lo, hi)
 

@@ -4,7 +4,6 @@
 //! larger and mixed shapes) must fit to exactly Triton's bases.
 
 use layout::notation::linear::parse_attr;
-use serde_json::Value;
 
 mod triton_support;
 
@@ -16,29 +15,16 @@ fn linear_attr_fits_every_shape_as_triton_does() {
     let mut failures = Vec::new();
     for c in &cases {
         let attr = c["attr"].as_str().unwrap();
-        let shape: Vec<i64> = c["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_i64().unwrap())
-            .collect();
+        let shape = triton_support::ints(&c["shape"]);
         fits.insert(c["fit"].as_str().unwrap().to_string());
-        let want: Vec<Vec<Vec<i64>>> = ["register", "lane", "warp", "block"]
+        let names = ["register", "lane", "warp", "block"];
+        let want: Vec<_> = names
             .iter()
-            .map(|k| bases(&c[*k]))
+            .map(|k| triton_support::bases(&c[*k]))
             .collect();
         match parse_attr(attr, Some(&shape)) {
             Ok(got) => {
-                let ours: Vec<Vec<Vec<i64>>> = ["register", "lane", "warp", "block"]
-                    .iter()
-                    .map(|k| {
-                        got.ins()
-                            .iter()
-                            .find(|d| d.name == *k)
-                            .map(|d| d.bases.clone())
-                            .unwrap_or_default()
-                    })
-                    .collect();
+                let ours = triton_support::our_bases(&got, &names);
                 if ours != want {
                     failures.push(format!(
                         "{attr} on {shape:?}:\n  want {want:?}\n  got  {ours:?}"
@@ -60,20 +46,6 @@ fn linear_attr_fits_every_shape_as_triton_does() {
         cases.len(),
         failures.join("\n")
     );
-}
-
-fn bases(v: &Value) -> Vec<Vec<i64>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|b| {
-            b.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_i64().unwrap())
-                .collect()
-        })
-        .collect()
 }
 
 /// The fit is refused where Triton's cut is not defined (a dim whose bases repeat a value),
