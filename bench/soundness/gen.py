@@ -226,8 +226,21 @@ def decide(a, b, shape, rng):
     raise ValueError("large domain in a small family")
 
 
+def as_read(l, shape):
+    """The layout its text stands for: a `#ttg.linear` with Triton's in-dims on a tensor shape
+    is fitted to it as Triton fits it (ref.triton_fit); None where that fit is undefined."""
+    if l[0] == "linear" and shape is not None:
+        return ref.parse_linear(ref.text(l), shape)
+    return l
+
+
 def emit_equiv(out, cid, fam, a, b, shape, rng, swap=True):
-    dom, w, truth = decide(a, b, shape, rng)
+    ra, rb = as_read(a, shape), as_read(b, shape)
+    if ra is None or rb is None:
+        # Triton's fit is undefined for this text at this shape: laycert must refuse it.
+        dom, w, truth = None, None, "invalid"
+    else:
+        dom, w, truth = decide(ra, rb, shape, rng)
     rec = {"id": cid, "fam": fam, "a": ref.text(a), "b": ref.text(b), "shape": shape,
            "truth": truth, "domain": dom}
     if w is not None:
