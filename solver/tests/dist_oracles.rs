@@ -1,7 +1,8 @@
 //! laycert's distributed layouts and plans against PyTorch DTensor and JAX on the generated cases
 //! in bench/dist/cases.jsonl (bench/peers/gen_dist_vectors.py): every device's shard equals the
 //! peers' wherever they agree with each other, every laycert plan is certified, it receives no
-//! more bytes than DTensor's or XLA's plan on any case, and DTensor's own plans are checked.
+//! more bytes than DTensor's or XLA's plan on any case (each certificate decided on boxes and
+//! again by the cell simulator), and DTensor's own plans are checked.
 
 use layout::mesh::{Mesh, MeshLayout};
 use layout::notation::dtensor::{self, Placement};
@@ -133,8 +134,12 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
                 continue;
             }
         };
-        if p.certificate.is_some() {
+        if let Some(c) = &p.certificate {
             certified += 1;
+            // Small claims are decided on boxes and again cell by cell.
+            if !c.cells_rechecked {
+                failures.push(format!("case {id}: not re-checked by the cell simulator"));
+            }
         } else {
             failures.push(format!(
                 "case {id}: plan not certified: {:?}",

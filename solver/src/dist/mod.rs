@@ -1,6 +1,6 @@
 //! Redistribution planning: from a source to a target mesh layout (same mesh), the sequence of
 //! collectives with the least predicted time under an alpha-beta model ([`cost`]), every plan
-//! lowered to buffer steps ([`lower`]) and certified by `certify::dist` (the plan simulator).
+//! lowered to buffer steps ([`lower`]) and certified by `certify::dist`.
 //!
 //! The search is Dijkstra over mesh layouts: a move is one collective or local step on one mesh
 //! axis (all-gather, reduce-scatter, all-reduce, all-to-all, local slice, zero, broadcast), plus a
@@ -49,7 +49,7 @@ pub struct PlanOptions {
     pub elem_bytes: i64,
     /// Most layouts the search visits.
     pub max_states: usize,
-    /// Certify the plan by simulation (skipped, with a reason, past the simulator's size).
+    /// Certify the plan (skipped, with a reason, past the checker's limits).
     pub certify: bool,
 }
 
@@ -96,7 +96,7 @@ pub struct DistPlan {
     pub plan: Plan,
     /// Predicted seconds.
     pub time_s: f64,
-    /// The certificate (None when certification was off or outside the simulator's size).
+    /// The certificate (None when certification was off or past the checker's limits).
     pub certificate: Option<DistCertificate>,
     /// Why there is no certificate, when there is none.
     pub uncertified: Option<String>,
@@ -428,22 +428,6 @@ pub fn plan(
         });
         Ok(t)
     };
-    // The block size every layout on the way respects: the certificate's quotient hint.
-    let mut hint: Vec<i64> = source.shape.clone();
-    let mut respect = |l: &MeshLayout| {
-        for r in 0..l.mesh.size() {
-            for (d, (lo, hi)) in l.block(r).into_iter().enumerate() {
-                hint[d] =
-                    certify::dist::quotient::gcd(certify::dist::quotient::gcd(hint[d], lo), hi);
-            }
-        }
-        for (d, e) in l.local_shape().into_iter().enumerate() {
-            hint[d] = certify::dist::quotient::gcd(hint[d], e);
-        }
-    };
-    for (j, _) in &chain {
-        respect(&states[*j].0);
-    }
     for (j, m) in chain {
         let b = states[j].0.clone();
         total += push(&cur, &b, m, &mut moves)?;
@@ -457,7 +441,7 @@ pub fn plan(
         steps,
     };
     let (certificate, uncertified) = if o.certify {
-        match certify::dist::certify_plan_with(source, target, &lowered, Some(&hint)) {
+        match certify::dist::certify_plan(source, target, &lowered) {
             Ok(c) => (Some(c), None),
             Err(DistError::Refuted(c)) => return Err(DistPlanError::Refuted(c.to_string())),
             Err(DistError::Unknown(r)) => (None, Some(r)),
