@@ -263,3 +263,67 @@ fn dist_hostile_sizes_are_refused_quickly() {
         );
     }
 }
+
+#[test]
+fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
+    let dir = std::env::temp_dir();
+    let cert = dir.join(format!("laycert-dist-1024-{}.json", std::process::id()));
+    let bad = dir.join(format!("laycert-dist-1024-bad-{}.json", std::process::id()));
+    let spec = [
+        "--mesh",
+        "a=8,b=8,c=16",
+        "--shape",
+        "1023,1021",
+        "--from",
+        "[Shard(0), Shard(1), Replicate()]",
+        "--to",
+        "[Replicate(), Shard(0), Shard(1)]",
+    ];
+    let mut args = vec!["dist", "plan"];
+    args.extend(spec);
+    args.extend(["--cert", cert.to_str().unwrap()]);
+    let o = laycert(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
+    assert!(
+        first_line(&o).ends_with(", certified"),
+        "{}",
+        first_line(&o)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("certificate: 1024 ranks, 8355864 target places checked, decided on boxes"),
+        "{text}"
+    );
+    // Rank 2 (a 0, b 0, c 2) needs rows 0..128, columns 128..192, which rank 16 (b 1) holds;
+    // take them from rank 32 (b 2, columns 256..384) instead.
+    let mut c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    let msgs = c["plan"]["steps"][0]["SendRecv"]["messages"]
+        .as_array_mut()
+        .unwrap();
+    let m = msgs.iter_mut().find(|m| m["dst"] == 2).unwrap();
+    assert_eq!(m["src"], 16);
+    m["src"] = 32.into();
+    std::fs::write(&bad, c["plan"].to_string()).unwrap();
+    for (plan, code, line) in [
+        (
+            &cert,
+            0,
+            "certified: 1 steps, 1024 ranks, 8355864 places checked",
+        ),
+        (
+            &bad,
+            1,
+            "refuted: device 2 [0, 0, 2], element [0, 128]: local [0, 0] holds element [0, 256]",
+        ),
+    ] {
+        let mut args = vec!["dist", "check"];
+        args.extend(spec);
+        args.extend(["--plan", plan.to_str().unwrap()]);
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(code), "{}", first_line(&o));
+        assert_eq!(first_line(&o), line);
+    }
+    let _ = std::fs::remove_file(&cert);
+    let _ = std::fs::remove_file(&bad);
+}
