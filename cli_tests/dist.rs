@@ -167,6 +167,13 @@ fn dist_bad_input_exits_2_naming_what() {
             "[Replicate(), Shard(1)]",
             "1 placements",
         ),
+        (
+            "dp=2,tp=4",
+            "8,8",
+            "[Shard(-3), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "--from \"[Shard(-3), Replicate()]\": placement 0 `Shard(-3)` names tensor dim -3 of a 2-D tensor (dims -2..1)",
+        ),
     ] {
         let o = plan(mesh, shape, from, to);
         assert_eq!(o.status.code(), Some(2), "{mesh} {from}");
@@ -326,4 +333,48 @@ fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
     }
     let _ = std::fs::remove_file(&cert);
     let _ = std::fs::remove_file(&bad);
+}
+
+#[test]
+fn dist_negative_shard_dims_count_from_the_last_dim() {
+    // PyTorch normalizes Shard(-1) of a 2-D tensor to Shard(1): the same plan and the same
+    // target shards.
+    let lines = |from: &str, to: &str| {
+        let o = plan("dp=2,tp=4", "8,6", from, to);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("from "))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lines("[Shard(-2), Replicate()]", "[Replicate(), Shard(-1)]"),
+        lines("[Shard(0), Replicate()]", "[Replicate(), Shard(1)]")
+    );
+    let o = laycert(&[
+        "dist",
+        "check",
+        "--mesh",
+        "dp=2,tp=4",
+        "--shape",
+        "8,8",
+        "--from",
+        "[Shard(0), Shard(-1)]",
+        "--to",
+        "[Shard(1), Shard(0)]",
+        "--dtensor-steps",
+        "[(1, Shard(-1), Replicate()), (0, Shard(-2), Shard(-1)), (1, Replicate(), Shard(-2))]",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
+    assert!(
+        first_line(&o).starts_with("certified: "),
+        "{}",
+        first_line(&o)
+    );
 }
