@@ -221,10 +221,10 @@ pub fn check_final(
             ));
         }
         let bl = target.block(r);
-        // The rank with its partial coordinates zeroed names its group of addend places (the
-        // order of these ranks is the order of the coordinates off the partial axes).
+        // The mesh position with the partial coordinates zeroed names the group of addend
+        // places (positions are in the order of the coordinates off the partial axes).
         let c = mesh.coords(r);
-        let key = mesh.rank(
+        let key = mesh.position(
             &(0..mesh.ndim())
                 .map(|a| {
                     if target.partial.contains_key(&a) {

@@ -493,6 +493,8 @@ fn boxes_equal_the_cell_simulator_on_random_plans() {
         "a=2,b=2",
         "a=2,b=2,c=2",
         "gpuid=1",
+        "a=2,b=3 devices=[5,0,3,1,4,2]",
+        "a=2,b=2,c=2 devices=[0,4,2,6,1,5,3,7]",
     ];
     let placements = ["Shard(0)", "Shard(1)", "Replicate()", "Partial(sum)"];
     let (mut ran, mut errors, mut certified, mut refuted_n) = (0, 0, 0, 0);
