@@ -106,6 +106,48 @@ fn uneven_and_odd_meshes_are_certified() {
 }
 
 #[test]
+fn permuted_device_meshes_plan_over_the_real_ranks() {
+    // DeviceMesh("cpu", [[0, 2, 4, 6], [1, 3, 5, 7]], ("dp", "tp")): the tp groups are
+    // {0,2,4,6} and {1,3,5,7}; the planner's collectives run over them.
+    let m = "dp=2,tp=4 devices=[0,2,4,6,1,3,5,7]";
+    let p = planned(
+        m,
+        &[8, 8],
+        "[Shard(0), Replicate()]",
+        "[Replicate(), Shard(1)]",
+    );
+    assert_eq!(p.max_recv_elems(), 8);
+    let p = planned(m, &[13, 7], "[Shard(0), Shard(1)]", "[Shard(1), Shard(0)]");
+    for step in &p.plan.steps {
+        if let Step::AllGather { groups, .. } | Step::AllToAll { groups, .. } = step {
+            assert!(
+                groups.contains(&vec![0, 2, 4, 6]) || groups.contains(&vec![0, 1]),
+                "{groups:?}"
+            );
+        }
+    }
+    planned(
+        m,
+        &[5, 3],
+        "[Partial(sum), Shard(0)]",
+        "[Replicate(), Replicate()]",
+    );
+    // An HLO device list in no axis order lives on its own tile mesh: the planner moves it
+    // point to point onto the named mesh.
+    let named = Mesh::parse("x=2,y=2").unwrap();
+    let odd = layout::notation::hlo::to_layout(
+        &named,
+        &[4, 6],
+        &layout::notation::hlo::parse("{devices=[2,2]0,3,1,2}").unwrap(),
+    )
+    .unwrap();
+    let t = at("x=2,y=2", &[4, 6], "[Shard(0), Shard(1)]");
+    let p = plan(&odd, &t, &PlanOptions::default()).unwrap();
+    assert!(p.certificate.is_some(), "{:?}", p.uncertified);
+    assert_eq!(names(&p), vec!["send-recv"]);
+}
+
+#[test]
 fn jax_flat_split_reaches_a_nested_target() {
     let m = Mesh::parse("x=2,y=3").unwrap();
     let s = jax::to_layout(&m, &[13, 4], &jax::parse_spec("P(('x','y'))").unwrap()).unwrap();
@@ -208,7 +250,13 @@ fn mutate(plan: &Plan, seed: u64) -> Option<Plan> {
 
 #[test]
 fn mutated_plans_are_refuted_alike_on_boxes_and_cells() {
-    let meshes = ["gpuid=4", "a=3", "a=2,b=3", "a=2,b=2,c=2"];
+    let meshes = [
+        "gpuid=4",
+        "a=3",
+        "a=2,b=3",
+        "a=2,b=2,c=2",
+        "a=2,b=3 devices=[[5,0,3],[1,4,2]]",
+    ];
     let placements = ["Shard(0)", "Shard(1)", "Replicate()", "Partial(sum)"];
     let (mut tried, mut refuted, mut same) = (0, 0, 0);
     for seed in 0..160u64 {
@@ -219,7 +267,7 @@ fn mutated_plans_are_refuted_alike_on_boxes_and_cells() {
             z ^= z << 17;
             z % k
         };
-        let mesh = meshes[next(4) as usize];
+        let mesh = meshes[next(meshes.len() as u64) as usize];
         let m = Mesh::parse(mesh).unwrap();
         let shape = [1 + next(9) as i64, 1 + next(9) as i64];
         let mut pick = || {
