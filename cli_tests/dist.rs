@@ -3,7 +3,7 @@
 use std::process::Output;
 
 mod common;
-use common::{first_line, laycert};
+use common::{first_line, laycert, stdout};
 
 fn plan(mesh: &str, shape: &str, from: &str, to: &str) -> Output {
     laycert(&[
@@ -166,6 +166,27 @@ fn dist_bad_input_exits_2_naming_what() {
             "[Shard(0)]",
             "[Replicate(), Shard(1)]",
             "1 placements",
+        ),
+        (
+            "dp=2,tp=2 devices=[0,1,1,3]",
+            "8,8",
+            "[Shard(0), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "--mesh \"dp=2,tp=2 devices=[0,1,1,3]\": mesh devices: rank 1 at positions 1 and 2",
+        ),
+        (
+            "a=2,b=2",
+            "8,8",
+            "{devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}",
+            "[Replicate(), Shard(1)]",
+            "`last_tile_dims={manual}`: a manual (shard_map) sharding is not modelled",
+        ),
+        (
+            "a=2,b=2",
+            "8,8",
+            "[Replicate(), Shard(1)]",
+            "{devices=[1,2,2]<=[4] last_tile_dims={partial}}",
+            "--to \"{devices=[1,2,2]<=[4] last_tile_dims={partial}}\": HLO sharding: last_tile_dims type `partial`",
         ),
         (
             "dp=2,tp=4",
@@ -376,5 +397,84 @@ fn dist_negative_shard_dims_count_from_the_last_dim() {
         first_line(&o).starts_with("certified: "),
         "{}",
         first_line(&o)
+    );
+}
+
+#[test]
+fn dist_permuted_meshes_and_unreduced_hlo_are_planned_and_checked() {
+    // DeviceMesh("cuda", [[0, 2, 4, 6], [1, 3, 5, 7]], ("dp", "tp")): rank 2 sits at (dp 0, tp 1).
+    let mesh = "dp=2,tp=4 devices=[[0,2,4,6],[1,3,5,7]]";
+    let o = laycert(&[
+        "dist",
+        "sim",
+        "--mesh",
+        mesh,
+        "--shape",
+        "8,8",
+        "--from",
+        "[Shard(0), Replicate()]",
+        "--to",
+        "[Replicate(), Shard(-1)]",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = stdout(&o);
+    assert!(
+        text.contains("device 2 [0, 1]: holds [(0, 4), (0, 8)] -> [(0, 8), (2, 4)]"),
+        "{text}"
+    );
+    // DTensor's steps on that mesh, and the same with the last step dropped.
+    let check = |steps: &str| {
+        laycert(&[
+            "dist",
+            "check",
+            "--mesh",
+            mesh,
+            "--shape",
+            "8,8",
+            "--from",
+            "[Shard(0), Shard(1)]",
+            "--to",
+            "[Shard(1), Shard(0)]",
+            "--dtensor-steps",
+            steps,
+        ])
+    };
+    let o =
+        check("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1)), (1, Replicate(), Shard(0))]");
+    assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
+    let o = check("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1))]");
+    assert_eq!(o.status.code(), Some(1), "{}", first_line(&o));
+    assert!(
+        first_line(&o).starts_with("refuted: device 0 [0, 0], element [0, 0]"),
+        "{}",
+        first_line(&o)
+    );
+    // XLA's text for JAX's P('b', None, unreduced={'a'}) on a=2,b=4: a partial sum over `a`.
+    let o = plan(
+        "a=2,b=4",
+        "8,8",
+        "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={unreduced}}",
+        "[Replicate(), Replicate()]",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        first_line(&o).ends_with(", certified"),
+        "{}",
+        first_line(&o)
+    );
+    assert!(
+        stdout(&o).contains("from [Partial(sum), Shard(0)] to [Replicate(), Replicate()]"),
+        "{}",
+        stdout(&o)
     );
 }

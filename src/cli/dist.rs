@@ -2,7 +2,8 @@
 //!
 //! Layouts are given in any of the notations users have, detected from the text: DTensor
 //! placements `[Shard(0), Replicate()]`, a JAX PartitionSpec `P('dp', None)`, or HLO sharding
-//! text `{devices=[2,1,4]<=[8] last_tile_dim_replicate}`.
+//! text `{devices=[2,1,4]<=[8] last_tile_dim_replicate}` (`last_tile_dims={unreduced}` is a
+//! partial sum; HLO device ids are positions in the mesh's device order).
 //!
 //! First lines and exit codes:
 //! - `plan`: `plan: N steps, B bytes received per rank (max), predicted T us, certified` (exit 0).
@@ -35,7 +36,8 @@ pub struct DistArgs {
 /// The arguments every `dist` subcommand shares.
 #[derive(clap::Args, Clone)]
 pub struct Spec {
-    /// The device mesh, e.g. `dp=2,tp=4` (or `8` for `gpuid=8`).
+    /// The device mesh, e.g. `dp=2,tp=4` (or `8` for `gpuid=8`), optionally with the rank at each
+    /// mesh position: `dp=2,tp=2 devices=[[0,2],[1,3]]` (a DeviceMesh over a permuted tensor).
     #[arg(long)]
     mesh: String,
     /// The target's mesh when it differs (same device count, ranks map by number).
