@@ -3,7 +3,7 @@
 use std::process::Output;
 
 mod common;
-use common::{first_line, laycert};
+use common::{first_line, laycert, stdout};
 
 fn plan(mesh: &str, shape: &str, from: &str, to: &str) -> Output {
     laycert(&[
@@ -167,6 +167,34 @@ fn dist_bad_input_exits_2_naming_what() {
             "[Replicate(), Shard(1)]",
             "1 placements",
         ),
+        (
+            "dp=2,tp=2 devices=[0,1,1,3]",
+            "8,8",
+            "[Shard(0), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "--mesh \"dp=2,tp=2 devices=[0,1,1,3]\": mesh devices: rank 1 at positions 1 and 2",
+        ),
+        (
+            "a=2,b=2",
+            "8,8",
+            "{devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}",
+            "[Replicate(), Shard(1)]",
+            "`last_tile_dims={manual}`: a manual (shard_map) sharding is not modelled",
+        ),
+        (
+            "a=2,b=2",
+            "8,8",
+            "[Replicate(), Shard(1)]",
+            "{devices=[1,2,2]<=[4] last_tile_dims={partial}}",
+            "--to \"{devices=[1,2,2]<=[4] last_tile_dims={partial}}\": HLO sharding: last_tile_dims type `partial`",
+        ),
+        (
+            "dp=2,tp=4",
+            "8,8",
+            "[Shard(-3), Replicate()]",
+            "[Replicate(), Shard(1)]",
+            "--from \"[Shard(-3), Replicate()]\": placement 0 `Shard(-3)` names tensor dim -3 of a 2-D tensor (dims -2..1)",
+        ),
     ] {
         let o = plan(mesh, shape, from, to);
         assert_eq!(o.status.code(), Some(2), "{mesh} {from}");
@@ -262,4 +290,191 @@ fn dist_hostile_sizes_are_refused_quickly() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+}
+
+#[test]
+fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
+    let dir = std::env::temp_dir();
+    let cert = dir.join(format!("laycert-dist-1024-{}.json", std::process::id()));
+    let bad = dir.join(format!("laycert-dist-1024-bad-{}.json", std::process::id()));
+    let spec = [
+        "--mesh",
+        "a=8,b=8,c=16",
+        "--shape",
+        "1023,1021",
+        "--from",
+        "[Shard(0), Shard(1), Replicate()]",
+        "--to",
+        "[Replicate(), Shard(0), Shard(1)]",
+    ];
+    let mut args = vec!["dist", "plan"];
+    args.extend(spec);
+    args.extend(["--cert", cert.to_str().unwrap()]);
+    let o = laycert(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
+    assert!(
+        first_line(&o).ends_with(", certified"),
+        "{}",
+        first_line(&o)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("certificate: 1024 ranks, 8355864 target places checked, decided on boxes"),
+        "{text}"
+    );
+    // Rank 2 (a 0, b 0, c 2) needs rows 0..128, columns 128..192, which rank 16 (b 1) holds;
+    // take them from rank 32 (b 2, columns 256..384) instead.
+    let mut c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    let msgs = c["plan"]["steps"][0]["SendRecv"]["messages"]
+        .as_array_mut()
+        .unwrap();
+    let m = msgs.iter_mut().find(|m| m["dst"] == 2).unwrap();
+    assert_eq!(m["src"], 16);
+    m["src"] = 32.into();
+    std::fs::write(&bad, c["plan"].to_string()).unwrap();
+    for (plan, code, line) in [
+        (
+            &cert,
+            0,
+            "certified: 1 steps, 1024 ranks, 8355864 places checked",
+        ),
+        (
+            &bad,
+            1,
+            "refuted: device 2 [0, 0, 2], element [0, 128]: local [0, 0] holds element [0, 256]",
+        ),
+    ] {
+        let mut args = vec!["dist", "check"];
+        args.extend(spec);
+        args.extend(["--plan", plan.to_str().unwrap()]);
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(code), "{}", first_line(&o));
+        assert_eq!(first_line(&o), line);
+    }
+    let _ = std::fs::remove_file(&cert);
+    let _ = std::fs::remove_file(&bad);
+}
+
+#[test]
+fn dist_negative_shard_dims_count_from_the_last_dim() {
+    // PyTorch normalizes Shard(-1) of a 2-D tensor to Shard(1): the same plan and the same
+    // target shards.
+    let lines = |from: &str, to: &str| {
+        let o = plan("dp=2,tp=4", "8,6", from, to);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("from "))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lines("[Shard(-2), Replicate()]", "[Replicate(), Shard(-1)]"),
+        lines("[Shard(0), Replicate()]", "[Replicate(), Shard(1)]")
+    );
+    let o = laycert(&[
+        "dist",
+        "check",
+        "--mesh",
+        "dp=2,tp=4",
+        "--shape",
+        "8,8",
+        "--from",
+        "[Shard(0), Shard(-1)]",
+        "--to",
+        "[Shard(1), Shard(0)]",
+        "--dtensor-steps",
+        "[(1, Shard(-1), Replicate()), (0, Shard(-2), Shard(-1)), (1, Replicate(), Shard(-2))]",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
+    assert!(
+        first_line(&o).starts_with("certified: "),
+        "{}",
+        first_line(&o)
+    );
+}
+
+#[test]
+fn dist_permuted_meshes_and_unreduced_hlo_are_planned_and_checked() {
+    // DeviceMesh("cuda", [[0, 2, 4, 6], [1, 3, 5, 7]], ("dp", "tp")): rank 2 sits at (dp 0, tp 1).
+    let mesh = "dp=2,tp=4 devices=[[0,2,4,6],[1,3,5,7]]";
+    let o = laycert(&[
+        "dist",
+        "sim",
+        "--mesh",
+        mesh,
+        "--shape",
+        "8,8",
+        "--from",
+        "[Shard(0), Replicate()]",
+        "--to",
+        "[Replicate(), Shard(-1)]",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = stdout(&o);
+    assert!(
+        text.contains("device 2 [0, 1]: holds [(0, 4), (0, 8)] -> [(0, 8), (2, 4)]"),
+        "{text}"
+    );
+    // DTensor's steps on that mesh, and the same with the last step dropped.
+    let check = |steps: &str| {
+        laycert(&[
+            "dist",
+            "check",
+            "--mesh",
+            mesh,
+            "--shape",
+            "8,8",
+            "--from",
+            "[Shard(0), Shard(1)]",
+            "--to",
+            "[Shard(1), Shard(0)]",
+            "--dtensor-steps",
+            steps,
+        ])
+    };
+    let o =
+        check("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1)), (1, Replicate(), Shard(0))]");
+    assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
+    let o = check("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1))]");
+    assert_eq!(o.status.code(), Some(1), "{}", first_line(&o));
+    assert!(
+        first_line(&o).starts_with("refuted: device 0 [0, 0], element [0, 0]"),
+        "{}",
+        first_line(&o)
+    );
+    // XLA's text for JAX's P('b', None, unreduced={'a'}) on a=2,b=4: a partial sum over `a`.
+    let o = plan(
+        "a=2,b=4",
+        "8,8",
+        "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={unreduced}}",
+        "[Replicate(), Replicate()]",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        first_line(&o).ends_with(", certified"),
+        "{}",
+        first_line(&o)
+    );
+    assert!(
+        stdout(&o).contains("from [Partial(sum), Shard(0)] to [Replicate(), Replicate()]"),
+        "{}",
+        stdout(&o)
+    );
 }

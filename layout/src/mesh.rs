@@ -2,7 +2,11 @@
 //!
 //! A [`Mesh`] is a named tuple of axes with extents, `dp=2,tp=4`; its devices are numbered
 //! row-major (`rank = dp*4 + tp`), as DTensor's `init_device_mesh` and JAX's `Mesh` over
-//! `np.arange(n).reshape(shape)` number them.
+//! `np.arange(n).reshape(shape)` number them. A mesh built from another arrangement of the ranks
+//! (DTensor's `DeviceMesh("cuda", [[0, 2], [1, 3]])`, JAX's `Mesh` over permuted devices) carries
+//! its *device order*: the rank at each row-major mesh position, `dp=2,tp=2 devices=[0,2,1,3]`
+//! (rank 2 sits at dp 0, tp 1). Coordinates, groups and blocks follow it, so every plan and
+//! certificate speaks of the real ranks.
 //!
 //! A [`MeshLayout`] says, for every tensor dim `d`, which mesh axes cut it and in which order
 //! (`dims[d]`, a list of *levels*, outermost first). A level is a list of mesh axes read as one
@@ -46,12 +50,43 @@ fn err<T>(msg: impl Into<String>) -> Result<T, MeshError> {
     Err(MeshError(msg.into()))
 }
 
-/// A named device mesh, row-major rank order.
+/// A named device mesh: axes, and the rank at each row-major position (identity unless given).
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
+#[serde(try_from = "MeshText", into = "MeshText")]
 pub struct Mesh {
     axes: Vec<(String, i64)>,
+    /// `Some((devices, positions))`: the rank at each position and the position of each rank.
+    order: Option<(Vec<i64>, Vec<i64>)>,
+}
+
+/// The serialized mesh: axes and the device order (validated when read back).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct MeshText {
+    axes: Vec<(String, i64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    devices: Option<Vec<i64>>,
+}
+
+impl TryFrom<MeshText> for Mesh {
+    type Error = MeshError;
+    fn try_from(t: MeshText) -> Result<Mesh, MeshError> {
+        let m = Mesh::new(t.axes)?;
+        match t.devices {
+            Some(d) => m.with_devices(d),
+            None => Ok(m),
+        }
+    }
+}
+
+impl From<Mesh> for MeshText {
+    fn from(m: Mesh) -> MeshText {
+        MeshText {
+            devices: m.devices().map(|d| d.to_vec()),
+            axes: m.axes,
+        }
+    }
 }
 
 impl Mesh {
@@ -87,12 +122,88 @@ impl Mesh {
                 _ => return err(format!("mesh: more than {MAX_DEVICES} devices")),
             };
         }
-        Ok(Mesh { axes })
+        Ok(Mesh { axes, order: None })
     }
 
-    /// Reads `dp=2,tp=4` (or `gpuid=8`; a bare number `8` is the flat mesh `gpuid=8`).
+    /// The same mesh with `devices[p]` the rank at row-major position `p` (a permutation of
+    /// `0..size`; the identity gives the plain mesh).
+    ///
+    /// ```
+    /// let m = layout::mesh::Mesh::parse("dp=2,tp=2").unwrap().with_devices(vec![0, 2, 1, 3]).unwrap();
+    /// assert_eq!((m.coords(2), m.rank(&[1, 0])), (vec![0, 1], 1));
+    /// assert_eq!(m.to_string(), "dp=2,tp=2 devices=[0,2,1,3]");
+    /// ```
+    pub fn with_devices(mut self, devices: Vec<i64>) -> Result<Mesh, MeshError> {
+        let n = self.size();
+        if devices.len() as i64 != n {
+            return err(format!(
+                "mesh devices: {} ranks for a mesh of {n} devices ({self})",
+                devices.len()
+            ));
+        }
+        let mut positions = vec![-1i64; n as usize];
+        for (p, &d) in devices.iter().enumerate() {
+            if d < 0 || d >= n {
+                return err(format!(
+                    "mesh devices: rank {d} at position {p} is not in 0..{n}"
+                ));
+            }
+            if positions[d as usize] >= 0 {
+                return err(format!(
+                    "mesh devices: rank {d} at positions {} and {p}",
+                    positions[d as usize]
+                ));
+            }
+            positions[d as usize] = p as i64;
+        }
+        let identity = devices.iter().enumerate().all(|(p, &d)| p as i64 == d);
+        self.order = (!identity).then_some((devices, positions));
+        Ok(self)
+    }
+
+    /// The rank at each row-major position, when not the identity.
+    pub fn devices(&self) -> Option<&[i64]> {
+        self.order.as_ref().map(|o| &o.0[..])
+    }
+
+    /// The rank at row-major position `p`.
+    pub fn device_at(&self, p: i64) -> i64 {
+        self.order.as_ref().map_or(p, |o| o.0[p as usize])
+    }
+
+    /// The row-major position of `rank`.
+    pub fn position_of(&self, rank: i64) -> i64 {
+        self.order.as_ref().map_or(rank, |o| o.1[rank as usize])
+    }
+
+    /// The same axes with the identity device order.
+    pub fn plain(&self) -> Mesh {
+        Mesh {
+            axes: self.axes.clone(),
+            order: None,
+        }
+    }
+
+    /// Reads `dp=2,tp=4` (or `gpuid=8`; a bare number `8` is the flat mesh `gpuid=8`), optionally
+    /// followed by the device order `devices=[0,2,1,3]` (nested brackets as DTensor's mesh
+    /// tensor prints them are flattened: `devices=[[0,2],[1,3]]`).
     pub fn parse(text: &str) -> Result<Mesh, MeshError> {
         let t = text.trim();
+        if let Some((axes, order)) = t.split_once("devices=") {
+            let list: String = order
+                .chars()
+                .filter(|c| !matches!(c, '[' | ']' | '(' | ')') && !c.is_whitespace())
+                .collect();
+            let devices = list
+                .split(',')
+                .filter(|x| !x.is_empty())
+                .map(|x| {
+                    x.parse::<i64>()
+                        .map_err(|_| MeshError(format!("mesh devices: `{x}` is not an integer")))
+                })
+                .collect::<Result<Vec<i64>, MeshError>>()?;
+            return Mesh::parse(axes)?.with_devices(devices);
+        }
         if let Ok(n) = t.parse::<i64>() {
             return Mesh::new(vec![("gpuid".into(), n)]);
         }
@@ -139,10 +250,10 @@ impl Mesh {
     pub fn axis_index(&self, name: &str) -> Option<usize> {
         self.axes.iter().position(|(n, _)| n == name)
     }
-    /// The mesh coordinates of `rank` (row-major).
+    /// The mesh coordinates of `rank` (its position, row-major).
     pub fn coords(&self, rank: i64) -> Vec<i64> {
         let mut c = vec![0; self.axes.len()];
-        let mut r = rank;
+        let mut r = self.position_of(rank);
         for (i, (_, e)) in self.axes.iter().enumerate().rev() {
             c[i] = r % e;
             r /= e;
@@ -151,6 +262,11 @@ impl Mesh {
     }
     /// The rank at mesh coordinates `c`.
     pub fn rank(&self, c: &[i64]) -> i64 {
+        self.device_at(self.position(c))
+    }
+
+    /// The row-major position of mesh coordinates `c`.
+    pub fn position(&self, c: &[i64]) -> i64 {
         self.axes
             .iter()
             .zip(c)
@@ -189,7 +305,12 @@ impl Mesh {
 impl fmt::Display for Mesh {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self.axes.iter().map(|(n, e)| format!("{n}={e}")).collect();
-        write!(f, "{}", parts.join(","))
+        write!(f, "{}", parts.join(","))?;
+        if let Some(d) = self.devices() {
+            let v: Vec<String> = d.iter().map(|x| x.to_string()).collect();
+            write!(f, " devices=[{}]", v.join(","))?;
+        }
+        Ok(())
     }
 }
 
@@ -571,6 +692,48 @@ mod tests {
             None,
         );
         assert!(twice.unwrap_err().0.contains("used twice"));
+    }
+
+    #[test]
+    fn a_device_order_moves_blocks_and_groups_with_the_ranks() {
+        // DTensor's DeviceMesh("cpu", [[0, 2], [1, 3]], mesh_dim_names=("dp", "tp")).
+        let m = Mesh::parse("dp=2,tp=2 devices=[[0, 2], [1, 3]]").unwrap();
+        assert_eq!(m.to_string(), "dp=2,tp=2 devices=[0,2,1,3]");
+        assert_eq!(Mesh::parse(&m.to_string()).unwrap(), m);
+        assert_eq!(m.groups(&[1]), vec![vec![0, 2], vec![1, 3]]);
+        assert_eq!(m.groups(&[0]), vec![vec![0, 1], vec![2, 3]]);
+        let l = MeshLayout::new(
+            m.clone(),
+            vec![4, 4],
+            vec![vec![vec![0]], vec![]],
+            BTreeMap::new(),
+            None,
+        )
+        .unwrap();
+        // Rank 1 sits at (dp 1, tp 0): rows 2..4.
+        assert_eq!(l.block(1), vec![(2, 4), (0, 4)]);
+        assert_eq!(l.block(2), vec![(0, 2), (0, 4)]);
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(serde_json::from_str::<Mesh>(&json).unwrap(), m);
+        // The identity order is the plain mesh; a non-permutation is refused by name.
+        assert_eq!(
+            Mesh::parse("dp=2,tp=2 devices=[0,1,2,3]").unwrap(),
+            Mesh::parse("dp=2,tp=2").unwrap()
+        );
+        for (text, what) in [
+            ("dp=2,tp=2 devices=[0,2,1]", "3 ranks for a mesh of 4"),
+            ("dp=2,tp=2 devices=[0,2,1,2]", "rank 2 at positions 1 and 3"),
+            (
+                "dp=2,tp=2 devices=[0,2,1,4]",
+                "rank 4 at position 3 is not in 0..4",
+            ),
+            ("dp=2,tp=2 devices=[0,x,1,3]", "`x` is not an integer"),
+        ] {
+            let e = Mesh::parse(text).unwrap_err();
+            assert!(e.0.contains(what), "{text}: {e}");
+        }
+        let bad = r#"{"axes":[["a",2]],"devices":[0,0]}"#;
+        assert!(serde_json::from_str::<Mesh>(bad).is_err());
     }
 
     #[test]

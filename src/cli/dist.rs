@@ -2,11 +2,13 @@
 //!
 //! Layouts are given in any of the notations users have, detected from the text: DTensor
 //! placements `[Shard(0), Replicate()]`, a JAX PartitionSpec `P('dp', None)`, or HLO sharding
-//! text `{devices=[2,1,4]<=[8] last_tile_dim_replicate}`.
+//! text `{devices=[2,1,4]<=[8] last_tile_dim_replicate}` (`last_tile_dims={unreduced}` is a
+//! partial sum; HLO device ids are positions in the mesh's device order).
 //!
 //! First lines and exit codes:
 //! - `plan`: `plan: N steps, B bytes received per rank (max), predicted T us, certified` (exit 0).
-//! - `sim`: `simulated: N ranks, P places checked, certified` (exit 0), or `refuted: ...` (exit 1).
+//! - `sim`: `simulated: N ranks, P places checked, certified` (exit 0), or `refuted: ...` (exit 1),
+//!   or `unknown: ...` (exit 3) past the cell simulator's 2^24 cells: the plan run cell by cell.
 //! - `check`: `certified: ...` (exit 0) or `refuted: device R [coords], element [..]: ...` (exit 1)
 //!   or `unknown: ...` (exit 3) for a peer's plan (DTensor transforms, a plan JSON, or a
 //!   certificate).
@@ -34,7 +36,8 @@ pub struct DistArgs {
 /// The arguments every `dist` subcommand shares.
 #[derive(clap::Args, Clone)]
 pub struct Spec {
-    /// The device mesh, e.g. `dp=2,tp=4` (or `8` for `gpuid=8`).
+    /// The device mesh, e.g. `dp=2,tp=4` (or `8` for `gpuid=8`), optionally with the rank at each
+    /// mesh position: `dp=2,tp=2 devices=[[0,2],[1,3]]` (a DeviceMesh over a permuted tensor).
     #[arg(long)]
     mesh: String,
     /// The target's mesh when it differs (same device count, ranks map by number).
@@ -70,7 +73,7 @@ enum DistCommand {
         #[arg(long)]
         cert: Option<String>,
     },
-    /// Plan and run the plan on the simulated ranks; print what each device holds.
+    /// Plan, then run the plan cell by cell on the simulated ranks; print what each device holds.
     Sim {
         #[command(flatten)]
         spec: Spec,
@@ -246,9 +249,15 @@ fn plan_lines(p: &DistPlan, i: &Inputs) -> Vec<String> {
     }
     if let Some(c) = &p.certificate {
         lines.push(format!(
-            "certificate: {} ranks simulated, {} target places checked, digest {}",
+            "certificate: {} ranks, {} target places checked, decided on {}{}, digest {}",
             c.ranks,
             c.places_checked,
+            c.decided_on,
+            if c.cells_rechecked {
+                " and re-checked cell by cell"
+            } else {
+                ""
+            },
             &c.digest[..16]
         ));
     }
@@ -280,9 +289,10 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                 std::fs::write(path, text).map_err(|e| bad(format!("--svg {path}: {e}")))?;
             }
             if let Some(path) = cert {
-                let c = p.certificate.as_ref().ok_or_else(|| {
-                    bad("--cert: the plan has no certificate (too large to simulate)")
-                })?;
+                let c = p
+                    .certificate
+                    .as_ref()
+                    .ok_or_else(|| bad(format!("--cert: the plan is {}", verdict(&p))))?;
                 let text = serde_json::to_string(c).map_err(|e| bad(e.to_string()))?;
                 std::fs::write(path, text).map_err(|e| bad(format!("--cert {path}: {e}")))?;
             }
@@ -294,11 +304,21 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
         DistCommand::Sim { spec } => {
             let i = inputs(spec)?;
             let p = make_plan(&i)?;
-            let Some(c) = &p.certificate else {
-                return Ok(Report {
-                    stdout: format!("unknown: {}\n", verdict(&p)),
-                    code: 3,
-                });
+            // The cell simulator alone, whatever decided the certificate.
+            let c = match certify::dist::simulate_plan(&p.source, &p.target, &p.plan) {
+                Ok(c) => c,
+                Err(certify::dist::DistError::Refuted(c)) => {
+                    return Ok(Report {
+                        stdout: format!("refuted: {c}\n"),
+                        code: 1,
+                    })
+                }
+                Err(certify::dist::DistError::Unknown(r)) => {
+                    return Ok(Report {
+                        stdout: format!("unknown: {r}\n"),
+                        code: 3,
+                    })
+                }
             };
             let mut lines = vec![format!(
                 "simulated: {} ranks, {} places checked, certified",

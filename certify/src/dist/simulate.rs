@@ -45,6 +45,9 @@ pub struct SimError {
     pub rank: Option<i64>,
     /// What went wrong.
     pub message: String,
+    /// True when the simulator's size limit stopped it (the plan may be right: unknown, not
+    /// refuted).
+    pub limit: bool,
 }
 
 impl Buffer {
@@ -109,17 +112,32 @@ fn reduce(a: Cell, b: Cell) -> Result<Cell, String> {
 pub fn run(plan: &Plan, start: Vec<Buffer>) -> Result<Vec<Buffer>, SimError> {
     let mut bufs = start;
     for (k, step) in plan.steps.iter().enumerate() {
-        let fail = |rank: Option<i64>, m: String| SimError {
+        let fail = |rank: Option<i64>, m: String, limit: bool| SimError {
             step: k,
             rank,
             message: m,
+            limit,
         };
-        bufs = run_step(step, bufs).map_err(|(r, m)| fail(r, m))?;
+        if let Step::SendRecv { shape, .. } = step {
+            let size: i64 = shape
+                .iter()
+                .try_fold(1i64, |a, &e| a.checked_mul(e.max(0)))
+                .unwrap_or(i64::MAX);
+            if size.saturating_mul(bufs.len() as i64) > MAX_CELLS {
+                let m = format!(
+                    "send-recv buffers of {shape:?} on {} ranks exceed {MAX_CELLS} cells",
+                    bufs.len()
+                );
+                return Err(fail(None, m, true));
+            }
+        }
+        bufs = run_step(step, bufs).map_err(|(r, m)| fail(r, m, false))?;
         let total: i64 = bufs.iter().map(|b| b.cells.len() as i64).sum();
         if total > MAX_CELLS {
             return Err(fail(
                 None,
                 format!("the buffers hold {total} cells; at most {MAX_CELLS}"),
+                true,
             ));
         }
     }
@@ -128,7 +146,8 @@ pub fn run(plan: &Plan, start: Vec<Buffer>) -> Result<Vec<Buffer>, SimError> {
 
 type StepResult = Result<Vec<Buffer>, (Option<i64>, String)>;
 
-fn check_groups(groups: &[Vec<i64>], n: usize) -> Result<(), (Option<i64>, String)> {
+/// Every group non-empty, every rank in range and in at most one group.
+pub(super) fn check_groups(groups: &[Vec<i64>], n: usize) -> Result<(), (Option<i64>, String)> {
     let mut seen = vec![false; n];
     for g in groups {
         if g.is_empty() {
@@ -285,16 +304,6 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
         Step::SendRecv { shape, messages } => {
             if shape.iter().any(|&e| e < 0) {
                 return Err((None, format!("shape {shape:?}")));
-            }
-            let size: i64 = shape
-                .iter()
-                .try_fold(1i64, |a, &e| a.checked_mul(e))
-                .unwrap_or(i64::MAX);
-            if size.saturating_mul(n as i64) > MAX_CELLS {
-                return Err((
-                    None,
-                    format!("send-recv buffers of {shape:?} on {n} ranks exceed {MAX_CELLS} cells"),
-                ));
             }
             let mut out: Vec<Buffer> = (0..n).map(|_| Buffer::pad(shape)).collect();
             for m in messages {

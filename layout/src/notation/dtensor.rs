@@ -1,6 +1,10 @@
 //! PyTorch DTensor placements: `[Shard(0), Replicate()]`, `Partial("sum")`,
 //! `_StridedShard(0, split_factor=4)`, and the short forms DTensor prints (`S(0)`, `R`, `P(sum)`).
 //!
+//! A negative tensor dim counts from the end, as PyTorch normalizes it by the tensor's rank
+//! (`Shard(-1)` of a 2-D tensor is `Shard(1)`): it is kept as written and normalized where the
+//! rank is known ([`to_layout`], [`normalize`]); outside `-ndim..ndim` it is refused by name.
+//!
 //! `placements[i]` describes mesh dim `i`. Several `Shard(d)` on one tensor dim nest left to right
 //! (mesh dim 0 cuts first, torch.chunk's rule at each level). `_StridedShard(d, split_factor=f)`
 //! on mesh dim `i` is the right-to-left order FSDP over TP produces: it cuts INSIDE the pieces of
@@ -18,10 +22,10 @@ use crate::mesh::{Mesh, MeshError, MeshLayout, ReduceOp};
 /// One DTensor placement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placement {
-    /// `Shard(d)`.
-    Shard(usize),
-    /// `_StridedShard(d, split_factor=f)`.
-    StridedShard(usize, i64),
+    /// `Shard(d)` (`d < 0` counts from the last dim).
+    Shard(i64),
+    /// `_StridedShard(d, split_factor=f)` (`d < 0` counts from the last dim).
+    StridedShard(i64, i64),
     /// `Replicate()`.
     Replicate,
     /// `Partial(op)`.
@@ -83,17 +87,17 @@ fn parse_placement(p: &str, i: usize) -> Result<Placement, MeshError> {
     match name {
         "Shard" | "S" => {
             let d = int(0)?;
-            if d < 0 || args.len() != 1 {
-                return bad(format!("placement {i} `{p}`: Shard takes one dim >= 0"));
+            if args.len() != 1 {
+                return bad(format!("placement {i} `{p}`: Shard takes one dim"));
             }
-            Ok(Placement::Shard(d as usize))
+            Ok(Placement::Shard(d))
         }
         "_StridedShard" | "_S" => {
             let (d, f) = (int(0)?, int(1)?);
-            if d < 0 || f < 1 || args.len() != 2 {
+            if f < 1 || args.len() != 2 {
                 return bad(format!("placement {i} `{p}`: _StridedShard(dim, split_factor >= 1)"));
             }
-            Ok(Placement::StridedShard(d as usize, f))
+            Ok(Placement::StridedShard(d, f))
         }
         "Replicate" | "R" if args.is_empty() => Ok(Placement::Replicate),
         "Partial" | "P" => {
@@ -127,7 +131,44 @@ pub fn parse_placements(text: &str) -> Result<Vec<Placement>, MeshError> {
         .collect()
 }
 
-/// The mesh layout of `placements` on `mesh` for a tensor of `shape`.
+/// The placements with every tensor dim in `0..ndim` (a negative dim plus `ndim`, as PyTorch
+/// normalizes it), or the first placement whose dim is outside `-ndim..ndim`, by its index and
+/// text.
+///
+/// ```
+/// use layout::notation::dtensor::{normalize, parse_placements, Placement};
+/// let p = parse_placements("[Shard(-1), Replicate()]").unwrap();
+/// assert_eq!(normalize(&p, 2).unwrap()[0], Placement::Shard(1));
+/// assert!(normalize(&p, 0).unwrap_err().0.contains("placement 0 `Shard(-1)`"));
+/// ```
+pub fn normalize(placements: &[Placement], ndim: usize) -> Result<Vec<Placement>, MeshError> {
+    let n = ndim as i64;
+    placements
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let fix = |d: i64| -> Result<i64, MeshError> {
+                let e = if d < 0 { d + n } else { d };
+                if (0..n).contains(&e) {
+                    return Ok(e);
+                }
+                bad(format!(
+                    "placement {i} `{}` names tensor dim {d} of a {ndim}-D tensor (dims -{ndim}..{})",
+                    print_placement(p),
+                    n - 1
+                ))
+            };
+            Ok(match *p {
+                Placement::Shard(d) => Placement::Shard(fix(d)?),
+                Placement::StridedShard(d, f) => Placement::StridedShard(fix(d)?, f),
+                ref other => other.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The mesh layout of `placements` on `mesh` for a tensor of `shape` (negative dims normalized
+/// by its rank, [`normalize`]).
 ///
 /// ```
 /// use layout::{mesh::Mesh, notation::dtensor};
@@ -148,18 +189,13 @@ pub fn to_layout(
             mesh.ndim()
         ));
     }
+    let placements = normalize(placements, shape.len())?;
     let mut dims: Vec<Vec<(usize, i64)>> = vec![Vec::new(); shape.len()];
     let mut partial = BTreeMap::new();
     for (i, p) in placements.iter().enumerate() {
         match *p {
             Placement::Shard(d) | Placement::StridedShard(d, _) => {
-                if d >= shape.len() {
-                    return bad(format!(
-                        "placement {i} `{}` names tensor dim {d} of a {}-D tensor",
-                        print_placement(p),
-                        shape.len()
-                    ));
-                }
+                let d = d as usize;
                 let f = if let Placement::StridedShard(_, f) = *p {
                     f
                 } else {
@@ -249,9 +285,9 @@ pub fn from_layout(l: &MeshLayout) -> Result<Vec<Placement>, MeshError> {
                 .map(|&b| l.mesh.extent(b))
                 .product();
             out[a] = if f > 1 {
-                Placement::StridedShard(d, f)
+                Placement::StridedShard(d as i64, f)
             } else {
-                Placement::Shard(d)
+                Placement::Shard(d as i64)
             };
         }
     }
@@ -286,6 +322,47 @@ mod tests {
     }
 
     #[test]
+    fn negative_dims_count_from_the_last_dim() {
+        let m = Mesh::parse("dp=2,tp=4").unwrap();
+        for (neg, pos, shape) in [
+            (
+                "[Shard(-1), Replicate()]",
+                "[Shard(1), Replicate()]",
+                vec![8, 8],
+            ),
+            ("[Shard(-2), S(-1)]", "[Shard(0), Shard(1)]", vec![8, 8]),
+            (
+                "[Shard(-3), Shard(-1)]",
+                "[Shard(0), Shard(2)]",
+                vec![8, 4, 8],
+            ),
+            (
+                "[_StridedShard(-1, split_factor=4), Shard(-1)]",
+                "[_StridedShard(1, split_factor=4), Shard(1)]",
+                vec![8, 16],
+            ),
+        ] {
+            let a = to_layout(&m, &shape, &parse_placements(neg).unwrap()).unwrap();
+            let b = to_layout(&m, &shape, &parse_placements(pos).unwrap()).unwrap();
+            assert_eq!(a, b, "{neg}");
+            // Printed as written; the layout prints its normalized placements.
+            assert_eq!(
+                print_placements(&parse_placements(neg).unwrap()),
+                neg.replace("S(-1)", "Shard(-1)")
+            );
+            assert_eq!(print_placements(&from_layout(&a).unwrap()), pos);
+        }
+        for (p, shape, what) in [
+            ("[Shard(-3), Replicate()]", vec![8, 8], "placement 0 `Shard(-3)` names tensor dim -3 of a 2-D tensor (dims -2..1)"),
+            ("[Replicate(), Shard(2)]", vec![8, 8], "placement 1 `Shard(2)` names tensor dim 2 of a 2-D tensor"),
+            ("[Replicate(), _StridedShard(-2, split_factor=2)]", vec![8], "placement 1 `_StridedShard(-2, split_factor=2)` names tensor dim -2 of a 1-D tensor"),
+        ] {
+            let e = to_layout(&m, &shape, &parse_placements(p).unwrap()).unwrap_err();
+            assert!(e.0.contains(what), "{p}: {e}");
+        }
+    }
+
+    #[test]
     fn strided_shard_puts_the_later_mesh_dim_outside() {
         let m = Mesh::parse("dp=2,tp=4").unwrap();
         let p = parse_placements("[_StridedShard(0, split_factor=4), Shard(0)]").unwrap();
@@ -313,6 +390,7 @@ mod tests {
         );
         assert!(e.unwrap_err().0.contains("tensor dim 2"));
         assert!(parse_placements("[Shard(x)]").is_err());
+        assert!(parse_placements("[Shard(0, 1)]").is_err());
         assert!(parse_placements("[Partial(prod)]").is_err());
     }
 }

@@ -372,75 +372,98 @@ pub(crate) fn send_recv_messages(
     bblk: &[Block],
     prefer: &dyn Fn(i64, i64) -> i64,
 ) -> Option<Vec<Message>> {
+    let mut msgs = Vec::new();
+    send_recv_cells(a, ablk, bblk, prefer, &mut |src, dst, cell| {
+        let (sb, t) = (&ablk[src as usize], &bblk[dst as usize]);
+        msgs.push(Message {
+            src,
+            dst,
+            src_start: cell.iter().zip(sb).map(|(c, s)| c.0 - s.0).collect(),
+            dst_start: cell.iter().zip(t).map(|(c, t)| c.0 - t.0).collect(),
+            len: cell.iter().map(|(lo, hi)| hi - lo).collect(),
+        });
+    })?;
+    Some(msgs)
+}
+
+/// What [`send_recv_cells`] calls per cell: `(src, dst, cell box)`.
+pub(crate) type CellVisitor<'a> = dyn FnMut(i64, i64, &[(i64, i64)]) + 'a;
+
+/// The cells of [`send_recv_messages`] as `(src, dst, cell)`, in message order, without building
+/// messages (the cost model visits millions of them).
+pub(crate) fn send_recv_cells(
+    a: &MeshLayout,
+    ablk: &[Block],
+    bblk: &[Block],
+    prefer: &dyn Fn(i64, i64) -> i64,
+    visit: &mut CellVisitor,
+) -> Option<()> {
     if !a.partial.is_empty() {
         return None;
     }
     let nd = a.shape.len();
     // Per dim, the sorted distinct non-empty source intervals.
     let mut cuts: Vec<Vec<(i64, i64)>> = vec![Vec::new(); nd];
-    let mut holders: std::collections::BTreeMap<Block, Vec<i64>> = Default::default();
-    for (r, blk) in ablk.iter().enumerate() {
-        if blk.iter().any(|(lo, hi)| hi <= lo) {
-            continue;
-        }
+    for blk in ablk.iter().filter(|b| b.iter().all(|(lo, hi)| lo < hi)) {
         for d in 0..nd {
             cuts[d].push(blk[d]);
         }
-        holders.entry(blk.clone()).or_default().push(r as i64);
     }
     for c in cuts.iter_mut() {
         c.sort();
         c.dedup();
     }
-    let mut msgs = Vec::new();
-    let mut load: std::collections::BTreeMap<i64, i64> = Default::default();
+    // Holders of each source block, the block named by its interval index per dim.
+    let mut holders: std::collections::BTreeMap<Vec<u32>, Vec<i64>> = Default::default();
+    for (r, blk) in ablk.iter().enumerate() {
+        if blk.iter().any(|(lo, hi)| hi <= lo) {
+            continue;
+        }
+        let key: Vec<u32> = (0..nd)
+            .map(|d| cuts[d].binary_search(&blk[d]).ok().map(|i| i as u32))
+            .collect::<Option<_>>()?;
+        holders.entry(key).or_default().push(r as i64);
+    }
+    let mut load = vec![0i64; ablk.len()];
+    let mut key = vec![0u32; nd];
+    let mut cell = vec![(0i64, 0i64); nd];
     for (r, t) in bblk.iter().enumerate() {
         let r = r as i64;
         if t.iter().any(|(lo, hi)| hi <= lo) {
             continue;
         }
-        // Per dim, the pieces of t cut by the source intervals.
-        // (piece of t, the source interval holding it)
-        type Piece = ((i64, i64), (i64, i64));
-        let mut per_dim: Vec<Vec<Piece>> = Vec::new();
-        for d in 0..nd {
-            let mut v = Vec::new();
-            for &iv in &cuts[d] {
-                let (lo, hi) = (iv.0.max(t[d].0), iv.1.min(t[d].1));
-                if lo < hi {
-                    v.push(((lo, hi), iv));
-                }
-            }
-            per_dim.push(v);
+        // Per dim, the pieces of t cut by the source intervals, with the interval's index.
+        let per_dim: Vec<Vec<((i64, i64), u32)>> = (0..nd)
+            .map(|d| {
+                cuts[d]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, iv)| {
+                        let (lo, hi) = (iv.0.max(t[d].0), iv.1.min(t[d].1));
+                        (lo < hi).then_some(((lo, hi), k as u32))
+                    })
+                    .collect()
+            })
+            .collect();
+        if per_dim.iter().any(|v| v.is_empty()) {
+            return None;
         }
         let mut idx = vec![0usize; nd];
         'cells: loop {
-            let cell: Vec<(i64, i64)> = (0..nd).map(|d| per_dim[d][idx[d]].0).collect();
-            let owner: Block = (0..nd).map(|d| per_dim[d][idx[d]].1).collect();
-            let hs = holders.get(&owner)?;
+            for d in 0..nd {
+                (cell[d], key[d]) = per_dim[d][idx[d]];
+            }
+            let hs = holders.get(&key[..])?;
             let src = if hs.contains(&r) {
                 r
             } else {
-                *hs.iter().min_by_key(|&&h| {
-                    (
-                        prefer(h, r),
-                        load.get(&h).copied().unwrap_or(0),
-                        (h - r).abs(),
-                        h,
-                    )
-                })?
+                *hs.iter()
+                    .min_by_key(|&&h| (prefer(h, r), load[h as usize], (h - r).abs(), h))?
             };
             if src != r {
-                *load.entry(src).or_insert(0) += 1;
+                load[src as usize] += 1;
             }
-            let sb = &ablk[src as usize];
-            msgs.push(Message {
-                src,
-                dst: r,
-                src_start: (0..nd).map(|d| cell[d].0 - sb[d].0).collect(),
-                dst_start: (0..nd).map(|d| cell[d].0 - t[d].0).collect(),
-                len: cell.iter().map(|(lo, hi)| hi - lo).collect(),
-            });
+            visit(src, r, &cell);
             let mut d = nd;
             loop {
                 if d == 0 {
@@ -455,5 +478,5 @@ pub(crate) fn send_recv_messages(
             }
         }
     }
-    Some(msgs)
+    Some(())
 }

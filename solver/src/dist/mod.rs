@@ -1,6 +1,6 @@
 //! Redistribution planning: from a source to a target mesh layout (same mesh), the sequence of
 //! collectives with the least predicted time under an alpha-beta model ([`cost`]), every plan
-//! lowered to buffer steps ([`lower`]) and certified by `certify::dist` (the plan simulator).
+//! lowered to buffer steps ([`lower`]) and certified by `certify::dist`.
 //!
 //! The search is Dijkstra over mesh layouts: a move is one collective or local step on one mesh
 //! axis (all-gather, reduce-scatter, all-reduce, all-to-all, local slice, zero, broadcast), plus a
@@ -49,7 +49,7 @@ pub struct PlanOptions {
     pub elem_bytes: i64,
     /// Most layouts the search visits.
     pub max_states: usize,
-    /// Certify the plan by simulation (skipped, with a reason, past the simulator's size).
+    /// Certify the plan (skipped, with a reason, past the checker's limits).
     pub certify: bool,
 }
 
@@ -96,7 +96,7 @@ pub struct DistPlan {
     pub plan: Plan,
     /// Predicted seconds.
     pub time_s: f64,
-    /// The certificate (None when certification was off or outside the simulator's size).
+    /// The certificate (None when certification was off or past the checker's limits).
     pub certificate: Option<DistCertificate>,
     /// Why there is no certificate, when there is none.
     pub uncertified: Option<String>,
@@ -213,20 +213,26 @@ fn move_cost(
         Move::SendRecv => {
             let (ab, bb) = (blocks(a), blocks(b));
             let rpn = topo.ranks_per_node;
-            let msgs =
-                lower::send_recv_messages(a, &ab, &bb, &|h, r| i64::from(h / rpn != r / rpn))
-                    .unwrap_or_default();
             let mut recv = vec![(0i64, 0f64); n as usize];
             let mut send = vec![0f64; n as usize];
             let mut any_net = false;
-            for msg in msgs.iter().filter(|m| m.src != m.dst) {
-                let e = size(&msg.len);
-                let (link, name) = topo.link(msg.src, msg.dst);
+            let prefer = |h: i64, r: i64| i64::from(h / rpn != r / rpn);
+            let lowers = lower::send_recv_cells(a, &ab, &bb, &prefer, &mut |src, dst, cell| {
+                if src == dst {
+                    return;
+                }
+                let e: i64 = cell.iter().map(|(lo, hi)| hi - lo).product();
+                let (link, name) = topo.link(src, dst);
                 any_net |= name == "network";
                 let t = link.alpha + (e * o.elem_bytes) as f64 / link.beta;
-                recv[msg.dst as usize].0 += e;
-                recv[msg.dst as usize].1 += t;
-                send[msg.src as usize] += t;
+                recv[dst as usize].0 += e;
+                recv[dst as usize].1 += t;
+                send[src as usize] += t;
+            });
+            if lowers.is_none() {
+                // No send-recv exists (a partial source): nothing is costed; it does not lower.
+                recv.fill((0, 0.0));
+                send.fill(0.0);
             }
             let max_recv = recv.iter().map(|x| x.0).max().unwrap_or(0);
             let total = recv.iter().map(|x| x.0).sum();
@@ -244,6 +250,50 @@ fn move_cost(
         }
         Move::Slice { .. } | Move::Zero { .. } | Move::Repack => (0, 0, "local", 0.0),
     }
+}
+
+/// A lower bound on [`move_cost`]'s time for the send-recv from `a` to the target blocks `tb`:
+/// a device receives one message per source cell of its target block that it does not hold
+/// (the cells are the target block cut by the source's intervals, exactly as the messages are),
+/// and every element it lacks, each at the fastest link's alpha and beta.
+fn send_recv_bound(a: &MeshLayout, tb: &[Block], o: &PlanOptions) -> f64 {
+    let topo = &o.topology;
+    let alpha = topo.nvlink.alpha.min(topo.network.alpha);
+    let beta = topo.nvlink.beta.max(topo.network.beta);
+    let ab = blocks(a);
+    let nd = a.shape.len();
+    let mut cuts: Vec<Vec<(i64, i64)>> = vec![Vec::new(); nd];
+    for blk in ab.iter().filter(|b| b.iter().all(|(lo, hi)| lo < hi)) {
+        for d in 0..nd {
+            cuts[d].push(blk[d]);
+        }
+    }
+    for c in cuts.iter_mut() {
+        c.sort();
+        c.dedup();
+    }
+    let mut worst: f64 = 0.0;
+    for (t, own) in tb.iter().zip(&ab) {
+        if t.iter().any(|(lo, hi)| hi <= lo) {
+            continue;
+        }
+        let cells: i64 = (0..nd)
+            .map(|d| {
+                let n = cuts[d]
+                    .iter()
+                    .filter(|iv| iv.0.max(t[d].0) < iv.1.min(t[d].1))
+                    .count();
+                n as i64
+            })
+            .product();
+        let mine: i64 = (0..nd)
+            .map(|d| (t[d].1.min(own[d].1) - t[d].0.max(own[d].0)).max(0))
+            .product();
+        let msgs = cells - i64::from(mine > 0);
+        let lack = size(&t.iter().map(|(lo, hi)| hi - lo).collect::<Vec<_>>()) - mine;
+        worst = worst.max(msgs as f64 * alpha + (lack * o.elem_bytes) as f64 / beta);
+    }
+    worst
 }
 
 fn moves_from(a: &MeshLayout) -> Vec<Move> {
@@ -328,23 +378,36 @@ pub fn plan(
     let same_mesh = source.mesh == target.mesh;
     let tb = blocks(target);
     let key = |t: f64| (t * 1e12).round() as u64;
-    // Dijkstra: (cost, order) -> state index.
+    // Dijkstra over (cost, what, state index): what 1 expands the state, what 0 costs the
+    // send-recv from it straight to the target. That candidate enters the heap at its lower
+    // bound and is costed exactly (its messages can number millions) only when popped before
+    // the search ends; a candidate never popped cannot beat the plan found. At equal cost a
+    // candidate goes first, so a send-recv wins a tie as when every candidate was costed on
+    // the spot.
     // (layout, how it was reached, predicted seconds so far)
     type State = (MeshLayout, Option<(usize, Move)>, f64);
     let mut states: Vec<State> = vec![(source.clone(), None, 0.0)];
     let mut index: BTreeMap<MeshLayout, usize> = BTreeMap::new();
     index.insert(source.clone(), 0);
     let mut heap = BinaryHeap::new();
-    heap.push(std::cmp::Reverse((0u64, 0usize)));
+    heap.push(std::cmp::Reverse((0u64, 1u8, 0usize)));
     let mut done: BTreeSet<usize> = BTreeSet::new();
     let mut best_goal: Option<(u64, usize, Option<Move>)> = None;
     let target_plain = target.partial.is_empty();
-    while let Some(std::cmp::Reverse((c, i))) = heap.pop() {
-        if !done.insert(i) {
-            continue;
-        }
+    while let Some(std::cmp::Reverse((c, what, i))) = heap.pop() {
         if best_goal.as_ref().is_some_and(|g| g.0 <= c) {
             break;
+        }
+        if what == 0 {
+            let (_, _, _, t) = move_cost(&states[i].0, target, Move::SendRecv, o);
+            let total = key(states[i].2 + t);
+            if best_goal.as_ref().is_none_or(|g| total < g.0) {
+                best_goal = Some((total, i, Some(Move::SendRecv)));
+            }
+            continue;
+        }
+        if !done.insert(i) {
+            continue;
         }
         let a = states[i].0.clone();
         if same_places(&a, target, &tb) {
@@ -359,11 +422,8 @@ pub fn plan(
             continue;
         }
         if a.partial.is_empty() && target_plain {
-            let (_, _, _, t) = move_cost(&a, target, Move::SendRecv, o);
-            let total = key(states[i].2 + t);
-            if best_goal.as_ref().is_none_or(|g| total < g.0) {
-                best_goal = Some((total, i, Some(Move::SendRecv)));
-            }
+            let bound = key(states[i].2 + send_recv_bound(&a, &tb, o));
+            heap.push(std::cmp::Reverse((bound, 0, i)));
         }
         if !same_mesh || states.len() >= max_states {
             continue;
@@ -378,13 +438,13 @@ pub fn plan(
                 Some(&j) if states[j].2 <= nc => {}
                 Some(&j) => {
                     states[j] = (b, Some((i, m)), nc);
-                    heap.push(std::cmp::Reverse((key(nc), j)));
+                    heap.push(std::cmp::Reverse((key(nc), 1, j)));
                 }
                 None => {
                     let j = states.len();
                     index.insert(b.clone(), j);
                     states.push((b, Some((i, m)), nc));
-                    heap.push(std::cmp::Reverse((key(nc), j)));
+                    heap.push(std::cmp::Reverse((key(nc), 1, j)));
                 }
             }
         }
@@ -428,22 +488,6 @@ pub fn plan(
         });
         Ok(t)
     };
-    // The block size every layout on the way respects: the certificate's quotient hint.
-    let mut hint: Vec<i64> = source.shape.clone();
-    let mut respect = |l: &MeshLayout| {
-        for r in 0..l.mesh.size() {
-            for (d, (lo, hi)) in l.block(r).into_iter().enumerate() {
-                hint[d] =
-                    certify::dist::quotient::gcd(certify::dist::quotient::gcd(hint[d], lo), hi);
-            }
-        }
-        for (d, e) in l.local_shape().into_iter().enumerate() {
-            hint[d] = certify::dist::quotient::gcd(hint[d], e);
-        }
-    };
-    for (j, _) in &chain {
-        respect(&states[*j].0);
-    }
     for (j, m) in chain {
         let b = states[j].0.clone();
         total += push(&cur, &b, m, &mut moves)?;
@@ -457,7 +501,7 @@ pub fn plan(
         steps,
     };
     let (certificate, uncertified) = if o.certify {
-        match certify::dist::certify_plan_with(source, target, &lowered, Some(&hint)) {
+        match certify::dist::certify_plan(source, target, &lowered) {
             Ok(c) => (Some(c), None),
             Err(DistError::Refuted(c)) => return Err(DistPlanError::Refuted(c.to_string())),
             Err(DistError::Unknown(r)) => (None, Some(r)),

@@ -21,11 +21,17 @@ pub fn lower_dtensor(
     transforms: &[Transform],
     o: &PlanOptions,
 ) -> Result<(Plan, Vec<PlannedMove>, MeshLayout), String> {
-    let mut cur = source.to_vec();
+    let mut cur = dtensor::normalize(source, shape.len()).map_err(|e| e.to_string())?;
     let mut a = dtensor::to_layout(mesh, shape, &cur).map_err(|e| e.to_string())?;
     let mut steps: Vec<Step> = Vec::new();
     let mut moves = Vec::new();
     for (k, (i, from, to)) in transforms.iter().enumerate() {
+        let norm = |p: &Placement| {
+            dtensor::normalize(std::slice::from_ref(p), shape.len())
+                .map(|v| v[0].clone())
+                .map_err(|e| format!("step {k}: {e}"))
+        };
+        let (from, to) = (&norm(from)?, &norm(to)?);
         // DTensor names a `_StridedShard(d, f)` mesh dim `Shard(d)` in its transforms.
         let same = |a: &Placement, b: &Placement| match (a, b) {
             (Placement::StridedShard(d, _), Placement::Shard(e)) => d == e,
@@ -41,7 +47,7 @@ pub fn lower_dtensor(
         cur[*i] = to.clone();
         let b = dtensor::to_layout(mesh, shape, &cur).map_err(|e| format!("step {k}: {e}"))?;
         let dim_of = |p: &Placement| match p {
-            Placement::Shard(d) | Placement::StridedShard(d, _) => Some(*d),
+            Placement::Shard(d) | Placement::StridedShard(d, _) => Some(*d as usize),
             _ => None,
         };
         let m = match (from, to) {
