@@ -58,6 +58,25 @@ fn mlir_aliases_name_layouts_with_the_files_tensor_shapes() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
+/// A lit test split into modules by `// -----` may define `#blocked` in each: a name defined
+/// alike everywhere reads, one defined differently is refused where used, naming both lines.
+#[test]
+fn split_lit_files_read_with_mlir() {
+    let dir = std::env::temp_dir().join(format!("laycert-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("split.mlir");
+    let b1 = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>";
+    let b2 = "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>";
+    let text = format!("#blocked = {b1}\n#same = {b1}\n// -----\n#blocked = {b2}\n#same = {b1}\n");
+    std::fs::write(&path, text).unwrap();
+    let f = path.to_str().unwrap();
+    let o = laycert(&["show", "--mlir", f, "#same", "--shape", "128"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = laycert(&["show", "--mlir", f, "#blocked", "--shape", "128"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("lines 1 and 4"), "{}", stderr(&o));
+}
+
 #[test]
 fn missing_aliases_are_named_with_their_line() {
     let f = module_file("missing.mlir");

@@ -33,6 +33,9 @@ pub struct Alias {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Aliases {
     defs: BTreeMap<String, Alias>,
+    /// Names a split lit file (`// -----` sections) defines differently in two sections, with
+    /// both lines: using one is an error, since which definition is meant is not known.
+    ambiguous: BTreeMap<String, (usize, usize)>,
     /// The file text, for shape lookup.
     text: String,
 }
@@ -80,16 +83,26 @@ fn depth_change(line: &str) -> i64 {
 }
 
 impl Aliases {
-    /// Reads the alias definitions of a TTGIR file (or snippet). A name defined twice is an
-    /// error naming both lines.
+    /// Reads the alias definitions of a TTGIR file (or snippet). A name defined twice in one
+    /// module is an error naming both lines. A lit test split into modules by `// -----` lines
+    /// may define a name again in another module: the same definition is one alias; a
+    /// different one makes the name ambiguous, an error only where it is used.
     pub fn parse(text: &str) -> Result<Aliases> {
         let mut defs: BTreeMap<String, Alias> = BTreeMap::new();
+        let mut ambiguous: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        // The `// -----` section of each definition.
+        let mut section_of: BTreeMap<String, usize> = BTreeMap::new();
+        let mut section = 0usize;
         let lines: Vec<&str> = text.lines().collect();
         let mut i = 0;
         while i < lines.len() {
             let line = lines[i].trim_start();
             let start = i;
             i += 1;
+            if line.trim_end() == "// -----" {
+                section += 1;
+                continue;
+            }
             let Some(rest) = line.strip_prefix('#') else {
                 continue;
             };
@@ -110,11 +123,21 @@ impl Aliases {
                 i += 1;
             }
             if let Some(old) = defs.get(name) {
-                return Err(LayoutError::invalid(
-                    format!("alias #{name} (line {})", start + 1),
-                    format!("it is already defined on line {}", old.line),
-                ));
+                if section_of.get(name) == Some(&section) {
+                    return Err(LayoutError::invalid(
+                        format!("alias #{name} (line {})", start + 1),
+                        format!("it is already defined on line {}", old.line),
+                    ));
+                }
+                if old.value != value {
+                    ambiguous
+                        .entry(name.to_string())
+                        .or_insert((old.line, start + 1));
+                }
+                section_of.insert(name.to_string(), section);
+                continue;
             }
+            section_of.insert(name.to_string(), section);
             defs.insert(
                 name.to_string(),
                 Alias {
@@ -125,6 +148,7 @@ impl Aliases {
         }
         Ok(Aliases {
             defs,
+            ambiguous,
             text: text.to_string(),
         })
     }
@@ -160,6 +184,15 @@ impl Aliases {
             let Some(def) = self.defs.get(name) else {
                 return Err(self.missing(name, place));
             };
+            if let Some((first, second)) = self.ambiguous.get(name) {
+                return Err(LayoutError::invalid(
+                    format!("#{name} in {place}"),
+                    format!(
+                        "the file's `// -----` sections define it differently (lines {first} and \
+                         {second}); pass the section that defines the one you mean"
+                    ),
+                ));
+            }
             if stack.iter().any(|n| n == name) {
                 return Err(LayoutError::invalid(
                     format!("alias #{name} (line {})", def.line),
@@ -297,6 +330,22 @@ module attributes {\"ttg.num-warps\" = 4 : i32} {
             twice.contains("line 1") && twice.contains("line 2"),
             "{twice}"
         );
+    }
+
+    /// A lit test split by `// -----` may define a name in each module: the same definition is
+    /// one alias; different ones are an error where the name is used, naming both lines.
+    #[test]
+    fn split_lit_files_may_repeat_a_name_across_sections() {
+        let text = "#b = #ttg.x<{}>\n#m = #ttg.m<{}>\n// -----\n#b = #ttg.y<{}>\n#m = #ttg.m<{}>\n";
+        let a = Aliases::parse(text).unwrap();
+        assert_eq!(a.expand("#m").unwrap(), "#ttg.m<{}>");
+        let e = a.expand("#b").unwrap_err().to_string();
+        assert!(e.contains("lines 1 and 4") && e.contains("-----"), "{e}");
+        // Within one module a second definition is still an error.
+        let e = Aliases::parse("// -----\n#b = #ttg.x<{}>\n#b = #ttg.x<{}>\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("line 3"), "{e}");
     }
 
     #[test]
