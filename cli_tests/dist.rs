@@ -3,11 +3,29 @@
 use std::process::Output;
 
 mod common;
-use common::{first_line, laycert, stdout};
+use common::{first_line, laycert, stderr, stdout};
 
 fn plan(mesh: &str, shape: &str, from: &str, to: &str) -> Output {
     laycert(&[
         "dist", "plan", "--mesh", mesh, "--shape", shape, "--from", from, "--to", to,
+    ])
+}
+
+/// `dist check` of DTensor's transform `steps` on an 8x8 tensor.
+fn check_steps(mesh: &str, from: &str, to: &str, steps: &str) -> Output {
+    laycert(&[
+        "dist",
+        "check",
+        "--mesh",
+        mesh,
+        "--shape",
+        "8,8",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--dtensor-steps",
+        steps,
     ])
 }
 
@@ -19,19 +37,14 @@ fn dist_plan_prints_steps_bytes_time_and_certificate() {
         "[Shard(0), Replicate()]",
         "[Replicate(), Shard(1)]",
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let l = first_line(&o);
     assert!(
         l.starts_with("plan: 1 steps, 8388608 bytes received per rank (max)")
             && l.ends_with("certified"),
         "{l}"
     );
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = stdout(&o);
     assert!(text.contains("alpha-beta model: 8 ranks/node"));
     // The same claim in JAX and HLO notation.
     let o = plan(
@@ -75,20 +88,12 @@ fn dist_plan_writes_an_svg_of_the_mesh() {
 #[test]
 fn dist_check_refutes_a_wrong_dtensor_sequence_and_certifies_the_right_one() {
     let args = |steps: &str| {
-        laycert(&[
-            "dist",
-            "check",
-            "--mesh",
+        check_steps(
             "dp=2,tp=4",
-            "--shape",
-            "8,8",
-            "--from",
             "[Shard(0), Shard(1)]",
-            "--to",
             "[Shard(1), Shard(0)]",
-            "--dtensor-steps",
             steps,
-        ])
+        )
     };
     let o =
         args("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1)), (1, Replicate(), Shard(0))]");
@@ -125,8 +130,7 @@ fn dist_sim_lists_each_device() {
         "{}",
         first_line(&o)
     );
-    assert!(String::from_utf8_lossy(&o.stdout)
-        .contains("device 3 [3]: holds [(5, 5), (0, 3)] -> [(0, 5), (0, 3)]"));
+    assert!(stdout(&o).contains("device 3 [3]: holds [(5, 5), (0, 3)] -> [(0, 5), (0, 3)]"));
 }
 
 #[test]
@@ -198,7 +202,7 @@ fn dist_bad_input_exits_2_naming_what() {
     ] {
         let o = plan(mesh, shape, from, to);
         assert_eq!(o.status.code(), Some(2), "{mesh} {from}");
-        let err = String::from_utf8_lossy(&o.stderr);
+        let err = stderr(&o);
         assert!(err.contains(what), "{err}");
     }
     let o = laycert(&[
@@ -216,7 +220,7 @@ fn dist_bad_input_exits_2_naming_what() {
         "[Shard(0)]",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("different device counts"));
+    assert!(stderr(&o).contains("different device counts"));
 }
 
 #[test]
@@ -237,12 +241,7 @@ fn dist_gen_emits_a_validated_nccl_program() {
         "-o",
         p,
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         first_line(&o).starts_with("generated: "),
         "{}",
@@ -287,7 +286,7 @@ fn dist_hostile_sizes_are_refused_quickly() {
             o.status.code(),
             Some(2),
             "{mesh} {shape} {from}: {}",
-            String::from_utf8_lossy(&o.stderr)
+            stderr(&o)
         );
     }
 }
@@ -317,7 +316,7 @@ fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
         "{}",
         first_line(&o)
     );
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = stdout(&o);
     assert!(
         text.contains("certificate: 1024 ranks, 8355864 target places checked, decided on boxes"),
         "{text}"
@@ -362,13 +361,8 @@ fn dist_negative_shard_dims_count_from_the_last_dim() {
     // target shards.
     let lines = |from: &str, to: &str| {
         let o = plan("dp=2,tp=4", "8,6", from, to);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout)
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
             .lines()
             .filter(|l| !l.starts_with("from "))
             .map(String::from)
@@ -378,20 +372,12 @@ fn dist_negative_shard_dims_count_from_the_last_dim() {
         lines("[Shard(-2), Replicate()]", "[Replicate(), Shard(-1)]"),
         lines("[Shard(0), Replicate()]", "[Replicate(), Shard(1)]")
     );
-    let o = laycert(&[
-        "dist",
-        "check",
-        "--mesh",
+    let o = check_steps(
         "dp=2,tp=4",
-        "--shape",
-        "8,8",
-        "--from",
         "[Shard(0), Shard(-1)]",
-        "--to",
         "[Shard(1), Shard(0)]",
-        "--dtensor-steps",
         "[(1, Shard(-1), Replicate()), (0, Shard(-2), Shard(-1)), (1, Replicate(), Shard(-2))]",
-    ]);
+    );
     assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
     assert!(
         first_line(&o).starts_with("certified: "),
@@ -416,34 +402,15 @@ fn dist_permuted_meshes_and_unreduced_hlo_are_planned_and_checked() {
         "--to",
         "[Replicate(), Shard(-1)]",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
         text.contains("device 2 [0, 1]: holds [(0, 4), (0, 8)] -> [(0, 8), (2, 4)]"),
         "{text}"
     );
     // DTensor's steps on that mesh, and the same with the last step dropped.
-    let check = |steps: &str| {
-        laycert(&[
-            "dist",
-            "check",
-            "--mesh",
-            mesh,
-            "--shape",
-            "8,8",
-            "--from",
-            "[Shard(0), Shard(1)]",
-            "--to",
-            "[Shard(1), Shard(0)]",
-            "--dtensor-steps",
-            steps,
-        ])
-    };
+    let check =
+        |steps: &str| check_steps(mesh, "[Shard(0), Shard(1)]", "[Shard(1), Shard(0)]", steps);
     let o =
         check("[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1)), (1, Replicate(), Shard(0))]");
     assert_eq!(o.status.code(), Some(0), "{}", first_line(&o));
@@ -461,12 +428,7 @@ fn dist_permuted_meshes_and_unreduced_hlo_are_planned_and_checked() {
         "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={unreduced}}",
         "[Replicate(), Replicate()]",
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         first_line(&o).ends_with(", certified"),
         "{}",
