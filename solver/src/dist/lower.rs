@@ -386,6 +386,21 @@ pub(crate) fn send_recv_messages(
     Some(msgs)
 }
 
+/// Per dim, the sorted distinct intervals of the non-empty blocks (a tensor of `nd` dims).
+pub(crate) fn source_cuts(blocks: &[Block], nd: usize) -> Vec<Vec<(i64, i64)>> {
+    let mut cuts: Vec<Vec<(i64, i64)>> = vec![Vec::new(); nd];
+    for blk in blocks.iter().filter(|b| b.iter().all(|(lo, hi)| lo < hi)) {
+        for d in 0..nd {
+            cuts[d].push(blk[d]);
+        }
+    }
+    for c in cuts.iter_mut() {
+        c.sort();
+        c.dedup();
+    }
+    cuts
+}
+
 /// What [`send_recv_cells`] calls per cell: `(src, dst, cell box)`.
 pub(crate) type CellVisitor<'a> = dyn FnMut(i64, i64, &[(i64, i64)]) + 'a;
 
@@ -402,17 +417,7 @@ pub(crate) fn send_recv_cells(
         return None;
     }
     let nd = a.shape.len();
-    // Per dim, the sorted distinct non-empty source intervals.
-    let mut cuts: Vec<Vec<(i64, i64)>> = vec![Vec::new(); nd];
-    for blk in ablk.iter().filter(|b| b.iter().all(|(lo, hi)| lo < hi)) {
-        for d in 0..nd {
-            cuts[d].push(blk[d]);
-        }
-    }
-    for c in cuts.iter_mut() {
-        c.sort();
-        c.dedup();
-    }
+    let cuts = source_cuts(ablk, nd);
     // Holders of each source block, the block named by its interval index per dim.
     let mut holders: std::collections::BTreeMap<Vec<u32>, Vec<i64>> = Default::default();
     for (r, blk) in ablk.iter().enumerate() {

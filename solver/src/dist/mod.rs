@@ -262,16 +262,7 @@ fn send_recv_bound(a: &MeshLayout, tb: &[Block], o: &PlanOptions) -> f64 {
     let beta = topo.nvlink.beta.max(topo.network.beta);
     let ab = blocks(a);
     let nd = a.shape.len();
-    let mut cuts: Vec<Vec<(i64, i64)>> = vec![Vec::new(); nd];
-    for blk in ab.iter().filter(|b| b.iter().all(|(lo, hi)| lo < hi)) {
-        for d in 0..nd {
-            cuts[d].push(blk[d]);
-        }
-    }
-    for c in cuts.iter_mut() {
-        c.sort();
-        c.dedup();
-    }
+    let cuts = lower::source_cuts(&ab, nd);
     let mut worst: f64 = 0.0;
     for (t, own) in tb.iter().zip(&ab) {
         if t.iter().any(|(lo, hi)| hi <= lo) {
