@@ -44,6 +44,26 @@ fn norm(b: &[(i64, i64)]) -> Vec<(i64, i64)> {
 
 /// Bytes are compared under a bandwidth-only model (alpha = 0, one link class): the planner then
 /// minimizes the bytes each rank receives, the quantity compared with the peers.
+/// DTensor's `_TransformInfo` steps as recorded: `[mesh dim, from placement, to placement]`.
+fn transforms(steps: &[Value]) -> Vec<(usize, Placement, Placement)> {
+    steps
+        .iter()
+        .map(|x| {
+            let ps = dtensor::parse_placements(&format!(
+                "[{}, {}]",
+                x[1].as_str().unwrap(),
+                x[2].as_str().unwrap()
+            ))
+            .unwrap();
+            (
+                x[0].as_u64().unwrap() as usize,
+                ps[0].clone(),
+                ps[1].clone(),
+            )
+        })
+        .collect()
+}
+
 fn bandwidth_only() -> PlanOptions {
     let bw = solver::dist::Link {
         alpha: 0.0,
@@ -177,24 +197,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         }
         let ours = p.max_recv_elems();
         // DTensor's plan, lowered literally and checked.
-        let tr: Vec<(usize, Placement, Placement)> = c["dtensor"]["transforms"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| {
-                let ps = dtensor::parse_placements(&format!(
-                    "[{}, {}]",
-                    x[1].as_str().unwrap(),
-                    x[2].as_str().unwrap()
-                ))
-                .unwrap();
-                (
-                    x[0].as_u64().unwrap() as usize,
-                    ps[0].clone(),
-                    ps[1].clone(),
-                )
-            })
-            .collect();
+        let tr = transforms(c["dtensor"]["transforms"].as_array().unwrap());
         let src_p = dtensor::parse_placements(src).unwrap();
         match peer::lower_dtensor(&m, &shape, &src_p, &tr, &o) {
             Ok((dplan, moves, _)) => {
@@ -316,22 +319,7 @@ fn permuted_meshes_device_lists_and_unreduced_against_dtensor_jax_and_xla() {
                 }
                 let ours = p.max_recv_elems();
                 if let Some(tr) = d["transforms"].as_array() {
-                    let tr: Vec<(usize, Placement, Placement)> = tr
-                        .iter()
-                        .map(|x| {
-                            let ps = dtensor::parse_placements(&format!(
-                                "[{}, {}]",
-                                x[1].as_str().unwrap(),
-                                x[2].as_str().unwrap()
-                            ))
-                            .unwrap();
-                            (
-                                x[0].as_u64().unwrap() as usize,
-                                ps[0].clone(),
-                                ps[1].clone(),
-                            )
-                        })
-                        .collect();
+                    let tr = transforms(tr);
                     let src_p = dtensor::parse_placements(src).unwrap();
                     match peer::lower_dtensor(&m, &shape, &src_p, &tr, &o) {
                         Ok((dplan, moves, _)) => {
