@@ -22,7 +22,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_triton_layouts import attr_text, builder, pow2, split_pow2  # noqa: E402
+from gen_triton_layouts import attr_text, builder, pow2, split_pow2, write_cases  # noqa: E402
 from gen_triton_fit import shapes_for  # noqa: E402
 
 SEED = 20261124
@@ -169,12 +169,7 @@ def main():
                         "register": ll.reg_bases, "lane": ll.lane_bases,
                         "warp": ll.warp_bases, "block": ll.block_bases}
                 lines.append(json.dumps(case, separators=(", ", ": ")))
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {len(lines)} cases to {out_path} ({refused} refused by Gluon)")
-    sys.stdout.flush()
-    os._exit(0)
+    write_cases(out_path, lines, refused)
 
 
 if __name__ == "__main__":

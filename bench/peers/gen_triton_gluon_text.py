@@ -21,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_triton_amd as amd  # noqa: E402
 import gen_triton_fit as fit  # noqa: E402
-from gen_triton_layouts import builder  # noqa: E402
+from gen_triton_layouts import builder, write_cases  # noqa: E402
 
 SEED = 20261124
 
@@ -80,12 +80,7 @@ def main():
                     case["warp"] = ll.warp_bases
                 case["block"] = ll.block_bases
                 lines.append(json.dumps(case, separators=(", ", ": ")))
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {len(lines)} cases to {out_path}")
-    sys.stdout.flush()
-    os._exit(0)
+    write_cases(out_path, lines)
 
 
 if __name__ == "__main__":

@@ -47,12 +47,14 @@ def attr_text(b, layout, shape):
     return m.group(1)
 
 
-def write_cases(out_path, lines, refused):
-    """Writes one JSON line per case and ends the process (Gluon's bindings can hang at exit)."""
+def write_cases(out_path, lines, refused=None):
+    """Writes one JSON line per case and ends the process, skipping nanobind's leak report at
+    interpreter exit. `refused`, if given, is the count of cases Gluon refused."""
     os.makedirs(os.path.dirname(out_path), exist_ok=True)
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"wrote {len(lines)} cases to {out_path} ({refused} refused by Gluon)")
+    note = "" if refused is None else f" ({refused} refused by Gluon)"
+    print(f"wrote {len(lines)} cases to {out_path}{note}")
     sys.stdout.flush()
     os._exit(0)
 
@@ -171,12 +173,7 @@ def main():
         if i % TO_STRING_EVERY == 0:
             case["to_string"], case["to_string_shape"] = to_string_text(case)
         lines.append(json.dumps(case, separators=(", ", ": ")))
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {len(lines)} cases to {out_path}")
-    sys.stdout.flush()
-    os._exit(0)  # skip nanobind's leak report at interpreter exit
+    write_cases(out_path, lines)
 
 
 if __name__ == "__main__":

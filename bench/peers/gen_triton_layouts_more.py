@@ -19,7 +19,6 @@ Usage: python3 bench/peers/gen_triton_layouts_more.py [OUT]
 """
 
 import json
-import os
 import random
 import sys
 
@@ -27,7 +26,7 @@ SEED = 20261122
 
 
 # The Gluon builder, MLIR attribute text and random powers of two are the first generator's.
-from gen_triton_layouts import attr_text, builder, pow2, split_pow2  # noqa: E402
+from gen_triton_layouts import attr_text, builder, pow2, split_pow2, write_cases  # noqa: E402
 
 
 def around(tile, rng, lo=-2, hi=2):
@@ -236,12 +235,7 @@ def main():
             case["warp"] = ll.warp_bases
         case["block"] = ll.block_bases
         lines.append(json.dumps(case, separators=(", ", ": ")))
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {len(lines)} cases to {out_path}")
-    sys.stdout.flush()
-    os._exit(0)
+    write_cases(out_path, lines)
 
 
 if __name__ == "__main__":

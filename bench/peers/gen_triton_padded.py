@@ -20,7 +20,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_triton_layouts import builder  # noqa: E402
+from gen_triton_layouts import builder, write_cases  # noqa: E402
 
 SEED = 20261124
 
@@ -59,12 +59,7 @@ def main():
         case = {"attr": text_of(b, layout, shape), "pairs": pairs,
                 "offset": [list(x) for x in layout.offset_bases], "shape": shape}
         lines.append(json.dumps(case, separators=(", ", ": ")))
-    os.makedirs(os.path.dirname(out_path), exist_ok=True)
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {len(lines)} cases to {out_path}")
-    sys.stdout.flush()
-    os._exit(0)
+    write_cases(out_path, lines)
 
 
 if __name__ == "__main__":
