@@ -115,6 +115,18 @@ def placement_text(p):
     return name
 
 
+def transform_record(gen_transform_infos, src, dst):
+    """DTensor's transform sequence from `src` to `dst` as `{"transforms": [[mesh dim, from,
+    to], ..]}`, or its refusal as `{"error": ..}`."""
+    try:
+        return {"transforms": [
+            [t.mesh_dim, placement_text(t.src_dst_placements[0]), placement_text(t.src_dst_placements[1])]
+            for t in gen_transform_infos(src, dst)
+        ]}
+    except Exception as e:  # noqa: BLE001 - recorded as the peer's refusal
+        return {"error": f"{type(e).__name__}: {e}"[:200]}
+
+
 def run_torch(n, cases):
     import itertools
     import torch
@@ -136,15 +148,7 @@ def run_torch(n, cases):
         dp = [torch_placement(p) for p in c["dst"]]
         src = DTensorSpec(dm, tuple(sp), tensor_meta=meta)
         dst = DTensorSpec(dm, tuple(dp), tensor_meta=meta)
-        rec = {}
-        try:
-            infos = _gen_transform_infos(src, dst)
-            rec["transforms"] = [
-                [t.mesh_dim, placement_text(t.src_dst_placements[0]), placement_text(t.src_dst_placements[1])]
-                for t in infos
-            ]
-        except Exception as e:  # noqa: BLE001 - recorded as the peer's refusal
-            rec["error"] = f"{type(e).__name__}: {e}"[:200]
+        rec = transform_record(_gen_transform_infos, src, dst)
         for key, ps in (("src_shards", sp), ("dst_shards", dp)):
             shards = []
             for coord in itertools.product(*[range(e) for e in mesh]):
@@ -373,15 +377,8 @@ def run_torch_more(n, cases):
         sp, dp = normalized(c["src"]), normalized(c["dst"])
         rec["src_placements"] = [placement_text(p) for p in sp]
         rec["dst_placements"] = [placement_text(p) for p in dp]
-        try:
-            infos = _gen_transform_infos(DTensorSpec(dm, tuple(sp), tensor_meta=meta),
-                                         DTensorSpec(dm, tuple(dp), tensor_meta=meta))
-            rec["transforms"] = [
-                [t.mesh_dim, placement_text(t.src_dst_placements[0]), placement_text(t.src_dst_placements[1])]
-                for t in infos
-            ]
-        except Exception as e:  # noqa: BLE001 - recorded as the peer's refusal
-            rec["error"] = f"{type(e).__name__}: {e}"[:200]
+        rec.update(transform_record(_gen_transform_infos, DTensorSpec(dm, tuple(sp), tensor_meta=meta),
+                                    DTensorSpec(dm, tuple(dp), tensor_meta=meta)))
         for key, ps in (("src_shards", sp), ("dst_shards", dp)):
             shards = []
             for r in range(n):
