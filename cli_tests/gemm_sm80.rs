@@ -122,3 +122,53 @@ fn gen_gemm_w4a16_refuses_bf16_and_large_m_with_exit_2() {
         assert!(String::from_utf8_lossy(&o.stderr).contains(want), "{want}");
     }
 }
+
+#[test]
+fn gen_gemm_takes_tile_rows_and_warpgroups_and_refuses_what_the_body_cannot_run() {
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "512",
+        "--n",
+        "512",
+        "--k",
+        "256",
+        "--target",
+        "sm80",
+        "--bm",
+        "128",
+        "--bn",
+        "128",
+        "--warpgroups",
+        "1",
+        "-o",
+        &tmp("t128.cu"),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("tile 128x128x32, 4 stages, 1 consumer warpgroup(s)")
+            && stdout.contains("128 threads"),
+        "{stdout}"
+    );
+    for (target, extra, want) in [
+        ("sm80", ["--warpgroups", "3"], "runs 4 or 8 warps"),
+        ("sm80", ["--bm", "96"], "64, 128 or 256 rows"),
+        ("sm90", ["--warpgroups", "1"], "each consumer owns 64 rows"),
+    ] {
+        let mut args = vec![
+            "gen", "gemm", "--m", "512", "--n", "512", "--k", "256", "--target", target,
+        ];
+        args.extend(extra);
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -514,6 +514,13 @@ struct GemmCli {
     /// Tile columns = the wgmma N (default: chosen).
     #[arg(long)]
     bn: Option<i64>,
+    /// Tile rows (default: chosen; sm90: 64 per consumer warpgroup).
+    #[arg(long)]
+    bm: Option<i64>,
+    /// Warpgroups computing the tile (sm80: groups of 4 warps, 1 or 2; sm90: consumer
+    /// warpgroups) (default: chosen).
+    #[arg(long)]
+    warpgroups: Option<i64>,
     /// k-block: 64 (128-byte swizzle) or 32 (64-byte swizzle) (default: chosen).
     #[arg(long)]
     bk: Option<i64>,
@@ -546,6 +553,8 @@ impl GemmCli {
             stages: self.stages,
             cluster: self.cluster,
             bn: self.bn,
+            bm: self.bm,
+            warpgroups: self.warpgroups,
             bk: self.bk,
             splits: self.splits,
             group_m: self.group_m,

@@ -36,6 +36,10 @@ pub struct GemmArgs<'a> {
     pub cluster: Option<i64>,
     /// Tile-columns override.
     pub bn: Option<i64>,
+    /// Tile-rows override.
+    pub bm: Option<i64>,
+    /// Warpgroup-count override (sm80: groups of 4 warps; sm90: consumers).
+    pub warpgroups: Option<i64>,
     /// k-block override.
     pub bk: Option<i64>,
     /// Group-M override.
@@ -84,6 +88,12 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
     }
     if let Some(x) = a.bn {
         c.bn = x;
+    }
+    if let Some(x) = a.bm {
+        c.bm = x;
+    }
+    if let Some(x) = a.warpgroups {
+        c.consumers = x;
     }
     if let Some(x) = a.bk {
         c.bk = x;
