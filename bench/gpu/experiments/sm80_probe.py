@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Issue 24 experiments on the sm80 GEMM: variants of an EMITTED kernel, to find what limits it.
+They are probes, not kernels laycert emits (their text is not translation-validated; `noload`
+and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next to cuBLAS.
+
+  python3 sm80_probe.py KERNEL.cu OUT.cu noload   # no cp.async after the prologue: the ring's
+                                                  # first stages are multiplied over and over
+                                                  # (the in-SM ceiling of this mainloop)
+  python3 sm80_probe.py KERNEL.cu OUT.cu k0       # every k-block loads k-block 0 (L2 hits, no DRAM)
+  python3 sm80_probe.py KERNEL.cu OUT.cu advance  # CUTLASS's multistage order: the barrier and
+                                                  # the next block's first fragments issued before
+                                                  # the last k-step's mma
+  python3 sm80_probe.py KERNEL.cu OUT.cu tail     # the same, after the last k-step's mma
+W4A16:
+  python3 sm80_probe.py W4A16.cu OUT.cu prefetch P  # prefetch.global.L2 of W superblock sb + P
+"""
+import re
+import sys
+
+NEXT = "        if (nk < kblocks)"
+LOAD = "lc_load_stage(A, B, base + (nk % LC_STAGES) * LC_STAGE_BYTES, m0, n0, nk * LC_BK, t)"
+
+
+def schedule_lines(t):
+    start = t.index("#define LC_SCHEDULE \\\n")
+    end = t.index("    /* end of LC_SCHEDULE */")
+    lines = [l.strip().rstrip("\\").strip() for l in t[start:end].splitlines()[1:]]
+    return start, end, [l for l in lines if l]
+
+
+def multistage(t, before):
+    start, end, lines = schedule_lines(t)
+    steps, run = [], None
+    for i, l in enumerate(lines):
+        if l.startswith("LC_MMA"):
+            if run is None:
+                run = []
+                steps.append(run)
+            run.append(i)
+        else:
+            run = None
+    first = [lines[i] for i in steps[0]]
+    ga = {int(re.findall(r"-?\d+", l)[1]) for l in first}
+    gb = {int(re.findall(r"-?\d+", l)[3]) for l in first}
+
+    def step0(l):
+        g = int(l[10:-2]) if l.startswith("LC_LDSM") else None
+        return (l.startswith("LC_LDSM_A") and g in ga) or (l.startswith("LC_LDSM_B") and g in gb)
+
+    head = lines[: steps[0][0]]
+    pre = [l for l in head if step0(l)]
+    keep = [l for l in head if not step0(l)]
+    rest = lines[steps[0][0]:]
+    last = steps[-1][0] - steps[0][0]
+    if before:
+        # Only sound when the last k-step reads none of the groups `pre` reloads.
+        body = keep + rest[:last] + ["LC_ADVANCE();"] + pre + rest[last:]
+    else:
+        body = keep + rest + ["LC_ADVANCE();"] + pre
+    macro = lambda name, ls: f"#define {name} \\\n" + "".join(f"    {l} \\\n" for l in ls)
+    t = t[:start] + macro("LC_PRELOAD", pre) + "    /* */\n" + macro("LC_SCHEDULE", body) + t[end:]
+    loop = t[t.index("    for (int kb = 0; kb < kblocks; ++kb) {"):t.index("    lc_cp_wait<0>();\n    __syncthreads();\n\n    // Epilogue")]
+    t = t.replace(loop, """    lc_cp_wait<LC_STAGES - 2>();
+    __syncthreads();
+    unsigned sa = base, sb = base + LC_A_STAGE_BYTES;
+    LC_PRELOAD
+    for (int kb = 0; kb < kblocks; ++kb) {
+        const int nk = kb + LC_STAGES - 1;
+        LC_SCHEDULE
+    }
+""")
+    adv = ("#define LC_ADVANCE() do { lc_cp_wait<LC_STAGES - 2>(); __syncthreads(); "
+           "sa = base + ((kb + 1) % LC_STAGES) * LC_STAGE_BYTES; sb = sa + LC_A_STAGE_BYTES; } while (0)\n")
+    return t.replace("#define LC_LDSM_A(g)", adv + "#define LC_LDSM_A(g)", 1)
+
+
+def prefetch(t, p):
+    helper = """
+__device__ __forceinline__ void lc_prefetch_w(const lc_wptr& p, int sb) {
+#pragma unroll
+    for (int j = 0; j < LC_WV; ++j)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(p.w[j] + sb * LC_W_SB_WORDS));
+}
+"""
+    t = t.replace("// The 16-byte W vectors and the group scales", helper + "// The 16-byte W vectors and the group scales", 1)
+    first = """        if (i < LC_SB) lc_load_w(wp, wb[i], sb_s[i], k0, i);
+"""
+    t = t.replace(first, first + f"""#pragma unroll
+    for (int i = LC_W_DEPTH - 1; i < {p}; ++i)
+        if (i < LC_SB) lc_prefetch_w(wp, i);
+""", 1)
+    return t.replace("                if (next < LC_SB)\n", f"                if (sb + {p} < LC_SB) lc_prefetch_w(wp, sb + {p});\n                if (next < LC_SB)\n", 1)
+
+
+def main():
+    src, dst, mode = sys.argv[1:4]
+    t = open(src).read()
+    if mode == "noload":
+        assert NEXT in t
+        t = t.replace(NEXT + "  ", "        if (nk < LC_STAGES)", 1)
+    elif mode == "k0":
+        assert LOAD in t
+        t = t.replace(LOAD, LOAD.replace("nk * LC_BK", "0"), 1)
+    elif mode in ("advance", "tail"):
+        t = multistage(t, mode == "advance")
+    elif mode == "prefetch":
+        t = prefetch(t, int(sys.argv[4]))
+    else:
+        sys.exit(f"unknown mode {mode}")
+    open(dst, "w").write(t)
+
+
+if __name__ == "__main__":
+    main()
