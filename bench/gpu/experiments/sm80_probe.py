@@ -7,6 +7,12 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
                                                   # first stages are multiplied over and over
                                                   # (the in-SM ceiling of this mainloop)
   python3 sm80_probe.py KERNEL.cu OUT.cu k0       # every k-block loads k-block 0 (L2 hits, no DRAM)
+  python3 sm80_probe.py KERNEL.cu OUT.cu nobarrier  # noload, and no cp.async wait or barrier in
+                                                  # the k-loop
+  python3 sm80_probe.py KERNEL.cu OUT.cu onestage # noload + nobarrier, every k-block reading stage 0
+  python3 sm80_probe.py KERNEL.cu OUT.cu racy     # loads kept, the k-loop's __syncthreads removed
+                                                  # (each thread waits for its own cp.async only):
+                                                  # the speed of a pipeline without CTA barriers
   python3 sm80_probe.py KERNEL.cu OUT.cu advance  # CUTLASS's multistage order: the barrier and
                                                   # the next block's first fragments issued before
                                                   # the last k-step's mma
@@ -98,6 +104,18 @@ def main():
     if mode == "noload":
         assert NEXT in t
         t = t.replace(NEXT + "  ", "        if (nk < LC_STAGES)", 1)
+    elif mode in ("nobarrier", "onestage"):
+        assert NEXT in t
+        t = t.replace(NEXT + "  ", "        if (nk < LC_STAGES)", 1)
+        loop = "        lc_cp_wait<LC_STAGES - 2>();\n        __syncthreads();\n        const unsigned sa"
+        assert loop in t
+        t = t.replace(loop, "        const unsigned sa", 1)
+        if mode == "onestage":
+            t = t.replace("const unsigned sa = base + (kb % LC_STAGES) * LC_STAGE_BYTES;", "const unsigned sa = base;", 1)
+    elif mode == "racy":
+        loop = "        lc_cp_wait<LC_STAGES - 2>();\n        __syncthreads();\n        const unsigned sa"
+        assert loop in t
+        t = t.replace(loop, "        lc_cp_wait<LC_STAGES - 2>();\n        const unsigned sa", 1)
     elif mode == "k0":
         assert LOAD in t
         t = t.replace(LOAD, LOAD.replace("nk * LC_BK", "0"), 1)
