@@ -19,6 +19,9 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
   python3 sm80_probe.py KERNEL.cu OUT.cu tail     # the same, after the last k-step's mma
 W4A16:
   python3 sm80_probe.py W4A16.cu OUT.cu prefetch P  # prefetch.global.L2 of W superblock sb + P
+  python3 sm80_probe.py W4A16.cu OUT.cu nomul       # dequantization without the scale's mul.f16x2
+  python3 sm80_probe.py W4A16.cu OUT.cu noreduce    # each split stores its partial straight into C
+                                                    # (no workspace, counter or final sum)
 """
 import re
 import sys
@@ -121,6 +124,25 @@ def main():
         t = t.replace(LOAD, LOAD.replace("nk * LC_BK", "0"), 1)
     elif mode in ("advance", "tail"):
         t = multistage(t, mode == "advance")
+    elif mode == "nomul":
+        mul = '    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));\n'
+        assert mul in t
+        t = t.replace(mul, "", 1)
+    elif mode == "noreduce":
+        head = "    // This split's partial tile (rows < M) into the workspace."
+        i, j = t.index(head), t.index("    if (t == 0) counters[tile] = 0u;\n}")
+        t = t[:i] + """    // PROBE: the partial straight into C (wrong for splits > 1).
+#pragma unroll
+    for (int v = 0; v < LC_ACC; v += 2) {
+        const int r = LC_C_ROW(t, v);
+        const long long c = (long long)n0 + LC_C_COL(t, v);
+        if (LC_C_GUARD(r, c)) {
+            unsigned h;
+            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(acc[v + 1]), "f"(acc[v]));
+            *reinterpret_cast<unsigned*>(C + LC_C_GOFF(r, c)) = h;
+        }
+    }
+}""" + t[j + len("    if (t == 0) counters[tile] = 0u;\n}"):]
     elif mode == "prefetch":
         t = prefetch(t, int(sys.argv[4]))
     else:
