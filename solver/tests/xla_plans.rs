@@ -1,0 +1,314 @@
+//! XLA's resharding programs (bench/dist/xla_plans.jsonl, bench/dist/gen_xla_plans.py: the
+//! compiled HLO of `jax.jit(identity, out_shardings=..)`) read as plans: every one certified,
+//! its simulated shards equal to what XLA's run produced on every device, its received elements
+//! equal to what the HLO's collectives move; mutated programs refuted with a device and an
+//! element; malformed text an error, never a panic.
+
+use certify::dist::{certify_plan, simulate, DistError, Plan, Step};
+use layout::mesh::{Mesh, MeshLayout};
+use layout::notation::hlo;
+use serde_json::Value;
+use solver::dist::{plan, xla, PlanOptions};
+
+struct Case {
+    id: i64,
+    source: MeshLayout,
+    target: MeshLayout,
+    hlo: String,
+    recv_elems: i64,
+    shards: Vec<Vec<i64>>,
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../bench/dist/xla_plans.jsonl"
+    ))
+    .unwrap();
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let mesh = Mesh::parse(v["mesh"].as_str().unwrap()).unwrap();
+            let shape: Vec<i64> = v["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect();
+            let at = |k: &str| {
+                let s = hlo::parse(v[k].as_str().unwrap()).unwrap();
+                hlo::to_layout(&mesh, &shape, &s).unwrap()
+            };
+            Case {
+                id: v["id"].as_i64().unwrap(),
+                source: at("src"),
+                target: at("dst"),
+                hlo: v["hlo"].as_str().unwrap().to_string(),
+                recv_elems: v["recv_elems"].as_i64().unwrap(),
+                shards: v["shards"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| {
+                        s.as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|x| x.as_i64().unwrap())
+                            .collect()
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// Each rank's final buffer as flat element ids (row-major in the tensor), by the cell simulator.
+fn simulated_shards(c: &Case, p: &Plan) -> Vec<Vec<i64>> {
+    let start = certify::dist::initial_buffers(&c.source).unwrap();
+    simulate::run(p, start)
+        .unwrap()
+        .iter()
+        .map(|b| b.cells.iter().map(|x| x.elem as i64).collect())
+        .collect()
+}
+
+#[test]
+fn every_xla_plan_is_certified_with_its_shards_and_bytes() {
+    let cs = cases();
+    assert!(cs.len() >= 40, "{} cases", cs.len());
+    let (mut fewer, mut equal, mut laycert_total, mut xla_total) = (0, 0, 0i64, 0i64);
+    for c in &cs {
+        let x = xla::lower_xla(&c.hlo, &c.source, &c.target)
+            .unwrap_or_else(|e| panic!("case {}: {e}", c.id));
+        certify_plan(&c.source, &c.target, &x.plan)
+            .unwrap_or_else(|e| panic!("case {}: XLA's plan not certified: {e:?}", c.id));
+        assert_eq!(simulated_shards(c, &x.plan), c.shards, "case {}", c.id);
+        assert_eq!(x.max_recv_elems(), c.recv_elems, "case {}", c.id);
+        // laycert's own plan under the bandwidth-only model (the measure compared).
+        let own = plan(&c.source, &c.target, &PlanOptions::bandwidth_only()).unwrap();
+        assert!(own.certificate.is_some());
+        assert!(own.max_recv_elems() <= x.max_recv_elems(), "case {}", c.id);
+        fewer += (own.max_recv_elems() < x.max_recv_elems()) as i64;
+        equal += (own.max_recv_elems() == x.max_recv_elems()) as i64;
+        laycert_total += own.max_recv_elems();
+        xla_total += x.max_recv_elems();
+    }
+    println!(
+        "{} XLA plans certified; laycert receives fewer on {fewer}, as many on {equal}; elements received per rank (max), summed over cases: XLA {xla_total}, laycert {laycert_total}",
+        cs.len()
+    );
+}
+
+/// The first case whose program has the instruction `op`.
+fn case_with<'a>(cs: &'a [Case], op: &str) -> &'a Case {
+    cs.iter()
+        .find(|c| c.hlo.contains(op))
+        .unwrap_or_else(|| panic!("no case with {op}"))
+}
+
+fn refuted(c: &Case, text: &str) -> certify::dist::DistCounterexample {
+    let x = xla::lower_xla(text, &c.source, &c.target).unwrap();
+    match certify_plan(&c.source, &c.target, &x.plan) {
+        Err(DistError::Refuted(ce)) => ce,
+        other => panic!("case {}: mutated program not refuted: {other:?}", c.id),
+    }
+}
+
+#[test]
+fn a_permuted_replica_group_is_refuted() {
+    let cs = cases();
+    let c = cs
+        .iter()
+        .find(|c| {
+            c.hlo.contains(" all-gather(")
+                && c.hlo.contains("replica_groups=mesh")
+                && !c.hlo.contains("device_ids=(")
+        })
+        .unwrap();
+    // The explicit groups XLA's mesh form denotes, with the first group's members swapped.
+    let x = xla::lower_xla(&c.hlo, &c.source, &c.target).unwrap();
+    let mut p = x.plan.clone();
+    let g = p
+        .steps
+        .iter_mut()
+        .find_map(|s| match s {
+            Step::AllGather { groups, .. } => Some(groups),
+            _ => None,
+        })
+        .unwrap();
+    g[0].swap(0, 1);
+    let rank_of = |r: i64| c.source.mesh.position_of(r);
+    let text: String = g
+        .iter()
+        .map(|m| {
+            format!(
+                "{{{}}}",
+                m.iter()
+                    .map(|&r| rank_of(r).to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let line = c.hlo.lines().find(|l| l.contains(" all-gather(")).unwrap();
+    let start = line.find("replica_groups=").unwrap();
+    let end = line[start..]
+        .find(", dimensions")
+        .map(|e| start + e)
+        .unwrap();
+    let mutated = c.hlo.replace(
+        line,
+        &format!(
+            "{}replica_groups={{{text}}}{}",
+            &line[..start],
+            &line[end..]
+        ),
+    );
+    let ce = refuted(c, &mutated);
+    assert!(ce.element.is_some(), "{ce}");
+}
+
+#[test]
+fn a_dropped_collective_permute_pair_is_refuted() {
+    let cs = cases();
+    let c = case_with(&cs, "collective-permute(");
+    let line = c
+        .hlo
+        .lines()
+        .find(|l| l.contains("collective-permute("))
+        .unwrap();
+    // Drop the first pair that moves data between two partitions.
+    let pairs = line.split("source_target_pairs={").nth(1).unwrap();
+    let pair = pairs
+        .split('}')
+        .map(|p| p.trim_start_matches(',').trim_start_matches('{'))
+        .find(|p| {
+            let v: Vec<&str> = p.split(',').collect();
+            v.len() == 2 && v[0] != v[1]
+        })
+        .unwrap();
+    let mutated_line =
+        line.replacen(&format!("{{{pair}}},"), "", 1)
+            .replacen(&format!(",{{{pair}}}"), "", 1);
+    assert_ne!(mutated_line, line);
+    let ce = refuted(c, &c.hlo.replace(line, &mutated_line));
+    let dst: i64 = pair.split(',').nth(1).unwrap().parse().unwrap();
+    assert_eq!(ce.rank, c.source.mesh.device_at(dst), "{ce}");
+    assert!(ce.element.is_some(), "{ce}");
+}
+
+#[test]
+fn a_wrong_dynamic_slice_offset_is_refuted() {
+    let cs = cases();
+    // A table of per-partition offsets indexed by partition-id: change its first entry.
+    let c = cs
+        .iter()
+        .find(|c| {
+            c.hlo.contains("dynamic-slice(") && c.hlo.lines().any(|l| l.contains("constant({0, 1"))
+        })
+        .unwrap();
+    let line = c
+        .hlo
+        .lines()
+        .find(|l| l.contains("constant({0, 1"))
+        .unwrap();
+    let mutated = c
+        .hlo
+        .replace(line, &line.replacen("constant({0, 1", "constant({1, 1", 1));
+    let ce = refuted(c, &mutated);
+    assert!(ce.element.is_some(), "{ce}");
+}
+
+const PARTIAL_ALL_REDUCE: &str = "HloModule m, num_partitions=4
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (param: f32[4,6]) -> f32[4,6] {
+  %param = f32[4,6]{1,0} parameter(0), sharding={devices=[1,1,4]<=[4] last_tile_dims={unreduced}}
+  ROOT %all-reduce = f32[4,6]{1,0} all-reduce(%param), channel_id=1, replica_groups=[1,4]<=[4], use_global_device_ids=true, to_apply=%add
+}
+";
+
+#[test]
+fn an_all_reduce_of_a_partial_is_certified_once_and_refuted_twice() {
+    let mesh = Mesh::parse("a=4").unwrap();
+    let at = |t: &str| hlo::to_layout(&mesh, &[4, 6], &hlo::parse(t).unwrap()).unwrap();
+    let (s, t) = (at("{unreduced}"), at("{replicated}"));
+    let once = xla::lower_xla(PARTIAL_ALL_REDUCE, &s, &t).unwrap();
+    certify_plan(&s, &t, &once.plan).unwrap();
+    assert_eq!(once.max_recv_elems(), 2 * 3 * 24 / 4);
+    let twice = PARTIAL_ALL_REDUCE.replace(
+        "  ROOT %all-reduce = f32[4,6]{1,0} all-reduce(%param)",
+        "  %ar0 = f32[4,6]{1,0} all-reduce(%param), channel_id=2, replica_groups=[1,4]<=[4], to_apply=%add\n  ROOT %all-reduce = f32[4,6]{1,0} all-reduce(%ar0)",
+    );
+    let x = xla::lower_xla(&twice, &s, &t).unwrap();
+    match certify_plan(&s, &t, &x.plan) {
+        Err(DistError::Refuted(ce)) => {
+            assert!(
+                ce.element.is_some() && ce.message.contains("more than once"),
+                "{ce}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn malformed_or_unsupported_hlo_is_an_error_naming_the_instruction() {
+    let cs = cases();
+    let c = &cs[0];
+    let gather = case_with(&cs, " all-gather(");
+    let ag = gather
+        .hlo
+        .lines()
+        .find(|l| l.contains(" all-gather("))
+        .unwrap();
+    for (text, want) in [
+        (String::new(), "no ENTRY"),
+        (c.hlo.replace("ENTRY", "ENTRYX"), "no ENTRY"),
+        (
+            gather
+                .hlo
+                .replace(ag, &ag.replace("all-gather(", "all-gatherx(")),
+            "not in the subset",
+        ),
+        (
+            gather
+                .hlo
+                .replace(ag, &ag.replace("dimensions={", "dimensions={7")),
+            "dimension",
+        ),
+        (
+            c.hlo.replace("num_partitions=", "num_partitions=1"),
+            "partitions",
+        ),
+        (c.hlo[..c.hlo.len() / 2].to_string(), "HLO line"),
+    ] {
+        let case = if text.contains("all-gather") {
+            gather
+        } else {
+            c
+        };
+        match xla::lower_xla(&text, &case.source, &case.target) {
+            Err(e) => assert!(e.to_string().contains(want), "{e} (want {want})"),
+            Ok(_) => panic!("accepted: {want}"),
+        }
+    }
+    // Arbitrary cuts and byte flips of real programs: an error or a plan, never a panic.
+    for c in cs.iter().take(12) {
+        for k in (0..c.hlo.len()).step_by(97) {
+            let mut b = c.hlo.clone().into_bytes();
+            b[k] = b"{}(),=%[]x0"[k % 11];
+            let t = String::from_utf8_lossy(&b).to_string();
+            if let Ok(x) = xla::lower_xla(&t, &c.source, &c.target) {
+                let _ = certify_plan(&c.source, &c.target, &x.plan);
+            }
+            let _ = xla::lower_xla(&c.hlo[..k], &c.source, &c.target);
+        }
+    }
+}
