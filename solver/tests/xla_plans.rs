@@ -77,6 +77,7 @@ fn every_xla_plan_is_certified_with_its_shards_and_bytes() {
     let cs = cases();
     assert!(cs.len() >= 40, "{} cases", cs.len());
     let (mut fewer, mut equal, mut laycert_total, mut xla_total) = (0, 0, 0i64, 0i64);
+    let (mut ratio, mut kinds) = (1.0f64, std::collections::BTreeMap::new());
     for c in &cs {
         let x = xla::lower_xla(&c.hlo, &c.source, &c.target)
             .unwrap_or_else(|e| panic!("case {}: {e}", c.id));
@@ -91,10 +92,18 @@ fn every_xla_plan_is_certified_with_its_shards_and_bytes() {
         fewer += (own.max_recv_elems() < x.max_recv_elems()) as i64;
         equal += (own.max_recv_elems() == x.max_recv_elems()) as i64;
         laycert_total += own.max_recv_elems();
+        if own.max_recv_elems() > 0 {
+            ratio = ratio.max(x.max_recv_elems() as f64 / own.max_recv_elems() as f64);
+        }
+        for c in &x.collectives {
+            *kinds
+                .entry(c.split(' ').next().unwrap().to_string())
+                .or_insert(0) += 1;
+        }
         xla_total += x.max_recv_elems();
     }
     println!(
-        "{} XLA plans certified; laycert receives fewer on {fewer}, as many on {equal}; elements received per rank (max), summed over cases: XLA {xla_total}, laycert {laycert_total}",
+        "{} XLA plans certified; laycert receives fewer on {fewer}, as many on {equal}; elements received per rank (max), summed over cases: XLA {xla_total}, laycert {laycert_total}; largest ratio XLA / laycert {ratio:.2}; collectives read {kinds:?}",
         cs.len()
     );
 }

@@ -208,6 +208,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Whether `a` is the plan buffer itself (same shape, every element in place).
+    fn is_buffer(&self, a: &Arr) -> bool {
+        a.dims == self.pshape
+            && a.v
+                .iter()
+                .all(|v| v.iter().enumerate().all(|(k, &s)| s == k as i64))
+    }
+
     /// Lays `a` out in the plan buffer as `view` (a local step, unless it already is).
     fn materialize(&mut self, i: &Instr, a: &Arr, view: Vec<i64>) -> R<()> {
         if size(&view) != size(&a.dims) {
@@ -344,54 +352,54 @@ impl<'a> Reader<'a> {
                 }
                 let g = self.groups(i)?;
                 let p = g[0].len() as i64;
-                let (l, m) = (size(&a.dims[..k]), size(&a.dims[k..]));
-                let view = self
-                    .view(l, m)
-                    .ok_or_else(|| unsupported(i, "a 1-D tensor's buffer has no [L, M] view"))?;
                 let (dims, layout) = array_shape(i)?;
                 let mut want = a.dims.clone();
-                let groups = self.rank_groups(&g);
-                let (step, after, recv) = match op {
-                    "all-gather" => {
-                        want[k] *= p;
-                        let s = Step::AllGather {
-                            groups,
-                            dim: view.len() - 1,
-                        };
-                        (s, self.view(l, m * p), (p - 1) * size(&a.dims))
+                match op {
+                    "all-gather" => want[k] *= p,
+                    _ if a.dims[k] % p != 0 => {
+                        return Err(unsupported(i, format!("dim {k} does not split in {p}")))
                     }
-                    "reduce-scatter" => {
-                        if a.dims[k] % p != 0 {
-                            return Err(unsupported(i, format!("dim {k} does not split in {p}")));
-                        }
-                        want[k] /= p;
-                        let s = Step::ReduceScatter {
-                            groups,
-                            dim: view.len() - 1,
-                            op: self.reduce_op(i)?,
-                        };
-                        (s, self.view(l, m / p), (p - 1) * size(&a.dims) / p)
-                    }
-                    _ => {
-                        if a.dims[k] % p != 0 {
-                            return Err(unsupported(i, format!("dim {k} does not split in {p}")));
-                        }
-                        let d = view.len() - 1;
-                        let s = Step::AllToAll {
-                            groups,
-                            split_dim: d,
-                            concat_dim: d,
-                        };
-                        (s, Some(view.clone()), (p - 1) * size(&a.dims) / p)
-                    }
-                };
+                    "reduce-scatter" => want[k] /= p,
+                    _ => {}
+                }
                 if want != dims {
                     return Err(unsupported(i, format!("result {dims:?} is not {want:?}")));
                 }
+                // On the buffer itself when it already is the operand (dim k); else on the view
+                // [prod(S[..k]), prod(S[k..])], whose last dim cuts and joins like dim k.
+                let (view, d, after) = if self.is_buffer(&a) {
+                    (a.dims.clone(), k, want.clone())
+                } else {
+                    let (l, m) = (size(&a.dims[..k]), size(&a.dims[k..]));
+                    let no_view = || unsupported(i, "a 1-D tensor's buffer has no [L, M] view");
+                    let view = self.view(l, m).ok_or_else(no_view)?;
+                    let after = self
+                        .view(l, m * size(&dims) / size(&a.dims))
+                        .ok_or_else(no_view)?;
+                    (view, self.rank_of_tensor - 1, after)
+                };
+                let groups = self.rank_groups(&g);
+                let step = match op {
+                    "all-gather" => Step::AllGather { groups, dim: d },
+                    "reduce-scatter" => Step::ReduceScatter {
+                        groups,
+                        dim: d,
+                        op: self.reduce_op(i)?,
+                    },
+                    _ => Step::AllToAll {
+                        groups,
+                        split_dim: d,
+                        concat_dim: d,
+                    },
+                };
+                let recv = match op {
+                    "all-gather" => (p - 1) * size(&a.dims),
+                    _ => (p - 1) * size(&a.dims) / p,
+                };
                 let _ = write_groups(&mut line, &g);
                 self.materialize(i, &a, view)?;
                 self.steps.push(step);
-                self.pshape = after.unwrap_or_default();
+                self.pshape = after;
                 self.recv.iter_mut().for_each(|r| *r += recv);
                 Val::Arr(self.fresh(dims, layout))
             }
