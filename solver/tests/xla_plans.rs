@@ -229,42 +229,59 @@ fn a_wrong_dynamic_slice_offset_is_refuted() {
     assert!(ce.element.is_some(), "{ce}");
 }
 
-const PARTIAL_ALL_REDUCE: &str = "HloModule m, num_partitions=4
-
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(%x, %y)
-}
-
-ENTRY %main (param: f32[4,6]) -> f32[4,6] {
-  %param = f32[4,6]{1,0} parameter(0), sharding={devices=[1,1,4]<=[4] last_tile_dims={unreduced}}
-  ROOT %all-reduce = f32[4,6]{1,0} all-reduce(%param), channel_id=1, replica_groups=[1,4]<=[4], use_global_device_ids=true, to_apply=%add
-}
-";
-
 #[test]
-fn an_all_reduce_of_a_partial_is_certified_once_and_refuted_twice() {
-    let mesh = Mesh::parse("a=4").unwrap();
-    let at = |t: &str| hlo::to_layout(&mesh, &[4, 6], &hlo::parse(t).unwrap()).unwrap();
-    let (s, t) = (at("{unreduced}"), at("{replicated}"));
-    let once = xla::lower_xla(PARTIAL_ALL_REDUCE, &s, &t).unwrap();
-    certify_plan(&s, &t, &once.plan).unwrap();
-    assert_eq!(once.max_recv_elems(), 2 * 3 * 24 / 4);
-    let twice = PARTIAL_ALL_REDUCE.replace(
-        "  ROOT %all-reduce = f32[4,6]{1,0} all-reduce(%param)",
-        "  %ar0 = f32[4,6]{1,0} all-reduce(%param), channel_id=2, replica_groups=[1,4]<=[4], to_apply=%add\n  ROOT %all-reduce = f32[4,6]{1,0} all-reduce(%ar0)",
-    );
-    let x = xla::lower_xla(&twice, &s, &t).unwrap();
-    match certify_plan(&s, &t, &x.plan) {
-        Err(DistError::Refuted(ce)) => {
-            assert!(
-                ce.element.is_some() && ce.message.contains("more than once"),
-                "{ce}"
-            )
-        }
-        other => panic!("{other:?}"),
+fn a_partial_all_reduced_twice_is_refuted() {
+    let cs = cases();
+    let mut checked = 0;
+    for c in cs.iter().filter(|c| c.hlo.contains(" all-reduce(")) {
+        // `%r = S all-reduce(%x), attrs` becomes `%r.0 = S all-reduce(%x), attrs` and
+        // `%r = S all-reduce(%r.0), attrs`: each value's addends summed twice.
+        let line = c.hlo.lines().find(|l| l.contains(" all-reduce(")).unwrap();
+        let (lhs, rhs) = line.split_once(" = ").unwrap();
+        let name = lhs
+            .trim()
+            .trim_start_matches("ROOT ")
+            .trim_start_matches('%');
+        let open = rhs.find("all-reduce(").unwrap() + "all-reduce(".len();
+        let close = open + rhs[open..].find(')').unwrap();
+        let first = format!("  %{name}.0 = {rhs}");
+        let second = format!("{lhs} = {}%{name}.0{}", &rhs[..open], &rhs[close..]);
+        let ce = refuted(c, &c.hlo.replace(line, &format!("{first}\n{second}")));
+        assert!(
+            ce.element.is_some() && ce.message.contains("more than once"),
+            "{ce}"
+        );
+        checked += 1;
     }
+    assert!(checked >= 10, "{checked}");
+}
+
+/// A reduce-scatter in place of XLA's all-reduce + slice (XLA 0.10 never emits one for these
+/// reshards): certified with (p-1)/p of the buffer received; its members out of order, refuted.
+#[test]
+fn a_reduce_scatter_is_read_with_its_member_order() {
+    let cs = cases();
+    let c = cs
+        .iter()
+        .find(|c| {
+            c.hlo.contains("%param.1 = f32[24,24]")
+                && c.target.local_shape() == [6, 24]
+                && c.source.mesh.size() == 4
+        })
+        .unwrap();
+    let entry = c.hlo.find("ENTRY").unwrap();
+    let head = &c.hlo[..entry];
+    let rs = |groups: &str| {
+        format!(
+            "{head}ENTRY %main (param.1: f32[24,24]) -> f32[6,24] {{\n  %param.1 = f32[24,24]{{1,0}} parameter(0)\n  ROOT %rs = f32[6,24]{{1,0}} reduce-scatter(%param.1), channel_id=1, replica_groups={groups}, use_global_device_ids=true, dimensions={{0}}, to_apply=%region_0.1\n}}\n"
+        )
+    };
+    let x = xla::lower_xla(&rs("{{0,1,2,3}}"), &c.source, &c.target).unwrap();
+    certify_plan(&c.source, &c.target, &x.plan).unwrap();
+    assert_eq!(x.max_recv_elems(), 3 * 144);
+    assert!(x.max_recv_elems() < c.recv_elems);
+    let ce = refuted(c, &rs("{{1,0,2,3}}"));
+    assert!(ce.element.is_some(), "{ce}");
 }
 
 #[test]

@@ -275,6 +275,15 @@ pub fn parse_module(text: &str) -> Result<HloModule, HloTextError> {
         if t.is_empty() || t.starts_with("//") {
             continue;
         }
+        // The stack-frame tables XLA prints between the header and the computations.
+        if cur.is_none()
+            && (matches!(
+                t,
+                "FileNames" | "FunctionNames" | "FileLocations" | "StackFrames"
+            ) || t.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            continue;
+        }
         if t.starts_with("HloModule") {
             if let Some(v) = t.split("num_partitions=").nth(1) {
                 let v: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
@@ -570,7 +579,7 @@ mod tests {
     #[test]
     fn instructions_shapes_layouts_and_attributes() {
         let m = parse_module(
-            "HloModule m, num_partitions=4\n\nENTRY %main (p: f32[8,2]) -> f32[2,8] {\n  %param = f32[8,2]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}\n  %c = u32[4]{0} constant({0, 1, 2, 3})\n  %t = (f32[1,2]{1,0}, /*index=1*/f32[1,2]{1,0}) all-to-all(%a, %b), channel_id=1, replica_groups=mesh['axis_0'=4] {'axis_0'}\n  ROOT %b = f32[2,8]{0,1} bitcast(%param)\n}\n",
+            "HloModule m, num_partitions=4\n\nFileNames\n1 \"/tmp/x.py\"\n\nENTRY %main (p: f32[8,2]) -> f32[2,8] {\n  %param = f32[8,2]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}\n  %c = u32[4]{0} constant({0, 1, 2, 3})\n  %t = (f32[1,2]{1,0}, /*index=1*/f32[1,2]{1,0}) all-to-all(%a, %b), channel_id=1, replica_groups=mesh['axis_0'=4] {'axis_0'}\n  ROOT %b = f32[2,8]{0,1} bitcast(%param)\n}\n",
         )
         .unwrap();
         let e = &m.computations[&m.entry];

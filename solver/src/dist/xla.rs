@@ -475,7 +475,7 @@ impl<'a> Reader<'a> {
                 let sz = size(&a.dims);
                 self.recv
                     .iter_mut()
-                    .for_each(|r| *r += 2 * (p - 1) * sz / p);
+                    .for_each(|r| *r += (2 * (p - 1) * sz + p - 1) / p); // rounded up, as hlo_collectives counts
                 let (dims, layout) = array_shape(i)?;
                 Val::Arr(self.fresh(dims, layout))
             }
