@@ -325,6 +325,33 @@ fn malformed_or_unsupported_hlo_is_an_error_naming_the_instruction() {
             Ok(_) => panic!("accepted: {want}"),
         }
     }
+    // Hostile bodies on a real case's parameter: errors, never a panic or a hang.
+    let n = c.source.mesh.size();
+    let dims = c.source.local_shape();
+    let shape = format!(
+        "f32[{}]",
+        dims.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let module = |body: &str| {
+        format!("HloModule m, num_partitions={n}\n\n%f (x: {shape}) -> {shape} {{\n  %x = {shape} parameter(0)\n  ROOT %y = {shape} fusion(%x), kind=kLoop, calls=%f\n}}\n\nENTRY %e (p: {shape}) -> {shape} {{\n  %p = {shape} parameter(0)\n{body}\n}}\n")
+    };
+    let rank = dims.len();
+    let twice = vec!["0"; rank].join(",");
+    for (body, want) in [
+        (format!("  ROOT %r = {shape} fusion(%p), kind=kLoop, calls=%f"), "more than 64"),
+        (format!("  ROOT %t = {shape} transpose(%p), dimensions={{{twice}}}"), "outside its operand"),
+        ("  ROOT %h = f32[99999999999,99999999] copy(%p)".to_string(), "2^40"),
+        (format!("  %i = s32[] partition-id()\n  ROOT %d = f32[{}] dynamic-slice(%p{}), dynamic_slice_sizes={{{}}}", dims.iter().map(|d| (d + 1).to_string()).collect::<Vec<_>>().join(","), ", %i".repeat(rank), dims.iter().map(|d| (d + 1).to_string()).collect::<Vec<_>>().join(",")), "outside its operand"),
+        (format!("  ROOT %m = {shape} multiply(%p, %p)"), "tensor data"),
+    ] {
+        match xla::lower_xla(&module(&body), &c.source, &c.target) {
+            Err(e) => assert!(e.to_string().contains(want), "{e} (want {want})"),
+            Ok(_) => panic!("accepted: {body}"),
+        }
+    }
     // Arbitrary cuts and byte flips of real programs: an error or a plan, never a panic.
     for c in cs.iter().take(12) {
         for k in (0..c.hlo.len()).step_by(97) {

@@ -21,6 +21,9 @@ use std::collections::BTreeMap;
 
 use super::hlo::iota_list;
 
+/// Most elements an array shape may hold (2^40): sizes stay far from overflow.
+pub const MAX_ELEMENTS: i64 = 1 << 40;
+
 /// Why HLO text was not read: the line (1-based) and what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("HLO line {line}: {message}")]
@@ -177,6 +180,15 @@ pub fn parse_shape(s: &str) -> Result<HloShape, String> {
     let dims = ints_in(&s[open + 1..close])?;
     if dims.iter().any(|&d| d < 0) || s[open + 1..close].contains('?') {
         return Err(format!("shape `{s}`: dims must be static and non-negative"));
+    }
+    if dims
+        .iter()
+        .try_fold(1i64, |a, &d| {
+            a.checked_mul(d).filter(|&n| n <= MAX_ELEMENTS)
+        })
+        .is_none()
+    {
+        return Err(format!("shape `{s}`: more than 2^40 elements"));
     }
     let rest = s[close + 1..].trim();
     let layout = match rest.strip_prefix('{') {
@@ -502,10 +514,11 @@ fn mesh_groups(m: &str, device_ids: Option<&str>, n: i64) -> Result<Vec<Vec<i64>
                     .trim()
                     .parse()
                     .map_err(|_| format!("sub-axis `{sub}`"))?;
-                if pre < 1 || size < 1 || ext[a] % (pre * size) != 0 {
-                    return Err(format!("sub-axis `{sub}` of an axis of {}", ext[a]));
-                }
-                (size, ext[a] / (pre * size))
+                let whole = pre
+                    .checked_mul(size)
+                    .filter(|&w| pre >= 1 && size >= 1 && ext[a] % w == 0)
+                    .ok_or_else(|| format!("sub-axis `{sub}` of an axis of {}", ext[a]))?;
+                (size, ext[a] / whole)
             }
         };
         chosen.push((a, size, stride));

@@ -144,6 +144,8 @@ struct Reader<'a> {
     steps: Vec<Step>,
     recv: Vec<i64>,
     collectives: Vec<String>,
+    /// Nesting of computations being evaluated (a fusion calling itself stops at 64).
+    depth: usize,
 }
 
 type R<T> = Result<T, XlaError>;
@@ -546,6 +548,18 @@ impl<'a> Reader<'a> {
     }
 
     fn eval_comp(&mut self, name: &str, args: Vec<Val>) -> R<Val> {
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err(XlaError::Mismatch(format!(
+                "computation %{name}: calls nested more than 64 deep"
+            )));
+        }
+        let v = self.eval_body(name, args);
+        self.depth -= 1;
+        v
+    }
+
+    fn eval_body(&mut self, name: &str, args: Vec<Val>) -> R<Val> {
         let c = self.module.computations.get(name).ok_or_else(|| {
             XlaError::Mismatch(format!("computation %{name} is not in the module"))
         })?;
@@ -632,6 +646,9 @@ impl<'a> Reader<'a> {
             | "collective-permute-start" => self.collective(i, ops),
             "partition-id" | "replica-id" | "constant" => {
                 let (dims, layout) = array_shape(i)?;
+                if op != "constant" && size(&dims) != 1 {
+                    return Err(unsupported(i, "an id that is not a scalar"));
+                }
                 let vals = if op == "constant" {
                     let lit = i.literal.replace("true", "1").replace("false", "0");
                     if lit.contains('.') || lit.contains("nan") || lit.contains("inf") {
@@ -671,17 +688,34 @@ impl<'a> Reader<'a> {
         }
         let a: Vec<Arr> = ops.iter().map(|o| self.arr(i, o)).collect::<R<_>>()?;
         let a0 = a.first().ok_or_else(|| unsupported(i, "no operand"))?;
-        let gather = |idx: &dyn Fn(usize, &[i64]) -> i64, src: &Arr| -> Vec<Vec<i64>> {
+        // Every index is checked against the operand: text that does not fit is an error.
+        let outside = || unsupported(i, "indexes outside its operand");
+        let gather = |idx: &dyn Fn(usize, &[i64]) -> i64, src: &Arr| -> R<Vec<Vec<i64>>> {
             (0..src.v.len())
                 .map(|p| {
                     (0..size(&dims))
-                        .map(|k| src.v[p][idx(p, &coords(k, &dims)) as usize])
+                        .map(|k| {
+                            let at = idx(p, &coords(k, &dims));
+                            usize::try_from(at)
+                                .ok()
+                                .and_then(|at| src.v[p].get(at).copied())
+                                .ok_or_else(outside)
+                        })
                         .collect()
                 })
                 .collect()
         };
         let st = strides(&a0.dims);
-        let lin = |c: &[i64]| c.iter().zip(&st).map(|(x, s)| x * s).sum::<i64>();
+        // -1 for a coordinate outside the operand.
+        let lin = |c: &[i64]| {
+            let inside = c.len() == a0.dims.len()
+                && c.iter().zip(&a0.dims).all(|(&x, &e)| (0..e).contains(&x));
+            if inside {
+                c.iter().zip(&st).map(|(x, s)| x * s).sum::<i64>()
+            } else {
+                -1
+            }
+        };
         let v = match op {
             // A dtype change keeps the values: read like copy.
             "reshape" | "copy" | "convert" if size(&dims) == size(&a0.dims) => a0.v.clone(),
@@ -707,14 +741,14 @@ impl<'a> Reader<'a> {
                 }
                 gather(
                     &|_, c| {
-                        let mut o = vec![0; c.len()];
+                        let mut o = vec![-1; a0.dims.len()];
                         for (k, &d) in perm.iter().enumerate() {
                             o[d as usize] = c[k];
                         }
                         lin(&o)
                     },
                     a0,
-                )
+                )?
             }
             "broadcast" => {
                 let map = attr_ints(i, "dimensions")?;
@@ -726,7 +760,7 @@ impl<'a> Reader<'a> {
                 gather(
                     &|_, c| lin(&map.iter().map(|&d| c[d as usize]).collect::<Vec<_>>()),
                     a0,
-                )
+                )?
             }
             "slice" => {
                 let t = i
@@ -750,7 +784,9 @@ impl<'a> Reader<'a> {
                         .zip(&dims)
                         .zip(&a0.dims)
                         .any(|(((s, k), &e), &o)| {
-                            *k < 1 || *s < 0 || (e > 0 && s + (e - 1) * k >= o)
+                            *k < 1
+                                || *s < 0
+                                || (e > 0 && s.saturating_add((e - 1).saturating_mul(*k)) >= o)
                         })
                 {
                     return Err(unsupported(i, "slice out of the operand"));
@@ -760,11 +796,11 @@ impl<'a> Reader<'a> {
                         lin(&c
                             .iter()
                             .zip(&spec)
-                            .map(|(x, (s, k))| s + x * k)
+                            .map(|(x, (s, k))| s.saturating_add(x.saturating_mul(*k)))
                             .collect::<Vec<_>>())
                     },
                     a0,
-                )
+                )?
             }
             "dynamic-slice" => {
                 let sizes = attr_ints(i, "dynamic_slice_sizes")?;
@@ -793,7 +829,7 @@ impl<'a> Reader<'a> {
                             .collect::<Vec<_>>())
                     },
                     a0,
-                )
+                )?
             }
             "concatenate" => {
                 let k = attr_ints(i, "dimensions")?.first().copied().unwrap_or(-1);
@@ -943,6 +979,7 @@ pub fn lower_xla(
         steps: Vec::new(),
         recv: vec![0; n as usize],
         collectives: Vec::new(),
+        depth: 0,
     };
     if size(&local).saturating_mul(n) > MAX_TRACKED {
         return Err(XlaError::Mismatch(format!(
