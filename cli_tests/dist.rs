@@ -440,3 +440,99 @@ fn dist_permuted_meshes_and_unreduced_hlo_are_planned_and_checked() {
         stdout(&o)
     );
 }
+
+/// XLA 0.10's compiled program for `P('dp', None) -> P(None, 'tp')` on `dp=2,tp=4`, 8x8 f32
+/// (spec/distributed.md section 6: it gathers the whole tensor, then slices by a table).
+const XLA_GATHER_SLICE: &str = r#"
+HloModule jit__lambda, is_scheduled=true, entry_computation_layout={(f32[4,8]{1,0})->f32[8,2]{1,0}}, num_partitions=8
+
+%fused_computation (param_0: f32[8,8], param_1.1: u32[8], param_2.6: u32[]) -> f32[8,2] {
+  %param_0 = f32[8,8]{1,0} parameter(0)
+  %constant.12 = s32[] constant(0)
+  %constant.11 = u32[1]{0} constant({0})
+  %param_1.1 = u32[8]{0} parameter(1)
+  %param_2.6 = u32[] parameter(2)
+  %dynamic-slice.4 = u32[1]{0} dynamic-slice(%param_1.1, %param_2.6), dynamic_slice_sizes={1}
+  %constant.10 = u32[1]{0} constant({3})
+  %clamp.2 = u32[1]{0} clamp(%constant.11, %dynamic-slice.4, %constant.10)
+  %convert.2 = s32[1]{0} convert(%clamp.2)
+  %constant.9 = s32[1]{0} constant({2})
+  %multiply.3 = s32[1]{0} multiply(%convert.2, %constant.9)
+  %bitcast.1 = s32[] bitcast(%multiply.3)
+  ROOT %dynamic-slice.3 = f32[8,2]{1,0} dynamic-slice(%param_0, %constant.12, %bitcast.1), dynamic_slice_sizes={8,2}
+}
+
+ENTRY %main.0_spmd (param: f32[4,8]) -> f32[8,2] {
+  %partition-id = u32[] partition-id()
+  %param = f32[4,8]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %constant = u32[8]{0} constant({0, 1, 2, 3, 0, 1, 2, 3})
+  %all-gather = f32[8,8]{1,0} all-gather(%param), channel_id=1, replica_groups=mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}, dimensions={0}, use_global_device_ids=true
+  ROOT %bitcast_dynamic-slice_fusion = f32[8,2]{1,0} fusion(%all-gather, %constant, %partition-id), kind=kLoop, calls=%fused_computation
+}
+
+
+"#;
+
+/// `dist check --xla-hlo` on `text` for the spec's `P('dp', None) -> P(None, 'tp')` vector.
+fn check_xla(text: &str, tag: &str) -> Output {
+    let path = std::env::temp_dir().join(format!("laycert-xla-{tag}-{}.hlo", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let o = laycert(&[
+        "dist",
+        "check",
+        "--mesh",
+        "dp=2,tp=4",
+        "--shape",
+        "8,8",
+        "--dtype",
+        "f32",
+        "--from",
+        "P('dp', None)",
+        "--to",
+        "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+        "--xla-hlo",
+        path.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&path);
+    o
+}
+
+#[test]
+fn dist_check_reads_xla_hlo_certifies_it_and_refutes_a_wrong_offset_table() {
+    let o = check_xla(XLA_GATHER_SLICE, "ok");
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(first_line(&o).starts_with("certified: "), "{}", stdout(&o));
+    // 32 of the 64 elements received by each device (4 bytes each), as the spec says.
+    assert!(
+        stdout(&o).contains("xla: 1 collective(s), 128 bytes received per rank (max)"),
+        "{}",
+        stdout(&o)
+    );
+    // The offset table sends partition 1 to column block 0: partition 1 is rank 1, whose
+    // target block is columns 2..3.
+    let wrong = XLA_GATHER_SLICE.replace("constant({0, 1, 2, 3, 0", "constant({0, 0, 2, 3, 0");
+    let o = check_xla(&wrong, "wrong");
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        first_line(&o).starts_with("refuted: device 1 [0, 1], element [0, 2]"),
+        "{}",
+        first_line(&o)
+    );
+    // Outside the subset: exit 2 naming the instruction and its line.
+    let o = check_xla(
+        &XLA_GATHER_SLICE.replace(" all-gather(", " all-gatherz("),
+        "bad",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("%all-gather (all-gatherz)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = check_xla(
+        "HloModule m\nENTRY %e {\n  %p = f32[4,8 parameter(0)\n}\n",
+        "junk",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("HLO line 3"), "{}", stderr(&o));
+}

@@ -186,12 +186,14 @@ def elems(dims):
 
 
 def group_size(attrs, n):
-    m = re.search(r"replica_groups=mesh\[([^\]]*)\] \{([^}]*)\}", attrs)
+    # `mesh[..] {'a'}`, `mesh[..], device_ids=([2,4]T(1,0)) {'a'}`, sub-axis `{'a':(2)2}`.
+    m = re.search(r"replica_groups=mesh\[([^\]]*)\](?:, device_ids=\(\S*\))? \{([^}]*)\}", attrs)
     if m:
         ext = {k.strip("'"): int(v) for k, v in (kv.split("=") for kv in m.group(1).split(","))}
         size = 1
         for a in m.group(2).split(","):
-            size *= ext[a.strip().strip("'")]
+            name, _, sub = a.strip().partition(":")
+            size *= int(sub.split(")")[1]) if sub else ext[name.strip("'")]
         return size
     m = re.search(r"replica_groups=\[(\d+),(\d+)\]", attrs)
     if m:

@@ -64,22 +64,6 @@ fn transforms(steps: &[Value]) -> Vec<(usize, Placement, Placement)> {
         .collect()
 }
 
-fn bandwidth_only() -> PlanOptions {
-    let bw = solver::dist::Link {
-        alpha: 0.0,
-        beta: 1e9,
-    };
-    PlanOptions {
-        elem_bytes: 4,
-        topology: solver::dist::Topology {
-            ranks_per_node: 1 << 20,
-            nvlink: bw,
-            network: bw,
-        },
-        ..PlanOptions::default()
-    }
-}
-
 fn boxes(v: &Value) -> Vec<Vec<(i64, i64)>> {
     v.as_array()
         .unwrap()
@@ -101,7 +85,7 @@ fn blocks(l: &MeshLayout) -> Vec<Vec<(i64, i64)>> {
 #[test]
 fn shards_plans_and_bytes_against_dtensor_and_jax() {
     let text = include_str!("../../bench/dist/cases.jsonl");
-    let o = bandwidth_only();
+    let o = PlanOptions::bandwidth_only();
     let (mut cases, mut dt_agree, mut jax_agree, mut certified) = (0, 0, 0, 0);
     let (mut dt_cmp, mut jax_cmp) = (0, 0);
     let (mut dt_ok, mut dt_refuted, mut dt_unlowered) = (0, 0, 0);
@@ -264,7 +248,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
 #[test]
 fn permuted_meshes_device_lists_and_unreduced_against_dtensor_jax_and_xla() {
     let text = include_str!("../../bench/dist/cases_more.jsonl");
-    let o = bandwidth_only();
+    let o = PlanOptions::bandwidth_only();
     let mut counts = std::collections::BTreeMap::<&str, i64>::new();
     let mut failures = Vec::new();
     for line in text.lines() {

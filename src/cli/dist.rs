@@ -10,8 +10,10 @@
 //! - `sim`: `simulated: N ranks, P places checked, certified` (exit 0), or `refuted: ...` (exit 1),
 //!   or `unknown: ...` (exit 3) past the cell simulator's 2^24 cells: the plan run cell by cell.
 //! - `check`: `certified: ...` (exit 0) or `refuted: device R [coords], element [..]: ...` (exit 1)
-//!   or `unknown: ...` (exit 3) for a peer's plan (DTensor transforms, a plan JSON, or a
-//!   certificate).
+//!   or `unknown: ...` (exit 3) for a peer's plan (DTensor transforms, a plan JSON, a
+//!   certificate, or XLA's compiled program as HLO text: `--xla-hlo`, then a line with the bytes
+//!   each device receives by its collectives; HLO outside the subset read is exit 2 naming the
+//!   instruction).
 //! - `gen`: `generated: FILE (N steps, K kernels)` (exit 0).
 //!   Bad input (a mesh of 0 devices, a repeated axis name, a placement naming a missing tensor
 //!   dim, a mesh axis used twice, different device counts) is exit 2 naming what and where.
@@ -89,6 +91,10 @@ enum DistCommand {
         /// A plan (JSON, as `plan --cert` writes inside its certificate) to check.
         #[arg(long)]
         plan: Option<String>,
+        /// XLA's compiled SPMD program of the resharding (HLO text, as
+        /// `jax.jit(f).lower(x).compile().as_text()` prints it) to check.
+        #[arg(long)]
+        xla_hlo: Option<String>,
     },
     /// Generate the NCCL program of the plan (CUDA C++, NCCL loaded with dlopen).
     Gen {
@@ -338,10 +344,20 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             spec,
             dtensor_steps,
             plan,
+            xla_hlo,
         } => {
             let i = inputs(spec)?;
-            let lowered = match (dtensor_steps, plan) {
-                (Some(steps), None) => {
+            let mut recv_line = None;
+            let lowered = match (dtensor_steps, plan, xla_hlo) {
+                (None, None, Some(path)) => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| bad(format!("--xla-hlo {path}: {e}")))?;
+                    let x = solver::dist::xla::lower_xla(&text, &i.source, &i.target)
+                        .map_err(|e| bad(format!("--xla-hlo {path}: {e}")))?;
+                    recv_line = Some(xla_recv_line(&x, &i));
+                    x.plan
+                }
+                (Some(steps), None, None) => {
                     let src =
                         dtensor::from_layout(&i.source).map_err(|e| bad(format!("--from: {e}")))?;
                     let tr = parse_transforms(steps)?;
@@ -355,7 +371,7 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                         }
                     }
                 }
-                (None, Some(path)) => {
+                (None, Some(path), None) => {
                     let text = std::fs::read_to_string(path)
                         .map_err(|e| bad(format!("--plan {path}: {e}")))?;
                     serde_json::from_str::<certify::dist::Plan>(&text)
@@ -367,18 +383,27 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                             bad(format!("--plan {path}: not a plan or certificate: {e}"))
                         })?
                 }
-                _ => return Err(bad("check: give exactly one of --dtensor-steps and --plan")),
+                _ => {
+                    return Err(bad(
+                        "check: give exactly one of --dtensor-steps, --plan and --xla-hlo",
+                    ))
+                }
             };
+            let tail = recv_line.map(|l| format!("{l}\n")).unwrap_or_default();
             Ok(
                 match certify::dist::certify_plan(&i.source, &i.target, &lowered) {
-                    Ok(c) => Report::ok(vec![format!(
-                        "certified: {} steps, {} ranks, {} places checked",
-                        lowered.steps.len(),
-                        c.ranks,
-                        c.places_checked
-                    )]),
+                    Ok(c) => Report::ok(
+                        std::iter::once(format!(
+                            "certified: {} steps, {} ranks, {} places checked",
+                            lowered.steps.len(),
+                            c.ranks,
+                            c.places_checked
+                        ))
+                        .chain(tail.lines().map(str::to_string))
+                        .collect(),
+                    ),
                     Err(certify::dist::DistError::Refuted(c)) => Report {
-                        stdout: format!("refuted: {c}\n"),
+                        stdout: format!("refuted: {c}\n{tail}"),
                         code: 1,
                     },
                     Err(certify::dist::DistError::Unknown(r)) => Report {
@@ -407,6 +432,23 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             )]))
         }
     }
+}
+
+/// XLA's collectives and the bytes each device receives by them.
+fn xla_recv_line(x: &solver::dist::xla::XlaPlan, i: &Inputs) -> String {
+    let per: Vec<String> = x
+        .recv_elems
+        .iter()
+        .map(|e| (e * i.bytes).to_string())
+        .collect();
+    let mut lines = vec![format!(
+        "xla: {} collective(s), {} bytes received per rank (max); per device: [{}]",
+        x.collectives.len(),
+        x.max_recv_elems() * i.bytes,
+        per.join(", ")
+    )];
+    lines.extend(x.collectives.iter().map(|c| format!("  {c}")));
+    lines.join("\n")
 }
 
 /// Reads `[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1))]`.

@@ -192,30 +192,15 @@ pub fn parse(text: &str) -> Result<HloSharding, MeshError> {
             a.checked_mul(t).filter(|&p| p <= crate::mesh::MAX_DEVICES)
         })
         .ok_or_else(|| MeshError("HLO sharding: more than 2^20 tiles".into()))?;
-    let devices = if let Some(iota) = list.strip_prefix("<=[") {
-        let (dims, tr) = iota
-            .split_once(']')
-            .ok_or_else(|| MeshError("HLO sharding: <=[ without ]".into()))?;
-        let dims = ints(dims, "iota dims")?;
-        if dims.iter().any(|&d| d < 1) || dims.iter().product::<i64>() != n {
+    let devices = if let Some(iota) = list.strip_prefix("<=") {
+        let devices = iota_list(iota)?;
+        if devices.len() as i64 != n {
             return bad(format!(
-                "HLO sharding: iota dims {dims:?} do not hold {n} devices"
+                "HLO sharding: iota dims of {} devices for {n} tiles",
+                devices.len()
             ));
         }
-        let perm: Vec<usize> = match tr.strip_prefix("T(").and_then(|s| s.strip_suffix(')')) {
-            Some(p) => ints(p, "transpose")?
-                .into_iter()
-                .map(|x| x as usize)
-                .collect(),
-            None if tr.is_empty() => (0..dims.len()).collect(),
-            None => return bad(format!("HLO sharding: `{tr}` after the iota dims")),
-        };
-        let mut sorted = perm.clone();
-        sorted.sort();
-        if sorted != (0..dims.len()).collect::<Vec<_>>() {
-            return bad("HLO sharding: T(..) is not a permutation of the iota dims");
-        }
-        iota_order(&dims, &perm)
+        devices
     } else {
         ints(list, "device list")?
     };
@@ -241,8 +226,42 @@ pub fn parse(text: &str) -> Result<HloSharding, MeshError> {
     })
 }
 
-/// `0..prod(dims)` reshaped to `dims`, transposed by `perm`, read row-major.
-fn iota_order(dims: &[i64], perm: &[usize]) -> Vec<i64> {
+/// The list an iota form denotes: `[2,4]T(1,0)` (the text after `<=`) is
+/// `[0, 4, 1, 5, 2, 6, 3, 7]`; `[8]` is `0..7`.
+pub(crate) fn iota_list(text: &str) -> Result<Vec<i64>, MeshError> {
+    let iota = text
+        .trim()
+        .strip_prefix('[')
+        .ok_or_else(|| MeshError(format!("HLO iota `{text}`: expected [dims]")))?;
+    let (dims, tr) = iota
+        .split_once(']')
+        .ok_or_else(|| MeshError("HLO sharding: <=[ without ]".into()))?;
+    let dims = ints(dims, "iota dims")?;
+    let n = dims.iter().try_fold(1i64, |a, &d| {
+        a.checked_mul(d).filter(|&p| p <= crate::mesh::MAX_DEVICES)
+    });
+    if dims.iter().any(|&d| d < 1) || n.is_none() {
+        return bad(format!("HLO sharding: iota dims {dims:?}"));
+    }
+    let perm: Vec<usize> = match tr.strip_prefix("T(").and_then(|s| s.strip_suffix(')')) {
+        Some(p) => ints(p, "transpose")?
+            .into_iter()
+            .map(|x| x as usize)
+            .collect(),
+        None if tr.is_empty() => (0..dims.len()).collect(),
+        None => return bad(format!("HLO sharding: `{tr}` after the iota dims")),
+    };
+    let mut sorted = perm.clone();
+    sorted.sort();
+    if sorted != (0..dims.len()).collect::<Vec<_>>() {
+        return bad("HLO sharding: T(..) is not a permutation of the iota dims");
+    }
+    Ok(iota_order(&dims, &perm))
+}
+
+/// `0..prod(dims)` reshaped to `dims`, transposed by `perm`, read row-major (`<=[2,4]T(1,0)`:
+/// `[0, 4, 1, 5, 2, 6, 3, 7]`). HLO replica groups (`hlo_module`) use the same lists.
+pub(crate) fn iota_order(dims: &[i64], perm: &[usize]) -> Vec<i64> {
     let tdims: Vec<i64> = perm.iter().map(|&p| dims[p]).collect();
     let n: i64 = dims.iter().product();
     let mut strides = vec![1i64; dims.len()];

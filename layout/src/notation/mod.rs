@@ -12,6 +12,7 @@ pub(crate) mod cursor;
 pub mod cute;
 pub mod dtensor;
 pub mod hlo;
+pub mod hlo_module;
 pub mod jax;
 pub mod linear;
 

@@ -23,6 +23,7 @@
 pub mod cost;
 pub mod lower;
 pub mod peer;
+pub mod xla;
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
@@ -60,6 +61,26 @@ impl Default for PlanOptions {
             elem_bytes: 2,
             max_states: 4000,
             certify: true,
+        }
+    }
+}
+
+impl PlanOptions {
+    /// A bandwidth-only model (alpha = 0, one link class, 4-byte elements): the planner then
+    /// minimizes the elements each rank receives, the measure compared with peers' plans.
+    pub fn bandwidth_only() -> PlanOptions {
+        let bw = Link {
+            alpha: 0.0,
+            beta: 1e9,
+        };
+        PlanOptions {
+            elem_bytes: 4,
+            topology: Topology {
+                ranks_per_node: 1 << 20,
+                nvlink: bw,
+                network: bw,
+            },
+            ..PlanOptions::default()
         }
     }
 }
