@@ -17,6 +17,11 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
                                                   # the next block's first fragments issued before
                                                   # the last k-step's mma
   python3 sm80_probe.py KERNEL.cu OUT.cu tail     # the same, after the last k-step's mma
+  python3 sm80_probe.py KERNEL.cu OUT.cu ws       # warp-specialized: one more warp issues every
+                                                  # cp.async (playing the plan's 256 copy threads)
+                                                  # into the ring with mbarrier completion; the 8
+                                                  # multiplying warps wait per stage (sm_80 PTX:
+                                                  # mbarrier.test_wait, cp.async.mbarrier.arrive)
 W4A16:
   python3 sm80_probe.py W4A16.cu OUT.cu prefetch P  # prefetch.global.L2 of W superblock sb + P
   python3 sm80_probe.py W4A16.cu OUT.cu nomul       # dequantization without the scale's mul.f16x2
@@ -149,6 +154,81 @@ def scale_after(t):
     return t
 
 
+WS_HELPERS = r"""
+__device__ __forceinline__ void lc_mb_init(unsigned a, unsigned n) {
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(a), "r"(n) : "memory");
+}
+__device__ __forceinline__ void lc_mb_wait(unsigned a, unsigned parity) {
+    asm volatile("{\n.reg .pred P1;\nLAB_WAIT:\n"
+                 "mbarrier.test_wait.parity.shared.b64 P1, [%0], %1;\n"
+                 "@!P1 bra LAB_WAIT;\n}\n" ::"r"(a), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void lc_mb_arrive(unsigned a) {
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(a) : "memory");
+    (void)state;
+}
+__device__ __forceinline__ void lc_cp_arrive(unsigned a) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(a) : "memory");
+}
+"""
+
+
+def warp_specialized(t):
+    rep = [
+        ("extern \"C\" __global__ void __launch_bounds__(LC_THREADS, 1)",
+         WS_HELPERS + "extern \"C\" __global__ void __maxnreg__(224)"),
+        ("laycert_gemm<<<LC_GRID, LC_THREADS, LC_SMEM_BYTES", "laycert_gemm<<<LC_GRID, LC_THREADS + 32, LC_SMEM_BYTES"),
+    ]
+    for a, b in rep:
+        assert a in t, a
+        t = t.replace(a, b, 1)
+    # the mainloop: from the prologue's first cp.async to the epilogue's barrier
+    i = t.index("#pragma unroll\n    for (int s = 0; s < LC_STAGES - 1; ++s) {")
+    j = t.index("    lc_cp_wait<0>();\n    __syncthreads();\n\n    // Epilogue")
+    loop = """    __shared__ __align__(8) unsigned long long lc_full[LC_STAGES], lc_empty[LC_STAGES];
+    const unsigned full0 = lc_smem_addr(lc_full), empty0 = lc_smem_addr(lc_empty);
+    if (t == 0)
+        for (int s = 0; s < LC_STAGES; ++s) {
+            lc_mb_init(full0 + 8 * s, 32);
+            lc_mb_init(empty0 + 8 * s, LC_THREADS / 32);
+        }
+    __syncthreads();
+    if (t >= LC_THREADS) {
+        // The producer warp: every cp.async of every k-block, as the plan's LC_THREADS threads.
+        const int lane = t - LC_THREADS;
+        for (int kb = 0; kb < kblocks; ++kb) {
+            const int s = kb % LC_STAGES;
+            if (kb >= LC_STAGES) lc_mb_wait(empty0 + 8 * s, (kb / LC_STAGES - 1) & 1);
+            for (int vt = lane; vt < LC_THREADS; vt += 32)
+                lc_load_stage(A, B, base + s * LC_STAGE_BYTES, m0, n0, kb * LC_BK, vt);
+            lc_cp_arrive(full0 + 8 * s);
+        }
+        lc_cp_wait<0>();
+        return;
+    }
+    for (int kb = 0; kb < kblocks; ++kb) {
+        const int s = kb % LC_STAGES;
+        lc_mb_wait(full0 + 8 * s, (kb / LC_STAGES) & 1);
+        const unsigned sa = base + s * LC_STAGE_BYTES;
+        const unsigned sb = sa + LC_A_STAGE_BYTES;
+        LC_SCHEDULE
+        __syncwarp();
+        if (t % 32 == 0) lc_mb_arrive(empty0 + 8 * s);
+    }
+    asm volatile("bar.sync 1, %0;" ::"n"(LC_THREADS) : "memory");
+"""
+    t = t[:i] + loop + t[j + len("    lc_cp_wait<0>();\n    __syncthreads();\n"):]
+    # the epilogue's remaining barrier: the consumers only
+    k = t.index("    // Epilogue")
+    t = t[:k] + t[k:].replace("    __syncthreads();\n", '    asm volatile("bar.sync 1, %0;" ::"n"(LC_THREADS) : "memory");\n', 1)
+    # no cp.async from the multiplying warps
+    nxt = t.index("#define LC_NEXT_STAGE()")
+    end = t.index("while (0)", nxt) + len("while (0)")
+    t = t[:nxt] + "#define LC_NEXT_STAGE() do { } while (0)" + t[end:]
+    return t
+
+
 def main():
     src, dst, mode = sys.argv[1:4]
     t = open(src).read()
@@ -191,6 +271,8 @@ def main():
         }
     }
 }""" + t[j + len("    if (t == 0) counters[tile] = 0u;\n}"):]
+    elif mode == "ws":
+        t = warp_specialized(t)
     elif mode == "scaleafter":
         t = scale_after(t)
     elif mode == "prefetch":
