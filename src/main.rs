@@ -508,7 +508,9 @@ struct GemmCli {
     /// Shared-memory ring depth (default: chosen; W4A16: W register buffers, 2 or 3).
     #[arg(long)]
     stages: Option<i64>,
-    /// CTAs per cluster along M, sharing B by multicast (default: chosen).
+    /// CTAs per cluster along M, sharing B by multicast (default: chosen). W4A16: the
+    /// splits of a column tile as one cluster summing through distributed shared memory
+    /// (`--cluster S` with `--splits S` of 2, 4 or 8), or 1 for the global workspace.
     #[arg(long)]
     cluster: Option<i64>,
     /// Tile columns = the wgmma N (default: chosen).

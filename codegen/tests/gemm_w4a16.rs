@@ -47,7 +47,8 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
         W4a16Config {
             bn: 128,
             splits: 8,
-            depth: 2
+            depth: 2,
+            cluster: 1,
         }
     );
     let k = emit_w4a16_with(
@@ -56,6 +57,7 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
             bn: 256,
             splits: 16,
             depth: 2,
+            cluster: 1,
         },
     )
     .unwrap();
@@ -82,17 +84,61 @@ fn w4a16_refuses_problems_it_does_not_serve() {
             bn: 256,
             splits: 1,
             depth: 2,
+            cluster: 1,
         },
     )
     .unwrap_err()
     .to_string();
     assert!(e.contains("splits"), "{e}");
+    for (splits, cluster) in [(8, 4), (3, 3), (16, 16), (1, 2)] {
+        let e = emit_w4a16_with(
+            &spec(1, 8192, 8192, 128),
+            &W4a16Config {
+                bn: 128,
+                splits,
+                depth: 2,
+                cluster,
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("cluster"),
+            "{splits} splits, cluster {cluster}: {e}"
+        );
+    }
+}
+
+#[test]
+fn w4a16_reduces_in_a_cluster_where_the_grid_fits_one_wave_of_clusters() {
+    // 448 CTAs in clusters of 4: one wave; 8192 x 8192's 512 CTAs in clusters of 8: not.
+    let c = choose(&spec(16, 14336, 4096, 128)).unwrap();
+    assert_eq!((c.splits, c.cluster), (4, 4));
+    let k = emit_w4a16_with(&spec(16, 14336, 4096, 128), &c).unwrap();
+    assert!(k.source.contains("#define LC_CLUSTER_REDUCE 1"));
+    assert!(k.source.contains("__cluster_dims__(LC_SPLITS, 1, 1)"));
+    assert_eq!(choose(&spec(1, 8192, 8192, 128)).unwrap().cluster, 1);
+    // Either reduction validates on the same problem.
+    for cluster in [1, 8] {
+        let s = spec(3, 1024, 2048, 128);
+        let c = W4a16Config {
+            bn: 128,
+            splits: 8,
+            depth: 2,
+            cluster,
+        };
+        let k = emit_w4a16_with(&s, &c).unwrap();
+        let flag = format!("#define LC_CLUSTER_REDUCE {}", (cluster > 1) as i32);
+        assert!(k.source.contains(&flag), "cluster {cluster}");
+    }
 }
 
 #[test]
 fn w4a16_validation_refuses_tampered_expressions() {
     let s = spec(5, 1024, 1024, 128);
     let c = choose(&s).unwrap();
+    // The cluster reduction (8 splits of 64 CTAs fit one wave), so the partial's offsets count.
+    assert_eq!(c.cluster, 8);
     let plan = plan_for(&s, &c).unwrap();
     let text = emitted_text(&s, &c, &plan).unwrap();
     validate_w4a16(&s, &c, &plan, &text).expect("the untouched text validates");
@@ -128,6 +174,18 @@ fn w4a16_validation_refuses_tampered_expressions() {
         (
             "reduction",
             Box::new(|t| t.r_row = "(t + i * 128) * 2 / 512".into()),
+        ),
+        (
+            "partial offset overlap",
+            Box::new(|t| t.p_off = "r * 64 + c".into()),
+        ),
+        (
+            "partial offset range",
+            Box::new(|t| t.p_off = "r * 128 + c + 2".into()),
+        ),
+        (
+            "partial pair",
+            Box::new(|t| t.p_off = "r * 128 + (c ^ 1)".into()),
         ),
         (
             "C guard",

@@ -3,7 +3,7 @@
 //! the CUDA C++ kernel and validates its index expressions against the layouts. Without `-o`
 //! the kernel goes to stdout; with `-o` the first line says where it went
 //! (`wrote k.cu: laycert_gemm (N lines), certificate sha256:...`) and the plan follows.
-//! `--weights int4 [--group 128] [--splits S] [--bn 128|256] [--stages 2|3]` emits the W4A16
+//! `--weights int4 [--group 128] [--splits S] [--bn 128|256] [--stages 2|3] [--cluster 1|S]` emits the W4A16
 //! kernel instead (f16 activations, M <= 16, signed int4 weights in the packed layout of
 //! `codegen::gemm::w4a16`; `--stages` = W buffers per thread).
 //! Exit 0 emitted, 2 bad input (an extent out of range, K not a multiple of 8, a
@@ -187,6 +187,9 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
     if let Some(x) = a.stages {
         c.depth = x;
     }
+    c.cluster = a
+        .cluster
+        .unwrap_or_else(|| w4a16::default_cluster(&spec, &c));
     w4a16::emit_w4a16_with(&spec, &c).map_err(|e| bad(format!("error: {e}")))
 }
 

@@ -25,9 +25,13 @@
 //! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (`depth - 1` superblocks
 //! in flight, each vector's address computed once and stepped by a validated constant),
 //! dequantized in registers (`prmt` of the word and the word shifted by 4, one `lop3`, an exact
-//! `sub.f16x2`, the scale's `mul.f16x2`); mma.sync m16n8k16 into f32; each split stores its f32 partial tile into a
-//! workspace `(splits, M, N)`, and the last CTA of a column tile (an atomic counter) adds the
-//! partials in split order (deterministic), converts and stores C, and resets the counter.
+//! `sub.f16x2`, the scale's `mul.f16x2`); mma.sync m16n8k16 into f32. The splits of a column
+//! tile sum their f32 partials in split order (deterministic): with 1, 2, 4 or 8 splits they run
+//! as one thread-block cluster (sm_90), each writes its partial into its own shared memory and,
+//! after a cluster barrier, CTA `p` sums its share of the tile over every split's partial through
+//! distributed shared memory and stores C; with other split counts each split stores its
+//! partial into a workspace `(splits, M, N)`, and the last CTA of a column tile (an atomic
+//! counter) adds them, stores C and resets the counter.
 //!
 //! **Validation** ([`validate_w4a16`]): every printed expression is parsed and evaluated on
 //! every thread and value: the shared layout and the cp.async map (as on sm80); ldmatrix
@@ -39,8 +43,9 @@
 //! atom's B fragment at one (n, k) origin, its scale the plan's `s`, its A registers the atom's
 //! A fragment with the same k, and its accumulators the plan's `c`; every accumulator value gets
 //! all 8 k-steps of a superblock exactly once; the partial store, the reduction and the final
-//! store cover the tile exactly once at offsets equal to the workspace and C layouts; guards
-//! equal the bounds along each axis.
+//! store cover the tile exactly once at offsets equal to the workspace and C layouts (with the
+//! cluster reduction: the CTAs' shares partition the pairs, and the shared partial's offsets
+//! are one aligned f32 pair per two cells of the tile); guards equal the bounds along each axis.
 
 use std::fmt::Write as _;
 
@@ -78,6 +83,10 @@ pub struct W4a16Config {
     /// W buffers per thread (2 to [`MAX_DEPTH`]): superblocks in flight plus the one being
     /// multiplied.
     pub depth: i64,
+    /// CTAs per thread-block cluster: 1 (the splits sum their partials through a global
+    /// workspace), or `splits` (2, 4 or 8: the splits of a column tile are one cluster and sum
+    /// through distributed shared memory; sm_90).
+    pub cluster: i64,
 }
 
 impl W4a16Config {
@@ -90,6 +99,14 @@ impl W4a16Config {
     /// `bn`; more columns per CTA read A from L2 fewer times).
     pub fn threads(&self) -> i64 {
         self.bn
+    }
+
+    /// Whether the splits of a column tile run as one thread-block cluster and sum their
+    /// partials through distributed shared memory (a portable cluster of 2, 4 or 8 CTAs that
+    /// share the tile's reduction pairs evenly); otherwise through the global workspace and a
+    /// per-tile counter.
+    pub fn cluster_reduce(&self) -> bool {
+        self.cluster > 1
     }
 
     /// CTAs per SM the kernel is compiled for (`__launch_bounds__`' second argument): as many as
@@ -144,7 +161,7 @@ fn bad(why: String) -> CodegenError {
 /// registers, so four CTAs of 4 warps fit an SM), two W buffers (one superblock in flight
 /// while one is multiplied: the fastest on the H200, bench/gpu/README.md),
 /// splits doubling while the grid stays within about four CTAs per SM of an H100/H200 (528)
-/// or a CTA's K-range is above 2048.
+/// or a CTA's K-range is above 2048, and the reduction of [`default_cluster`].
 pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
     check_spec(spec)?;
     let bn = 128;
@@ -153,11 +170,28 @@ pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
     while spec.k % (256 * splits) == 0 && (tiles * splits * 2 <= 528 || spec.k / splits > 2048) {
         splits *= 2;
     }
-    Ok(W4a16Config {
+    let mut c = W4a16Config {
         bn,
         splits,
         depth: 2,
-    })
+        cluster: 1,
+    };
+    c.cluster = default_cluster(spec, &c);
+    Ok(c)
+}
+
+/// The reduction [`choose`] picks for a configuration: a cluster of the splits when there are
+/// 2, 4 or 8 of them and the grid fits in one wave of clusters (clusters of 8 pack 736 of 792
+/// CTA slots on the H200, so at 4 CTAs per SM the 512-CTA grid of 8192x8192 does not: measured
+/// slower, bench/gpu/README.md), else the workspace.
+pub fn default_cluster(spec: &W4a16Spec, c: &W4a16Config) -> i64 {
+    let grid = spec.n / c.bn * c.splits;
+    let slots = super::SM90_SMS * c.min_ctas(spec);
+    if matches!(c.splits, 2 | 4 | 8) && grid * 8 <= slots * 7 {
+        c.splits
+    } else {
+        1
+    }
 }
 
 fn check_spec(spec: &W4a16Spec) -> Result<(), CodegenError> {
@@ -199,6 +233,13 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
             c.depth
         )));
     }
+    if c.cluster != 1 && !(c.cluster == c.splits && matches!(c.splits, 2 | 4 | 8)) {
+        return Err(bad(format!(
+            "cluster {} with {} splits: the cluster reduction puts the 2, 4 or 8 splits of a \
+             column tile in one cluster (cluster = splits); cluster 1 sums through the workspace",
+            c.cluster, c.splits
+        )));
+    }
     if c.splits < 1 || spec.k % (128 * c.splits) != 0 || c.ks(spec) > MAX_KS {
         return Err(bad(format!(
             "splits {}: K = {} must split into K-ranges that are multiples of 128 and at most \
@@ -209,9 +250,11 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
     Ok(())
 }
 
-/// Dynamic shared memory: A's K-range (16 rows of f16) plus 1 KiB of alignment slack.
+/// Dynamic shared memory: A's K-range (16 rows of f16) or, with the cluster reduction, the f32
+/// partial tile that reuses it, whichever is larger, plus 1 KiB of alignment slack.
 pub fn smem_bytes(spec: &W4a16Spec, c: &W4a16Config) -> i64 {
-    16 * c.ks(spec) * 2 + 1024
+    let partial = if c.cluster_reduce() { 16 * c.bn * 4 } else { 0 };
+    (16 * c.ks(spec) * 2).max(partial) + 1024
 }
 
 /// The packed layout of all of W over `(N, K)`, in nibbles.
@@ -318,6 +361,9 @@ pub struct W4Text {
     pub c_goff: String,
     /// `LC_WS_OFF(p, r, c)`: workspace offset of split p.
     pub ws_off: String,
+    /// `LC_P_OFF(r, c)`: f32 offset of cell (r, c) of the partial tile in shared memory (the
+    /// cluster reduction).
+    pub p_off: String,
     /// `LC_A_GUARD(r, k)`.
     pub a_guard: String,
     /// `LC_C_GUARD(r, c)`.
@@ -482,6 +528,7 @@ pub fn emitted_text(
         a_goff: format!("r * {} + k", spec.k),
         c_goff: format!("r * {} + c", spec.n),
         ws_off: format!("p * {} + r * {} + c", spec.m * spec.n, spec.n),
+        p_off: format!("r * {} + c", c.bn),
         a_guard: format!("r < {} && k < {}", spec.m, spec.k),
         c_guard: format!("r < {} && c < {}", spec.m, spec.n),
         schedule: schedule(plan)?,
@@ -984,6 +1031,42 @@ pub fn validate_w4a16(
     if cover.iter().any(|&x| !x) {
         return Err(fail("the reduction misses a cell of the tile".into()));
     }
+    if c.cluster_reduce() {
+        // The cluster reduction: split p's CTA takes pairs i in
+        // [p * LC_R_ITERS / LC_SPLITS, (p + 1) * LC_R_ITERS / LC_SPLITS) of every thread (so the
+        // CTAs share the cover above), and reads cell (r, c) of every split's partial at
+        // LC_P_OFF(r, c), which each CTA wrote from its own accumulators: the offset must be
+        // one f32 slot per cell of the 16 x bn tile, inside the partial's 16 * bn slots, and
+        // the pair (c, c + 1) adjacent (one 8-byte access).
+        if text.r_iters % c.splits != 0 {
+            return Err(fail(format!(
+                "{} reduction pairs per thread do not divide among {} CTAs of a cluster",
+                text.r_iters, c.splits
+            )));
+        }
+        let po = CExpr::parse(&text.p_off)?;
+        let mut slot = vec![false; (16 * c.bn) as usize];
+        for r in 0..16 {
+            for col in 0..c.bn {
+                let o = eval2(&po, ("r", r), ("c", col))?;
+                if !(0..16 * c.bn).contains(&o) || slot[o as usize] {
+                    return Err(fail(format!(
+                        "partial offset of ({r}, {col}) is {o}: outside the tile's {} slots or \
+                         shared with another cell",
+                        16 * c.bn
+                    )));
+                }
+                slot[o as usize] = true;
+                if col % 2 == 0 && (o % 2 != 0 || eval2(&po, ("r", r), ("c", col + 1))? != o + 1) {
+                    return Err(fail(format!(
+                        "partial offsets of ({r}, {col}) and ({r}, {}) are not one aligned pair",
+                        col + 1
+                    )));
+                }
+                v.smem_cells += 1;
+            }
+        }
+    }
     for col in (0..spec.n).step_by(2) {
         if eval2(&gc, ("r", 0), ("c", col))? != eval2(&gc, ("r", 0), ("c", col + 1))? {
             return Err(fail(format!(
@@ -1027,6 +1110,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_A_CHUNKS", t.a_chunks),
             ("LC_R_ITERS", t.r_iters),
             ("LC_W_SB_WORDS", t.w_sb_words),
+            ("LC_CLUSTER_REDUCE", c.cluster_reduce() as i64),
         ],
     );
     let _ = writeln!(
@@ -1049,6 +1133,8 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
          #define LC_R_ROW(t, i) ({})\n#define LC_R_COL(t, i) ({})\n\
          // Global offsets and bounds.\n\
          #define LC_A_GOFF(r, k) ({})\n#define LC_C_GOFF(r, c) ({})\n#define LC_WS_OFF(p, r, c) ({})\n\
+         // f32 slot of cell (r, c) in a split's partial tile in shared memory (cluster reduction).\n\
+         #define LC_P_OFF(r, c) ({})\n\
          #define LC_A_GUARD(r, k) ({})\n#define LC_C_GUARD(r, c) ({})",
         t.a_cp_row,
         t.a_cp_k,
@@ -1068,6 +1154,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
         t.a_goff,
         t.c_goff,
         t.ws_off,
+        t.p_off,
         t.a_guard,
         t.c_guard,
     );
@@ -1096,20 +1183,25 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
 
 const HOST: &str = r#"
 #ifdef LAYCERT_HOST_LAUNCHER
-// Host launcher for nvcc builds: the f32 split-K workspace and the per-tile counters are
+// Host launcher for nvcc builds. With LC_CLUSTER_REDUCE the kernel's clusters (compiled in)
+// need nothing else; otherwise the f32 split-K workspace and the per-tile counters are
 // allocated once (counters zeroed once; the last CTA of a tile resets its counter), so
 // launches on one stream may follow each other; concurrent launches must not share them.
 #include <cuda_runtime.h>
+static int lc_ready = 0;
 static float* lc_ws = 0;
 static unsigned* lc_counters = 0;
 extern "C" int laycert_w4a16_launch(const void* A, const void* W, const void* S, void* C,
                                     void* stream) {
-    if (!lc_ws) {
+    if (!lc_ready) {
+#if !LC_CLUSTER_REDUCE
         if (cudaMalloc((void**)&lc_ws, sizeof(float) * (size_t)LC_SPLITS * LC_M * LC_N)) return 3001;
         if (cudaMalloc((void**)&lc_counters, sizeof(unsigned) * LC_TILES_N)) return 3002;
         if (cudaMemset(lc_counters, 0, sizeof(unsigned) * LC_TILES_N)) return 3003;
+#endif
         if (cudaFuncSetAttribute(laycert_w4a16, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  LC_SMEM_BYTES)) return 3004;
+        lc_ready = 1;
     }
     laycert_w4a16<<<LC_GRID, LC_THREADS, LC_SMEM_BYTES, (cudaStream_t)stream>>>(
         (const lc_elem*)A, (const unsigned*)W, (const lc_elem*)S, (lc_elem*)C, lc_ws, lc_counters);

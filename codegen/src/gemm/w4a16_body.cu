@@ -7,8 +7,11 @@
 // >= M zero-filled); W streams with 16-byte loads, LC_W_DEPTH - 1 superblocks ahead of the one
 // being multiplied (the scales with them); each B register is dequantized from one byte (two
 // signed nibbles) of a W word (lc_dq: prmt, lop3, an exact sub.f16x2, the scale's mul.f16x2,
-// one rounding, as q * s in f16). Each split stores its f32 partial tile in the
-// workspace; the last CTA of the column tile sums the partials in split order and stores C.
+// one rounding, as q * s in f16). LC_CLUSTER_REDUCE: the LC_SPLITS CTAs of a column tile are
+// one thread-block cluster; each writes its f32 partial tile into its own shared memory, and
+// after a cluster barrier CTA p sums its share of the tile's pairs over every split's partial
+// (distributed shared memory, split order) and stores C. Otherwise each split stores its
+// partial in the workspace, and the last CTA of the column tile sums them in split order.
 // ---------------------------------------------------------------------------------------------
 
 // 16 bytes of W, read once: no L1 allocation.
@@ -100,7 +103,24 @@ __device__ __forceinline__ void lc_superblock(const lc_v4 (&wv)[LC_WV], const un
     LC_W4_SCHEDULE
 }
 
+// A cluster-wide barrier: every thread of every CTA of the cluster; release before, acquire
+// after (the partials written before it are visible to every CTA after it).
+__device__ __forceinline__ void lc_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// Two f32 at shared address `addr` of CTA `rank` of this cluster.
+__device__ __forceinline__ float2 lc_ld_cluster_f2(unsigned addr, unsigned rank) {
+    unsigned remote;
+    float2 v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(remote) : "memory");
+    return v;
+}
+
 extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
+#if LC_CLUSTER_REDUCE
+    __cluster_dims__(LC_SPLITS, 1, 1)
+#endif
     laycert_w4a16(const lc_elem* __restrict__ A, const unsigned* __restrict__ W,
                   const lc_elem* __restrict__ S, lc_elem* __restrict__ C, float* __restrict__ ws,
                   unsigned* __restrict__ counters) {
@@ -108,8 +128,10 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
     __shared__ int lc_last;
     const unsigned base = (lc_smem_addr(lc_dyn_smem) + 1023u) & ~1023u;
     const int t = threadIdx.x;
-    const int tile = blockIdx.x % LC_TILES_N;
-    const int split = blockIdx.x / LC_TILES_N;
+    // The splits of a column tile are consecutive CTAs (one cluster with LC_CLUSTER_REDUCE:
+    // its CTA rank is the split).
+    const int tile = blockIdx.x / LC_SPLITS;
+    const int split = blockIdx.x % LC_SPLITS;
     const int n0 = tile * LC_BN;
     const int k0 = split * LC_KS;
 
@@ -166,6 +188,41 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
         }
     }
 
+#if LC_CLUSTER_REDUCE
+    // This split's partial tile (all 16 rows) into its own shared memory, over A's staging.
+    __syncthreads();  // every warp's last ldmatrix of a_s is done
+#pragma unroll
+    for (int v = 0; v < LC_ACC; v += 2) {
+        const int r = LC_C_ROW(t, v);
+        const int c = LC_C_COL(t, v);
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + 4u * (unsigned)(LC_P_OFF(r, c))),
+                     "f"(acc[v]), "f"(acc[v + 1])
+                     : "memory");
+    }
+    lc_cluster_sync();
+    // This CTA's share of the reduction pairs: the partials summed in split order.
+#pragma unroll
+    for (int i = split * (LC_R_ITERS / LC_SPLITS); i < (split + 1) * (LC_R_ITERS / LC_SPLITS); ++i) {
+        const int r = LC_R_ROW(t, i);
+        const int cl = LC_R_COL(t, i);
+        const long long c = (long long)n0 + cl;
+        if (LC_C_GUARD(r, c)) {
+            float x = 0.0f, y = 0.0f;
+#pragma unroll
+            for (int p = 0; p < LC_SPLITS; ++p) {
+                const float2 a = lc_ld_cluster_f2(base + 4u * (unsigned)(LC_P_OFF(r, cl)), (unsigned)p);
+                x += a.x;
+                y += a.y;
+            }
+            unsigned h;
+            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(y), "f"(x));
+            *reinterpret_cast<unsigned*>(C + LC_C_GOFF(r, c)) = h;
+        }
+    }
+    lc_cluster_sync();  // no CTA leaves while another reads its partial
+    (void)ws;
+    (void)counters;
+#else
     // This split's partial tile (rows < M) into the workspace.
 #pragma unroll
     for (int v = 0; v < LC_ACC; v += 2) {
@@ -206,4 +263,5 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
         }
     }
     if (t == 0) counters[tile] = 0u;
+#endif
 }
