@@ -6,7 +6,8 @@
 // laycert's plan. The shared tile keeps each column shifted by its destination misalignment,
 // so the store side reads aligned 16-byte vectors from shared memory.
 // Variants: 0 = scalar (laycert's kernel, for the same-run comparison), 1 = vector loads and
-// stores, 2 = vector loads, scalar stores, 3 = scalar loads, vector stores.
+// stores, 2 = vector loads, scalar stores, 3 = scalar loads, vector stores, 4-6 = the scalar
+// kernel as a persistent grid of 4, 8 or 16 CTAs per SM looping over the tiles.
 // Every element checked; median of 100 CUDA-event timed runs next to a D2D copy of the bytes.
 //   cd bench/gpu/experiments && nvcc -O3 -arch=sm_90a -o $OUT/fv flat_vectors.cu && $OUT/fv
 #include <algorithm>
@@ -86,6 +87,26 @@ __global__ void __launch_bounds__(256) transpose(const float* __restrict__ src, 
   }
 }
 
+// Variant 4: the scalar kernel as a persistent grid (CTAs = SMs x resident CTAs per SM), each
+// CTA looping over tiles in the launch order of the ordinary grid (blockIdx.x fastest).
+__global__ void __launch_bounds__(256) transpose_persistent(const float* __restrict__ src, float* __restrict__ dst, int tiles_m, int tiles) {
+  __shared__ __align__(16) float tile[TN * RS];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int b = blockIdx.x; b < tiles; b += gridDim.x) {
+    const int m0 = (b % tiles_m) * TM, n0 = (b / tiles_m) * TN;
+    const int rows = min(TM, M - m0), cols = min(TN, N - n0);
+    auto sh = [&](int c) { return (int)(((long)(n0 + c) * M + m0) & 3); };
+    for (int r = warp; r < rows; r += 8)
+      if (lane < cols) tile[lane * RS + sh(lane) + r] = src[(long)(m0 + r) * N + n0 + lane];
+    __syncthreads();
+    for (int c = warp; c < cols; c += 8) {
+      const long d = (long)(n0 + c) * M + m0;
+      for (int k = lane; k < rows; k += 32) dst[d + k] = tile[c * RS + sh(c) + k];
+    }
+    __syncthreads();
+  }
+}
+
 int main() {
   const size_t n = (size_t)TOTAL;
   std::vector<float> h(n), back(n);
@@ -114,17 +135,24 @@ int main() {
     std::sort(t.begin(), t.end());
     return t[50];
   };
-  const char* names[] = {"scalar (laycert's)", "vector loads+stores", "vector loads", "vector stores"};
+  const char* names[] = {"scalar (laycert's)", "vector loads+stores", "vector loads", "vector stores",
+                         "scalar, persistent x4", "scalar, persistent x8", "scalar, persistent x16"};
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const int tiles_m = (M + TM - 1) / TM, tiles = tiles_m * ((N + TN - 1) / TN);
   for (int round = 0; round < 3; round++) {
     const float d2d = time([&] { cudaMemcpy(cpy, src, n * 4, cudaMemcpyDeviceToDevice); });
-    for (int v = 0; v < 4; v++) {
+    for (int v = 0; v < 7; v++) {
       cudaMemset(dst, 0xff, n * 4);
       const float ms = time([&] {
         switch (v) {
           case 0: transpose<false, false><<<grid, 256>>>(src, dst); break;
           case 1: transpose<true, true><<<grid, 256>>>(src, dst); break;
           case 2: transpose<true, false><<<grid, 256>>>(src, dst); break;
-          default: transpose<false, true><<<grid, 256>>>(src, dst); break;
+          case 3: transpose<false, true><<<grid, 256>>>(src, dst); break;
+          case 4: transpose_persistent<<<sms * 4, 256>>>(src, dst, tiles_m, tiles); break;
+          case 5: transpose_persistent<<<sms * 8, 256>>>(src, dst, tiles_m, tiles); break;
+          default: transpose_persistent<<<sms * 16, 256>>>(src, dst, tiles_m, tiles); break;
         }
       });
       cudaMemcpy(back.data(), dst, n * 4, cudaMemcpyDeviceToHost);
