@@ -22,6 +22,9 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
                                                   # into the ring with mbarrier completion; the 8
                                                   # multiplying warps wait per stage (sm_80 PTX:
                                                   # mbarrier.test_wait, cp.async.mbarrier.arrive)
+  python3 sm80_probe.py KERNEL.cu OUT.cu ws4      # the same with a producer WARPGROUP (128 threads)
+                                                  # and setmaxnreg (sm_90a): producers 40
+                                                  # registers, multiplying warps 232
 W4A16:
   python3 sm80_probe.py W4A16.cu OUT.cu prefetch P  # prefetch.global.L2 of W superblock sb + P
   python3 sm80_probe.py W4A16.cu OUT.cu nomul       # dequantization without the scale's mul.f16x2
@@ -174,11 +177,13 @@ __device__ __forceinline__ void lc_cp_arrive(unsigned a) {
 """
 
 
-def warp_specialized(t):
+def warp_specialized(t, producers=32):
+    head = ("extern \"C\" __global__ void __maxnreg__(224)" if producers == 32
+            else "extern \"C\" __global__ void __launch_bounds__(LC_THREADS + 128, 1)")
     rep = [
-        ("extern \"C\" __global__ void __launch_bounds__(LC_THREADS, 1)",
-         WS_HELPERS + "extern \"C\" __global__ void __maxnreg__(224)"),
-        ("laycert_gemm<<<LC_GRID, LC_THREADS, LC_SMEM_BYTES", "laycert_gemm<<<LC_GRID, LC_THREADS + 32, LC_SMEM_BYTES"),
+        ("extern \"C\" __global__ void __launch_bounds__(LC_THREADS, 1)", WS_HELPERS + head),
+        ("laycert_gemm<<<LC_GRID, LC_THREADS, LC_SMEM_BYTES",
+         f"laycert_gemm<<<LC_GRID, LC_THREADS + {producers}, LC_SMEM_BYTES"),
     ]
     for a, b in rep:
         assert a in t, a
@@ -190,17 +195,18 @@ def warp_specialized(t):
     const unsigned full0 = lc_smem_addr(lc_full), empty0 = lc_smem_addr(lc_empty);
     if (t == 0)
         for (int s = 0; s < LC_STAGES; ++s) {
-            lc_mb_init(full0 + 8 * s, 32);
+            lc_mb_init(full0 + 8 * s, PRODUCERS);
             lc_mb_init(empty0 + 8 * s, LC_THREADS / 32);
         }
     __syncthreads();
+    SETMAXNREG
     if (t >= LC_THREADS) {
-        // The producer warp: every cp.async of every k-block, as the plan's LC_THREADS threads.
+        // The producer warp(s): every cp.async of every k-block, as the plan's LC_THREADS threads.
         const int lane = t - LC_THREADS;
         for (int kb = 0; kb < kblocks; ++kb) {
             const int s = kb % LC_STAGES;
             if (kb >= LC_STAGES) lc_mb_wait(empty0 + 8 * s, (kb / LC_STAGES - 1) & 1);
-            for (int vt = lane; vt < LC_THREADS; vt += 32)
+            for (int vt = lane; vt < LC_THREADS; vt += PRODUCERS)
                 lc_load_stage(A, B, base + s * LC_STAGE_BYTES, m0, n0, kb * LC_BK, vt);
             lc_cp_arrive(full0 + 8 * s);
         }
@@ -218,6 +224,10 @@ def warp_specialized(t):
     }
     asm volatile("bar.sync 1, %0;" ::"n"(LC_THREADS) : "memory");
 """
+    smr = ("" if producers == 32 else
+           """if (t >= LC_THREADS) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");""")
+    loop = loop.replace("PRODUCERS", str(producers)).replace("SETMAXNREG", smr)
     t = t[:i] + loop + t[j + len("    lc_cp_wait<0>();\n    __syncthreads();\n"):]
     # the epilogue's remaining barrier: the consumers only
     k = t.index("    // Epilogue")
@@ -273,6 +283,8 @@ def main():
 }""" + t[j + len("    if (t == 0) counters[tile] = 0u;\n}"):]
     elif mode == "ws":
         t = warp_specialized(t)
+    elif mode == "ws4":
+        t = warp_specialized(t, 128)
     elif mode == "scaleafter":
         t = scale_after(t)
     elif mode == "prefetch":
