@@ -346,6 +346,22 @@ fn malformed_or_unsupported_hlo_is_an_error_naming_the_instruction() {
         ("  ROOT %h = f32[99999999999,99999999] copy(%p)".to_string(), "2^40"),
         (format!("  %i = s32[] partition-id()\n  ROOT %d = f32[{}] dynamic-slice(%p{}), dynamic_slice_sizes={{{}}}", dims.iter().map(|d| (d + 1).to_string()).collect::<Vec<_>>().join(","), ", %i".repeat(rank), dims.iter().map(|d| (d + 1).to_string()).collect::<Vec<_>>().join(",")), "outside its operand"),
         (format!("  ROOT %m = {shape} multiply(%p, %p)"), "tensor data"),
+        // Found by mutating the oracle programs (each was a panic or an abort):
+        // a collective's result past the tracked bound is refused before it is allocated,
+        (
+            format!("  ROOT %c = f32[{n},99999999999] collective-permute(%p), channel_id=1, source_target_pairs={{{{0,0}}}}"),
+            "tracked elements",
+        ),
+        // operands that do not match the result off the concatenated dim,
+        (
+            format!("  ROOT %k = f32[{},{}] concatenate(%p, %p), dimensions={{0}}", 2 * dims[0], dims[1] + 1),
+            "do not concatenate",
+        ),
+        // and a dynamic-slice whose rank is not its operand's.
+        (
+            format!("  %i = s32[] partition-id()\n  ROOT %d = f32[1] dynamic-slice(%p{}), dynamic_slice_sizes={{1}}", ", %i".repeat(rank)),
+            "do not fit the operand",
+        ),
     ] {
         match xla::lower_xla(&module(&body), &c.source, &c.target) {
             Err(e) => assert!(e.to_string().contains(want), "{e} (want {want})"),

@@ -93,6 +93,17 @@ enum Val {
     Tuple(Vec<Val>),
 }
 
+/// Elements of a shape, summed over a tuple's members (saturating).
+fn shape_elems(s: &HloShape) -> i64 {
+    match s {
+        HloShape::Array { dims, .. } => dims
+            .iter()
+            .try_fold(1i64, |a, &d| a.checked_mul(d.max(0)))
+            .unwrap_or(i64::MAX),
+        HloShape::Tuple(m) => m.iter().fold(0i64, |a, x| a.saturating_add(shape_elems(x))),
+    }
+}
+
 fn size(dims: &[i64]) -> i64 {
     dims.iter().product()
 }
@@ -583,6 +594,14 @@ impl<'a> Reader<'a> {
 
     fn eval(&mut self, i: &Instr, ops: &[Val], args: &[Val]) -> R<Val> {
         let op = i.opcode.as_str();
+        // Every result is tracked on every partition: a shape past the bound is refused before
+        // anything is allocated for it.
+        if shape_elems(&i.shape).saturating_mul(self.n() as i64) > MAX_TRACKED {
+            return Err(unsupported(
+                i,
+                format!("past {MAX_TRACKED} tracked elements"),
+            ));
+        }
         match op {
             "parameter" => {
                 let k: usize = i
@@ -804,7 +823,7 @@ impl<'a> Reader<'a> {
             }
             "dynamic-slice" => {
                 let sizes = attr_ints(i, "dynamic_slice_sizes")?;
-                if sizes != dims || a.len() != a0.dims.len() + 1 {
+                if sizes != dims || dims.len() != a0.dims.len() || a.len() != a0.dims.len() + 1 {
                     return Err(unsupported(
                         i,
                         "index operands or sizes do not fit the operand",
@@ -815,7 +834,21 @@ impl<'a> Reader<'a> {
                     if x.data.is_some() || !x.dims.is_empty() {
                         return Err(unsupported(i, "an index that is not a scalar integer"));
                     }
-                    starts.push(x.v.iter().map(|v| v[0]).collect::<Vec<_>>());
+                    starts.push(
+                        x.v.iter()
+                            .map(|v| {
+                                v.first()
+                                    .copied()
+                                    .ok_or_else(|| unsupported(i, "an index without a value"))
+                            })
+                            .collect::<R<Vec<_>>>()?,
+                    );
+                }
+                if starts.len() != a0.dims.len() || starts.iter().any(|s| s.len() != a0.v.len()) {
+                    return Err(unsupported(
+                        i,
+                        "index operands over another number of partitions than the operand",
+                    ));
                 }
                 // XLA clamps each start into [0, dim - size].
                 let clamp =
@@ -835,8 +868,15 @@ impl<'a> Reader<'a> {
                 let k = attr_ints(i, "dimensions")?.first().copied().unwrap_or(-1);
                 if k < 0
                     || k as usize >= dims.len()
-                    || a.iter()
-                        .any(|x| x.data != a0.data || x.dims.len() != dims.len())
+                    || a.iter().any(|x| {
+                        x.data != a0.data
+                            || x.dims.len() != dims.len()
+                            || x.dims
+                                .iter()
+                                .zip(&dims)
+                                .enumerate()
+                                .any(|(d, (e, f))| d != k as usize && e != f)
+                    })
                 {
                     return Err(unsupported(i, "operands that do not concatenate"));
                 }
