@@ -536,3 +536,44 @@ fn dist_check_reads_xla_hlo_certifies_it_and_refutes_a_wrong_offset_table() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("HLO line 3"), "{}", stderr(&o));
 }
+
+#[test]
+fn dist_run_executes_the_certified_plan_and_checks_every_target_place() {
+    let spec = [
+        "--mesh",
+        "a=2,b=3",
+        "--shape",
+        "13,7",
+        "--dtype",
+        "f32",
+        "--from",
+        "[Partial(sum),Shard(0)]",
+        "--to",
+        "[Shard(0),Replicate()]",
+    ];
+    let mut host = vec!["dist", "run", "--host"];
+    host.extend(spec);
+    let o = laycert(&host);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        first_line(&o).starts_with("ran: ")
+            && first_line(&o).ends_with("on host, 273 places checked, 0 wrong"),
+        "{}",
+        first_line(&o)
+    );
+    let mut gpu = vec!["dist", "run"];
+    gpu.extend(spec);
+    let o = laycert(&gpu);
+    if first_line(&o).starts_with("SKIP (no CUDA device)") {
+        assert_eq!(o.status.code(), Some(3));
+        println!("SKIP (no CUDA device): dist run on the GPU");
+    } else {
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        assert!(
+            first_line(&o).contains("273 places checked, 0 wrong"),
+            "{}",
+            stdout(&o)
+        );
+        assert!(stdout(&o).contains("nccl: "), "{}", stdout(&o));
+    }
+}

@@ -32,6 +32,7 @@ pub mod copy_kernel;
 pub mod error;
 pub mod gemm;
 pub mod nccl;
+pub mod nccl_run;
 pub mod nki;
 pub mod runner;
 pub mod validate;

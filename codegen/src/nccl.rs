@@ -214,6 +214,7 @@ pub fn emit(
         plan.ranks
     );
     src.push_str(RUNTIME_HEAD);
+    src.push_str(crate::nccl_run::KERNELS);
     src.push_str(&array("LAYCERT_PLAN", &words));
     src.push_str(&array("LAYCERT_SOURCE", &layout_words(source)));
     src.push_str(&array("LAYCERT_TARGET", &layout_words(target)));

@@ -14,6 +14,9 @@
 //!   certificate, or XLA's compiled program as HLO text: `--xla-hlo`, then a line with the bytes
 //!   each device receives by its collectives; HLO outside the subset read is exit 2 naming the
 //!   instruction).
+//! - `run`: `ran: N steps, R ranks on DEVICE, P places checked, 0 wrong` (exit 0) or `WRONG: ...`
+//!   (exit 1), then `nccl: ...`; `SKIP (no CUDA device): why` (exit 3); `--host` runs the same
+//!   interpreter on host memory.
 //! - `gen`: `generated: FILE (N steps, K kernels)` (exit 0).
 //!   Bad input (a mesh of 0 devices, a repeated axis name, a placement naming a missing tensor
 //!   dim, a mesh axis used twice, different device counts) is exit 2 naming what and where.
@@ -95,6 +98,16 @@ enum DistCommand {
         /// `jax.jit(f).lower(x).compile().as_text()` prints it) to check.
         #[arg(long)]
         xla_hlo: Option<String>,
+    },
+    /// Run the certified plan on this machine's GPU through cudarc (every rank's buffers on
+    /// GPU 0, the NCCL program's kernels compiled by NVRTC, a one-rank NCCL all-reduce through
+    /// cudarc's bindings with NVLS off) and compare every target place.
+    Run {
+        #[command(flatten)]
+        spec: Spec,
+        /// Run the same interpreter on host memory instead (no GPU needed).
+        #[arg(long)]
+        host: bool,
     },
     /// Generate the NCCL program of the plan (CUDA C++, NCCL loaded with dlopen).
     Gen {
@@ -412,6 +425,48 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                     },
                 },
             )
+        }
+        DistCommand::Run { spec, host } => {
+            let i = inputs(spec)?;
+            let p = make_plan(&i)?;
+            if p.certificate.is_none() {
+                return Err(bad(format!(
+                    "run: the plan is {}; only certified plans are run",
+                    verdict(&p)
+                )));
+            }
+            let run = if *host {
+                codegen::nccl_run::run_on_host(&p.plan, &p.source, &p.target)
+            } else {
+                codegen::nccl_run::run_on_gpu(&p.plan, &p.source, &p.target)
+            };
+            let r = match run {
+                Ok(r) => r,
+                Err(codegen::CodegenError::NoCudaDevice(why)) => {
+                    let mut report = Report::ok(vec![format!("SKIP (no CUDA device): {why}")]);
+                    report.code = super::gpu::SKIPPED;
+                    return Ok(report);
+                }
+                Err(e) => return Err(bad(format!("run: {e}"))),
+            };
+            let mut lines = vec![match r.first_wrong {
+                None => format!(
+                    "ran: {} steps, {} ranks on {}, {} places checked, 0 wrong",
+                    r.steps, r.ranks, r.device, r.places_checked
+                ),
+                Some((rank, id, got, want)) => format!(
+                    "WRONG: {} of {} places; first: rank {rank}, element #{id} holds {got}, want {want}",
+                    r.wrong, r.places_checked
+                ),
+            }];
+            if !r.nccl.is_empty() {
+                lines.push(format!("nccl: {}", r.nccl));
+            }
+            let mut report = Report::ok(lines);
+            if r.wrong > 0 {
+                report.code = 1;
+            }
+            Ok(report)
         }
         DistCommand::Gen { spec, out } => {
             let i = inputs(spec)?;
