@@ -1,5 +1,5 @@
 #!/bin/sh
-# `laycert dist run` on the lent GPU for the smoke claims of gen_smoke.sh (1-D to 3-D meshes,
+# `laycert dist run` on the lent GPU for the claims of smoke_claims.txt and two large ones (1-D to 3-D meshes,
 # extents 3 and 6, uneven, partial, maximal): every rank's buffers on GPU 0, the NCCL program's
 # kernels through NVRTC, a one-rank NCCL all-reduce through cudarc (NVLS off).
 #   here:   cargo build --release && mkdir -p gpu-carry/dist && cp target/release/laycert \
@@ -17,17 +17,8 @@ while read -r mesh shape from to; do
   from=$(echo "$from" | tr _ ' ')
   echo "== $mesh $shape $from -> $to"
   "$D/laycert" dist run --mesh "$mesh" --shape "$shape" --dtype f32 --from "$from" --to "$to" || fail=1
-done <<'CASES'
-a=3 7,5 [Shard(0)] [Shard(1)]
-a=6 5,11 [Partial(sum)] [Shard(1)]
-a=2,b=3 13,7 [Shard(0),Shard(1)] [Shard(1),Shard(0)]
-a=2,b=3 13,7 [Partial(sum),Shard(0)] [Shard(0),Replicate()]
-a=2,b=2 5,3 [Shard(0),Shard(0)] [Replicate(),Partial(sum)]
-a=2,b=2,c=2 6,5,4 [Shard(0),Shard(1),Shard(2)] [Shard(2),Replicate(),Shard(0)]
-a=4 8,8 [Shard(0)] [Shard(1)]
-a=4 8,8 {maximal_device=2} [Shard(1)]
-a=2,b=4 8,8 [Partial(sum),Replicate()] [Replicate(),Replicate()]
-a=2,b=4 12,12 [Shard(0),Replicate()] [Replicate(),Shard(1)]
+done <<CASES
+$(cat "$(dirname "$0")/smoke_claims.txt")
 a=8 4096,4096 [Shard(0)] [Shard(1)]
 a=2,b=4 1000,999 [Partial(sum),Shard(1)] [Shard(1),Shard(0)]
 CASES

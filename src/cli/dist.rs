@@ -228,6 +228,20 @@ fn make_plan(i: &Inputs) -> Result<DistPlan, BadInput> {
     solver::dist::plan(&i.source, &i.target, &i.opts).map_err(|e| bad(e.to_string()))
 }
 
+/// The inputs and their plan, refused unless certified (`gen` and `run` act on certified plans
+/// only).
+fn certified_plan(spec: &Spec, cmd: &str, done: &str) -> Result<(Inputs, DistPlan), BadInput> {
+    let i = inputs(spec)?;
+    let p = make_plan(&i)?;
+    if p.certificate.is_none() {
+        return Err(bad(format!(
+            "{cmd}: the plan is {}; only certified plans are {done}",
+            verdict(&p)
+        )));
+    }
+    Ok((i, p))
+}
+
 fn verdict(p: &DistPlan) -> String {
     match (&p.certificate, &p.uncertified) {
         (Some(_), _) => "certified".into(),
@@ -427,14 +441,7 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             )
         }
         DistCommand::Run { spec, host } => {
-            let i = inputs(spec)?;
-            let p = make_plan(&i)?;
-            if p.certificate.is_none() {
-                return Err(bad(format!(
-                    "run: the plan is {}; only certified plans are run",
-                    verdict(&p)
-                )));
-            }
+            let (_, p) = certified_plan(spec, "run", "run")?;
             let run = if *host {
                 codegen::nccl_run::run_on_host(&p.plan, &p.source, &p.target)
             } else {
@@ -469,14 +476,7 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             Ok(report)
         }
         DistCommand::Gen { spec, out } => {
-            let i = inputs(spec)?;
-            let p = make_plan(&i)?;
-            if p.certificate.is_none() {
-                return Err(bad(format!(
-                    "gen: the plan is {}; only certified plans are generated",
-                    verdict(&p)
-                )));
-            }
+            let (i, p) = certified_plan(spec, "gen", "generated")?;
             let prog = codegen::nccl::emit(&p.plan, &p.source, &p.target, i.bytes)
                 .map_err(|e| bad(e.to_string()))?;
             std::fs::write(out, &prog.source).map_err(|e| bad(format!("--out {out}: {e}")))?;
