@@ -9,7 +9,9 @@
 //! reference interpreter of the documented NKI rules (`codegen/nki_ref`) against NumPy.
 //! [`gemm`] emits GEMM kernels from synthesized plans: sm90 (TMA + wgmma), sm80 (cp.async +
 //! ldmatrix + mma.sync) and W4A16 (int4 weights), each index expression validated against the
-//! plan's layouts and instruction models from the corpus.
+//! plan's layouts and instruction models from the corpus. [`nccl`] emits the CUDA C++ NCCL
+//! program of a certified redistribution plan, and [`nccl_run`] runs such a plan through
+//! cudarc (NVRTC kernels, NCCL loaded dynamically) or on host memory.
 //!
 //! ```
 //! use codegen::emit_copy;

@@ -11,6 +11,21 @@
 //!
 //! The interpreter is written once over [`Mem`]; [`run_on_host`] runs it on host vectors, so
 //! its reading of every step is tested without a GPU.
+//!
+//! ```
+//! use codegen::nccl_run::run_on_host;
+//! use layout::mesh::Mesh;
+//! use layout::notation::dtensor::{parse_placements, to_layout};
+//! use solver::dist::{plan, PlanOptions};
+//!
+//! let mesh = Mesh::parse("dp=2,tp=3").unwrap();
+//! let at = |p: &str| to_layout(&mesh, &[13, 7], &parse_placements(p).unwrap()).unwrap();
+//! let (src, dst) = (at("[Shard(0), Shard(1)]"), at("[Shard(1), Shard(0)]"));
+//! let p = plan(&src, &dst, &PlanOptions::default()).unwrap();
+//! let r = run_on_host(&p.plan, &src, &dst)?;
+//! assert_eq!((r.places_checked, r.wrong), (91, 0));
+//! # Ok::<(), codegen::CodegenError>(())
+//! ```
 
 use certify::dist::{Plan, Step};
 use layout::mesh::{MeshLayout, ReduceOp};
