@@ -25,7 +25,7 @@ pub const BANK_BYTES: i64 = 4;
 pub const WARP_LANES: usize = 32;
 
 /// Shared-memory wavefronts of one warp-wide instruction: lane i accesses `access_bytes`
-/// bytes starting at byte address addrs[i] (None = inactive lane). 32 banks x 4 bytes.
+/// bytes starting at byte address `addrs[i]` (None = inactive lane). 32 banks x 4 bytes.
 ///
 /// ```
 /// use layout::bank::wavefronts;

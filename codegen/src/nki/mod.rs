@@ -1,6 +1,6 @@
 //! NKI (AWS Trainium) kernels: emitters for a tiled GEMM ([`emit_gemm`]), a row softmax
 //! ([`emit_softmax`]) and flash-style multi-head attention ([`emit_mha`]), their cost
-//! figures ([`cost`]), and [`run`], which executes a kernel on laycert's reference interpreter
+//! figures ([`cost`]), and [`run()`], which executes a kernel on laycert's reference interpreter
 //! (`codegen/nki_ref`, a NumPy implementation of exactly the `nki.language` / `nki.isa` subset
 //! these kernels use, embedded in the binary) and compares it with NumPy.
 //!

@@ -2,9 +2,9 @@
 //!
 //! For `A` over shape `SA` and `B` over shape `SB` of the same rank, `A ⊕ B` has shape
 //! `SA_k*SB_k` per dim, and coordinate `i_k = x_k*SB_k + y_k` maps to `f_A(x) + f_B(y)`: the
-//! domain of [`super::tile`] without the span scaling. Construction: for each dim `k`, A's block
+//! domain of [`super::tile()`] without the span scaling. Construction: for each dim `k`, A's block
 //! `k` then B's block `k`; `R = R_A ∪ R_B`, `O = O_A + O_B`. Recognition recovers either summand
-//! from the sum and the other one, as [`super::tile_of`] does (normalized parts, multiset
+//! from the sum and the other one, as [`super::tile_of()`] does (normalized parts, multiset
 //! replicas, offsets by subtraction, then a check by rebuilding). Without span scaling the
 //! summands' replicas may fuse beyond what matching canonical iters undoes; that answer is an
 //! "undecided" error, never a "no".
@@ -12,7 +12,7 @@
 //! Worked example (paper F.4, a test checks it): `A = S[(2,2):(8,2)]`, `B = S[(2,2):(4,1)]`,
 //! shapes `[2,2]` and `[2,2]`: blocks `(2:8, 2:4)` and `(2:2, 2:1)` give
 //! `S[(2,2,2,2):(8,4,2,1)]`, canonically `S[16:1]` over `[4,4]`; no outer layout tiles `B` to
-//! it (see [`super::tile_of`]).
+//! it (see [`super::tile_of()`]).
 
 use super::canonicalize::canonicalize;
 use super::tile::{add_offset, same_rank};

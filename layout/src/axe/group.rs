@@ -4,7 +4,7 @@
 //! `x = x'*e'' + x''` contributes `x*s = x'*(e''*s) + x''*s`, so the map is unchanged; fuse (D1)
 //! is the converse. A layout groups by a shape `S` when its iters, fused and split but never
 //! reordered, fall into consecutive blocks whose extent products are `S_0, S_1, ...`. We fuse
-//! everything D1 allows (the normalized shard of [`super::canonicalize`]) and then split at each
+//! everything D1 allows (the normalized shard of [`super::canonicalize()`]) and then split at each
 //! boundary `S_0*...*S_d`: a boundary inside an iter must be a multiple of the iters before it
 //! and divide the iters up to and including it, otherwise no grouping exists. The result has
 //! the fewest iters of all groupings.

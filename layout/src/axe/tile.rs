@@ -3,7 +3,7 @@
 //! Inner `B` over shape `SB` and outer `A` over shape `SA` of the same rank `r`. The tile has
 //! shape `SA_k*SB_k` per dim; coordinate `i_k = x_k*SB_k + y_k` maps to
 //! `f(i) = f_A(x) ⊙ span(B) + f_B(y)`, where `span(B)` is B's axis-wise span (see
-//! [`super::span`]) and `⊙` multiplies axis by axis, so the copies of B never overlap.
+//! [`super::span()`]) and `⊙` multiplies axis by axis, so the copies of B never overlap.
 //! Construction: group both by their shapes; for each dim `k` append A's block `k` with every
 //! stride `s@a` scaled to `s*span_a(B)@a`, then B's block `k`. `R = scaled(R_A) ∪ R_B` and
 //! `O = O_A ⊙ span(B) + O_B`.
