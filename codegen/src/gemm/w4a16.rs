@@ -95,6 +95,11 @@ impl W4a16Config {
         spec.k / self.splits
     }
 
+    /// CTAs: a column tile of `bn` columns per split.
+    pub fn grid(&self, spec: &W4a16Spec) -> i64 {
+        spec.n / self.bn * self.splits
+    }
+
     /// Threads per CTA: a warp per 32 columns (every thread holds the same W vectors whatever
     /// `bn`; more columns per CTA read A from L2 fewer times).
     pub fn threads(&self) -> i64 {
@@ -185,7 +190,7 @@ pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
 /// CTA slots on the H200, so at 4 CTAs per SM the 512-CTA grid of 8192x8192 does not: measured
 /// slower, bench/gpu/README.md), else the workspace.
 pub fn default_cluster(spec: &W4a16Spec, c: &W4a16Config) -> i64 {
-    let grid = spec.n / c.bn * c.splits;
+    let grid = c.grid(spec);
     let slots = super::SM90_SMS * c.min_ctas(spec);
     if matches!(c.splits, 2 | 4 | 8) && grid * 8 <= slots * 7 {
         c.splits
@@ -1100,7 +1105,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_KS", c.ks(spec)),
             ("LC_SB", c.ks(spec) / 128),
             ("LC_TILES_N", tiles),
-            ("LC_GRID", tiles * c.splits),
+            ("LC_GRID", c.grid(spec)),
             ("LC_THREADS", c.threads()),
             ("LC_A_SB_BYTES", 16 * 128 * 2),
             ("LC_SMEM_BYTES", smem_bytes(spec, c)),
@@ -1223,7 +1228,7 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
     let plan = plan_for(spec, c)?;
     let text = emitted_text(spec, c, &plan)?;
     let validation = validate_w4a16(spec, c, &plan, &text)?;
-    let grid = spec.n / c.bn * c.splits;
+    let grid = c.grid(spec);
     let mut k = header(
         &format!(
             "// laycert gemm (W4A16, sm80 instructions): C[{m},{n}] = A[{m},{k}] * dequant(W)[{n},{k}]^T, \
