@@ -450,9 +450,7 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             let r = match run {
                 Ok(r) => r,
                 Err(codegen::CodegenError::NoCudaDevice(why)) => {
-                    let mut report = Report::ok(vec![format!("SKIP (no CUDA device): {why}")]);
-                    report.code = super::gpu::SKIPPED;
-                    return Ok(report);
+                    return Ok(super::gpu::skipped(&why, false))
                 }
                 Err(e) => return Err(bad(format!("run: {e}"))),
             };

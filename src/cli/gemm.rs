@@ -340,15 +340,7 @@ pub fn bench(a: &GemmArgs, warmup: usize, reps: usize, as_json: bool) -> Result<
     };
     let r = match bench_gemm(&k, &opts) {
         Ok(r) => r,
-        Err(CodegenError::NoCudaDevice(why)) => {
-            let mut report = if as_json {
-                Report::json(json!({ "skipped": format!("no CUDA device: {why}") }))
-            } else {
-                Report::ok(vec![format!("SKIP (no CUDA device): {why}")])
-            };
-            report.code = super::gpu::SKIPPED;
-            return Ok(report);
-        }
+        Err(CodegenError::NoCudaDevice(why)) => return Ok(super::gpu::skipped(&why, as_json)),
         Err(e) => return Err(bad(format!("error: the GPU run: {e}"))),
     };
     let code = if r.bad == 0 { 0 } else { 1 };

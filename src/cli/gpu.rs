@@ -13,6 +13,18 @@ use super::{BadInput, Report};
 /// Exit code when the GPU run could not happen here.
 pub const SKIPPED: u8 = 3;
 
+/// The report of a GPU run that could not happen here: `SKIP (no CUDA device): why` (or its
+/// JSON), exit [`SKIPPED`].
+pub fn skipped(why: &str, as_json: bool) -> Report {
+    let mut report = if as_json {
+        Report::json(json!({ "skipped": format!("no CUDA device: {why}") }))
+    } else {
+        Report::ok(vec![format!("SKIP (no CUDA device): {why}")])
+    };
+    report.code = SKIPPED;
+    report
+}
+
 /// Runs `gpu bench`.
 pub fn bench(a: &CopyArgs, warmup: usize, reps: usize, as_json: bool) -> Result<Report, BadInput> {
     let (plan, kernel) = build(a)?;
@@ -23,15 +35,7 @@ pub fn bench(a: &CopyArgs, warmup: usize, reps: usize, as_json: bool) -> Result<
     };
     let r = match run_bench(&plan, &kernel, &opts) {
         Ok(r) => r,
-        Err(CodegenError::NoCudaDevice(why)) => {
-            let mut report = if as_json {
-                Report::json(json!({ "skipped": format!("no CUDA device: {why}") }))
-            } else {
-                Report::ok(vec![format!("SKIP (no CUDA device): {why}")])
-            };
-            report.code = SKIPPED;
-            return Ok(report);
-        }
+        Err(CodegenError::NoCudaDevice(why)) => return Ok(skipped(&why, as_json)),
         Err(e) => {
             return Err(BadInput {
                 message: format!("error: the GPU run: {e}"),
