@@ -129,18 +129,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         let j = &c["jax"];
         if j.get("src_boxes").is_some() {
             for (key, l) in [("src_boxes", &s), ("dst_boxes", &t)] {
-                let theirs: Vec<Vec<(i64, i64)>> = j[key]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|b| {
-                        b.as_array()
-                            .unwrap()
-                            .iter()
-                            .map(|iv| (iv[0].as_i64().unwrap(), iv[1].as_i64().unwrap()))
-                            .collect()
-                    })
-                    .collect();
+                let theirs = boxes(&j[key]);
                 let ours: Vec<_> = (0..m.size()).map(|r| l.block(r)).collect();
                 jax_cmp += 1;
                 if ours == theirs {
