@@ -698,13 +698,8 @@ impl<'a> Reader<'a> {
     /// Movement and index arithmetic on one partition's arrays.
     fn local(&mut self, i: &Instr, ops: &[Val]) -> R<Val> {
         let op = i.opcode.as_str();
+        // (`eval` has bounded the result's size.)
         let (dims, layout) = array_shape(i)?;
-        if size(&dims).saturating_mul(self.n() as i64) > MAX_TRACKED {
-            return Err(unsupported(
-                i,
-                format!("past {MAX_TRACKED} tracked elements"),
-            ));
-        }
         let a: Vec<Arr> = ops.iter().map(|o| self.arr(i, o)).collect::<R<_>>()?;
         let a0 = a.first().ok_or_else(|| unsupported(i, "no operand"))?;
         // Every index is checked against the operand: text that does not fit is an error.
