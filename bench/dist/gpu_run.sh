@@ -14,7 +14,7 @@ LINKS=$(mktemp -d)
 export LD_LIBRARY_PATH="$D:$LINKS:$NCCL_DIR:$LD_LIBRARY_PATH"
 fail=0
 while read -r mesh shape from to; do
-  from=$(echo "$from" | tr _ ' ')
+  from=$(echo "$from" | sed 's/maximal_device/maximal device/')
   echo "== $mesh $shape $from -> $to"
   "$D/laycert" dist run --mesh "$mesh" --shape "$shape" --dtype f32 --from "$from" --to "$to" || fail=1
 done <<CASES

@@ -67,7 +67,8 @@ def gen_cases(seed=22, per_mesh=24):
             dst = place(rng.random() < 0.1, False)
             cases.append({"mesh": list(mesh), "shape": shape, "src": src, "dst": dst})
     # FSDP-over-TP sources: _StridedShard(d, split_factor = the later mesh dim) then Shard(d)
-    # (even shapes: torch's uneven strided pieces are not modelled by laycert).
+    # (sizes 12, 24, 48; bench/peers/gen_strided_vectors.py covers uneven and interleaved ones
+    # against DTensor's own data).
     for mesh in [(2, 4), (4, 2), (2, 3), (3, 2), (2, 2), (2, 2, 2), (2, 1, 3)]:
         for _ in range(6):
             nd = rng.choice([2, 3])

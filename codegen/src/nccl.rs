@@ -172,9 +172,15 @@ fn layout_words(l: &MeshLayout) -> Vec<i64> {
     let sum = !l.partial.is_empty() && l.partial.values().all(|&o| o == ReduceOp::Sum);
     w.push(if sum { l.addends() } else { 1 });
     w.push(i64::from(!l.partial.is_empty()));
+    // Per rank: its piece count, then each piece's box and local corner.
     for r in 0..l.mesh.size() {
-        for (lo, hi) in l.block(r) {
-            w.extend([lo, hi]);
+        let pieces = l.pieces(r);
+        w.push(pieces.len() as i64);
+        for (bx, at) in pieces {
+            for (lo, hi) in bx {
+                w.extend([lo, hi]);
+            }
+            w.extend(at);
         }
     }
     w

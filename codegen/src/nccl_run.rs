@@ -115,23 +115,24 @@ struct Held<B> {
     buf: B,
 }
 
-/// Places of `rank`'s block of `l`: (local flat index, global element id).
+/// Places of `rank`'s pieces of `l`: (local flat index, global element id).
 fn places(l: &MeshLayout, rank: i64) -> Vec<(i64, i64)> {
-    let block = l.block(rank);
     let (ls, gs) = (strides(&l.local_shape()), strides(&l.shape));
-    let ext: Vec<i64> = block.iter().map(|(a, b)| (b - a).max(0)).collect();
-    (0..numel(&ext))
-        .map(|k| {
+    let mut out = Vec::new();
+    for (block, at) in l.pieces(rank) {
+        let ext: Vec<i64> = block.iter().map(|(a, b)| (b - a).max(0)).collect();
+        out.extend((0..numel(&ext)).map(|k| {
             let (mut rest, mut loc, mut glob) = (k, 0, 0);
             for d in (0..ext.len()).rev() {
                 let c = rest % ext[d];
                 rest /= ext[d];
-                loc += c * ls[d];
+                loc += (at[d] + c) * ls[d];
                 glob += (block[d].0 + c) * gs[d];
             }
             (loc, glob)
-        })
-        .collect()
+        }));
+    }
+    out
 }
 
 fn zeros_at(nd: usize, d: usize, v: i64) -> Vec<i64> {

@@ -27,26 +27,35 @@ static int find_group(const std::vector<std::vector<int>>& gs, int rank, int* po
   *pos = 0; return -1;
 }
 
-struct Layout { int nd; Shape shape, local; long long mult, partial; std::vector<long long> blocks; };
+struct Layout { int nd; Shape shape, local; long long mult, partial; std::vector<long long> pieces; std::vector<size_t> at; };
+// Per rank: its piece count, then per piece `lo, hi` per dim and its local corner per dim.
 static Layout read_layout(const long long* w, int ranks) {
   Layout l; size_t i = 0; l.nd = (int)w[i++];
   for (int d = 0; d < l.nd; ++d) l.shape.push_back(w[i++]);
   for (int d = 0; d < l.nd; ++d) l.local.push_back(w[i++]);
   l.mult = w[i++]; l.partial = w[i++];
-  for (int k = 0; k < 2 * l.nd * ranks; ++k) l.blocks.push_back(w[i++]);
+  for (int r = 0; r < ranks; ++r) {
+    l.at.push_back(l.pieces.size());
+    long long np = w[i++]; l.pieces.push_back(np);
+    for (long long k = 0; k < 3 * l.nd * np; ++k) l.pieces.push_back(w[i++]);
+  }
   return l;
 }
-// Visits the places of `rank`'s block: (local flat index, global flat element id).
+// Visits the places of `rank`'s pieces: (local flat index, global flat element id).
 template <class F> static void each_place(const Layout& l, int rank, F f) {
-  const long long* b = &l.blocks[(size_t)2 * l.nd * rank];
-  long long n = 1; for (int d = 0; d < l.nd; ++d) { long long e = b[2 * d + 1] - b[2 * d]; if (e <= 0) return; n *= e; }
-  for (long long k = 0; k < n; ++k) {
-    long long rest = k, loc = 0, glob = 0, ls = 1, gs = 1;
-    for (int d = l.nd - 1; d >= 0; --d) {
-      long long e = b[2 * d + 1] - b[2 * d], c = rest % e; rest /= e;
-      loc += c * ls; glob += (b[2 * d] + c) * gs; ls *= l.local[d]; gs *= l.shape[d];
+  const long long* p = &l.pieces[l.at[rank]];
+  long long np = *p++;
+  for (long long q = 0; q < np; ++q, p += 3 * l.nd) {
+    const long long* b = p; const long long* o = p + 2 * l.nd;
+    long long n = 1; for (int d = 0; d < l.nd; ++d) { long long e = b[2 * d + 1] - b[2 * d]; if (e <= 0) n = 0; n *= e; }
+    for (long long k = 0; k < n; ++k) {
+      long long rest = k, loc = 0, glob = 0, ls = 1, gs = 1;
+      for (int d = l.nd - 1; d >= 0; --d) {
+        long long e = b[2 * d + 1] - b[2 * d], c = rest % e; rest /= e;
+        loc += (o[d] + c) * ls; glob += (b[2 * d] + c) * gs; ls *= l.local[d]; gs *= l.shape[d];
+      }
+      f(loc, glob);
     }
-    f(loc, glob);
   }
 }
 

@@ -18,7 +18,7 @@ fn layout(mesh: &str, shape: &[i64], p: &str) -> MeshLayout {
     .unwrap()
 }
 
-/// 1-D to 3-D meshes, extents 3 and 6, uneven shapes, partial sources.
+/// 1-D to 3-D meshes, extents 3 and 6, uneven shapes, partial sources, interleaved strided shards.
 const CLAIMS: &[(&str, &[i64], &str, &str)] = &[
     ("a=3", &[7, 5], "[Shard(0)]", "[Shard(1)]"),
     ("a=6", &[5, 11], "[Partial(sum)]", "[Shard(1)]"),
@@ -72,6 +72,19 @@ const CLAIMS: &[(&str, &[i64], &str, &str)] = &[
         "[Replicate(),Replicate()]",
         "[Partial(sum),Shard(1)]",
     ),
+    // DTensor's interleaved _StridedShard pieces (several boxes per rank), from and to.
+    (
+        "a=4,b=2",
+        &[25, 3],
+        "[_StridedShard(0, split_factor=2),Shard(0)]",
+        "[Shard(1),Shard(0)]",
+    ),
+    (
+        "a=2,b=3",
+        &[7, 11],
+        "[Partial(sum),Shard(1)]",
+        "[Replicate(),_StridedShard(1, split_factor=2)]",
+    ),
 ];
 
 #[test]
@@ -94,7 +107,8 @@ fn every_planned_redistribution_runs_to_its_target_on_the_host_interpreter() {
             assert_eq!(
                 r.places_checked as i64,
                 (0..t.mesh.size())
-                    .map(|q| t.block(q).iter().map(|(a, b)| b - a).product::<i64>())
+                    .flat_map(|q| t.pieces(q))
+                    .map(|(bx, _)| bx.iter().map(|(a, b)| b - a).product::<i64>())
                     .sum::<i64>()
             );
         }

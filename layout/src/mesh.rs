@@ -366,10 +366,67 @@ pub struct MeshLayout {
     pub partial: BTreeMap<usize, ReduceOp>,
     /// `Some(rank)`: the whole tensor lives on that device only (HLO `maximal`).
     pub maximal: Option<i64>,
+    /// Tensor dims cut by DTensor's own left-to-right rule where it is not a nest of chunks
+    /// (see [`MeshLayout::runs`]): per dim, the `(mesh axis, split_factor)` of each `Shard`
+    /// (factor 1) and `_StridedShard` on it, in mesh-dim order. Such a dim's axes are also
+    /// listed in `dims[d]` (as one-axis levels, for the axis bookkeeping), but its pieces come
+    /// from this list. Empty for every layout that is a nest of chunks.
+    #[serde(default)]
+    pub strided: BTreeMap<usize, Vec<(usize, i64)>>,
 }
 
 /// One interval `[lo, hi)` per tensor dim.
 pub type Block = Vec<(i64, i64)>;
+
+/// Most `split_factor` (and product of the split factors) a strided dim takes.
+pub const MAX_SPLIT: i64 = 1 << 8;
+/// Most runs a strided dim's rule may give all devices together.
+pub const MAX_STRIDED_WORK: i64 = 1 << 13;
+
+/// The positions `[from, to)` of a list of runs read as one local index list.
+fn take_runs(runs: &[(i64, i64)], from: i64, to: i64) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    let mut at = 0i64;
+    for &(lo, hi) in runs {
+        let len = hi - lo;
+        let (a, b) = (from.max(at), to.min(at + len));
+        if a < b {
+            let piece = (lo + a - at, lo + b - at);
+            match out.last_mut() {
+                Some(last) if last.1 == piece.0 => last.1 = piece.1,
+                _ => out.push(piece),
+            }
+        }
+        at += len;
+    }
+    out
+}
+
+fn runs_len(runs: &[(i64, i64)]) -> i64 {
+    runs.iter().map(|(lo, hi)| hi - lo).sum()
+}
+
+/// torch.chunk's piece `j` of `k` of a run list (`ceil` sized, short or empty last pieces).
+fn chunk_runs(runs: &[(i64, i64)], k: i64, j: i64) -> Vec<(i64, i64)> {
+    let len = runs_len(runs);
+    let c = (len + k - 1) / k;
+    take_runs(runs, (j * c).min(len), ((j + 1) * c).min(len))
+}
+
+/// `_StridedShard(split_factor=f)._split_tensor`'s piece `i` of `n`: chunk into `f`, chunk each
+/// into `n`, and concatenate the `i`-th of each.
+fn strided_runs(runs: &[(i64, i64)], f: i64, n: i64, i: i64) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for j in 0..f {
+        for piece in chunk_runs(&chunk_runs(runs, f, j), n, i) {
+            match out.last_mut() {
+                Some(last) if last.1 == piece.0 => last.1 = piece.1,
+                _ => out.push(piece),
+            }
+        }
+    }
+    out
+}
 
 impl MeshLayout {
     /// A validated layout: dims >= 1 (at most [`MAX_DIMS`]), each mesh axis used at most once
@@ -446,7 +503,147 @@ impl MeshLayout {
             dims,
             partial,
             maximal,
+            strided: BTreeMap::new(),
         })
+    }
+
+    /// The layout with tensor dim `d` cut by DTensor's left-to-right rule `list` (`(mesh axis,
+    /// split_factor)` per `Shard`/`_StridedShard` on `d`, in mesh-dim order; see
+    /// [`MeshLayout::runs`]). The axes must be exactly those `dims[d]` lists. When the rule gives
+    /// every device the nested chunk it already has, the layout is returned unchanged (it is the
+    /// nest of chunks, and every tool that needs one box per device takes it).
+    pub fn with_strided(
+        mut self,
+        d: usize,
+        list: Vec<(usize, i64)>,
+    ) -> Result<MeshLayout, MeshError> {
+        if d >= self.shape.len() {
+            return err(format!("strided dim {d} of a {}-D shape", self.shape.len()));
+        }
+        if self.maximal.is_some() {
+            return err("maximal: a single-device layout has no cuts");
+        }
+        let mut listed: Vec<usize> = list.iter().map(|e| e.0).collect();
+        let mut axes: Vec<usize> = self.dims[d].iter().flatten().copied().collect();
+        listed.sort();
+        axes.sort();
+        if listed != axes {
+            return err(format!(
+                "tensor dim {d}: the strided rule names mesh axes {listed:?}, the layout {axes:?}"
+            ));
+        }
+        for &(a, f) in &list {
+            if !(1..=MAX_SPLIT).contains(&f) {
+                return err(format!(
+                    "tensor dim {d}: split_factor {f} on mesh axis `{}`; between 1 and {MAX_SPLIT}",
+                    self.mesh.name(a)
+                ));
+            }
+        }
+        // A device holds at most the product of the split factors as runs, and each is cut
+        // once per entry: bound the work over all devices.
+        let prod = list.iter().fold(1i64, |p, e| p.saturating_mul(e.1));
+        if prod > MAX_SPLIT || prod.saturating_mul(self.mesh.size()) > MAX_STRIDED_WORK {
+            return err(format!(
+                "tensor dim {d}: split factors multiplying to {prod} on {} devices; at most {MAX_SPLIT} per dim and {MAX_STRIDED_WORK} runs over all devices",
+                self.mesh.size()
+            ));
+        }
+        let plain = self.clone();
+        self.strided.insert(d, list);
+        for r in 0..self.mesh.size() {
+            let runs = self.runs(r);
+            if runs[d].len() > MAX_SPLIT as usize {
+                return err(format!(
+                    "tensor dim {d}: device {r} would hold {} separate runs; at most {MAX_SPLIT}",
+                    runs[d].len()
+                ));
+            }
+        }
+        let nested_same = (0..self.mesh.size()).all(|r| {
+            let b = plain.block(r);
+            let runs = self.runs(r);
+            let (lo, hi) = b[d];
+            let want: Vec<(i64, i64)> = if lo < hi { vec![(lo, hi)] } else { vec![] };
+            runs[d] == want
+        });
+        Ok(if nested_same { plain } else { self })
+    }
+
+    /// True when every device holds one box (no dim follows a [`MeshLayout::strided`] rule).
+    pub fn is_boxed(&self) -> bool {
+        self.strided.is_empty()
+    }
+
+    /// Per tensor dim, the runs of global indices device `rank` holds, in local order (the
+    /// device's local index `i` on that dim is the `i`-th index of the runs read one after the
+    /// other); an empty list where it holds nothing. A nested dim gives its block's interval; a
+    /// [`MeshLayout::strided`] dim starts from `[0, n)` and applies each entry in mesh-dim order
+    /// to the device's current list, as DTensor's `_split_tensor` does to the local tensor:
+    /// `Shard` keeps torch.chunk's piece of the device's coordinate, `_StridedShard(f)` chunks
+    /// the list into `f`, each of those into the axis extent, and concatenates the device's
+    /// piece of each. Worked vector (torch 2.15, pytorch issue 168134's example): `(5,)` under
+    /// `[_StridedShard(0, split_factor=2)]` on `gpuid=2`: rank 0 holds `[0,2) [3,4)` (elements
+    /// 0, 1, 3), rank 1 `[2,3) [4,5)`.
+    pub fn runs(&self, rank: i64) -> Vec<Vec<(i64, i64)>> {
+        let b = if self.strided.is_empty() {
+            self.block(rank)
+        } else {
+            self.nested_block(rank)
+        };
+        let c = self.mesh.coords(rank);
+        b.iter()
+            .enumerate()
+            .map(|(d, &(lo, hi))| match self.strided.get(&d) {
+                Some(list) if self.maximal.is_none() => {
+                    let mut runs = vec![(0, self.shape[d])];
+                    for &(a, f) in list {
+                        let (n, i) = (self.mesh.extent(a), c[a]);
+                        runs = if f == 1 {
+                            chunk_runs(&runs, n, i)
+                        } else {
+                            strided_runs(&runs, f, n, i)
+                        };
+                    }
+                    runs
+                }
+                _ if lo < hi => vec![(lo, hi)],
+                _ => vec![],
+            })
+            .collect()
+    }
+
+    /// The boxes device `rank` holds, each as (global box, where its corner sits in the local
+    /// buffer): one box for a boxed layout (none on a device that holds nothing), the product
+    /// of the runs of [`MeshLayout::runs`] otherwise.
+    pub fn pieces(&self, rank: i64) -> Vec<(Block, Vec<i64>)> {
+        let runs = self.runs(rank);
+        if runs.iter().any(|r| r.is_empty()) {
+            return vec![];
+        }
+        let mut out = Vec::new();
+        let mut idx = vec![0usize; runs.len()];
+        loop {
+            let mut bx = Vec::with_capacity(runs.len());
+            let mut at = Vec::with_capacity(runs.len());
+            for (d, &k) in idx.iter().enumerate() {
+                bx.push(runs[d][k]);
+                at.push(runs_len(&runs[d][..k]));
+            }
+            out.push((bx, at));
+            let mut d = runs.len();
+            loop {
+                if d == 0 {
+                    return out;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < runs[d].len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
     }
 
     /// Replicated on every device.
@@ -456,8 +653,15 @@ impl MeshLayout {
     }
 
     /// The box of tensor elements device `rank` holds (empty intervals on a device that holds
-    /// nothing).
+    /// nothing). Only for a boxed layout ([`MeshLayout::is_boxed`]); one whose device may hold
+    /// several boxes is read by [`MeshLayout::pieces`].
     pub fn block(&self, rank: i64) -> Block {
+        debug_assert!(self.is_boxed(), "block() of a strided layout: use pieces()");
+        self.nested_block(rank)
+    }
+
+    /// The nested-chunk box of `rank` (the strided rule ignored).
+    fn nested_block(&self, rank: i64) -> Block {
         if let Some(m) = self.maximal {
             return self
                 .shape
@@ -487,8 +691,24 @@ impl MeshLayout {
             .collect()
     }
 
-    /// The padded local shape: per dim the largest piece any device gets (`c_i = ceil(c_{i-1}/K_i)`).
+    /// The padded local shape: per dim the largest piece any device gets (`c_i = ceil(c_{i-1}/K_i)`;
+    /// on a strided dim the longest run list over the devices, as DTensor pads to its largest
+    /// chunk).
     pub fn local_shape(&self) -> Vec<i64> {
+        if !self.strided.is_empty() {
+            let mut out = self.nested_local_shape();
+            for &d in self.strided.keys() {
+                out[d] = (0..self.mesh.size())
+                    .map(|r| runs_len(&self.runs(r)[d]))
+                    .max()
+                    .unwrap_or(0);
+            }
+            return out;
+        }
+        self.nested_local_shape()
+    }
+
+    fn nested_local_shape(&self) -> Vec<i64> {
         self.dims
             .iter()
             .zip(&self.shape)
@@ -528,15 +748,23 @@ impl MeshLayout {
     pub fn places(&self, x: &[i64]) -> Vec<(i64, Vec<i64>)> {
         (0..self.mesh.size())
             .filter_map(|r| {
-                let b = self.block(r);
-                let inside = b.iter().zip(x).all(|(&(lo, hi), &v)| lo <= v && v < hi);
-                inside.then(|| (r, b.iter().zip(x).map(|(&(lo, _), &v)| v - lo).collect()))
+                self.pieces(r).into_iter().find_map(|(b, at)| {
+                    let inside = b.iter().zip(x).all(|(&(lo, hi), &v)| lo <= v && v < hi);
+                    inside.then(|| {
+                        let local = b.iter().zip(x).zip(&at);
+                        (r, local.map(|((&(lo, _), &v), &o)| v - lo + o).collect())
+                    })
+                })
             })
             .collect()
     }
 
-    /// True when every level's cut divides its piece exactly (no short or empty pieces).
+    /// True when every level's cut divides its piece exactly (no short or empty pieces) and no
+    /// dim follows a strided rule.
     pub fn is_even(&self) -> bool {
+        if !self.strided.is_empty() {
+            return false;
+        }
         self.dims.iter().zip(&self.shape).all(|(levels, &n)| {
             let mut c = n;
             for level in levels {
@@ -763,5 +991,41 @@ mod tests {
             .collect();
         let theirs: Vec<String> = pts.iter().map(crate::axis::format_point).collect();
         assert_eq!(ours, theirs);
+    }
+
+    proptest::proptest! {
+        /// A strided rule's pieces partition the tensor among the devices of each replica
+        /// class, at distinct local places inside the padded local shape, and `places` finds
+        /// each element where the pieces put it.
+        #[test]
+        fn strided_pieces_partition_the_tensor(
+            e0 in 1i64..5, e1 in 1i64..5, n in 1i64..40, m in 1i64..4,
+            f0 in 1i64..5, f1 in 1i64..5, order in proptest::bool::ANY,
+        ) {
+            let mesh = Mesh::parse(&format!("a={e0},b={e1}")).unwrap();
+            let list = if order { vec![(0, f0), (1, f1)] } else { vec![(1, f1), (0, f0)] };
+            let base = MeshLayout::new(mesh.clone(), vec![n, m], vec![vec![vec![0], vec![1]], vec![]],
+                BTreeMap::new(), None).unwrap();
+            let l = base.with_strided(0, list).unwrap();
+            let local = l.local_shape();
+            let mut owner = vec![None; (n * m) as usize];
+            for r in 0..mesh.size() {
+                let mut seen = std::collections::BTreeSet::new();
+                for (bx, at) in l.pieces(r) {
+                    for x in bx[0].0..bx[0].1 {
+                        for y in bx[1].0..bx[1].1 {
+                            let lc = (x - bx[0].0 + at[0], y - bx[1].0 + at[1]);
+                            proptest::prop_assert!(lc.0 < local[0] && lc.1 < local[1]);
+                            proptest::prop_assert!(seen.insert(lc));
+                            let o = &mut owner[(x * m + y) as usize];
+                            proptest::prop_assert!(o.is_none(), "element {x},{y} held twice");
+                            *o = Some(r);
+                            proptest::prop_assert!(l.places(&[x, y]).contains(&(r, vec![lc.0, lc.1])));
+                        }
+                    }
+                }
+            }
+            proptest::prop_assert!(owner.iter().all(|o| o.is_some()));
+        }
     }
 }

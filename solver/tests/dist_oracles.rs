@@ -105,8 +105,8 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         let (s, t) = match (try_at(&m, &shape, src), try_at(&m, &shape, dst)) {
             (Ok(s), Ok(t)) => (s, t),
             (Err(e), _) | (_, Err(e)) => {
-                // The one documented refusal: torch's uneven _StridedShard pieces.
-                assert!(e.contains("uneven strided"), "case {id}: {e}");
+                // Every placement DTensor takes is read (uneven _StridedShard included).
+                failures.push(format!("case {id}: laycert refuses it: {e}"));
                 refused += 1;
                 continue;
             }
@@ -213,7 +213,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         }
     }
     println!(
-        "cases {cases} ({refused} refused: uneven _StridedShard); shards equal DTensor {dt_agree}/{dt_cmp}, JAX {jax_agree}/{jax_cmp}; laycert plans certified {certified} ({larger} re-checked by check_certificate); \
+        "cases {cases} ({refused} refused); shards equal DTensor {dt_agree}/{dt_cmp}, JAX {jax_agree}/{jax_cmp}; laycert plans certified {certified} ({larger} re-checked by check_certificate); \
          DTensor plans certified {dt_ok}, refuted {dt_refuted}, not lowered {dt_unlowered}; laycert strictly fewer bytes than DTensor on {dt_more}, than XLA on {jax_more}; \
          max ratio DTensor/laycert {:.2}, XLA/laycert {:.2}",
         worst.0, worst.1

@@ -359,10 +359,10 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             )];
             for r in 0..p.source.mesh.size().min(64) {
                 lines.push(format!(
-                    "  device {r} {:?}: holds {:?} -> {:?}",
+                    "  device {r} {:?}: holds {} -> {}",
                     p.source.mesh.coords(r),
-                    p.source.block(r),
-                    p.target.block(r)
+                    held(&p.source, r),
+                    held(&p.target, r)
                 ));
             }
             Ok(Report::ok(lines))
@@ -560,6 +560,16 @@ fn parse_transforms(text: &str) -> Result<Vec<peer::Transform>, BadInput> {
     Ok(out)
 }
 
+/// What device `r` holds: its block, or the list of its boxes under an interleaving strided rule.
+fn held(l: &MeshLayout, r: i64) -> String {
+    if l.is_boxed() {
+        format!("{:?}", l.block(r))
+    } else {
+        let boxes: Vec<_> = l.pieces(r).into_iter().map(|p| p.0).collect();
+        format!("{boxes:?}")
+    }
+}
+
 /// An SVG: one panel per layout, one cell per device showing the box of the tensor it holds
 /// (first two dims; partial holders drawn hatched).
 pub fn svg_of(panels: &[(&str, &MeshLayout)]) -> String {
@@ -594,14 +604,13 @@ pub fn svg_of(panels: &[(&str, &MeshLayout)]) -> String {
                 x0 + pad + (r % cols) * (cw + pad),
                 30 + (r / cols) * (ch + pad + 12),
             );
-            let b = l.block(r);
             let _ = write!(
                 s,
                 r#"<rect x="{cx}" y="{cy}" width="{cw}" height="{ch}" fill="white" stroke="black"/>"#
             );
-            let (r0, r1) = (b[0].0, b[0].1);
-            let (c0, c1) = b.get(1).copied().unwrap_or((0, 1));
-            if r1 > r0 && c1 > c0 {
+            for (b, _) in l.pieces(r) {
+                let (r0, r1) = (b[0].0, b[0].1);
+                let (c0, c1) = b.get(1).copied().unwrap_or((0, 1));
                 let fill = if l.partial.is_empty() {
                     "#4a90d9"
                 } else {

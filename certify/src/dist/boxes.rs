@@ -741,24 +741,24 @@ pub(super) fn first_uncovered(ext: &[i64], boxes: &[(&[i64], &[i64])]) -> Option
     None
 }
 
-/// Each rank's buffer under layout `l`: one piece, its block at the origin of the padded local
-/// shape (none on a device that holds nothing).
+/// Each rank's buffer under layout `l`: its pieces at their local corners (for a boxed layout
+/// one piece, its block at the origin of the padded local shape; none on a device that holds
+/// nothing).
 pub fn initial(l: &MeshLayout) -> Vec<BoxBuffer> {
     let local = l.local_shape();
     (0..l.mesh.size())
         .map(|r| {
-            let bl = l.block(r);
-            let pieces = if bl.iter().any(|(lo, hi)| hi <= lo) {
-                Vec::new()
-            } else {
-                vec![Piece {
-                    lo: vec![0; bl.len()],
+            let pieces = l
+                .pieces(r)
+                .into_iter()
+                .map(|(bl, at)| Piece {
+                    lo: at,
                     len: bl.iter().map(|(lo, hi)| hi - lo).collect(),
                     elem: bl.iter().map(|b| b.0).collect(),
                     count: 1,
                     addends: Addends::one(l.addend_of(r) as u32),
-                }]
-            };
+                })
+                .collect();
             BoxBuffer::new(local.clone(), pieces)
         })
         .collect()
@@ -818,12 +818,14 @@ pub fn check_final(
     type Group = (i64, Vec<i64>, Vec<i64>, Vec<Vec<Piece>>);
     let mut groups: BTreeMap<Vec<i64>, Group> = BTreeMap::new();
     let mut checked = 0i64;
+    let mut budget = Budget::new();
     for r in 0..mesh.size() {
         let b = &bufs[r as usize];
-        let bl = target.block(r);
-        let empty = bl.iter().any(|(lo, hi)| hi <= lo);
+        let target_pieces = target.pieces(r);
         if b.shape != local {
-            let first = (!empty).then(|| bl.iter().map(|b| b.0).collect());
+            let first = target_pieces
+                .first()
+                .map(|(bl, _)| bl.iter().map(|b| b.0).collect());
             return Err(ce(
                 r,
                 first,
@@ -833,58 +835,66 @@ pub fn check_final(
                 ),
             ));
         }
-        if empty {
-            continue;
-        }
-        let ext: Vec<i64> = bl.iter().map(|(lo, hi)| hi - lo).collect();
-        let want: Vec<i64> = bl.iter().map(|b| b.0).collect();
-        checked += ext.iter().product::<i64>();
-        let zero = vec![0; ext.len()];
-        let inside: Vec<Piece> = b
-            .pieces
-            .iter()
-            .filter_map(|p| p.clip(&zero, &ext))
-            .collect();
-        let mut first: Option<(Vec<i64>, String)> = None;
-        let mut note = |lc: Vec<i64>, m: String| {
-            if first.as_ref().is_none_or(|f| lc < f.0) {
-                first = Some((lc, m));
+        // Each piece the target gives the device, in order (the cell checker's order): its
+        // buffer's pieces inside it, moved to the piece's own origin.
+        for (k, (bl, at)) in target_pieces.iter().enumerate() {
+            let ext: Vec<i64> = bl.iter().map(|(lo, hi)| hi - lo).collect();
+            let want: Vec<i64> = bl.iter().map(|b| b.0).collect();
+            checked += ext.iter().product::<i64>();
+            let back: Vec<i64> = at.iter().map(|x| -x).collect();
+            if let Err(Fail::Limit(w) | Fail::At(_, w)) = budget.spend(b.pieces.len()) {
+                return Err(DistError::Unknown(w));
             }
-        };
-        for p in &inside {
-            let at = format!("local {:?}", p.lo);
-            if (0..ext.len()).any(|d| p.offset(d) != want[d]) {
-                note(p.lo.clone(), format!("{at} holds element {:?}", p.elem));
-            } else if !sum_partial && (p.count as i64 != n_add || p.addends != full) {
-                note(p.lo.clone(), addend_text(&at, p.count, &p.addends, n_add));
-            }
-        }
-        if !sum_partial {
-            if let Some(lc) = gap(&ext, &inside) {
-                let m = format!("local {lc:?} holds padding or zero");
-                note(lc, m);
-            }
-        }
-        if let Some((lc, m)) = first {
-            let x = lc.iter().zip(&want).map(|(a, b)| a + b).collect();
-            return Err(ce(r, Some(x), m));
-        }
-        if sum_partial {
-            let c = mesh.coords(r);
-            let key: Vec<i64> = (0..mesh.ndim())
-                .map(|a| {
-                    if target.partial.contains_key(&a) {
-                        -1
-                    } else {
-                        c[a]
-                    }
-                })
+            let inside: Vec<Piece> = b
+                .pieces
+                .iter()
+                .filter_map(|p| p.clip(at, &ext))
+                .map(|p| p.moved(&back))
                 .collect();
-            groups
-                .entry(key)
-                .or_insert((r, want, ext, Vec::new()))
-                .3
-                .push(inside);
+            let mut first: Option<(Vec<i64>, String)> = None;
+            let mut note = |lc: Vec<i64>, m: String| {
+                if first.as_ref().is_none_or(|f| lc < f.0) {
+                    first = Some((lc, m));
+                }
+            };
+            let local_at =
+                |lc: &[i64]| -> Vec<i64> { lc.iter().zip(at).map(|(a, b)| a + b).collect() };
+            for p in &inside {
+                let here = format!("local {:?}", local_at(&p.lo));
+                if (0..ext.len()).any(|d| p.offset(d) != want[d]) {
+                    note(p.lo.clone(), format!("{here} holds element {:?}", p.elem));
+                } else if !sum_partial && (p.count as i64 != n_add || p.addends != full) {
+                    note(p.lo.clone(), addend_text(&here, p.count, &p.addends, n_add));
+                }
+            }
+            if !sum_partial {
+                if let Some(lc) = gap(&ext, &inside) {
+                    let m = format!("local {:?} holds padding or zero", local_at(&lc));
+                    note(lc, m);
+                }
+            }
+            if let Some((lc, m)) = first {
+                let x = lc.iter().zip(&want).map(|(a, b)| a + b).collect();
+                return Err(ce(r, Some(x), m));
+            }
+            if sum_partial {
+                let c = mesh.coords(r);
+                let mut key: Vec<i64> = (0..mesh.ndim())
+                    .map(|a| {
+                        if target.partial.contains_key(&a) {
+                            -1
+                        } else {
+                            c[a]
+                        }
+                    })
+                    .collect();
+                key.push(k as i64);
+                groups
+                    .entry(key)
+                    .or_insert((r, want, ext, Vec::new()))
+                    .3
+                    .push(inside);
+            }
         }
     }
     // The places of one value together: each addend exactly once. The first failing value in
@@ -892,7 +902,6 @@ pub fn check_final(
     // ((element, group), first rank, message) of the first failing value.
     type Failing = ((Vec<i64>, Vec<i64>), i64, String);
     let mut worst: Option<Failing> = None;
-    let mut budget = Budget::new();
     for (key, (r, want, ext, members)) in groups {
         let mut acc: Vec<Piece> = Vec::new();
         for m in &members {

@@ -105,7 +105,8 @@ fn flat_of(shape: &[i64], c: &[i64]) -> i64 {
     shape.iter().zip(c).fold(0, |a, (s, x)| a * s + x)
 }
 
-/// Each rank's buffer under layout `l` (padded local shape, the block at the origin).
+/// Each rank's buffer under layout `l` (padded local shape, each of its pieces at its local
+/// corner: one block at the origin for a boxed layout).
 pub fn initial_buffers(l: &MeshLayout) -> Result<Vec<Buffer>, DistError> {
     let total: i64 = l.shape.iter().product();
     if total >= EMPTY as i64 {
@@ -131,16 +132,17 @@ pub fn initial_buffers(l: &MeshLayout) -> Result<Vec<Buffer>, DistError> {
     Ok((0..l.mesh.size())
         .map(|r| {
             let mut b = Buffer::pad(&local);
-            let bl = l.block(r);
             let bit = 1u64 << l.addend_of(r);
-            for_each_in_block(&bl, |x| {
-                let lc: Vec<i64> = x.iter().zip(&bl).map(|(v, (lo, _))| v - lo).collect();
-                b.cells[flat_of(&local, &lc) as usize] = Cell {
-                    elem: flat_of(&l.shape, x) as u32,
-                    count: 1,
-                    mask: bit,
-                };
-            });
+            for (bl, at) in l.pieces(r) {
+                for_each_in_block(&bl, |x| {
+                    let lc: Vec<i64> = (0..x.len()).map(|d| x[d] - bl[d].0 + at[d]).collect();
+                    b.cells[flat_of(&local, &lc) as usize] = Cell {
+                        elem: flat_of(&l.shape, x) as u32,
+                        count: 1,
+                        mask: bit,
+                    };
+                });
+            }
             b
         })
         .collect())
@@ -204,13 +206,12 @@ pub fn check_final(
     }
     for r in 0..mesh.size() {
         let b = &bufs[r as usize];
+        let pieces = target.pieces(r);
         if b.shape != local {
             // Name the device's first target element: it cannot be at its target address.
-            let bl = target.block(r);
-            let first: Option<Vec<i64>> = bl
-                .iter()
-                .all(|(lo, hi)| lo < hi)
-                .then(|| bl.iter().map(|b| b.0).collect());
+            let first: Option<Vec<i64>> = pieces
+                .first()
+                .map(|(bl, _)| bl.iter().map(|b| b.0).collect());
             return Err(ce(
                 r,
                 first.as_deref(),
@@ -220,7 +221,6 @@ pub fn check_final(
                 ),
             ));
         }
-        let bl = target.block(r);
         // The mesh position with the partial coordinates zeroed names the group of addend
         // places (positions are in the order of the coordinates off the partial axes).
         let c = mesh.coords(r);
@@ -236,18 +236,39 @@ pub fn check_final(
                 .collect::<Vec<i64>>(),
         );
         let mut bad: Option<DistCounterexample> = None;
-        for_each_in_block(&bl, |x| {
-            if bad.is_some() {
-                return;
-            }
-            checked += 1;
-            let lc: Vec<i64> = x.iter().zip(&bl).map(|(v, (lo, _))| v - lo).collect();
-            let cell = b.cells[flat_of(&local, &lc) as usize];
-            let want = flat_of(&target.shape, x) as u32;
-            // Formatted only for a counterexample (this loop visits every place).
-            let at = || format!("local {lc:?}");
-            if sum_partial {
-                if cell.elem != EMPTY && cell.elem != want {
+        for (bl, at) in &pieces {
+            for_each_in_block(bl, |x| {
+                if bad.is_some() {
+                    return;
+                }
+                checked += 1;
+                let lc: Vec<i64> = (0..x.len()).map(|d| x[d] - bl[d].0 + at[d]).collect();
+                let cell = b.cells[flat_of(&local, &lc) as usize];
+                let want = flat_of(&target.shape, x) as u32;
+                // Formatted only for a counterexample (this loop visits every place).
+                let at = || format!("local {lc:?}");
+                if sum_partial {
+                    if cell.elem != EMPTY && cell.elem != want {
+                        bad = Some(ce(
+                            r,
+                            Some(x),
+                            format!(
+                                "{} holds element {:?}",
+                                at(),
+                                coords_of(&target.shape, cell.elem as i64)
+                            ),
+                        ));
+                        return;
+                    }
+                    let e = groups.entry((want, key)).or_insert((0, 0, r));
+                    // count == addends and every bit set means each addend exactly once.
+                    e.0 += cell.count as u64;
+                    e.1 |= cell.mask;
+                    return;
+                }
+                if cell.elem == EMPTY {
+                    bad = Some(ce(r, Some(x), format!("{} holds padding or zero", at())));
+                } else if cell.elem != want {
                     bad = Some(ce(
                         r,
                         Some(x),
@@ -257,31 +278,11 @@ pub fn check_final(
                             coords_of(&target.shape, cell.elem as i64)
                         ),
                     ));
-                    return;
-                }
-                let e = groups.entry((want, key)).or_insert((0, 0, r));
-                // count == addends and every bit set means each addend exactly once.
-                e.0 += cell.count as u64;
-                e.1 |= cell.mask;
-                return;
-            }
-            if cell.elem == EMPTY {
-                bad = Some(ce(r, Some(x), format!("{} holds padding or zero", at())));
-            } else if cell.elem != want {
-                bad = Some(ce(
-                    r,
-                    Some(x),
-                    format!(
-                        "{} holds element {:?}",
-                        at(),
-                        coords_of(&target.shape, cell.elem as i64)
-                    ),
-                ));
-            } else if cell.count as i64 != n_add || cell.mask != full {
-                bad = Some(ce(
-                    r,
-                    Some(x),
-                    format!(
+                } else if cell.count as i64 != n_add || cell.mask != full {
+                    bad = Some(ce(
+                        r,
+                        Some(x),
+                        format!(
                         "{} holds {} addend(s) (set {:#x}) of {n_add}: a partial sum reduced {}",
                         at(),
                         cell.count,
@@ -292,9 +293,10 @@ pub fn check_final(
                             "incompletely"
                         }
                     ),
-                ));
-            }
-        });
+                    ));
+                }
+            });
+        }
         if let Some(b) = bad {
             return Err(b);
         }
@@ -512,14 +514,20 @@ pub fn simulate_plan(
 /// compares the verdict and the digest, and re-runs the cell simulator on a claim it can hold.
 pub fn check_certificate(c: &DistCertificate) -> Result<(), DistError> {
     let relayout = |l: &MeshLayout| {
-        MeshLayout::new(
+        let bad =
+            |e: layout::mesh::MeshError| DistError::Unknown(format!("certificate layout: {e}"));
+        let mut again = MeshLayout::new(
             l.mesh.clone(),
             l.shape.clone(),
             l.dims.clone(),
             l.partial.clone(),
             l.maximal,
         )
-        .map_err(|e| DistError::Unknown(format!("certificate layout: {e}")))
+        .map_err(bad)?;
+        for (&d, list) in &l.strided {
+            again = again.with_strided(d, list.clone()).map_err(bad)?;
+        }
+        Ok::<MeshLayout, DistError>(again)
     };
     let (s, t) = (relayout(&c.source)?, relayout(&c.target)?);
     let again = certify_plan(&s, &t, &c.plan)?;

@@ -9,8 +9,10 @@
 //! (mesh dim 0 cuts first, torch.chunk's rule at each level). `_StridedShard(d, split_factor=f)`
 //! on mesh dim `i` is the right-to-left order FSDP over TP produces: it cuts INSIDE the pieces of
 //! the following mesh dims on `d` whose extents multiply to `f` (so `[_StridedShard(0, 4),
-//! Shard(0)]` on `dp=2,tp=4` is tp outer, dp inner). Torch's uneven `_StridedShard` pieces are
-//! not nested chunks; they are refused by name rather than guessed.
+//! Shard(0)]` on `dp=2,tp=4` is tp outer, dp inner). Where torch's own rule for a dim is not a
+//! nest of chunks (uneven sizes, a split factor no later mesh dims make up), the dim keeps
+//! DTensor's rule itself ([`MeshLayout::strided`]): each device then holds the runs
+//! `_StridedShard._split_tensor` gives it, several boxes where the rule interleaves.
 //!
 //! Worked vector: `[Shard(0), Replicate()]` on `dp=2,tp=4`, shape (8,8): rank 5 (dp 1, tp 1)
 //! holds rows 4..8, all columns.
@@ -210,9 +212,11 @@ pub fn to_layout(
         }
     }
     let mut levels = Vec::new();
+    let mut strided = Vec::new();
     for (d, list) in dims.iter().enumerate() {
         // Move each strided entry (right to left) inside the following entries it splits.
         let mut order: Vec<usize> = list.iter().map(|e| e.0).collect();
+        let mut nests = true;
         for k in (0..list.len()).rev() {
             let (a, f) = list[k];
             if f == 1 {
@@ -225,25 +229,26 @@ pub fn to_layout(
                 prod = prod.saturating_mul(mesh.extent(order[at]));
             }
             if prod != f {
-                return bad(format!(
-                    "placement {a} `_StridedShard({d}, split_factor={f})`: the mesh dims after it on tensor dim {d} do not multiply to {f}"
-                ));
+                nests = false;
+                break;
             }
             let x = order.remove(pos);
             order.insert(at, x);
         }
         if list.iter().any(|e| e.1 > 1) {
-            let n = shape[d];
-            let k: i64 = order.iter().map(|&a| mesh.extent(a)).product();
-            if n % k != 0 {
-                return bad(format!(
-                    "tensor dim {d} of size {n} over _StridedShard: uneven strided shards (size not a multiple of {k}) are not modelled"
-                ));
+            // DTensor's own rule decides; `with_strided` keeps the nest when it agrees.
+            strided.push((d, list.clone()));
+            if !nests {
+                order = list.iter().map(|e| e.0).collect();
             }
         }
         levels.push(order.into_iter().map(|a| vec![a]).collect());
     }
-    MeshLayout::new(mesh.clone(), shape.to_vec(), levels, partial, None)
+    let mut l = MeshLayout::new(mesh.clone(), shape.to_vec(), levels, partial, None)?;
+    for (d, list) in strided {
+        l = l.with_strided(d, list)?;
+    }
+    Ok(l)
 }
 
 /// The text DTensor's constructors take: `Shard(0)`, `_StridedShard(0, split_factor=4)`,
@@ -276,7 +281,19 @@ pub fn from_layout(l: &MeshLayout) -> Result<Vec<Placement>, MeshError> {
     for (a, op) in &l.partial {
         out[*a] = Placement::Partial(*op);
     }
+    for (&d, list) in &l.strided {
+        for &(a, f) in list {
+            out[a] = if f > 1 {
+                Placement::StridedShard(d as i64, f)
+            } else {
+                Placement::Shard(d as i64)
+            };
+        }
+    }
     for (d, levels) in l.dims.iter().enumerate() {
+        if l.strided.contains_key(&d) {
+            continue;
+        }
         let order: Vec<usize> = levels.iter().flatten().copied().collect();
         for (i, &a) in order.iter().enumerate() {
             let f: i64 = order[..i]
@@ -392,5 +409,48 @@ mod tests {
         assert!(parse_placements("[Shard(x)]").is_err());
         assert!(parse_placements("[Shard(0, 1)]").is_err());
         assert!(parse_placements("[Partial(prod)]").is_err());
+    }
+
+    #[test]
+    fn uneven_strided_shard_follows_dtensors_own_split() {
+        // pytorch issue 168134's example as torch 2.15 splits it: [0,1,2,3,4] over
+        // _StridedShard(0, split_factor=2) on 2 ranks gives rank 0 [0, 1, 3], rank 1 [2, 4].
+        let m = Mesh::parse("gpuid=2").unwrap();
+        let p = parse_placements("[_StridedShard(0, split_factor=2)]").unwrap();
+        let l = to_layout(&m, &[5], &p).unwrap();
+        assert!(!l.is_boxed());
+        assert_eq!(l.runs(0), vec![vec![(0, 2), (3, 4)]]);
+        assert_eq!(l.runs(1), vec![vec![(2, 3), (4, 5)]]);
+        assert_eq!(l.local_shape(), vec![3]);
+        assert_eq!(l.places(&[3]), vec![(0, vec![2])]);
+        assert_eq!(
+            print_placements(&from_layout(&l).unwrap()),
+            "[_StridedShard(0, split_factor=2)]"
+        );
+        // FSDP over TP, 9 rows on a=4, b=2: torch's Shard(0) on b chunks rank (a 3)'s local
+        // [8] as [8], [] where the nest of chunks would give b 1 row 8.
+        let m = Mesh::parse("a=4,b=2").unwrap();
+        let p = parse_placements("[_StridedShard(0, split_factor=2), Shard(0)]").unwrap();
+        let l = to_layout(&m, &[9, 2], &p).unwrap();
+        assert!(!l.is_boxed());
+        assert_eq!(l.runs(6)[0], vec![(8, 9)]);
+        assert_eq!(l.runs(7)[0], vec![]);
+        assert!(l.pieces(7).is_empty());
+        // 25 rows on a=4, b=2: rank (a 3, b 0) holds rows 12 and 22, two boxes.
+        let l = to_layout(&m, &[25, 3], &p).unwrap();
+        assert_eq!(l.runs(6)[0], vec![(12, 13), (22, 23)]);
+        assert_eq!(
+            l.pieces(6),
+            vec![
+                (vec![(12, 13), (0, 3)], vec![0, 0]),
+                (vec![(22, 23), (0, 3)], vec![1, 0])
+            ]
+        );
+        // Where torch's rule is the nest of chunks (12 rows on a=2, b=4), the layout is the nest.
+        let m = Mesh::parse("a=2,b=4").unwrap();
+        let p = parse_placements("[_StridedShard(0, split_factor=4), Shard(0)]").unwrap();
+        let l = to_layout(&m, &[12], &p).unwrap();
+        assert!(l.is_boxed());
+        assert_eq!(l.dims[0], vec![vec![1], vec![0]]);
     }
 }

@@ -431,6 +431,9 @@ pub fn from_layout(l: &MeshLayout) -> Result<String, MeshError> {
     if let Some(k) = l.maximal {
         return Ok(format!("{{maximal device={}}}", l.mesh.position_of(k)));
     }
+    if !l.is_boxed() {
+        return bad("a DTensor _StridedShard rule that interleaves has no HLO sharding (an HLO tile is one box)");
+    }
     if let Some((_, op)) = l.partial.iter().find(|(_, &o)| o != ReduceOp::Sum) {
         return bad(format!(
             "a partial {} layout has no HLO sharding (XLA's unreduced is a sum)",

@@ -126,6 +126,9 @@ pub fn print_spec(l: &MeshLayout) -> Result<String, MeshError> {
     if l.maximal.is_some() || !l.partial.is_empty() {
         return bad("a partial or single-device layout has no PartitionSpec");
     }
+    if !l.is_boxed() {
+        return bad("a DTensor _StridedShard rule that interleaves has no PartitionSpec (a JAX shard is one box)");
+    }
     let mut parts = Vec::new();
     for levels in &l.dims {
         if levels.len() > 1 && !l.is_even() {

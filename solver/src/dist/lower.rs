@@ -94,6 +94,12 @@ fn innermost(l: &MeshLayout, d: usize) -> Option<usize> {
 
 /// The layout after `m`, when `m` applies to `a`.
 pub fn apply(a: &MeshLayout, m: Move) -> Option<MeshLayout> {
+    // A strided (interleaved) layout changes only by reductions and zeroing here; its pieces
+    // reach any other layout by send-recv.
+    let keeps_dims = matches!(m, Move::AllReduce { .. } | Move::Zero { .. });
+    if !a.is_boxed() && !keeps_dims {
+        return None;
+    }
     let mut b = a.clone();
     match m {
         Move::AllGather { axis, dim } => {
@@ -243,9 +249,33 @@ pub fn lower_as(
 ) -> Option<Vec<Step>> {
     let n = a.mesh.size();
     let (al, bl) = (a.local_shape(), b.local_shape());
+    let nd = a.shape.len();
+    if let Move::SendRecv = m {
+        let (ap, bp) = (pieces_of(a), pieces_of(b));
+        let messages = send_recv_messages(a, &ap, &bp, &|h, r| {
+            i64::from(h / ranks_per_node != r / ranks_per_node)
+        })?;
+        return Some(vec![Step::SendRecv {
+            shape: bl,
+            messages,
+        }]);
+    }
+    if let Move::AllReduce { axis, op } = m {
+        return Some(vec![Step::AllReduce {
+            groups: a.mesh.groups(&[axis]),
+            op,
+        }]);
+    }
+    if let Move::Zero { axis } = m {
+        let ranks = (0..n).filter(|&r| a.mesh.coords(r)[axis] != 0).collect();
+        return Some(vec![Step::Zero { ranks }]);
+    }
+    // Every other move reads one box per device.
+    if !a.is_boxed() || !b.is_boxed() {
+        return None;
+    }
     let ablk: Vec<Block> = (0..n).map(|r| a.block(r)).collect();
     let bblk: Vec<Block> = (0..n).map(|r| b.block(r)).collect();
-    let nd = a.shape.len();
     let local_to_b = |r: usize| -> Vec<Vec<i64>> {
         (0..nd)
             .map(|e| rebase(bblk[r][e], bl[e], ablk[r][e]))
@@ -287,10 +317,7 @@ pub fn lower_as(
                 Step::ReduceScatter { groups, dim, op },
             ]
         }
-        Move::AllReduce { axis, op } => vec![Step::AllReduce {
-            groups: a.mesh.groups(&[axis]),
-            op,
-        }],
+        Move::AllReduce { .. } | Move::Zero { .. } | Move::SendRecv => return None,
         Move::AllToAll { axis, from, to } => {
             let groups = a.mesh.groups(&[axis]);
             let p = groups[0].len() as i64;
@@ -340,10 +367,6 @@ pub fn lower_as(
                 maps: (0..n as usize).map(local_to_b).collect(),
             }]
         }
-        Move::Zero { axis } => {
-            let ranks = (0..n).filter(|&r| a.mesh.coords(r)[axis] != 0).collect();
-            vec![Step::Zero { ranks }]
-        }
         Move::Broadcast => {
             let root = a.maximal? as usize;
             vec![Step::Broadcast {
@@ -351,47 +374,47 @@ pub fn lower_as(
                 root,
             }]
         }
-        Move::SendRecv => {
-            let messages = send_recv_messages(a, &ablk, &bblk, &|h, r| {
-                i64::from(h / ranks_per_node != r / ranks_per_node)
-            })?;
-            vec![Step::SendRecv {
-                shape: bl,
-                messages,
-            }]
-        }
     })
 }
 
-/// For each target rank, its block cut by the source's interval boundaries into cells, each
-/// from one holder: itself when it holds it, else the holder `prefer` ranks lowest (ties: the
-/// holder that sends fewest messages so far, then the nearest rank number).
+/// Every rank's pieces ([`MeshLayout::pieces`]): (global box, local corner) each.
+pub(crate) type Pieces = Vec<Vec<(Block, Vec<i64>)>>;
+
+/// The pieces of every rank of `l`.
+pub(crate) fn pieces_of(l: &MeshLayout) -> Pieces {
+    (0..l.mesh.size()).map(|r| l.pieces(r)).collect()
+}
+
+/// For each target rank, each of its pieces cut by the source's interval boundaries into
+/// cells, each from one holder: itself when it holds it, else the holder `prefer` ranks lowest
+/// (ties: the holder that sends fewest messages so far, then the nearest rank number).
 pub(crate) fn send_recv_messages(
     a: &MeshLayout,
-    ablk: &[Block],
-    bblk: &[Block],
+    ap: &Pieces,
+    bp: &Pieces,
     prefer: &dyn Fn(i64, i64) -> i64,
 ) -> Option<Vec<Message>> {
     let mut msgs = Vec::new();
-    send_recv_cells(a, ablk, bblk, prefer, &mut |src, dst, cell| {
-        let (sb, t) = (&ablk[src as usize], &bblk[dst as usize]);
+    send_recv_cells(a, ap, bp, prefer, &mut |c| {
         msgs.push(Message {
-            src,
-            dst,
-            src_start: cell.iter().zip(sb).map(|(c, s)| c.0 - s.0).collect(),
-            dst_start: cell.iter().zip(t).map(|(c, t)| c.0 - t.0).collect(),
-            len: cell.iter().map(|(lo, hi)| hi - lo).collect(),
+            src: c.src,
+            dst: c.dst,
+            src_start: c.src_start.to_vec(),
+            dst_start: c.dst_start.to_vec(),
+            len: c.cell.iter().map(|(lo, hi)| hi - lo).collect(),
         });
     })?;
     Some(msgs)
 }
 
-/// Per dim, the sorted distinct intervals of the non-empty blocks (a tensor of `nd` dims).
-pub(crate) fn source_cuts(blocks: &[Block], nd: usize) -> Vec<Vec<(i64, i64)>> {
+/// Per dim, the sorted distinct intervals of the source pieces (a tensor of `nd` dims). On one
+/// dim any two are equal or disjoint: a device's runs depend only on its coordinates on the
+/// axes that cut the dim, and devices that differ there hold disjoint elements.
+pub(crate) fn source_cuts(pieces: &Pieces, nd: usize) -> Vec<Vec<(i64, i64)>> {
     let mut cuts: Vec<Vec<(i64, i64)>> = vec![Vec::new(); nd];
-    for blk in blocks.iter().filter(|b| b.iter().all(|(lo, hi)| lo < hi)) {
+    for (bx, _) in pieces.iter().flatten() {
         for d in 0..nd {
-            cuts[d].push(blk[d]);
+            cuts[d].push(bx[d]);
         }
     }
     for c in cuts.iter_mut() {
@@ -401,15 +424,39 @@ pub(crate) fn source_cuts(blocks: &[Block], nd: usize) -> Vec<Vec<(i64, i64)>> {
     cuts
 }
 
-/// What [`send_recv_cells`] calls per cell: `(src, dst, cell box)`.
-pub(crate) type CellVisitor<'a> = dyn FnMut(i64, i64, &[(i64, i64)]) + 'a;
+/// The cuts of one dim (sorted, pairwise disjoint) that meet `[t.0, t.1)`, with their index.
+pub(crate) fn overlapping(
+    cuts: &[(i64, i64)],
+    t: (i64, i64),
+) -> impl Iterator<Item = (usize, &(i64, i64))> {
+    let first = cuts.partition_point(|iv| iv.1 <= t.0);
+    cuts[first..]
+        .iter()
+        .enumerate()
+        .take_while(move |(_, iv)| iv.0 < t.1)
+        .filter(move |(_, iv)| iv.0 < iv.1 && iv.0.max(t.0) < iv.1.min(t.1))
+        .map(move |(k, iv)| (first + k, iv))
+}
 
-/// The cells of [`send_recv_messages`] as `(src, dst, cell)`, in message order, without building
-/// messages (the cost model visits millions of them).
+/// One cell of a send-recv: from `src` to `dst`, the global box `cell`, at `src_start` in the
+/// source buffer and `dst_start` in the target buffer.
+pub(crate) struct Cell<'a> {
+    pub src: i64,
+    pub dst: i64,
+    pub cell: &'a [(i64, i64)],
+    pub src_start: &'a [i64],
+    pub dst_start: &'a [i64],
+}
+
+/// What [`send_recv_cells`] calls per cell.
+pub(crate) type CellVisitor<'a> = dyn FnMut(&Cell) + 'a;
+
+/// The cells of [`send_recv_messages`], in message order, without building messages (the cost
+/// model visits millions of them).
 pub(crate) fn send_recv_cells(
     a: &MeshLayout,
-    ablk: &[Block],
-    bblk: &[Block],
+    ap: &Pieces,
+    bp: &Pieces,
     prefer: &dyn Fn(i64, i64) -> i64,
     visit: &mut CellVisitor,
 ) -> Option<()> {
@@ -417,69 +464,74 @@ pub(crate) fn send_recv_cells(
         return None;
     }
     let nd = a.shape.len();
-    let cuts = source_cuts(ablk, nd);
-    // Holders of each source block, the block named by its interval index per dim.
-    let mut holders: std::collections::BTreeMap<Vec<u32>, Vec<i64>> = Default::default();
-    for (r, blk) in ablk.iter().enumerate() {
-        if blk.iter().any(|(lo, hi)| hi <= lo) {
-            continue;
+    let cuts = source_cuts(ap, nd);
+    // Holders of each source box, named by its interval index per dim: (rank, box, corner).
+    type Holder<'p> = (i64, &'p Block, &'p [i64]);
+    let mut holders: std::collections::BTreeMap<Vec<u32>, Vec<Holder>> = Default::default();
+    for (r, ps) in ap.iter().enumerate() {
+        for (bx, at) in ps {
+            let key: Vec<u32> = (0..nd)
+                .map(|d| cuts[d].binary_search(&bx[d]).ok().map(|i| i as u32))
+                .collect::<Option<_>>()?;
+            holders.entry(key).or_default().push((r as i64, bx, at));
         }
-        let key: Vec<u32> = (0..nd)
-            .map(|d| cuts[d].binary_search(&blk[d]).ok().map(|i| i as u32))
-            .collect::<Option<_>>()?;
-        holders.entry(key).or_default().push(r as i64);
     }
-    let mut load = vec![0i64; ablk.len()];
+    let mut load = vec![0i64; ap.len()];
     let mut key = vec![0u32; nd];
     let mut cell = vec![(0i64, 0i64); nd];
-    for (r, t) in bblk.iter().enumerate() {
+    let (mut ss, mut ds) = (vec![0i64; nd], vec![0i64; nd]);
+    for (r, ps) in bp.iter().enumerate() {
         let r = r as i64;
-        if t.iter().any(|(lo, hi)| hi <= lo) {
-            continue;
-        }
-        // Per dim, the pieces of t cut by the source intervals, with the interval's index.
-        let per_dim: Vec<Vec<((i64, i64), u32)>> = (0..nd)
-            .map(|d| {
-                cuts[d]
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, iv)| {
-                        let (lo, hi) = (iv.0.max(t[d].0), iv.1.min(t[d].1));
-                        (lo < hi).then_some(((lo, hi), k as u32))
-                    })
-                    .collect()
-            })
-            .collect();
-        if per_dim.iter().any(|v| v.is_empty()) {
-            return None;
-        }
-        let mut idx = vec![0usize; nd];
-        'cells: loop {
-            for d in 0..nd {
-                (cell[d], key[d]) = per_dim[d][idx[d]];
+        for (t, tat) in ps {
+            // Per dim, the pieces of t cut by the source intervals, with the interval's index.
+            let per_dim: Vec<Vec<((i64, i64), u32)>> = (0..nd)
+                .map(|d| {
+                    overlapping(&cuts[d], t[d])
+                        .map(|(k, iv)| ((iv.0.max(t[d].0), iv.1.min(t[d].1)), k as u32))
+                        .collect()
+                })
+                .collect();
+            if per_dim.iter().any(|v| v.is_empty()) {
+                return None;
             }
-            let hs = holders.get(&key[..])?;
-            let src = if hs.contains(&r) {
-                r
-            } else {
-                *hs.iter()
-                    .min_by_key(|&&h| (prefer(h, r), load[h as usize], (h - r).abs(), h))?
-            };
-            if src != r {
-                load[src as usize] += 1;
-            }
-            visit(src, r, &cell);
-            let mut d = nd;
-            loop {
-                if d == 0 {
-                    break 'cells;
+            let mut idx = vec![0usize; nd];
+            'cells: loop {
+                for d in 0..nd {
+                    (cell[d], key[d]) = per_dim[d][idx[d]];
                 }
-                d -= 1;
-                idx[d] += 1;
-                if idx[d] < per_dim[d].len() {
-                    continue 'cells;
+                let hs = holders.get(&key[..])?;
+                let &(src, sb, sat) = match hs.iter().find(|h| h.0 == r) {
+                    Some(h) => h,
+                    None => hs.iter().min_by_key(|h| {
+                        (prefer(h.0, r), load[h.0 as usize], (h.0 - r).abs(), h.0)
+                    })?,
+                };
+                if src != r {
+                    load[src as usize] += 1;
                 }
-                idx[d] = 0;
+                for d in 0..nd {
+                    ss[d] = cell[d].0 - sb[d].0 + sat[d];
+                    ds[d] = cell[d].0 - t[d].0 + tat[d];
+                }
+                visit(&Cell {
+                    src,
+                    dst: r,
+                    cell: &cell,
+                    src_start: &ss,
+                    dst_start: &ds,
+                });
+                let mut d = nd;
+                loop {
+                    if d == 0 {
+                        break 'cells;
+                    }
+                    d -= 1;
+                    idx[d] += 1;
+                    if idx[d] < per_dim[d].len() {
+                        continue 'cells;
+                    }
+                    idx[d] = 0;
+                }
             }
         }
     }

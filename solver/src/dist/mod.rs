@@ -28,10 +28,11 @@ pub mod xla;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use certify::dist::{DistCertificate, DistError, Plan, Step};
-use layout::mesh::{Block, MeshLayout};
+use layout::mesh::MeshLayout;
 
 pub use cost::{Link, Topology};
 pub use lower::Move;
+use lower::{pieces_of, Pieces};
 
 /// Most devices the planner takes (2^16).
 pub const MAX_PLAN_DEVICES: i64 = 1 << 16;
@@ -148,14 +149,14 @@ fn size(s: &[i64]) -> i64 {
     s.iter().product()
 }
 
-fn blocks(l: &MeshLayout) -> Vec<Block> {
-    (0..l.mesh.size()).map(|r| l.block(r)).collect()
-}
-
-/// Same places and roles (blocks, partials, maximal), whatever the padded local shape.
-fn same_places(a: &MeshLayout, b: &MeshLayout, b_blocks: &[Block]) -> bool {
+/// Same places and roles (pieces, partials, maximal), whatever the padded local shape.
+fn same_places(a: &MeshLayout, b: &MeshLayout, b_pieces: &Pieces) -> bool {
     if a.partial != b.partial || a.maximal != b.maximal {
         return false;
+    }
+    if !a.is_boxed() || !b.is_boxed() {
+        // Equal pieces at equal corners: then the local shapes are equal too.
+        return a.strided == b.strided && pieces_of(a) == *b_pieces;
     }
     let axes = |l: &MeshLayout| -> Vec<Vec<usize>> {
         l.dims
@@ -175,7 +176,14 @@ fn same_places(a: &MeshLayout, b: &MeshLayout, b_blocks: &[Block]) -> bool {
     if axes(a) != axes(b) {
         return false;
     }
-    (0..a.mesh.size()).all(|r| a.block(r) == b_blocks[r as usize])
+    (0..a.mesh.size()).all(|r| {
+        let p = &b_pieces[r as usize];
+        let blk = a.block(r);
+        match p.first() {
+            Some((bx, _)) => *bx == blk,
+            None => blk.iter().any(|(lo, hi)| hi <= lo),
+        }
+    })
 }
 
 /// Cost of a move: (max elements received by a rank, total elements, link, seconds).
@@ -232,17 +240,18 @@ fn move_cost(
             )
         }
         Move::SendRecv => {
-            let (ab, bb) = (blocks(a), blocks(b));
+            let (ab, bb) = (pieces_of(a), pieces_of(b));
             let rpn = topo.ranks_per_node;
             let mut recv = vec![(0i64, 0f64); n as usize];
             let mut send = vec![0f64; n as usize];
             let mut any_net = false;
             let prefer = |h: i64, r: i64| i64::from(h / rpn != r / rpn);
-            let lowers = lower::send_recv_cells(a, &ab, &bb, &prefer, &mut |src, dst, cell| {
+            let lowers = lower::send_recv_cells(a, &ab, &bb, &prefer, &mut |c| {
+                let (src, dst) = (c.src, c.dst);
                 if src == dst {
                     return;
                 }
-                let e: i64 = cell.iter().map(|(lo, hi)| hi - lo).product();
+                let e: i64 = c.cell.iter().map(|(lo, hi)| hi - lo).product();
                 let (link, name) = topo.link(src, dst);
                 any_net |= name == "network";
                 let t = link.alpha + (e * o.elem_bytes) as f64 / link.beta;
@@ -273,36 +282,36 @@ fn move_cost(
     }
 }
 
-/// A lower bound on [`move_cost`]'s time for the send-recv from `a` to the target blocks `tb`:
-/// a device receives one message per source cell of its target block that it does not hold
-/// (the cells are the target block cut by the source's intervals, exactly as the messages are),
-/// and every element it lacks, each at the fastest link's alpha and beta.
-fn send_recv_bound(a: &MeshLayout, tb: &[Block], o: &PlanOptions) -> f64 {
+/// A lower bound on [`move_cost`]'s time for the send-recv from `a` to the target pieces `tb`:
+/// a device receives one message per source cell of its target pieces that it does not hold
+/// (the cells are each target piece cut by the source's intervals, exactly as the messages
+/// are; it holds at most one cell of a piece per piece of its own), and every element it
+/// lacks, each at the fastest link's alpha and beta.
+fn send_recv_bound(a: &MeshLayout, tb: &Pieces, o: &PlanOptions) -> f64 {
     let topo = &o.topology;
     let alpha = topo.nvlink.alpha.min(topo.network.alpha);
     let beta = topo.nvlink.beta.max(topo.network.beta);
-    let ab = blocks(a);
+    let ab = pieces_of(a);
     let nd = a.shape.len();
     let cuts = lower::source_cuts(&ab, nd);
     let mut worst: f64 = 0.0;
-    for (t, own) in tb.iter().zip(&ab) {
-        if t.iter().any(|(lo, hi)| hi <= lo) {
-            continue;
+    for (ts, own) in tb.iter().zip(&ab) {
+        let (mut msgs, mut lack) = (0i64, 0i64);
+        for (t, _) in ts {
+            let cells: i64 = (0..nd)
+                .map(|d| lower::overlapping(&cuts[d], t[d]).count() as i64)
+                .product();
+            let (mut held, mut mine) = (0i64, 0i64);
+            for (ob, _) in own {
+                let m: i64 = (0..nd)
+                    .map(|d| (t[d].1.min(ob[d].1) - t[d].0.max(ob[d].0)).max(0))
+                    .product();
+                held += i64::from(m > 0);
+                mine += m;
+            }
+            msgs += cells - held;
+            lack += size(&t.iter().map(|(lo, hi)| hi - lo).collect::<Vec<_>>()) - mine;
         }
-        let cells: i64 = (0..nd)
-            .map(|d| {
-                let n = cuts[d]
-                    .iter()
-                    .filter(|iv| iv.0.max(t[d].0) < iv.1.min(t[d].1))
-                    .count();
-                n as i64
-            })
-            .product();
-        let mine: i64 = (0..nd)
-            .map(|d| (t[d].1.min(own[d].1) - t[d].0.max(own[d].0)).max(0))
-            .product();
-        let msgs = cells - i64::from(mine > 0);
-        let lack = size(&t.iter().map(|(lo, hi)| hi - lo).collect::<Vec<_>>()) - mine;
         worst = worst.max(msgs as f64 * alpha + (lack * o.elem_bytes) as f64 / beta);
     }
     worst
@@ -388,7 +397,7 @@ pub fn plan(
     }
     // Over another mesh with the same device count: only send-recv (moves are per axis).
     let same_mesh = source.mesh == target.mesh;
-    let tb = blocks(target);
+    let tb = pieces_of(target);
     let key = |t: f64| (t * 1e12).round() as u64;
     // Dijkstra over (cost, what, state index): what 1 expands the state, what 0 costs the
     // send-recv from it straight to the target. That candidate enters the heap at its lower
