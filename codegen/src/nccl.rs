@@ -172,8 +172,11 @@ fn layout_words(l: &MeshLayout) -> Vec<i64> {
     let sum = !l.partial.is_empty() && l.partial.values().all(|&o| o == ReduceOp::Sum);
     w.push(if sum { l.addends() } else { 1 });
     w.push(i64::from(!l.partial.is_empty()));
-    // Per rank: its piece count, then each piece's box and local corner.
+    w.push(i64::from(sum));
+    // Per rank: its group (the mesh position with the partial coordinates zeroed: the devices
+    // whose places of one value add up), its piece count, then each piece's box and corner.
     for r in 0..l.mesh.size() {
+        w.push(l.addend_group(r));
         let pieces = l.pieces(r);
         w.push(pieces.len() as i64);
         for (bx, at) in pieces {

@@ -174,10 +174,14 @@ pub fn run_with<M: Mem>(
             .map_err(|e| bad(format!("step {k} ({}): {e}", step.name())))?;
     }
     // The check: every place of the target holds (id + 1) times the addend count of a summed
-    // partial source.
+    // partial source; for a summed partial target, the places of one value over the devices
+    // that differ only in the partial axes add up to that.
     let sum = !source.partial.is_empty() && source.partial.values().all(|&o| o == ReduceOp::Sum);
     let mult = if sum { source.addends() } else { 1 } as f64;
     let want_local = target.local_shape();
+    let sum_target =
+        !target.partial.is_empty() && target.partial.values().all(|&o| o == ReduceOp::Sum);
+    let mut sums: std::collections::BTreeMap<(i64, i64), (f64, i64)> = Default::default();
     let mut report = NcclRunReport {
         device: device.to_string(),
         ranks,
@@ -194,17 +198,31 @@ pub fn run_with<M: Mem>(
                 b.shape
             )));
         }
-        if !target.partial.is_empty() {
+        if !target.partial.is_empty() && !sum_target {
             continue;
         }
         let h = m.download(&b.buf)?;
         for (loc, g) in places(target, r as i64) {
             report.places_checked += 1;
+            if sum_target {
+                // A summed partial target: the places of one value over its group add up.
+                let key = (target.addend_group(r as i64), g);
+                let e = sums.entry(key).or_insert((0.0, r as i64));
+                e.0 += h[loc as usize];
+                continue;
+            }
             let (got, want) = (h[loc as usize], (g + 1) as f64 * mult);
             if got != want {
                 report.wrong += 1;
                 report.first_wrong.get_or_insert((r as i64, g, got, want));
             }
+        }
+    }
+    for ((_, g), (got, r)) in sums {
+        let want = (g + 1) as f64 * mult;
+        if got != want {
+            report.wrong += 1;
+            report.first_wrong.get_or_insert((r, g, got, want));
         }
     }
     Ok(report)

@@ -27,14 +27,16 @@ static int find_group(const std::vector<std::vector<int>>& gs, int rank, int* po
   *pos = 0; return -1;
 }
 
-struct Layout { int nd; Shape shape, local; long long mult, partial; std::vector<long long> pieces; std::vector<size_t> at; };
-// Per rank: its piece count, then per piece `lo, hi` per dim and its local corner per dim.
+struct Layout { int nd; Shape shape, local; long long mult, partial, sum; std::vector<long long> group, pieces; std::vector<size_t> at; };
+// Per rank: its group (mesh position with the partial coordinates zeroed), its piece count,
+// then per piece `lo, hi` per dim and its local corner per dim.
 static Layout read_layout(const long long* w, int ranks) {
   Layout l; size_t i = 0; l.nd = (int)w[i++];
   for (int d = 0; d < l.nd; ++d) l.shape.push_back(w[i++]);
   for (int d = 0; d < l.nd; ++d) l.local.push_back(w[i++]);
-  l.mult = w[i++]; l.partial = w[i++];
+  l.mult = w[i++]; l.partial = w[i++]; l.sum = w[i++];
   for (int r = 0; r < ranks; ++r) {
+    l.group.push_back(w[i++]);
     l.at.push_back(l.pieces.size());
     long long np = w[i++]; l.pieces.push_back(np);
     for (long long k = 0; k < 3 * l.nd * np; ++k) l.pieces.push_back(w[i++]);
@@ -218,16 +220,23 @@ int main() {
   CK(cudaDeviceSynchronize());
   // Check: every place of the target holds (id + 1) * multiplier (sum partials: the addend count).
   long long bad = 0, checked = 0;
+  std::map<std::pair<long long, long long>, double> sums;
   for (int r : mine) {
     if (buf[r].shape != dst.local) { fprintf(stderr, "rank %d: final buffer shape differs from the target's\n", r); return 1; }
     std::vector<double> h((size_t)numel(dst.local));
     CK(cudaMemcpy(h.data(), buf[r].p, sizeof(double) * h.size(), cudaMemcpyDeviceToHost));
-    if (dst.partial) continue;  // a partial target's values are checked by the certificate only
+    if (dst.partial && !dst.sum) continue;  // a max/min/avg partial target: the certificate only
     each_place(dst, r, [&](long long loc, long long g) {
       ++checked;
+      // A summed partial target: the places of one value over its group add up (checked below).
+      if (dst.partial) { sums[std::make_pair(dst.group[r], g)] += h[(size_t)loc]; return; }
       double want = (double)(g + 1) * (double)src.mult;
       if (h[(size_t)loc] != want && bad++ == 0) fprintf(stderr, "rank %d: element #%lld holds %g, want %g\n", r, g, h[(size_t)loc], want);
     });
+  }
+  for (auto& kv : sums) {
+    double want = (double)(kv.first.second + 1) * (double)src.mult;
+    if (kv.second != want && bad++ == 0) fprintf(stderr, "element #%lld: its addends sum to %g, want %g\n", kv.first.second, kv.second, want);
   }
   printf("%s: %lld places checked on %zu rank(s), %lld wrong\n", bad ? "FAILED" : "OK", checked, mine.size(), bad);
   return bad ? 1 : 0;

@@ -103,7 +103,10 @@ fn every_planned_redistribution_runs_to_its_target_on_the_host_interpreter() {
             "{mesh} {shape:?} {from} -> {to}: {:?}",
             r.first_wrong
         );
-        if t.partial.is_empty() {
+        if t.partial
+            .values()
+            .all(|&o| o == layout::mesh::ReduceOp::Sum)
+        {
             assert_eq!(
                 r.places_checked as i64,
                 (0..t.mesh.size())
@@ -233,6 +236,27 @@ fn broken_plans_end_elsewhere_and_the_certificate_agrees() {
         }
         assert!(cert.is_err(), "the certificate accepted a broken plan");
     }
+    // A summed partial target whose zeroing step is dropped counts every addend twice: the
+    // run's per-value sums say so, as the certificate does.
+    let (s2, t2) = (
+        layout("a=3,b=2", &[5, 4], "[Replicate(),Replicate()]"),
+        layout("a=3,b=2", &[5, 4], "[Partial(sum),Shard(1)]"),
+    );
+    let good = plan(&s2, &t2, &PlanOptions::default()).unwrap().plan;
+    assert_eq!(run_on_host(&good, &s2, &t2).unwrap().wrong, 0);
+    let p = Plan {
+        ranks: 6,
+        steps: good
+            .steps
+            .iter()
+            .filter(|st| !matches!(st, Step::Zero { .. }))
+            .cloned()
+            .collect(),
+    };
+    assert!(p.steps.len() < good.steps.len(), "{:?}", good.steps);
+    let r = run_on_host(&p, &s2, &t2).unwrap();
+    assert!(r.wrong > 0 && r.places_checked > 0, "{r:?}");
+    assert!(certify_plan(&s2, &t2, &p).is_err());
     // A group naming a rank outside the plan is an error, not a panic.
     let p = Plan {
         ranks: 6,

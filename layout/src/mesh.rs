@@ -22,7 +22,11 @@
 //! Each device's part is a box (one interval per tensor dim); its local buffer is that box,
 //! stored row-major at the origin of a buffer of the layout's *padded local shape* (per dim the
 //! chain `c_0 = n`, `c_i = ceil(c_{i-1}/K_i)`, the largest piece any device gets). Places outside
-//! the box are padding: no claim speaks of them.
+//! the box are padding: no claim speaks of them. The one exception is a dim cut by DTensor's
+//! `_StridedShard` where its split is not a nest of chunks ([`MeshLayout::strided`]): there a
+//! device holds runs of that dim one after the other in its buffer, so its part is a list of
+//! boxes, each at its local corner ([`MeshLayout::pieces`]); [`MeshLayout::block`] is for the
+//! boxed layouts ([`MeshLayout::is_boxed`]).
 //!
 //! Worked vector (spec/distributed.md section 6): mesh `gpuid=4`, shape (8,6), `[Shard(1)]`:
 //! column pieces `[0,2) [2,4) [4,6) [6,6)`, rank 3 holds nothing, padded local shape (8,2).
@@ -732,6 +736,23 @@ impl MeshLayout {
         self.partial
             .keys()
             .fold(0, |acc, &a| acc * self.mesh.extent(a) + c[a])
+    }
+
+    /// The group of `rank`'s addends: its mesh position with the partial coordinates zeroed.
+    /// Devices of one group differ only in the partial axes, so they hold the same places, and
+    /// the addends at one place over the group make up its value.
+    pub fn addend_group(&self, rank: i64) -> i64 {
+        let c = self.mesh.coords(rank);
+        let z: Vec<i64> = (0..self.mesh.ndim())
+            .map(|a| {
+                if self.partial.contains_key(&a) {
+                    0
+                } else {
+                    c[a]
+                }
+            })
+            .collect();
+        self.mesh.position(&z)
     }
 
     /// The places of logical index `x`: `(rank, local coordinate)` for every device whose box

@@ -223,18 +223,7 @@ pub fn check_final(
         }
         // The mesh position with the partial coordinates zeroed names the group of addend
         // places (positions are in the order of the coordinates off the partial axes).
-        let c = mesh.coords(r);
-        let key = mesh.position(
-            &(0..mesh.ndim())
-                .map(|a| {
-                    if target.partial.contains_key(&a) {
-                        0
-                    } else {
-                        c[a]
-                    }
-                })
-                .collect::<Vec<i64>>(),
-        );
+        let key = target.addend_group(r);
         let mut bad: Option<DistCounterexample> = None;
         for (bl, at) in &pieces {
             for_each_in_block(bl, |x| {
