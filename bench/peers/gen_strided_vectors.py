@@ -19,6 +19,9 @@ in `_shard_tensor`: its pieces are not padded), hence `src_data_rank=None`.
 """
 import json, os, random, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_dist_vectors import placement_text, torch_placement  # noqa: E402 - the shared readers
+
 OUT = os.path.join(os.path.dirname(__file__), "..", "dist", "strided.jsonl")
 NAMES = ["a", "b", "c"]
 MESHES = [(2,), (3,), (4,), (2, 2), (2, 4), (4, 2), (2, 3), (3, 2), (2, 2, 2), (2, 1, 3)]
@@ -57,28 +60,6 @@ def gen_cases(seed, per_mesh=16):
                 dst[j] = f"_StridedShard({rng.randrange(nd)}, split_factor={rng.choice([2, 3])})"
             cases.append({"mesh": list(mesh), "shape": shape, "src": src, "dst": dst})
     return cases
-
-
-def torch_placement(t):
-    from torch.distributed.tensor import Shard, Replicate
-    from torch.distributed.tensor.placement_types import _StridedShard
-    if t.startswith("_StridedShard("):
-        d, f = t[len("_StridedShard("):-1].split(", split_factor=")
-        return _StridedShard(int(d), split_factor=int(f))
-    if t.startswith("Shard("):
-        return Shard(int(t[6:-1]))
-    return Replicate()
-
-
-def placement_text(p):
-    name = type(p).__name__
-    if name == "_StridedShard":
-        return f"_StridedShard({p.dim}, split_factor={p.split_factor})"
-    if name == "Shard":
-        return f"Shard({p.dim})"
-    if name == "Replicate":
-        return "Replicate()"
-    return name
 
 
 def err(e):

@@ -236,17 +236,13 @@ pub fn check_final(
                 let want = flat_of(&target.shape, x) as u32;
                 // Formatted only for a counterexample (this loop visits every place).
                 let at = || format!("local {lc:?}");
+                let holds = || {
+                    let e = coords_of(&target.shape, cell.elem as i64);
+                    ce(r, Some(x), format!("{} holds element {e:?}", at()))
+                };
                 if sum_partial {
                     if cell.elem != EMPTY && cell.elem != want {
-                        bad = Some(ce(
-                            r,
-                            Some(x),
-                            format!(
-                                "{} holds element {:?}",
-                                at(),
-                                coords_of(&target.shape, cell.elem as i64)
-                            ),
-                        ));
+                        bad = Some(holds());
                         return;
                     }
                     let e = groups.entry((want, key)).or_insert((0, 0, r));
@@ -258,15 +254,7 @@ pub fn check_final(
                 if cell.elem == EMPTY {
                     bad = Some(ce(r, Some(x), format!("{} holds padding or zero", at())));
                 } else if cell.elem != want {
-                    bad = Some(ce(
-                        r,
-                        Some(x),
-                        format!(
-                            "{} holds element {:?}",
-                            at(),
-                            coords_of(&target.shape, cell.elem as i64)
-                        ),
-                    ));
+                    bad = Some(holds());
                 } else if cell.count as i64 != n_add || cell.mask != full {
                     bad = Some(ce(
                         r,
