@@ -577,3 +577,51 @@ fn dist_run_executes_the_certified_plan_and_checks_every_target_place() {
         assert!(stdout(&o).contains("nccl: "), "{}", stdout(&o));
     }
 }
+
+#[test]
+fn dist_interleaved_strided_shard_is_planned_simulated_and_peer_steps_not_lowered() {
+    // 25 rows on a=4,b=2 under FSDP-over-TP's placement: rank 6 holds rows 12 and 22.
+    let from = "[_StridedShard(0, split_factor=2), Shard(0)]";
+    let o = plan("a=4,b=2", "25,3", from, "[Shard(1), Shard(0)]");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).ends_with("certified"), "{}", first_line(&o));
+    let o = laycert(&[
+        "dist",
+        "sim",
+        "--mesh",
+        "a=4,b=2",
+        "--shape",
+        "25,3",
+        "--from",
+        from,
+        "--to",
+        "[Replicate(), Replicate()]",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("device 6 [3, 0]: holds [[(12, 13), (0, 3)], [(22, 23), (0, 3)]]"),
+        "{}",
+        stdout(&o)
+    );
+    // DTensor's own steps on such a layout are reported, not judged.
+    let o = laycert(&[
+        "dist",
+        "check",
+        "--mesh",
+        "a=4,b=2",
+        "--shape",
+        "9,2",
+        "--from",
+        from,
+        "--to",
+        "[Replicate(), Replicate()]",
+        "--dtensor-steps",
+        "[(1, Shard(0), Replicate()), (0, Shard(0), Replicate())]",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("interleaved _StridedShard"),
+        "{}",
+        stdout(&o)
+    );
+}
