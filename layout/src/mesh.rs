@@ -555,6 +555,9 @@ impl MeshLayout {
         }
         let plain = self.clone();
         self.strided.insert(d, list);
+        // One pass over the devices: bound each one's runs, and see whether every device holds
+        // its nested chunk.
+        let mut nested_same = true;
         for r in 0..self.mesh.size() {
             let runs = self.runs(r);
             if runs[d].len() > MAX_SPLIT as usize {
@@ -563,14 +566,9 @@ impl MeshLayout {
                     runs[d].len()
                 ));
             }
+            let (lo, hi) = plain.block(r)[d];
+            nested_same &= runs[d] == if lo < hi { vec![(lo, hi)] } else { vec![] };
         }
-        let nested_same = (0..self.mesh.size()).all(|r| {
-            let b = plain.block(r);
-            let runs = self.runs(r);
-            let (lo, hi) = b[d];
-            let want: Vec<(i64, i64)> = if lo < hi { vec![(lo, hi)] } else { vec![] };
-            runs[d] == want
-        });
         Ok(if nested_same { plain } else { self })
     }
 

@@ -250,32 +250,22 @@ pub fn lower_as(
     let n = a.mesh.size();
     let (al, bl) = (a.local_shape(), b.local_shape());
     let nd = a.shape.len();
-    if let Move::SendRecv = m {
-        let (ap, bp) = (pieces_of(a), pieces_of(b));
-        let messages = send_recv_messages(a, &ap, &bp, &|h, r| {
-            i64::from(h / ranks_per_node != r / ranks_per_node)
-        })?;
-        return Some(vec![Step::SendRecv {
-            shape: bl,
-            messages,
-        }]);
-    }
-    if let Move::AllReduce { axis, op } = m {
-        return Some(vec![Step::AllReduce {
-            groups: a.mesh.groups(&[axis]),
-            op,
-        }]);
-    }
-    if let Move::Zero { axis } = m {
-        let ranks = (0..n).filter(|&r| a.mesh.coords(r)[axis] != 0).collect();
-        return Some(vec![Step::Zero { ranks }]);
-    }
-    // Every other move reads one box per device.
-    if !a.is_boxed() || !b.is_boxed() {
+    // Every move but these reads one box per device (a strided layout holds several).
+    let needs_boxes = !matches!(
+        m,
+        Move::SendRecv | Move::AllReduce { .. } | Move::Zero { .. }
+    );
+    if needs_boxes && (!a.is_boxed() || !b.is_boxed()) {
         return None;
     }
-    let ablk: Vec<Block> = (0..n).map(|r| a.block(r)).collect();
-    let bblk: Vec<Block> = (0..n).map(|r| b.block(r)).collect();
+    let blocks = |l: &MeshLayout| -> Vec<Block> {
+        if needs_boxes {
+            (0..n).map(|r| l.block(r)).collect()
+        } else {
+            Vec::new()
+        }
+    };
+    let (ablk, bblk) = (blocks(a), blocks(b));
     let local_to_b = |r: usize| -> Vec<Vec<i64>> {
         (0..nd)
             .map(|e| rebase(bblk[r][e], bl[e], ablk[r][e]))
@@ -317,7 +307,10 @@ pub fn lower_as(
                 Step::ReduceScatter { groups, dim, op },
             ]
         }
-        Move::AllReduce { .. } | Move::Zero { .. } | Move::SendRecv => return None,
+        Move::AllReduce { axis, op } => vec![Step::AllReduce {
+            groups: a.mesh.groups(&[axis]),
+            op,
+        }],
         Move::AllToAll { axis, from, to } => {
             let groups = a.mesh.groups(&[axis]);
             let p = groups[0].len() as i64;
@@ -367,11 +360,24 @@ pub fn lower_as(
                 maps: (0..n as usize).map(local_to_b).collect(),
             }]
         }
+        Move::Zero { axis } => {
+            let ranks = (0..n).filter(|&r| a.mesh.coords(r)[axis] != 0).collect();
+            vec![Step::Zero { ranks }]
+        }
         Move::Broadcast => {
             let root = a.maximal? as usize;
             vec![Step::Broadcast {
                 groups: vec![(0..n).collect()],
                 root,
+            }]
+        }
+        Move::SendRecv => {
+            let messages = send_recv_messages(a, &pieces_of(a), &pieces_of(b), &|h, r| {
+                i64::from(h / ranks_per_node != r / ranks_per_node)
+            })?;
+            vec![Step::SendRecv {
+                shape: bl,
+                messages,
             }]
         }
     })
