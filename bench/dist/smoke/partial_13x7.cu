@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <map>
+#include <utility>
 #include <vector>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); exit(3); } } while (0)
@@ -59,6 +61,8 @@ static void load_nccl() {
 }
 #define NK(x) do { ncclResult_t r_ = (x); if (r_ != 0) { fprintf(stderr, "NCCL error %d at %d\n", r_, __LINE__); exit(3); } } while (0)
 
+// The NCCL program's kernels (codegen/src/nccl_kernels.cu): emitted into every `laycert dist gen`
+// program and compiled by NVRTC for `laycert dist run` (codegen::nccl_run).
 struct D8 { long long v[8]; };
 
 // out[i] = in[sum_d map_d[i_d] * in_stride_d], 0 where any map entry is -1.
@@ -106,12 +110,14 @@ static const long long LAYCERT_PLAN[] = {
   3LL,
 };
 static const long long LAYCERT_SOURCE[] = {
-  2LL,13LL,7LL,7LL,7LL,2LL,1LL,0LL,7LL,0LL,7LL,7LL,13LL,0LL,7LL,0LL,
-  7LL,0LL,7LL,7LL,13LL,0LL,7LL,
+  2LL,13LL,7LL,7LL,7LL,2LL,1LL,1LL,0LL,1LL,0LL,7LL,0LL,7LL,0LL,0LL,
+  1LL,1LL,7LL,13LL,0LL,7LL,0LL,0LL,0LL,1LL,0LL,7LL,0LL,7LL,0LL,0LL,
+  1LL,1LL,7LL,13LL,0LL,7LL,0LL,0LL,
 };
 static const long long LAYCERT_TARGET[] = {
-  2LL,13LL,7LL,7LL,4LL,1LL,0LL,0LL,7LL,0LL,4LL,0LL,7LL,4LL,7LL,7LL,
-  13LL,0LL,4LL,7LL,13LL,4LL,7LL,
+  2LL,13LL,7LL,7LL,4LL,1LL,0LL,0LL,0LL,1LL,0LL,7LL,0LL,4LL,0LL,0LL,
+  1LL,1LL,0LL,7LL,4LL,7LL,0LL,0LL,2LL,1LL,7LL,13LL,0LL,4LL,0LL,0LL,
+  3LL,1LL,7LL,13LL,4LL,7LL,0LL,0LL,
 };
 
 typedef std::vector<long long> Shape;
@@ -142,26 +148,37 @@ static int find_group(const std::vector<std::vector<int>>& gs, int rank, int* po
   *pos = 0; return -1;
 }
 
-struct Layout { int nd; Shape shape, local; long long mult, partial; std::vector<long long> blocks; };
+struct Layout { int nd; Shape shape, local; long long mult, partial, sum; std::vector<long long> group, pieces; std::vector<size_t> at; };
+// Per rank: its group (mesh position with the partial coordinates zeroed), its piece count,
+// then per piece `lo, hi` per dim and its local corner per dim.
 static Layout read_layout(const long long* w, int ranks) {
   Layout l; size_t i = 0; l.nd = (int)w[i++];
   for (int d = 0; d < l.nd; ++d) l.shape.push_back(w[i++]);
   for (int d = 0; d < l.nd; ++d) l.local.push_back(w[i++]);
-  l.mult = w[i++]; l.partial = w[i++];
-  for (int k = 0; k < 2 * l.nd * ranks; ++k) l.blocks.push_back(w[i++]);
+  l.mult = w[i++]; l.partial = w[i++]; l.sum = w[i++];
+  for (int r = 0; r < ranks; ++r) {
+    l.group.push_back(w[i++]);
+    l.at.push_back(l.pieces.size());
+    long long np = w[i++]; l.pieces.push_back(np);
+    for (long long k = 0; k < 3 * l.nd * np; ++k) l.pieces.push_back(w[i++]);
+  }
   return l;
 }
-// Visits the places of `rank`'s block: (local flat index, global flat element id).
+// Visits the places of `rank`'s pieces: (local flat index, global flat element id).
 template <class F> static void each_place(const Layout& l, int rank, F f) {
-  const long long* b = &l.blocks[(size_t)2 * l.nd * rank];
-  long long n = 1; for (int d = 0; d < l.nd; ++d) { long long e = b[2 * d + 1] - b[2 * d]; if (e <= 0) return; n *= e; }
-  for (long long k = 0; k < n; ++k) {
-    long long rest = k, loc = 0, glob = 0, ls = 1, gs = 1;
-    for (int d = l.nd - 1; d >= 0; --d) {
-      long long e = b[2 * d + 1] - b[2 * d], c = rest % e; rest /= e;
-      loc += c * ls; glob += (b[2 * d] + c) * gs; ls *= l.local[d]; gs *= l.shape[d];
+  const long long* p = &l.pieces[l.at[rank]];
+  long long np = *p++;
+  for (long long q = 0; q < np; ++q, p += 3 * l.nd) {
+    const long long* b = p; const long long* o = p + 2 * l.nd;
+    long long n = 1; for (int d = 0; d < l.nd; ++d) { long long e = b[2 * d + 1] - b[2 * d]; if (e <= 0) n = 0; n *= e; }
+    for (long long k = 0; k < n; ++k) {
+      long long rest = k, loc = 0, glob = 0, ls = 1, gs = 1;
+      for (int d = l.nd - 1; d >= 0; --d) {
+        long long e = b[2 * d + 1] - b[2 * d], c = rest % e; rest /= e;
+        loc += (o[d] + c) * ls; glob += (b[2 * d] + c) * gs; ls *= l.local[d]; gs *= l.shape[d];
+      }
+      f(loc, glob);
     }
-    f(loc, glob);
   }
 }
 
@@ -324,16 +341,23 @@ int main() {
   CK(cudaDeviceSynchronize());
   // Check: every place of the target holds (id + 1) * multiplier (sum partials: the addend count).
   long long bad = 0, checked = 0;
+  std::map<std::pair<long long, long long>, double> sums;
   for (int r : mine) {
     if (buf[r].shape != dst.local) { fprintf(stderr, "rank %d: final buffer shape differs from the target's\n", r); return 1; }
     std::vector<double> h((size_t)numel(dst.local));
     CK(cudaMemcpy(h.data(), buf[r].p, sizeof(double) * h.size(), cudaMemcpyDeviceToHost));
-    if (dst.partial) continue;  // a partial target's values are checked by the certificate only
+    if (dst.partial && !dst.sum) continue;  // a max/min/avg partial target: the certificate only
     each_place(dst, r, [&](long long loc, long long g) {
       ++checked;
+      // A summed partial target: the places of one value over its group add up (checked below).
+      if (dst.partial) { sums[std::make_pair(dst.group[r], g)] += h[(size_t)loc]; return; }
       double want = (double)(g + 1) * (double)src.mult;
       if (h[(size_t)loc] != want && bad++ == 0) fprintf(stderr, "rank %d: element #%lld holds %g, want %g\n", r, g, h[(size_t)loc], want);
     });
+  }
+  for (auto& kv : sums) {
+    double want = (double)(kv.first.second + 1) * (double)src.mult;
+    if (kv.second != want && bad++ == 0) fprintf(stderr, "element #%lld: its addends sum to %g, want %g\n", kv.first.second, kv.second, want);
   }
   printf("%s: %lld places checked on %zu rank(s), %lld wrong\n", bad ? "FAILED" : "OK", checked, mine.size(), bad);
   return bad ? 1 : 0;
