@@ -93,6 +93,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
     let mut worst: (f64, f64) = (1.0, 1.0);
     let mut refused = 0;
     let mut larger = 0;
+    let mut symbolic = 0;
     let mut failures = Vec::new();
     let mut report = Vec::new();
     for line in text.lines() {
@@ -152,6 +153,9 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         };
         if let Some(c) = &p.certificate {
             certified += 1;
+            if c.decided_on == "symbolic" {
+                symbolic += 1;
+            }
             // Decided on boxes and again cell by cell: in certify_plan for claims of at most
             // 2^18 cells, by check_certificate (up to 2^24) for the others.
             if !c.cells_rechecked {
@@ -213,7 +217,7 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         }
     }
     println!(
-        "cases {cases} ({refused} refused); shards equal DTensor {dt_agree}/{dt_cmp}, JAX {jax_agree}/{jax_cmp}; laycert plans certified {certified} ({larger} re-checked by check_certificate); \
+        "cases {cases} ({refused} refused); shards equal DTensor {dt_agree}/{dt_cmp}, JAX {jax_agree}/{jax_cmp}; laycert plans certified {certified} ({symbolic} symbolically over the mesh, {larger} re-checked by check_certificate); \
          DTensor plans certified {dt_ok}, refuted {dt_refuted}, not lowered {dt_unlowered}; laycert strictly fewer bytes than DTensor on {dt_more}, than XLA on {jax_more}; \
          max ratio DTensor/laycert {:.2}, XLA/laycert {:.2}",
         worst.0, worst.1

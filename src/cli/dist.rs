@@ -282,10 +282,15 @@ fn plan_lines(p: &DistPlan, i: &Inputs) -> Vec<String> {
     }
     if let Some(c) = &p.certificate {
         lines.push(format!(
-            "certificate: {} ranks, {} target places checked, decided on {}{}, digest {}",
+            "certificate: {} ranks, {} target places checked, decided on {}{}{}, digest {}",
             c.ranks,
             c.places_checked,
             c.decided_on,
+            if c.boxes_rechecked {
+                ", re-checked on boxes"
+            } else {
+                ""
+            },
             if c.cells_rechecked {
                 " and re-checked cell by cell"
             } else {

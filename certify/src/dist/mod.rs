@@ -2,18 +2,26 @@
 //! layout to a target mesh layout, every element to every place the target names, each partial
 //! sum reduced exactly once? (spec/distributed.md section 4.)
 //!
-//! [`certify_plan`] decides the claim by executing the plan on every rank, starting from the
-//! source layout's buffers (built from `layout::mesh`'s semantics, the trusted base) and comparing
-//! every place of the target against the result. Two executions of the same collective semantics
-//! share no code beyond validating group lists: [`boxes`] holds each rank's buffer as disjoint
-//! boxes of cells (a box carries the element at its corner and its addends), so its cost is the
-//! number of boxes, not of cells, and large or uneven tensors on 1024 devices are decided in
-//! milliseconds; [`simulate`] holds real cells. The box decision is the certificate; the cell
-//! simulator re-decides every claim of at most [`RECHECK_CELLS`] cells and must agree exactly
-//! (verdict, places, counterexample), and [`check_certificate`] re-runs it on anything it can
-//! hold. A refutation names the device, the element and what the device holds instead. The
-//! decision is exact for the given sizes; it is symbolic over the tensor's extents, not over the
-//! rank (its cost grows with the device count times the boxes per device).
+//! [`certify_plan`] decides the claim by three executions of the collective semantics that share
+//! no code beyond validating group lists:
+//! - [`symbolic`] holds one symbolic buffer for every device at once (pieces whose elements are
+//!   affine in the mesh coordinates), so its decision and its evidence do not grow with the
+//!   device count. It reads layouts whose shards are affine (even cuts, or one uneven cut per
+//!   dim read on the padded extent) and plans of collectives over one mesh axis, local tables
+//!   that are affine runs on every device, and zeroing off coordinate 0 of one axis; it
+//!   certifies or says it does not apply, never refutes.
+//! - [`boxes`] holds each rank's buffer as disjoint boxes of cells (a box carries the element at
+//!   its corner and its addends), so its cost is the number of boxes, not of cells: large or
+//!   uneven tensors on 1024 devices are decided in milliseconds, and send-recv plans and
+//!   interleaved shards too. It decides every claim the symbolic decider does not, with a
+//!   counterexample, and re-decides every symbolic certification on at most
+//!   [`symbolic::SYMBOLIC_RECHECK_RANKS`] devices (the verdicts and the places must agree).
+//! - [`simulate`] holds real cells; it re-decides every claim of at most [`RECHECK_CELLS`] cells
+//!   and must agree exactly (verdict, places, counterexample).
+//!
+//! [`check_certificate`] re-runs the decision and compares the evidence, then re-decides a
+//! symbolic certificate on boxes and any certificate on cells wherever they can hold it. A
+//! refutation names the device, the element and what the device holds instead.
 //!
 //! Worked vector (spec section 6): mesh `gpuid=4`, (8,8), `[Shard(0)] -> [Shard(1)]` by one
 //! all-to-all (split buffer dim 1, concatenate dim 0): rank 2 ends with columns 4..6 of all rows.
@@ -21,6 +29,7 @@
 pub mod boxes;
 pub mod plan;
 pub mod simulate;
+pub mod symbolic;
 
 use std::collections::BTreeMap;
 
@@ -75,6 +84,9 @@ pub struct DistCertificate {
     pub decided_on: String,
     /// The cell simulator re-decided the claim and agreed.
     pub cells_rechecked: bool,
+    /// A symbolic decision ([`symbolic`]) that the box decider re-decided and agreed with.
+    #[serde(default)]
+    pub boxes_rechecked: bool,
 }
 
 /// Claims whose source and target buffers hold at most this many cells (over all ranks) are
@@ -297,6 +309,9 @@ pub fn certify_plan(
     plan: &Plan,
 ) -> Result<DistCertificate, DistError> {
     claim_fits(source, target, plan)?;
+    if let Ok(sym) = symbolic::decide(source, target, plan) {
+        return certify_symbolic(source, target, plan, sym);
+    }
     let on_boxes = decide_on_boxes(source, target, plan);
     if let Err(DistError::Unknown(why)) = on_boxes {
         return decide_on_cells(source, target, plan).map_err(|e| match e {
@@ -323,6 +338,41 @@ pub fn certify_plan(
             verdict_text(&c)
         ))),
     }
+}
+
+/// A symbolic certification, re-decided on boxes (on at most
+/// [`symbolic::SYMBOLIC_RECHECK_RANKS`] devices) and on cells (at most [`RECHECK_CELLS`]
+/// cells): each must agree where it decides.
+fn certify_symbolic(
+    source: &MeshLayout,
+    target: &MeshLayout,
+    plan: &Plan,
+    sym: symbolic::Symbolic,
+) -> Result<DistCertificate, DistError> {
+    let mut c = certificate(source, target, plan, sym.places, Sha256::new(), "symbolic");
+    c.digest = sym.digest;
+    let disagree = |by: &str, other: &Result<DistCertificate, DistError>| {
+        DistError::Unknown(format!(
+            "the symbolic decider certifies {} places and {by} says {} (a laycert bug)",
+            sym.places,
+            verdict_text(other)
+        ))
+    };
+    if source.mesh.size() <= symbolic::SYMBOLIC_RECHECK_RANKS {
+        match decide_on_boxes(source, target, plan) {
+            Ok(b) if b.places_checked == sym.places => c.boxes_rechecked = true,
+            Err(DistError::Unknown(_)) => {}
+            other => return Err(disagree("the box decider", &other)),
+        }
+    }
+    if cells(source).max(cells(target)) <= RECHECK_CELLS {
+        match decide_on_cells(source, target, plan) {
+            Ok(k) if k.places_checked == sym.places => c.cells_rechecked = true,
+            Err(DistError::Unknown(_)) => {}
+            other => return Err(disagree("the cell simulator", &other)),
+        }
+    }
+    Ok(c)
 }
 
 fn verdict_text(r: &Result<DistCertificate, DistError>) -> String {
@@ -420,6 +470,7 @@ fn certificate(
         digest,
         decided_on: decided_on.into(),
         cells_rechecked: false,
+        boxes_rechecked: false,
     }
 }
 
@@ -477,6 +528,16 @@ fn decide_on_cells(
     Ok(certificate(source, target, plan, checked, h, "cells"))
 }
 
+/// The claim decided by the box decider alone (`decided_on: boxes`), whatever the symbolic
+/// decider says: the reference the symbolic decider is tested against.
+pub fn certify_on_boxes(
+    source: &MeshLayout,
+    target: &MeshLayout,
+    plan: &Plan,
+) -> Result<DistCertificate, DistError> {
+    decide_on_boxes(source, target, plan)
+}
+
 /// The claim decided by the cell simulator alone (what `laycert dist sim` runs): a certificate
 /// with `decided_on: cells`, or its refutation, or `Unknown` past [`simulate::MAX_CELLS`].
 pub fn simulate_plan(
@@ -516,7 +577,19 @@ pub fn check_certificate(c: &DistCertificate) -> Result<(), DistError> {
             "certificate evidence does not match a re-run (tampered?)".into(),
         ));
     }
-    if !again.cells_rechecked && again.decided_on == "boxes" {
+    if again.decided_on == "symbolic" && !again.boxes_rechecked {
+        match decide_on_boxes(&s, &t, &c.plan) {
+            Ok(b) if b.places_checked == c.places_checked => {}
+            Err(DistError::Unknown(_)) => {}
+            other => {
+                return Err(DistError::Unknown(format!(
+                    "the box decider does not confirm the symbolic certificate (a laycert bug): {}",
+                    verdict_text(&other)
+                )))
+            }
+        }
+    }
+    if !again.cells_rechecked && again.decided_on != "cells" {
         match decide_on_cells(&s, &t, &c.plan) {
             Ok(k) if k.places_checked == c.places_checked => {}
             Err(DistError::Unknown(_)) => {}

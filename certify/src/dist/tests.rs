@@ -35,8 +35,9 @@ fn one_all_to_all_moves_rows_to_columns() {
             cert.decided_on.as_str(),
             cert.cells_rechecked
         ),
-        (64, "boxes", true)
+        (64, "symbolic", true)
     );
+    assert!(cert.boxes_rechecked);
     check_certificate(&cert).unwrap();
     // A wrong peer (group order swapped) lands columns on the wrong device.
     let bad = Plan {
@@ -213,9 +214,15 @@ fn large_claims_are_decided_on_boxes_and_mutations_still_refuted() {
     };
     let cert = certify_plan(&s, &t, &plan).unwrap();
     assert_eq!(
-        (cert.decided_on.as_str(), cert.cells_rechecked),
-        ("boxes", false)
+        (
+            cert.decided_on.as_str(),
+            cert.cells_rechecked,
+            cert.boxes_rechecked
+        ),
+        ("symbolic", false, true)
     );
+    let on_boxes = decide_on_boxes(&s, &t, &plan).unwrap();
+    assert_eq!(on_boxes.places_checked, cert.places_checked);
     check_certificate(&cert).unwrap();
     let bad = Plan {
         ranks: 4,
@@ -319,8 +326,13 @@ fn an_uneven_claim_on_1024_devices_is_decided_on_boxes_and_a_wrong_entry_named()
         ],
     };
     let cert = certify_plan(&s, &t, &plan(-1)).unwrap();
-    assert_eq!(cert.decided_on, "boxes");
+    assert_eq!(
+        (cert.decided_on.as_str(), cert.boxes_rechecked),
+        ("symbolic", true)
+    );
     assert_eq!(cert.places_checked, 1023 * 1021 * 128);
+    let on_boxes = decide_on_boxes(&s, &t, &plan(-1)).unwrap();
+    assert_eq!(on_boxes.places_checked, cert.places_checked);
     // Rank 777 is (a 6, b 0, c 9): its columns start at 0; its row 500 holds row 501.
     let c = refuted(certify_plan(&s, &t, &plan(777)));
     assert_eq!(
@@ -583,4 +595,207 @@ fn the_first_uncovered_cell_is_row_major_first() {
         b(&[2, 2], &[1, 1]),
     ];
     assert_eq!(boxes::first_uncovered(&[3, 4], &v), Some(vec![1, 2]));
+}
+
+mod symbolic_decider {
+    use super::*;
+    use crate::dist::symbolic::{self, Aff};
+
+    fn aff(k: i64, coef: &[i64]) -> Aff {
+        Aff {
+            k,
+            coef: coef.to_vec(),
+        }
+    }
+
+    /// The module's worked vector: dp=2,tp=4, (8,8), [S0, R] -> [R, S1] by an all-gather over
+    /// dp and a slice of 2 columns at 2*c_tp.
+    #[test]
+    fn worked_vector_gather_then_slice() {
+        let (s, t) = (
+            lay("dp=2,tp=4", &[8, 8], "[Shard(0), Replicate()]"),
+            lay("dp=2,tp=4", &[8, 8], "[Replicate(), Shard(1)]"),
+        );
+        let gather = Step::AllGather {
+            groups: s.mesh.groups(&[0]),
+            dim: 0,
+        };
+        let start = symbolic::execute(
+            &s,
+            &Plan {
+                ranks: 8,
+                steps: vec![],
+            },
+        )
+        .unwrap();
+        assert_eq!(start.pieces.len(), 1);
+        assert_eq!(start.pieces[0].elem, vec![aff(0, &[4, 0]), aff(0, &[0, 0])]);
+        let mid = symbolic::execute(
+            &s,
+            &Plan {
+                ranks: 8,
+                steps: vec![gather.clone()],
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                mid.shape.clone(),
+                mid.pieces[0].len.clone(),
+                mid.pieces[0].elem.clone()
+            ),
+            (
+                vec![8, 8],
+                vec![8, 8],
+                vec![aff(0, &[0, 0]), aff(0, &[0, 0])]
+            )
+        );
+        // Columns `2*c_tp` on, or (mirrored) `6 - 2*c_tp` on.
+        let slice = |mirror: bool| Step::Local {
+            shape: vec![8, 2],
+            maps: (0..8)
+                .map(|r| {
+                    let c = s.mesh.coords(r)[1];
+                    let at = if mirror { 6 - 2 * c } else { 2 * c };
+                    vec![(0..8).collect(), vec![at, at + 1]]
+                })
+                .collect(),
+        };
+        let plan = Plan {
+            ranks: 8,
+            steps: vec![gather.clone(), slice(false)],
+        };
+        let end = symbolic::execute(&s, &plan).unwrap();
+        assert_eq!(end.pieces[0].elem, vec![aff(0, &[0, 0]), aff(0, &[0, 2])]);
+        let y = symbolic::decide(&s, &t, &plan).unwrap();
+        assert_eq!((y.places, y.pieces), (64 * 2, 1));
+        let cert = certify_plan(&s, &t, &plan).unwrap();
+        assert_eq!(
+            (
+                cert.decided_on.as_str(),
+                cert.boxes_rechecked,
+                cert.cells_rechecked
+            ),
+            ("symbolic", true, true)
+        );
+        check_certificate(&cert).unwrap();
+        // A tampered digest is caught.
+        let mut forged = cert.clone();
+        forged.digest = "0".repeat(64);
+        assert!(check_certificate(&forged).is_err());
+        // The devices' columns mirrored: affine still, not the target; the boxes refute.
+        let bad = Plan {
+            ranks: 8,
+            steps: vec![gather, slice(true)],
+        };
+        let why = symbolic::decide(&s, &t, &bad).unwrap_err();
+        assert!(why.contains("6-2*c1"), "{why}");
+        let c = refuted(certify_plan(&s, &t, &bad));
+        assert_eq!((c.rank, c.element.clone()), (0, Some(vec![0, 0])), "{c}");
+        assert!(c.message.contains("holds element [0, 6]"), "{c}");
+    }
+
+    #[test]
+    fn partial_terms_reduced_once_zeroed_and_counted() {
+        let m = "dp=2,tp=2";
+        let (s, t) = (
+            lay(m, &[4, 4], "[Partial(sum), Replicate()]"),
+            lay(m, &[4, 4], "[Shard(0), Replicate()]"),
+        );
+        let groups = s.mesh.groups(&[0]);
+        let rs = Step::ReduceScatter {
+            groups: groups.clone(),
+            dim: 0,
+            op: ReduceOp::Sum,
+        };
+        let one = Plan {
+            ranks: 4,
+            steps: vec![rs.clone()],
+        };
+        assert_eq!(symbolic::decide(&s, &t, &one).unwrap().places, 16 * 2);
+        // Reduced twice: an all-reduce first counts every addend twice.
+        let twice = Plan {
+            ranks: 4,
+            steps: vec![
+                Step::AllReduce {
+                    groups: groups.clone(),
+                    op: ReduceOp::Sum,
+                },
+                rs,
+            ],
+        };
+        let why = symbolic::decide(&s, &t, &twice).unwrap_err();
+        assert!(why.contains("count: 2"), "{why}");
+        refuted(certify_plan(&s, &t, &twice));
+        // Replicate -> Partial by zeroing the devices off dp 0, and back by an all-reduce.
+        let (r, p) = (
+            lay(m, &[4, 4], "[Replicate(), Replicate()]"),
+            lay(m, &[4, 4], "[Partial(sum), Replicate()]"),
+        );
+        let zero = Step::Zero {
+            ranks: (0..4).filter(|&x| s.mesh.coords(x)[0] != 0).collect(),
+        };
+        let to_partial = Plan {
+            ranks: 4,
+            steps: vec![zero.clone()],
+        };
+        assert!(symbolic::decide(&r, &p, &to_partial).is_ok());
+        let round = Plan {
+            ranks: 4,
+            steps: vec![
+                zero.clone(),
+                Step::AllReduce {
+                    groups: groups.clone(),
+                    op: ReduceOp::Sum,
+                },
+            ],
+        };
+        assert!(symbolic::decide(&r, &r, &round).is_ok());
+        // Zeroing the wrong axis leaves a dp group with two copies of the value.
+        let wrong = Plan {
+            ranks: 4,
+            steps: vec![Step::Zero {
+                ranks: (0..4).filter(|&x| s.mesh.coords(x)[1] != 0).collect(),
+            }],
+        };
+        assert!(symbolic::decide(&r, &p, &wrong).is_err());
+        refuted(certify_plan(&r, &p, &wrong));
+    }
+
+    #[test]
+    fn uneven_single_cuts_are_padding_and_nested_uneven_cuts_are_not_read() {
+        // 5 rows over 4: pieces 2,2,1,0 on the padded extent 8; gather and unpad.
+        let (s, t) = (
+            lay("gpuid=4", &[5, 3], "[Shard(0)]"),
+            lay("gpuid=4", &[5, 3], "[Replicate()]"),
+        );
+        let plan = Plan {
+            ranks: 4,
+            steps: vec![
+                Step::AllGather {
+                    groups: vec![vec![0, 1, 2, 3]],
+                    dim: 0,
+                },
+                Step::Local {
+                    shape: vec![5, 3],
+                    maps: (0..4)
+                        .map(|_| vec![(0..5).collect(), (0..3).collect()])
+                        .collect(),
+                },
+            ],
+        };
+        assert_eq!(symbolic::decide(&s, &t, &plan).unwrap().places, 15 * 4);
+        // Without the unpad the buffer has the wrong shape; a table that keeps a padding row
+        // reads padding at a target place.
+        let mut keep_pad = plan.clone();
+        if let Step::Local { shape, maps } = &mut keep_pad.steps[1] {
+            shape[0] = 6;
+            maps.iter_mut().for_each(|m| m[0] = (0..6).collect());
+        }
+        assert!(symbolic::decide(&s, &t, &keep_pad).is_err());
+        // 9 over 2 then 2 (5 -> 3,2 and 4 -> 2,2): not affine, left to the boxes.
+        let n = lay("a=2,b=2", &[9, 2], "[Shard(0), Shard(0)]");
+        let why = symbolic::affine_layout(&n).unwrap_err();
+        assert!(why.contains("unevenly"), "{why}");
+    }
 }

@@ -1,0 +1,295 @@
+//! The mesh-symbolic decider (`certify::dist::symbolic`) against the box decider, on plans made
+//! of random walks of collective moves (lowered by the planner) and on their mutations: a
+//! symbolic certification must be a certification of the boxes with the same places, on every
+//! case; the walks on meshes with extents 1 to 6 and the uneven single cuts must be decided
+//! symbolically (not only passed to the boxes); and the decision on 65536 devices is
+//! symbolic alone.
+
+use certify::dist::{certify_on_boxes, symbolic, DistError, Plan, Step};
+use layout::mesh::{Mesh, MeshLayout, ReduceOp};
+use layout::notation::dtensor;
+use solver::dist::lower::{apply, lower, Move};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self, k: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % k.max(1)
+    }
+}
+
+/// Every move the walk may take from `a` (collectives and local steps; no send-recv).
+fn candidates(a: &MeshLayout) -> Vec<Move> {
+    let (k, nd) = (a.mesh.ndim(), a.shape.len());
+    let mut v = Vec::new();
+    for axis in 0..k {
+        v.push(Move::AllReduce {
+            axis,
+            op: ReduceOp::Sum,
+        });
+        v.push(Move::Zero { axis });
+        for dim in 0..nd {
+            v.push(Move::AllGather { axis, dim });
+            v.push(Move::Slice { axis, dim });
+            v.push(Move::ReduceScatter {
+                axis,
+                dim,
+                op: ReduceOp::Sum,
+            });
+            for to in 0..nd {
+                if to != dim {
+                    v.push(Move::AllToAll {
+                        axis,
+                        from: dim,
+                        to,
+                    });
+                }
+            }
+        }
+    }
+    v
+}
+
+/// A walk of up to `len` moves from `s`: the layout reached and the lowered plan.
+fn walk(s: &MeshLayout, len: usize, rng: &mut Rng) -> Option<(MeshLayout, Plan)> {
+    let mut a = s.clone();
+    let mut steps = Vec::new();
+    for _ in 0..len {
+        let next: Vec<(Move, MeshLayout)> = candidates(&a)
+            .into_iter()
+            .filter_map(|m| apply(&a, m).map(|b| (m, b)))
+            .collect();
+        if next.is_empty() {
+            break;
+        }
+        let (m, b) = next[rng.next(next.len() as u64) as usize].clone();
+        steps.extend(lower(&a, &b, m, 8)?);
+        a = b;
+    }
+    Some((
+        a,
+        Plan {
+            ranks: s.mesh.size(),
+            steps,
+        },
+    ))
+}
+
+/// Mutations that keep a plan readable by the symbolic decider: a step dropped or doubled,
+/// another axis's groups, another dim, every device's table shifted by one, another zeroed axis.
+fn mutate(p: &Plan, mesh: &Mesh, rng: &mut Rng) -> Option<Plan> {
+    if p.steps.is_empty() {
+        return None;
+    }
+    let mut q = p.clone();
+    let k = rng.next(q.steps.len() as u64) as usize;
+    let other_axis = |groups: &[Vec<i64>], rng: &mut Rng| -> Option<Vec<Vec<i64>>> {
+        let b = rng.next(mesh.ndim() as u64) as usize;
+        let g = mesh.groups(&[b]);
+        (g != groups && g[0].len() == groups[0].len()).then_some(g)
+    };
+    match rng.next(5) {
+        0 => {
+            q.steps.remove(k);
+        }
+        1 => {
+            let s = q.steps[k].clone();
+            q.steps.insert(k, s);
+        }
+        2 => match &mut q.steps[k] {
+            Step::AllGather { groups, .. }
+            | Step::ReduceScatter { groups, .. }
+            | Step::AllReduce { groups, .. }
+            | Step::AllToAll { groups, .. } => *groups = other_axis(groups, rng)?,
+            Step::Zero { ranks } => {
+                let b = rng.next(mesh.ndim() as u64) as usize;
+                *ranks = (0..mesh.size())
+                    .filter(|&r| mesh.coords(r)[b] != 0)
+                    .collect();
+            }
+            _ => return None,
+        },
+        3 => match &mut q.steps[k] {
+            Step::AllGather { dim, .. } | Step::ReduceScatter { dim, .. } => {
+                *dim = (*dim + 1) % 2;
+            }
+            Step::AllToAll {
+                split_dim,
+                concat_dim,
+                ..
+            } => std::mem::swap(split_dim, concat_dim),
+            _ => return None,
+        },
+        _ => match &mut q.steps[k] {
+            Step::Local { maps, .. } => {
+                let d = rng.next(maps[0].len() as u64) as usize;
+                for m in maps.iter_mut() {
+                    for o in m[d].iter_mut() {
+                        if *o >= 0 {
+                            *o += 1;
+                        }
+                    }
+                    // Past the old buffer: the last entry becomes padding.
+                    if let Some(last) = m[d].last_mut() {
+                        *last = -1;
+                    }
+                }
+            }
+            _ => return None,
+        },
+    }
+    Some(q)
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    claims: usize,
+    symbolic: usize,
+    boxes_only: usize,
+    mutants: usize,
+    mutants_refuted: usize,
+    mutants_symbolic: usize,
+}
+
+/// One claim: the symbolic verdict is implied by the boxes'.
+fn judge(s: &MeshLayout, t: &MeshLayout, p: &Plan, what: &str) -> (bool, Result<(), DistError>) {
+    let sym = symbolic::decide(s, t, p);
+    let boxes = certify_on_boxes(s, t, p);
+    if let Ok(y) = &sym {
+        match &boxes {
+            Ok(b) => assert_eq!(b.places_checked, y.places, "{what}: places differ"),
+            Err(e) => panic!("{what}: certified symbolically, but the boxes say {e}"),
+        }
+    }
+    (sym.is_ok(), boxes.map(|_| ()))
+}
+
+#[test]
+fn symbolic_certifications_are_box_certifications() {
+    let meshes = [
+        "gpuid=4",
+        "a=3",
+        "a=6",
+        "a=2,b=3",
+        "a=2,b=2,c=2",
+        "a=3,b=1,c=2",
+        "a=2,b=3 devices=[[5,0,3],[1,4,2]]",
+    ];
+    let placements = ["Shard(0)", "Shard(1)", "Replicate()", "Partial(sum)"];
+    let mut rng = Rng(0x2545f4914f6cdd1d);
+    let mut t = Tally::default();
+    let mut uneven = 0;
+    for case in 0..600 {
+        let mesh = meshes[rng.next(meshes.len() as u64) as usize];
+        let m = Mesh::parse(mesh).unwrap();
+        // Mostly multiples of 12 (every extent divides), some odd sizes.
+        let mut ext = || {
+            if rng.next(4) == 0 {
+                1 + rng.next(13) as i64
+            } else {
+                12 * (1 + rng.next(3) as i64)
+            }
+        };
+        let shape = [ext(), ext()];
+        let p: Vec<&str> = (0..m.ndim())
+            .map(|_| placements[rng.next(4) as usize])
+            .collect();
+        let from = format!("[{}]", p.join(", "));
+        let Ok(s) = dtensor::to_layout(&m, &shape, &dtensor::parse_placements(&from).unwrap())
+        else {
+            continue;
+        };
+        let Some((target, plan)) = walk(&s, 1 + rng.next(4) as usize, &mut rng) else {
+            continue;
+        };
+        let what = format!(
+            "case {case}: {mesh} {shape:?} {from}, {} steps",
+            plan.steps.len()
+        );
+        let (sym, boxes) = judge(&s, &target, &plan, &what);
+        boxes.unwrap_or_else(|e| panic!("{what}: the walk's plan is not certified: {e}"));
+        t.claims += 1;
+        if sym {
+            t.symbolic += 1;
+            uneven += usize::from(!s.is_even() || !target.is_even());
+        } else {
+            t.boxes_only += 1;
+        }
+        for _ in 0..3 {
+            let Some(bad) = mutate(&plan, &m, &mut rng) else {
+                continue;
+            };
+            t.mutants += 1;
+            let (sym, boxes) = judge(&s, &target, &bad, &format!("{what}, mutated"));
+            t.mutants_symbolic += usize::from(sym);
+            t.mutants_refuted += usize::from(matches!(boxes, Err(DistError::Refuted(_))));
+        }
+    }
+    println!("{t:?}, {uneven} symbolic claims with an uneven layout");
+    assert!(t.claims > 400, "{t:?}");
+    // Not decided here (the boxes decide them): an uneven nested cut, and an intermediate
+    // uneven layout whose member pieces a window cuts differently on different devices.
+    assert!(t.symbolic * 10 > t.claims * 7, "{t:?}");
+    assert!(uneven > 20, "{uneven}");
+    assert!(
+        t.mutants > 600 && t.mutants_refuted * 2 > t.mutants,
+        "{t:?}"
+    );
+}
+
+#[test]
+fn a_claim_on_65536_devices_is_decided_symbolically_alone() {
+    // 16x64x64 devices, (256, 256): [S0, S1, R] -> [R, S1, S0] by an all-gather over a and a
+    // slice of 4 rows by c; the symbolic state has one piece whatever the device count.
+    let m = Mesh::parse("a=16,b=64,c=64").unwrap();
+    let at = |p: &str| {
+        dtensor::to_layout(&m, &[256, 256], &dtensor::parse_placements(p).unwrap()).unwrap()
+    };
+    let (s, t) = (
+        at("[Shard(0), Shard(1), Replicate()]"),
+        at("[Replicate(), Shard(1), Shard(0)]"),
+    );
+    let slice = |shift: i64| -> Vec<Vec<Vec<i64>>> {
+        (0..m.size())
+            .map(|r| {
+                let c = m.coords(r)[2];
+                let rows = (0..4).map(|i| (4 * c + i + shift).min(255)).collect();
+                vec![rows, (0..4).collect()]
+            })
+            .collect()
+    };
+    let plan = |shift| Plan {
+        ranks: m.size(),
+        steps: vec![
+            Step::AllGather {
+                groups: m.groups(&[0]),
+                dim: 0,
+            },
+            Step::Local {
+                shape: vec![4, 4],
+                maps: slice(shift),
+            },
+        ],
+    };
+    let sym = symbolic::decide(&s, &t, &plan(0)).unwrap();
+    // Every element on the 16 devices of a (replicated there).
+    assert_eq!((sym.pieces, sym.places), (1, 256 * 256 * 16));
+    let cert = certify::dist::certify_plan(&s, &t, &plan(0)).unwrap();
+    assert_eq!(
+        (
+            cert.decided_on.as_str(),
+            cert.boxes_rechecked,
+            cert.cells_rechecked
+        ),
+        ("symbolic", false, false)
+    );
+    // The slice one row off on every device is not certified symbolically; the boxes refute
+    // it on the first device.
+    assert!(symbolic::decide(&s, &t, &plan(1)).is_err());
+    match certify::dist::certify_plan(&s, &t, &plan(1)) {
+        Err(DistError::Refuted(c)) => assert_eq!(c.element, Some(vec![0, 0]), "{c}"),
+        other => panic!("{other:?}"),
+    }
+}
