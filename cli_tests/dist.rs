@@ -40,7 +40,7 @@ fn dist_plan_prints_steps_bytes_time_and_certificate() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let l = first_line(&o);
     assert!(
-        l.starts_with("plan: 1 steps, 8388608 bytes received per rank (max)")
+        l.starts_with("plan: 2 steps, 8388608 bytes received per rank (max)")
             && l.ends_with("certified"),
         "{l}"
     );
@@ -55,7 +55,7 @@ fn dist_plan_prints_steps_bytes_time_and_certificate() {
     );
     assert_eq!(o.status.code(), Some(0));
     assert!(
-        first_line(&o).starts_with("plan: 1 steps, 8388608 bytes"),
+        first_line(&o).starts_with("plan: 2 steps, 8388608 bytes"),
         "{}",
         first_line(&o)
     );

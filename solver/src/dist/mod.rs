@@ -402,9 +402,11 @@ pub fn plan(
     // Dijkstra over (cost, what, state index): what 1 expands the state, what 0 costs the
     // send-recv from it straight to the target. That candidate enters the heap at its lower
     // bound and is costed exactly (its messages can number millions) only when popped before
-    // the search ends; a candidate never popped cannot beat the plan found. At equal cost a
-    // candidate goes first, so a send-recv wins a tie as when every candidate was costed on
-    // the spot.
+    // the search ends; a candidate never popped cannot beat the plan found. At equal cost the
+    // collectives win: a layout reached at the cost of the best send-recv is still expanded
+    // (local moves are free) and a goal it reaches replaces the send-recv. Such a plan runs as
+    // NCCL collectives and is certified symbolically over the mesh (`certify::dist::symbolic`);
+    // the send-recv's messages are per device.
     // (layout, how it was reached, predicted seconds so far)
     type State = (MeshLayout, Option<(usize, Move)>, f64);
     let mut states: Vec<State> = vec![(source.clone(), None, 0.0)];
@@ -414,10 +416,16 @@ pub fn plan(
     heap.push(std::cmp::Reverse((0u64, 1u8, 0usize)));
     let mut done: BTreeSet<usize> = BTreeSet::new();
     let mut best_goal: Option<(u64, usize, Option<Move>)> = None;
+    // A send-recv goal a collective one tied.
+    let mut tied_send_recv: Option<(u64, usize, Option<Move>)> = None;
     let target_plain = target.partial.is_empty();
     while let Some(std::cmp::Reverse((c, what, i))) = heap.pop() {
-        if best_goal.as_ref().is_some_and(|g| g.0 <= c) {
-            break;
+        let send_recv_goal = |g: &(u64, usize, Option<Move>)| g.2 == Some(Move::SendRecv);
+        match &best_goal {
+            Some(g) if g.0 < c => break,
+            // At the goal's cost only layouts that may still reach a collective goal matter.
+            Some(g) if g.0 == c && (what == 0 || !send_recv_goal(g)) => continue,
+            _ => {}
         }
         if what == 0 {
             let (_, _, _, t) = move_cost(&states[i].0, target, Move::SendRecv, o);
@@ -437,7 +445,13 @@ pub fn plan(
             } else {
                 Some(Move::Repack)
             };
-            if best_goal.as_ref().is_none_or(|g| c < g.0) {
+            if best_goal
+                .as_ref()
+                .is_none_or(|g| c < g.0 || (c == g.0 && send_recv_goal(g)))
+            {
+                if let Some(g) = best_goal.filter(|g| g.0 == c) {
+                    tied_send_recv = Some(g);
+                }
                 best_goal = Some((c, i, fin));
             }
             continue;
@@ -470,20 +484,41 @@ pub fn plan(
             }
         }
     }
-    let Some((_, goal, fin)) = best_goal else {
+    let Some(mut best) = best_goal else {
         return Err(DistPlanError::NoPlan(format!(
             "no sequence of moves reaches the target within {} layouts",
             o.max_states
         )));
     };
     // Walk back.
-    let mut chain: Vec<(usize, Move)> = Vec::new();
-    let mut at = goal;
-    while let Some((prev, m)) = states[at].1 {
-        chain.push((at, m));
-        at = prev;
+    let chain_of = |goal: usize| {
+        let mut chain: Vec<(usize, Move)> = Vec::new();
+        let mut at = goal;
+        while let Some((prev, m)) = states[at].1 {
+            chain.push((at, m));
+            at = prev;
+        }
+        chain.reverse();
+        chain
+    };
+    // Elements the busiest rank receives along a goal's moves.
+    let recv_of = |goal: usize, fin: Option<Move>| -> i64 {
+        let mut cur = source;
+        let mut sum = 0;
+        for (j, m) in chain_of(goal) {
+            sum += move_cost(cur, &states[j].0, m, o).0;
+            cur = &states[j].0;
+        }
+        sum + fin.map_or(0, |m| move_cost(cur, target, m, o).0)
+    };
+    // The tie goes to the collectives unless they receive more.
+    if let Some(t) = tied_send_recv {
+        if recv_of(t.1, t.2) < recv_of(best.1, best.2) {
+            best = t;
+        }
     }
-    chain.reverse();
+    let (goal, fin) = (best.1, best.2);
+    let chain = chain_of(goal);
     let mut moves = Vec::new();
     let mut steps: Vec<Step> = Vec::new();
     let mut cur = source.clone();
