@@ -293,3 +293,134 @@ fn a_claim_on_65536_devices_is_decided_symbolically_alone() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Mutations of a final send-recv applied to every receiver alike (so the messages stay affine
+/// in the receiver): message `k`'s sender corner or landing corner moved by one, message `k`
+/// dropped, two messages' senders swapped; or one receiver's sender changed.
+fn mutate_send_recv(p: &Plan, rng: &mut Rng) -> Option<Plan> {
+    let mut q = p.clone();
+    let Some(Step::SendRecv { messages, .. }) = q.steps.last_mut() else {
+        return None;
+    };
+    // Each message's index within its receiver's list (plan order).
+    let mut seen = std::collections::BTreeMap::new();
+    let index: Vec<usize> = messages
+        .iter()
+        .map(|m| {
+            let e = seen.entry(m.dst).or_insert(0usize);
+            *e += 1;
+            *e - 1
+        })
+        .collect();
+    let most = *seen.values().max()?;
+    let k = rng.next(most as u64) as usize;
+    let d = rng.next(messages[0].len.len() as u64) as usize;
+    match rng.next(5) {
+        0 => messages
+            .iter_mut()
+            .zip(&index)
+            .filter(|(_, &i)| i == k)
+            .for_each(|(m, _)| m.src_start[d] += 1),
+        1 => messages
+            .iter_mut()
+            .zip(&index)
+            .filter(|(_, &i)| i == k)
+            .for_each(|(m, _)| m.dst_start[d] += 1),
+        2 => {
+            let mut it = index.iter();
+            messages.retain(|_| *it.next().unwrap() != k);
+        }
+        3 => {
+            // Every receiver's messages k and k+1 trade senders.
+            let mut by: std::collections::BTreeMap<i64, Vec<usize>> = Default::default();
+            for (j, m) in messages.iter().enumerate() {
+                by.entry(m.dst).or_default().push(j);
+            }
+            for list in by.values() {
+                if list.len() > k + 1 {
+                    let (a, b) = (list[k], list[k + 1]);
+                    let (sa, sb) = (messages[a].src, messages[b].src);
+                    messages[a].src = sb;
+                    messages[b].src = sa;
+                }
+            }
+        }
+        _ => {
+            let j = rng.next(messages.len() as u64) as usize;
+            messages[j].src = (messages[j].src + 1) % p.ranks;
+        }
+    }
+    Some(q)
+}
+
+#[test]
+fn symbolic_send_recv_certifications_are_box_certifications() {
+    let meshes = [
+        "gpuid=4",
+        "a=6",
+        "a=2,b=4",
+        "a=2,b=3",
+        "a=2,b=2,c=2",
+        "a=4,b=2 devices=[[7,6],[5,4],[3,2],[1,0]]",
+    ];
+    let placements = ["Shard(0)", "Shard(1)", "Replicate()"];
+    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let (mut claims, mut send_recv, mut symbolic_sr) = (0, 0, 0);
+    let (mut mutants, mut refuted, mut kept) = (0, 0, 0);
+    for case in 0..400 {
+        let mesh = meshes[rng.next(meshes.len() as u64) as usize];
+        let m = Mesh::parse(mesh).unwrap();
+        let mut ext = || {
+            if rng.next(3) == 0 {
+                1 + rng.next(17) as i64
+            } else {
+                24 * (1 + rng.next(2) as i64)
+            }
+        };
+        let shape = [ext(), ext()];
+        let mut pick = || {
+            let v: Vec<&str> = (0..m.ndim())
+                .map(|_| placements[rng.next(3) as usize])
+                .collect();
+            format!("[{}]", v.join(", "))
+        };
+        let (from, to) = (pick(), pick());
+        let at = |p: &str| dtensor::to_layout(&m, &shape, &dtensor::parse_placements(p).unwrap());
+        let (Ok(s), Ok(t)) = (at(&from), at(&to)) else {
+            continue;
+        };
+        let Ok(p) = solver::dist::plan(&s, &t, &solver::dist::PlanOptions::default()) else {
+            continue;
+        };
+        claims += 1;
+        let what = format!("case {case}: {mesh} {shape:?} {from} -> {to}");
+        let (sym, boxes) = judge(&s, &t, &p.plan, &what);
+        boxes.unwrap_or_else(|e| panic!("{what}: {e}"));
+        if !matches!(p.plan.steps.last(), Some(Step::SendRecv { .. })) {
+            continue;
+        }
+        send_recv += 1;
+        symbolic_sr += usize::from(sym);
+        for _ in 0..4 {
+            let Some(bad) = mutate_send_recv(&p.plan, &mut rng) else {
+                continue;
+            };
+            mutants += 1;
+            let (sym, boxes) = judge(&s, &t, &bad, &format!("{what}, mutated"));
+            kept += usize::from(sym);
+            refuted += usize::from(matches!(boxes, Err(DistError::Refuted(_))));
+        }
+    }
+    println!(
+        "{claims} claims, {send_recv} send-recv plans, {symbolic_sr} decided symbolically; \
+         {mutants} mutants, {refuted} refuted by the boxes, {kept} still certified symbolically"
+    );
+    assert!(
+        send_recv > 80 && symbolic_sr * 2 > send_recv,
+        "{send_recv} {symbolic_sr}"
+    );
+    assert!(
+        mutants > 300 && refuted * 10 > mutants * 8,
+        "{mutants} {refuted}"
+    );
+}

@@ -15,8 +15,14 @@
 //! source buffers leave empty). Not maximal, not `_StridedShard`. Plans whose steps are
 //! collectives over the groups of one mesh axis (`Mesh::groups`), local tables that are, on
 //! every device, runs of consecutive entries starting at an affine offset, and zeroing of the
-//! devices off coordinate 0 of one axis. Anything else returns `Err` (not decided here, never a
-//! refutation) and the claim goes to the box decider.
+//! devices off coordinate 0 of one axis; and a final send-recv (the planner's straight move to
+//! the target), read receiver class by receiver class: a class fixes the coordinates of some
+//! axes and leaves the others free, and within it every receiver's messages (in plan order)
+//! are one list with constant lengths and landing corners and with senders and sender corners
+//! affine in the free coordinates, compared on every receiver. Axes are split off (enumerated)
+//! where a unit step changes a receiver's list or a receiver breaks the affine fit; a split
+//! into as many classes as devices, or more than [`MAX_CLASSES`], is declined. Anything else
+//! returns `Err` (not decided here, never a refutation) and the claim goes to the box decider.
 //!
 //! **Theorem.** If [`decide`] returns `Ok`, every device's buffers under the cell semantics of
 //! [`super::simulate`] meet the claim (spec/distributed.md section 4). *Sketch.* By induction
@@ -33,6 +39,9 @@
 //! terms exactly (an own coordinate on the axis becomes all of them; terms that do not depend
 //! on the axis are counted `extent` times; zeroed members contribute none). A local table is
 //! accepted only after every device's table was compared entry by entry with the affine runs.
+//! A final send-recv in a class lands each message's window of its sender's buffer (the
+//! sender's pieces with `c := sigma(c)`, an affine substitution) at its constant corner; the
+//! messages' boxes must be disjoint (a later message would overwrite an earlier one).
 //! At the end each piece must equal the target's affine corner plus its position (the identity
 //! of two affine functions, so equal on every device), hold every addend exactly once (after
 //! summing over the target's partial axes for a partial target), and every uncovered cell must
@@ -180,8 +189,10 @@ pub struct Symbolic {
     pub places: i64,
     /// SHA-256 of the final symbolic state.
     pub digest: Sha256Hex,
-    /// Pieces of the final state.
+    /// Pieces of the final state (over all receiver classes).
     pub pieces: usize,
+    /// Receiver classes (1 unless a final send-recv was split).
+    pub classes: usize,
 }
 
 /// A hex SHA-256.
@@ -697,7 +708,7 @@ fn check_final(
     target: &MeshLayout,
     corner: &[Aff],
     local: &[i64],
-) -> R<i64> {
+) -> R<()> {
     let mesh = ctx.mesh;
     if s.shape != local {
         return Err("final shape is not the target's".into());
@@ -752,14 +763,19 @@ fn check_final(
             return Err(format!("cells at {:?} hold nothing", h.0));
         }
     }
-    // Every element's places: one per device of the axes that cut no dim.
+    Ok(())
+}
+
+/// The target's places over all devices: every element once per device of the axes that cut
+/// no dim (each dim's pieces partition it).
+fn places(target: &MeshLayout) -> i64 {
+    let mesh = &target.mesh;
     let cutting: Vec<usize> = target.dims.iter().flatten().flatten().copied().collect();
     let copies: i64 = (0..mesh.ndim())
         .filter(|a| !cutting.contains(a))
         .map(|a| mesh.extent(a))
         .product();
-    let numel: i64 = target.shape.iter().product();
-    Ok(numel * copies)
+    target.shape.iter().product::<i64>() * copies
 }
 
 /// Every device's buffer after `plan`, from `source` (or why the plan is not read here).
@@ -811,17 +827,305 @@ pub fn decide(source: &MeshLayout, target: &MeshLayout, plan: &Plan) -> R<Symbol
         return Err("another mesh or shape".into());
     }
     let (tcorner, tlocal) = affine_layout(target)?;
-    let s = execute(source, plan)?;
-    let places = check_final(&context(source), &s, target, &tcorner, &tlocal)?;
+    let ctx = context(source);
     let mut h = Sha256::new();
-    h.update(format!("{:?}", s.shape));
-    for p in &s.pieces {
-        h.update(format!("{:?}", p));
-    }
+    let (pieces, classes) = if let Some(Step::SendRecv { shape, messages }) = plan.steps.last() {
+        let before = Plan {
+            ranks: plan.ranks,
+            steps: plan.steps[..plan.steps.len() - 1].to_vec(),
+        };
+        let pre = execute(source, &before)?;
+        let k = plan.steps.len() - 1;
+        let finals = send_recv_classes(&ctx, &pre, shape, messages, &tcorner)
+            .map_err(|w| format!("step {k} (send-recv): {w}"))?;
+        let mut pieces = 0;
+        for (phi, s, corner) in &finals {
+            check_final(&ctx, s, target, corner, &tlocal)
+                .map_err(|w| format!("receivers at {phi:?}: {w}"))?;
+            h.update(format!("{phi:?} {:?}", s.shape));
+            for p in &s.pieces {
+                h.update(format!("{:?}", p));
+            }
+            pieces += s.pieces.len();
+        }
+        (pieces, finals.len())
+    } else {
+        let s = execute(source, plan)?;
+        check_final(&ctx, &s, target, &tcorner, &tlocal)?;
+        h.update(format!("{:?}", s.shape));
+        for p in &s.pieces {
+            h.update(format!("{:?}", p));
+        }
+        (s.pieces.len(), 1)
+    };
     let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
     Ok(Symbolic {
-        places,
+        places: places(target),
         digest,
-        pieces: s.pieces.len(),
+        pieces,
+        classes,
     })
+}
+
+/// One receiver class of a final send-recv: the split axes' coordinates (`phi`; 0 on the free
+/// axes), the receivers' new buffer, and the target's corner on the class.
+type Class = (Vec<i64>, SymState, Vec<Aff>);
+
+/// Most receiver classes a final send-recv is split into (2^10); never the device count.
+pub const MAX_CLASSES: i64 = 1 << 10;
+
+/// `f` with mesh coordinates `c` replaced by the affine map `sigma` (one [`Aff`] per axis).
+fn compose(f: &Aff, sigma: &[Aff]) -> Aff {
+    let mut out = Aff::constant(f.k, f.coef.len());
+    for (a, &k) in f.coef.iter().enumerate() {
+        if k != 0 {
+            out = out.add(&Aff {
+                k: k * sigma[a].k,
+                coef: sigma[a].coef.iter().map(|x| k * x).collect(),
+            });
+        }
+    }
+    out
+}
+
+/// A final send-recv, receiver class by receiver class. A class fixes the coordinates of the
+/// split axes `F` (`phi`) and leaves the others free; within a class every receiver's messages
+/// (in plan order) must be the same list whose box lengths and landing corners are constant
+/// and whose sender coordinates and sender corners are affine in the free coordinates,
+/// checked on every receiver. `F` grows by the axes whose unit step changes a receiver's list.
+/// Returns per class its `phi`, the receivers' new buffer and the target corner on that class.
+fn send_recv_classes(
+    ctx: &Ctx,
+    pre: &SymState,
+    shape: &[i64],
+    messages: &[super::plan::Message],
+    tcorner: &[Aff],
+) -> R<Vec<Class>> {
+    let mesh = ctx.mesh;
+    let (n, k, nd) = (mesh.size(), mesh.ndim(), shape.len());
+    let mut by_dst: Vec<Vec<&super::plan::Message>> = vec![Vec::new(); n as usize];
+    for m in messages {
+        let ok = |r: i64| (0..n).contains(&r);
+        if !ok(m.src)
+            || !ok(m.dst)
+            || [&m.src_start, &m.dst_start, &m.len]
+                .iter()
+                .any(|v| v.len() != nd)
+        {
+            return Err("a message out of range".into());
+        }
+        by_dst[m.dst as usize].push(m);
+    }
+    let sig = |c: &[i64]| -> Vec<(Vec<i64>, Vec<i64>)> {
+        by_dst[mesh.rank(c) as usize]
+            .iter()
+            .map(|m| (m.len.clone(), m.dst_start.clone()))
+            .collect()
+    };
+    // The split axes.
+    let mut split: Vec<usize> = Vec::new();
+    'split: loop {
+        let count: i64 = split.iter().map(|&a| mesh.extent(a)).product();
+        if count > MAX_CLASSES || (count >= n && n > 1) {
+            return Err(format!(
+                "{count} receiver classes (no fewer than the devices)"
+            ));
+        }
+        let mut phis: Vec<Vec<i64>> = vec![vec![0; k]];
+        for &a in &split {
+            phis = phis
+                .into_iter()
+                .flat_map(|p| {
+                    (0..mesh.extent(a)).map(move |v| {
+                        let mut q = p.clone();
+                        q[a] = v;
+                        q
+                    })
+                })
+                .collect();
+        }
+        let mut more: Vec<usize> = Vec::new();
+        for phi in &phis {
+            let s0 = sig(phi);
+            for g in 0..k {
+                if split.contains(&g) || mesh.extent(g) < 2 || more.contains(&g) {
+                    continue;
+                }
+                let mut c = phi.clone();
+                c[g] = 1;
+                if sig(&c) != s0 {
+                    more.push(g);
+                }
+            }
+        }
+        if !more.is_empty() {
+            split.extend(more);
+            split.sort_unstable();
+            continue 'split;
+        }
+        let mut out = Vec::new();
+        for phi in phis {
+            let base = &by_dst[mesh.rank(&phi) as usize];
+            // Per message: sender coordinates and sender corner, affine in the free axes.
+            let mut sigma: Vec<Vec<Aff>> = base
+                .iter()
+                .map(|m| {
+                    let sc = &ctx.coords[m.src as usize];
+                    sc.iter().map(|&x| Aff::constant(x, k)).collect()
+                })
+                .collect();
+            let mut from: Vec<Vec<Aff>> = base
+                .iter()
+                .map(|m| m.src_start.iter().map(|&x| Aff::constant(x, k)).collect())
+                .collect();
+            for g in 0..k {
+                if split.contains(&g) || mesh.extent(g) < 2 {
+                    continue;
+                }
+                let mut c = phi.clone();
+                c[g] = 1;
+                let unit = &by_dst[mesh.rank(&c) as usize];
+                for (i, (m, b)) in unit.iter().zip(base.iter()).enumerate() {
+                    let (sc, bc) = (&ctx.coords[m.src as usize], &ctx.coords[b.src as usize]);
+                    for (f, (x, y)) in sigma[i].iter_mut().zip(sc.iter().zip(bc)) {
+                        f.coef[g] = x - y;
+                    }
+                    for (f, (x, y)) in from[i].iter_mut().zip(m.src_start.iter().zip(&b.src_start))
+                    {
+                        f.coef[g] = x - y;
+                    }
+                }
+            }
+            // Every receiver of the class, message by message.
+            let free: Vec<usize> = (0..k).filter(|a| !split.contains(a)).collect();
+            for r in 0..n {
+                let c = &ctx.coords[r as usize];
+                if split.iter().any(|&a| c[a] != phi[a]) {
+                    continue;
+                }
+                let list = &by_dst[r as usize];
+                if list.len() != base.len() {
+                    let add: Vec<usize> = free.iter().copied().filter(|&g| c[g] != 0).collect();
+                    if add.is_empty() {
+                        return Err(format!("rank {r} receives another number of messages"));
+                    }
+                    split.extend(add);
+                    split.sort_unstable();
+                    continue 'split;
+                }
+                for (i, m) in list.iter().enumerate() {
+                    let same = m.len == base[i].len
+                        && m.dst_start == base[i].dst_start
+                        && ctx.coords[m.src as usize]
+                            .iter()
+                            .zip(&sigma[i])
+                            .all(|(&x, f)| x == f.eval(c))
+                        && m.src_start
+                            .iter()
+                            .zip(&from[i])
+                            .all(|(&x, f)| x == f.eval(c));
+                    if !same {
+                        // Not linear along the axes where this receiver is past the unit step:
+                        // split them (then the others where it is off 0).
+                        let mut add: Vec<usize> =
+                            free.iter().copied().filter(|&g| c[g] >= 2).collect();
+                        if add.is_empty() {
+                            add = free.iter().copied().filter(|&g| c[g] != 0).collect();
+                        }
+                        if add.is_empty() {
+                            return Err(format!(
+                                "rank {r}'s message {i} is not affine in {free:?}"
+                            ));
+                        }
+                        split.extend(add);
+                        split.sort_unstable();
+                        continue 'split;
+                    }
+                }
+            }
+            // The receivers' buffer: each message's window of its sender's buffer.
+            let mut boxes: Vec<(Vec<i64>, Vec<i64>)> = Vec::new();
+            let mut pieces = Vec::new();
+            for (i, m) in base.iter().enumerate() {
+                if (0..nd).any(|d| {
+                    m.len[d] < 0 || m.dst_start[d] < 0 || m.dst_start[d] + m.len[d] > shape[d]
+                }) {
+                    return Err("a message lands outside the buffer".into());
+                }
+                let b = (m.dst_start.clone(), m.len.clone());
+                if boxes
+                    .iter()
+                    .any(|o| (0..nd).all(|d| o.0[d] < b.0[d] + b.1[d] && b.0[d] < o.0[d] + o.1[d]))
+                {
+                    return Err("two messages land on one cell".into());
+                }
+                boxes.push(b);
+                let sender = SymState {
+                    shape: pre.shape.clone(),
+                    pieces: pre
+                        .pieces
+                        .iter()
+                        .map(|p| substitute_map(ctx, p, &sigma[i]))
+                        .collect::<R<Vec<_>>>()?,
+                };
+                for mut q in cut(mesh, &sender, &from[i], &m.len)? {
+                    for d in 0..nd {
+                        q.lo[d] += m.dst_start[d];
+                    }
+                    pieces.push(q);
+                }
+            }
+            let on_class = |f: &Aff| split.iter().fold(f.clone(), |f, &a| f.with(a, phi[a]));
+            let pieces = merge(
+                pieces
+                    .into_iter()
+                    .map(|mut p| {
+                        p.elem = p.elem.iter().map(on_class).collect();
+                        p
+                    })
+                    .collect(),
+            )?;
+            let corner = tcorner.iter().map(on_class).collect();
+            out.push((
+                phi,
+                SymState {
+                    shape: shape.to_vec(),
+                    pieces,
+                },
+                corner,
+            ));
+        }
+        return Ok(out);
+    }
+}
+
+/// The sender's piece seen by the receiver `c`: its coordinates `sigma(c)`.
+fn substitute_map(ctx: &Ctx, p: &SymPiece, sigma: &[Aff]) -> R<SymPiece> {
+    let mut q = p.clone();
+    q.elem = p.elem.iter().map(|e| compose(e, sigma)).collect();
+    if q.terms.count > 0 {
+        let identity = |a: usize| {
+            let mut id = Aff::constant(0, sigma.len());
+            id.coef[a] = 1;
+            sigma[a] == id
+        };
+        for (i, &a) in ctx.partials.iter().enumerate() {
+            if q.terms.own[i] && !identity(a) {
+                return Err("addends moved across their partial axis".into());
+            }
+        }
+        let mut keep = Vec::new();
+        for &z in &q.terms.zero_unless {
+            if identity(z) {
+                keep.push(z);
+            } else if sigma[z].is_const() && sigma[z].k != 0 {
+                q.terms = Terms::none(ctx.partials.len());
+                return Ok(q);
+            } else if !sigma[z].is_const() {
+                return Err("zeroed terms sent across their axis".into());
+            }
+        }
+        q.terms.zero_unless = keep;
+    }
+    Ok(q)
 }
