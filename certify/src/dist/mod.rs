@@ -351,28 +351,33 @@ fn certify_symbolic(
 ) -> Result<DistCertificate, DistError> {
     let mut c = certificate(source, target, plan, sym.places, Sha256::new(), "symbolic");
     c.digest = sym.digest;
-    let disagree = |by: &str, other: &Result<DistCertificate, DistError>| {
-        DistError::Unknown(format!(
-            "the symbolic decider certifies {} places and {by} says {} (a laycert bug)",
-            sym.places,
-            verdict_text(other)
-        ))
-    };
     if source.mesh.size() <= symbolic::SYMBOLIC_RECHECK_RANKS {
-        match decide_on_boxes(source, target, plan) {
-            Ok(b) if b.places_checked == sym.places => c.boxes_rechecked = true,
-            Err(DistError::Unknown(_)) => {}
-            other => return Err(disagree("the box decider", &other)),
-        }
+        let b = decide_on_boxes(source, target, plan);
+        c.boxes_rechecked = confirms(b, sym.places, "the box decider")?;
     }
     if cells(source).max(cells(target)) <= RECHECK_CELLS {
-        match decide_on_cells(source, target, plan) {
-            Ok(k) if k.places_checked == sym.places => c.cells_rechecked = true,
-            Err(DistError::Unknown(_)) => {}
-            other => return Err(disagree("the cell simulator", &other)),
-        }
+        let k = decide_on_cells(source, target, plan);
+        c.cells_rechecked = confirms(k, sym.places, "the cell simulator")?;
     }
     Ok(c)
+}
+
+/// Whether another decider's verdict confirms a certification of `places` places: `true` when
+/// it certifies the same places, `false` when it cannot decide (its limits), an `Unknown`
+/// naming the disagreement otherwise (a laycert bug).
+fn confirms(
+    other: Result<DistCertificate, DistError>,
+    places: i64,
+    by: &str,
+) -> Result<bool, DistError> {
+    match other {
+        Ok(o) if o.places_checked == places => Ok(true),
+        Err(DistError::Unknown(_)) => Ok(false),
+        other => Err(DistError::Unknown(format!(
+            "certified with {places} places, but {by} says {} (a laycert bug)",
+            verdict_text(&other)
+        ))),
+    }
 }
 
 fn verdict_text(r: &Result<DistCertificate, DistError>) -> String {
@@ -578,28 +583,12 @@ pub fn check_certificate(c: &DistCertificate) -> Result<(), DistError> {
         ));
     }
     if again.decided_on == "symbolic" && !again.boxes_rechecked {
-        match decide_on_boxes(&s, &t, &c.plan) {
-            Ok(b) if b.places_checked == c.places_checked => {}
-            Err(DistError::Unknown(_)) => {}
-            other => {
-                return Err(DistError::Unknown(format!(
-                    "the box decider does not confirm the symbolic certificate (a laycert bug): {}",
-                    verdict_text(&other)
-                )))
-            }
-        }
+        let b = decide_on_boxes(&s, &t, &c.plan);
+        confirms(b, c.places_checked, "the box decider")?;
     }
     if !again.cells_rechecked && again.decided_on != "cells" {
-        match decide_on_cells(&s, &t, &c.plan) {
-            Ok(k) if k.places_checked == c.places_checked => {}
-            Err(DistError::Unknown(_)) => {}
-            other => {
-                return Err(DistError::Unknown(format!(
-                    "the cell simulator does not confirm the certificate (a laycert bug): {}",
-                    verdict_text(&other)
-                )))
-            }
-        }
+        let k = decide_on_cells(&s, &t, &c.plan);
+        confirms(k, c.places_checked, "the cell simulator")?;
     }
     Ok(())
 }
