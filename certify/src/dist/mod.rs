@@ -349,8 +349,7 @@ fn certify_symbolic(
     plan: &Plan,
     sym: symbolic::Symbolic,
 ) -> Result<DistCertificate, DistError> {
-    let mut c = certificate(source, target, plan, sym.places, Sha256::new(), "symbolic");
-    c.digest = sym.digest;
+    let mut c = certificate(source, target, plan, sym.places, sym.digest, "symbolic");
     if source.mesh.size() <= symbolic::SYMBOLIC_RECHECK_RANKS {
         let b = decide_on_boxes(source, target, plan);
         c.boxes_rechecked = confirms(b, sym.places, "the box decider")?;
@@ -456,15 +455,19 @@ fn not_executed(source: &MeshLayout, plan: &Plan, e: simulate::SimError) -> Dist
     })
 }
 
+/// A SHA-256 in hex.
+pub(crate) fn hex(h: Sha256) -> String {
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn certificate(
     source: &MeshLayout,
     target: &MeshLayout,
     plan: &Plan,
     places_checked: i64,
-    h: Sha256,
+    digest: String,
     decided_on: &str,
 ) -> DistCertificate {
-    let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
     DistCertificate {
         version: 2,
         source: source.clone(),
@@ -509,7 +512,7 @@ fn decide_on_boxes(
             }
         }
     }
-    Ok(certificate(source, target, plan, checked, h, "boxes"))
+    Ok(certificate(source, target, plan, checked, hex(h), "boxes"))
 }
 
 /// The claim decided cell by cell ([`simulate`]).
@@ -530,7 +533,7 @@ fn decide_on_cells(
             h.update(c.mask.to_le_bytes());
         }
     }
-    Ok(certificate(source, target, plan, checked, h, "cells"))
+    Ok(certificate(source, target, plan, checked, hex(h), "cells"))
 }
 
 /// The claim decided by the box decider alone (`decided_on: boxes`), whatever the symbolic

@@ -187,16 +187,13 @@ pub struct SymState {
 pub struct Symbolic {
     /// Target places checked over all devices.
     pub places: i64,
-    /// SHA-256 of the final symbolic state.
-    pub digest: Sha256Hex,
+    /// SHA-256 of the final symbolic state (hex).
+    pub digest: String,
     /// Pieces of the final state (over all receiver classes).
     pub pieces: usize,
     /// Receiver classes (1 unless a final send-recv was split).
     pub classes: usize,
 }
-
-/// A hex SHA-256.
-pub type Sha256Hex = String;
 
 type R<T> = Result<T, String>;
 
@@ -379,18 +376,14 @@ fn merge(mut pieces: Vec<SymPiece>) -> R<Vec<SymPiece>> {
     loop {
         let before = pieces.len();
         for d in (0..nd).rev() {
-            // Key: everything but dim d's position; then by position along d.
-            pieces.sort_by(|a, b| {
-                let key = |p: &SymPiece| {
-                    let mut lo = p.lo.clone();
-                    let mut len = p.len.clone();
-                    let mut el = p.elem.clone();
-                    lo[d] = 0;
-                    len[d] = 0;
-                    el[d] = Aff::constant(0, 0);
-                    (lo, len, el, p.terms.clone())
-                };
-                key(a).cmp(&key(b)).then(a.lo[d].cmp(&b.lo[d]))
+            // Everything but dim d's position, then the position along d.
+            pieces.sort_by_cached_key(|p| {
+                let (mut lo, mut len, mut el) = (p.lo.clone(), p.len.clone(), p.elem.clone());
+                let at = lo[d];
+                lo[d] = 0;
+                len[d] = 0;
+                el[d] = Aff::constant(0, 0);
+                (lo, len, el, p.terms.clone(), at)
             });
             let mut out: Vec<SymPiece> = Vec::with_capacity(pieces.len());
             for p in pieces {
@@ -780,9 +773,15 @@ fn places(target: &MeshLayout) -> i64 {
 
 /// Every device's buffer after `plan`, from `source` (or why the plan is not read here).
 pub fn execute(source: &MeshLayout, plan: &Plan) -> R<SymState> {
+    if plan.ranks != source.mesh.size() {
+        return Err("a plan of another rank count".into());
+    }
+    run(&mut context(source), source, &plan.steps)
+}
+
+/// The steps from `source`'s buffers.
+fn run(ctx: &mut Ctx, source: &MeshLayout, steps: &[Step]) -> R<SymState> {
     let (corner, local) = affine_layout(source)?;
-    let mesh = &source.mesh;
-    let mut ctx = context(source);
     let pieces = if local.contains(&0) {
         Vec::new()
     } else {
@@ -801,11 +800,8 @@ pub fn execute(source: &MeshLayout, plan: &Plan) -> R<SymState> {
         shape: local,
         pieces,
     };
-    if plan.ranks != mesh.size() {
-        return Err("a plan of another rank count".into());
-    }
-    for (k, st) in plan.steps.iter().enumerate() {
-        s = step(&mut ctx, s, st).map_err(|w| format!("step {k} ({}): {w}", st.name()))?;
+    for (k, st) in steps.iter().enumerate() {
+        s = step(ctx, s, st).map_err(|w| format!("step {k} ({}): {w}", st.name()))?;
     }
     Ok(s)
 }
@@ -826,44 +822,40 @@ pub fn decide(source: &MeshLayout, target: &MeshLayout, plan: &Plan) -> R<Symbol
     if target.mesh != source.mesh || target.shape != source.shape {
         return Err("another mesh or shape".into());
     }
+    if plan.ranks != source.mesh.size() {
+        return Err("a plan of another rank count".into());
+    }
     let (tcorner, tlocal) = affine_layout(target)?;
-    let ctx = context(source);
-    let mut h = Sha256::new();
-    let (pieces, classes) = if let Some(Step::SendRecv { shape, messages }) = plan.steps.last() {
-        let before = Plan {
-            ranks: plan.ranks,
-            steps: plan.steps[..plan.steps.len() - 1].to_vec(),
-        };
-        let pre = execute(source, &before)?;
-        let k = plan.steps.len() - 1;
-        let finals = send_recv_classes(&ctx, &pre, shape, messages, &tcorner)
-            .map_err(|w| format!("step {k} (send-recv): {w}"))?;
-        let mut pieces = 0;
-        for (phi, s, corner) in &finals {
-            check_final(&ctx, s, target, corner, &tlocal)
-                .map_err(|w| format!("receivers at {phi:?}: {w}"))?;
-            h.update(format!("{phi:?} {:?}", s.shape));
-            for p in &s.pieces {
-                h.update(format!("{:?}", p));
-            }
-            pieces += s.pieces.len();
+    let mut ctx = context(source);
+    // The final states, one per receiver class (one class unless a final send-recv splits).
+    let finals: Vec<Class> = match plan.steps.split_last() {
+        Some((Step::SendRecv { shape, messages }, before)) => {
+            let pre = run(&mut ctx, source, before)?;
+            let k = before.len();
+            send_recv_classes(&ctx, &pre, shape, messages, &tcorner)
+                .map_err(|w| format!("step {k} (send-recv): {w}"))?
         }
-        (pieces, finals.len())
-    } else {
-        let s = execute(source, plan)?;
-        check_final(&ctx, &s, target, &tcorner, &tlocal)?;
-        h.update(format!("{:?}", s.shape));
+        _ => vec![(Vec::new(), run(&mut ctx, source, &plan.steps)?, tcorner)],
+    };
+    let mut h = Sha256::new();
+    for (phi, s, corner) in &finals {
+        check_final(&ctx, s, target, corner, &tlocal).map_err(|w| {
+            if finals.len() > 1 {
+                format!("receivers at {phi:?}: {w}")
+            } else {
+                w
+            }
+        })?;
+        h.update(format!("{phi:?} {:?}", s.shape));
         for p in &s.pieces {
             h.update(format!("{:?}", p));
         }
-        (s.pieces.len(), 1)
-    };
-    let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    }
     Ok(Symbolic {
         places: places(target),
-        digest,
-        pieces,
-        classes,
+        digest: super::hex(h),
+        pieces: finals.iter().map(|f| f.1.pieces.len()).sum(),
+        classes: finals.len(),
     })
 }
 
