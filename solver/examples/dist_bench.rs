@@ -143,6 +143,12 @@ fn main() {
             "[Shard(0), Shard(1), Replicate()]",
         ),
         (
+            "a=16,b=64,c=64",
+            "512,512",
+            "[Shard(0), Shard(1), Replicate()]",
+            "[Shard(1), Replicate(), Shard(0)]",
+        ),
+        (
             "a=2,b=2,c=2",
             "1024,1024",
             "[Shard(0), Shard(1), Replicate()]",
@@ -177,7 +183,9 @@ fn main() {
         let dc = t1.elapsed().as_secs_f64();
         // The symbolic decision alone (no re-check on boxes or cells), when it applies.
         let t2 = Instant::now();
-        let sym = certify::dist::symbolic::decide(&s, &t, &p.plan).is_ok();
+        let sym = certify::dist::symbolic::decide(&s, &t, &p.plan);
+        let why = sym.as_ref().err().cloned();
+        let sym = sym.ok().map(|d| d.classes);
         let ds = t2.elapsed().as_secs_f64();
         let q = p
             .certificate
@@ -190,8 +198,13 @@ fn main() {
                 if c.cells_rechecked {
                     again += ", cells re-checked";
                 }
-                if sym {
-                    again += &format!(", symbolic decision alone {ds:.4} s");
+                match (sym, &why) {
+                    (Some(k), _) => {
+                        again +=
+                            &format!(", symbolic decision alone {ds:.4} s, {k} receiver classes")
+                    }
+                    (None, Some(w)) => again += &format!(" (symbolic declined: {w})"),
+                    _ => {}
                 }
                 format!("certified on {}{again}", c.decided_on)
             })

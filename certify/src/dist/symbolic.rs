@@ -16,12 +16,16 @@
 //! collectives over the groups of one mesh axis (`Mesh::groups`), local tables that are, on
 //! every device, runs of consecutive entries starting at an affine offset, and zeroing of the
 //! devices off coordinate 0 of one axis; and a final send-recv (the planner's straight move to
-//! the target), read receiver class by receiver class: a class fixes the coordinates of some
-//! axes and leaves the others free, and within it every receiver's messages (in plan order)
-//! are one list with constant lengths and landing corners and with senders and sender corners
-//! affine in the free coordinates, compared on every receiver. Axes are split off (enumerated)
-//! where a unit step changes a receiver's list or a receiver breaks the affine fit; a split
-//! into as many classes as devices, or more than [`MAX_CLASSES`], is declined. Anything else
+//! the target), read by what lands: each receiver's intake (its messages' windows of their
+//! senders' symbolic pieces, evaluated at the senders' coordinates, merged where they continue
+//! each other) is grouped into receiver classes. A class fixes the coordinates of some axes
+//! and leaves the others free; within it every receiver lands the same boxes with the same
+//! addends, and each box's global element is one affine function of the receiver's
+//! coordinates, compared on every receiver. Who sends is not read: a sender `c div q` on one
+//! axis at a corner `q*(c mod q)` lands the element `c`, and the replica the planner picks to
+//! spread the load is invisible. Axes are split off (enumerated) where a receiver that
+//! differs from its class's origin on that axis alone breaks the fit; a split into as many
+//! classes as devices, or more than [`MAX_CLASSES`], is declined. Anything else
 //! returns `Err` (not decided here, never a refutation) and the claim goes to the box decider.
 //!
 //! **Theorem.** If [`decide`] returns `Ok`, every device's buffers under the cell semantics of
@@ -39,9 +43,13 @@
 //! terms exactly (an own coordinate on the axis becomes all of them; terms that do not depend
 //! on the axis are counted `extent` times; zeroed members contribute none). A local table is
 //! accepted only after every device's table was compared entry by entry with the affine runs.
-//! A final send-recv in a class lands each message's window of its sender's buffer (the
-//! sender's pieces with `c := sigma(c)`, an affine substitution) at its constant corner; the
-//! messages' boxes must be disjoint (a later message would overwrite an earlier one).
+//! A final send-recv lands on each receiver `c` its messages' windows of their senders'
+//! buffers, which the induction hypothesis gives exactly (the sender's pieces evaluated at its
+//! coordinates; its addends named relative to `c`, which requires the sender's own partial
+//! coordinate to be `c`'s); a receiver's messages must land on disjoint boxes (a later message
+//! would overwrite an earlier one). Within a class the class's piece, with its fitted affine
+//! element, evaluates at every receiver to what that receiver was computed to hold, because
+//! the fit was compared on each of them.
 //! At the end each piece must equal the target's affine corner plus its position (the identity
 //! of two affine functions, so equal on every device), hold every addend exactly once (after
 //! summing over the target's partial axes for a partial target), and every uncovered cell must
@@ -100,6 +108,11 @@ impl Aff {
         }
     }
     fn add(&self, o: &Aff) -> Aff {
+        debug_assert_eq!(
+            self.coef.len(),
+            o.coef.len(),
+            "affine functions of one frame"
+        );
         Aff {
             k: self.k + o.k,
             coef: self.coef.iter().zip(&o.coef).map(|(a, b)| a + b).collect(),
@@ -112,11 +125,11 @@ impl Aff {
         out.coef[a] = 0;
         out
     }
-    /// Least and greatest value over the mesh.
-    fn range(&self, mesh: &Mesh) -> (i64, i64) {
+    /// Least and greatest value over coordinates of these extents.
+    fn range(&self, extents: &[i64]) -> (i64, i64) {
         let (mut lo, mut hi) = (self.k, self.k);
-        for (a, &k) in self.coef.iter().enumerate() {
-            let span = k * (mesh.extent(a) - 1);
+        for (&k, &e) in self.coef.iter().zip(extents) {
+            let span = k * (e - 1);
             lo += span.min(0);
             hi += span.max(0);
         }
@@ -247,6 +260,8 @@ struct Ctx<'a> {
     /// `Mesh::groups(&[a])`, computed when first asked.
     groups: BTreeMap<usize, Vec<Vec<i64>>>,
     coords: Vec<Vec<i64>>,
+    /// The mesh's extents.
+    extents: Vec<i64>,
 }
 
 impl Ctx<'_> {
@@ -319,9 +334,9 @@ fn reduce(ctx: &Ctx, p: &SymPiece, a: usize) -> R<SymPiece> {
 
 /// The window `[start(c), start(c) + len)` of every device's buffer, as pieces relative to the
 /// window. An offset depending on `c` is taken only from pieces spanning the whole dim.
-fn cut(mesh: &Mesh, s: &SymState, start: &[Aff], len: &[i64]) -> R<Vec<SymPiece>> {
+fn cut(extents: &[i64], s: &SymState, start: &[Aff], len: &[i64]) -> R<Vec<SymPiece>> {
     for d in 0..len.len() {
-        let (lo, hi) = start[d].range(mesh);
+        let (lo, hi) = start[d].range(extents);
         if lo < 0 || hi + len[d] > s.shape[d] {
             return Err(format!(
                 "a window {}+{} of dim {d} outside the buffer",
@@ -539,7 +554,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
                 shape: s.shape.clone(),
                 pieces,
             };
-            let out = cut(mesh, &red, &window(a, *dim, w), &len)?;
+            let out = cut(&ctx.extents, &red, &window(a, *dim, w), &len)?;
             reshape(len, out)
         }
         Step::AllReduce { groups, .. } => {
@@ -577,7 +592,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
                         .map(|p| substitute(ctx, p, a, i))
                         .collect::<R<Vec<_>>>()?,
                 };
-                for mut q in cut(mesh, &sender, &window(a, sd, w), &len)? {
+                for mut q in cut(&ctx.extents, &sender, &window(a, sd, w), &len)? {
                     q.lo[cd] += i * len[cd];
                     out.push(q);
                 }
@@ -618,7 +633,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
             for _ in 0..combos {
                 let start: Vec<Aff> = (0..nd).map(|d| runs[d][idx[d]].2.clone()).collect();
                 let len: Vec<i64> = (0..nd).map(|d| runs[d][idx[d]].1).collect();
-                for mut q in cut(mesh, &s, &start, &len)? {
+                for mut q in cut(&ctx.extents, &s, &start, &len)? {
                     for d in 0..nd {
                         q.lo[d] += runs[d][idx[d]].0;
                     }
@@ -702,7 +717,6 @@ fn check_final(
     corner: &[Aff],
     local: &[i64],
 ) -> R<()> {
-    let mesh = ctx.mesh;
     if s.shape != local {
         return Err("final shape is not the target's".into());
     }
@@ -751,7 +765,8 @@ fn check_final(
         if h.1.contains(&0) {
             continue;
         }
-        let padding = (0..local.len()).any(|d| corner[d].range(mesh).0 + h.0[d] >= target.shape[d]);
+        let padding =
+            (0..local.len()).any(|d| corner[d].range(&ctx.extents).0 + h.0[d] >= target.shape[d]);
         if !padding {
             return Err(format!("cells at {:?} hold nothing", h.0));
         }
@@ -813,6 +828,7 @@ fn context(source: &MeshLayout) -> Ctx<'_> {
         partials: source.partial.keys().copied().collect(),
         groups: BTreeMap::new(),
         coords: (0..mesh.size()).map(|r| mesh.coords(r)).collect(),
+        extents: (0..mesh.ndim()).map(|a| mesh.extent(a)).collect(),
     }
 }
 
@@ -866,26 +882,126 @@ type Class = (Vec<i64>, SymState, Vec<Aff>);
 /// Most receiver classes a final send-recv is split into (2^10); never the device count.
 pub const MAX_CLASSES: i64 = 1 << 10;
 
-/// `f` with mesh coordinates `c` replaced by the affine map `sigma` (one [`Aff`] per axis).
-fn compose(f: &Aff, sigma: &[Aff]) -> Aff {
-    let mut out = Aff::constant(f.k, f.coef.len());
-    for (a, &k) in f.coef.iter().enumerate() {
-        if k != 0 {
-            out = out.add(&Aff {
-                k: k * sigma[a].k,
-                coef: sigma[a].coef.iter().map(|x| k * x).collect(),
+/// Most boxes a final send-recv lands, over all receivers (2^22).
+pub const MAX_LANDED: usize = 1 << 22;
+
+/// What one receiver's messages land in its buffer: boxes whose elements are constants (the
+/// receiver's own values), merged where they continue each other, so the way the plan cuts
+/// its messages is not read.
+#[derive(Debug)]
+struct Received(Vec<SymPiece>);
+
+impl Received {
+    /// Everything but the elements: equal across a receiver class.
+    fn same_shape(&self, o: &Received) -> bool {
+        self.0.len() == o.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&o.0)
+                .all(|(x, y)| x.lo == y.lo && x.len == y.len && x.terms == y.terms)
+    }
+}
+
+/// Whether two of these boxes (corner, extents) meet.
+fn any_overlap(mut boxes: Vec<(&[i64], &[i64])>) -> bool {
+    boxes.retain(|b| !b.1.contains(&0));
+    boxes.sort_unstable_by_key(|b| b.0[0]);
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            if b.0[0] >= a.0[0] + a.1[0] {
+                break;
+            }
+            if (0..a.0.len()).all(|d| a.0[d] < b.0[d] + b.1[d] && b.0[d] < a.0[d] + a.1[d]) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The addends `t` of a sender at `s`, named relative to its receiver at `c`.
+fn seen_by(ctx: &Ctx, t: &Terms, s: &[i64], c: &[i64]) -> R<Terms> {
+    if t.count == 0 || t.zero_unless.iter().any(|&z| s[z] != 0) {
+        return Ok(Terms::none(ctx.partials.len()));
+    }
+    for (i, &a) in ctx.partials.iter().enumerate() {
+        if t.own[i] && s[a] != c[a] {
+            return Err("addends moved across their partial axis".into());
+        }
+    }
+    Ok(Terms {
+        count: t.count,
+        own: t.own.clone(),
+        zero_unless: Vec::new(),
+    })
+}
+
+/// What the receiver at rank `r` receives: each message's window of its sender's buffer
+/// (the symbolic pieces evaluated at the sender's coordinates), cut by the pieces. Its
+/// messages' landing boxes must be disjoint (a later message would overwrite an earlier one,
+/// with padding where its window holds none).
+fn receive(
+    ctx: &Ctx,
+    pre: &SymState,
+    shape: &[i64],
+    list: &[&super::plan::Message],
+    r: usize,
+) -> R<Received> {
+    let (nd, k) = (shape.len(), ctx.extents.len());
+    let c = &ctx.coords[r];
+    let mut out = Vec::new();
+    for m in list {
+        if (0..nd).any(|d| {
+            m.len[d] < 0
+                || m.dst_start[d] < 0
+                || m.dst_start[d] + m.len[d] > shape[d]
+                || m.src_start[d] < 0
+                || m.src_start[d] + m.len[d] > pre.shape[d]
+        }) {
+            return Err(format!("rank {r} receives a message outside a buffer"));
+        }
+        let s = &ctx.coords[m.src as usize];
+        for p in &pre.pieces {
+            let lo: Vec<i64> = (0..nd).map(|d| p.lo[d].max(m.src_start[d])).collect();
+            let hi: Vec<i64> = (0..nd)
+                .map(|d| (p.lo[d] + p.len[d]).min(m.src_start[d] + m.len[d]))
+                .collect();
+            if (0..nd).any(|d| hi[d] <= lo[d]) {
+                continue;
+            }
+            out.push(SymPiece {
+                lo: (0..nd)
+                    .map(|d| lo[d] - m.src_start[d] + m.dst_start[d])
+                    .collect(),
+                len: (0..nd).map(|d| hi[d] - lo[d]).collect(),
+                elem: (0..nd)
+                    .map(|d| Aff::constant(p.elem[d].eval(s) + lo[d] - p.lo[d], k))
+                    .collect(),
+                terms: seen_by(ctx, &p.terms, s, c)?,
             });
         }
     }
-    out
+    let boxes: Vec<(&[i64], &[i64])> = list
+        .iter()
+        .map(|m| (&m.dst_start[..], &m.len[..]))
+        .collect();
+    if any_overlap(boxes) {
+        return Err(format!("two messages to rank {r} land on one cell"));
+    }
+    Ok(Received(merge(out)?))
 }
 
-/// A final send-recv, receiver class by receiver class. A class fixes the coordinates of the
-/// split axes `F` (`phi`) and leaves the others free; within a class every receiver's messages
-/// (in plan order) must be the same list whose box lengths and landing corners are constant
-/// and whose sender coordinates and sender corners are affine in the free coordinates,
-/// checked on every receiver. `F` grows by the axes whose unit step changes a receiver's list.
-/// Returns per class its `phi`, the receivers' new buffer and the target corner on that class.
+/// A final send-recv, receiver class by receiver class. Every receiver's intake is computed
+/// from the symbolic state before the step ([`receive`]: its messages' windows of their
+/// senders' pieces). A class fixes the coordinates of the split axes (`phi`) and leaves the
+/// others free; within it every receiver must receive the same boxes with the same addends
+/// (its messages' landing boxes too), and each box's global element must be one affine
+/// function of the receiver's coordinates (fitted from the class's origin and its unit steps,
+/// then compared on every receiver). Who sends is not read: only what lands. An axis is split
+/// when a receiver that differs from the origin on it alone breaks the fit (all the axes where
+/// the receiver is off the origin when none does alone). Returns per class its `phi`, the
+/// receivers' new buffer and the target's corner on the class.
 fn send_recv_classes(
     ctx: &Ctx,
     pre: &SymState,
@@ -908,23 +1024,29 @@ fn send_recv_classes(
         }
         by_dst[m.dst as usize].push(m);
     }
-    let sig = |c: &[i64]| -> Vec<(Vec<i64>, Vec<i64>)> {
-        by_dst[mesh.rank(c) as usize]
-            .iter()
-            .map(|m| (m.len.clone(), m.dst_start.clone()))
-            .collect()
-    };
-    // The split axes.
-    let mut split: Vec<usize> = Vec::new();
-    'split: loop {
-        let count: i64 = split.iter().map(|&a| mesh.extent(a)).product();
+    let mut total = 0usize;
+    let mut got = Vec::with_capacity(n as usize);
+    for (r, list) in by_dst.iter().enumerate() {
+        let x = receive(ctx, pre, shape, list, r)?;
+        total += x.0.len() + by_dst[r].len();
+        if total > MAX_LANDED {
+            return Err(format!("more than {MAX_LANDED} boxes received"));
+        }
+        got.push(x);
+    }
+    let mut split = vec![false; k];
+    'fit: loop {
+        let count: i64 = (0..k)
+            .filter(|&a| split[a])
+            .map(|a| mesh.extent(a))
+            .product();
         if count > MAX_CLASSES || (count >= n && n > 1) {
             return Err(format!(
                 "{count} receiver classes (no fewer than the devices)"
             ));
         }
         let mut phis: Vec<Vec<i64>> = vec![vec![0; k]];
-        for &a in &split {
+        for a in (0..k).filter(|&a| split[a]) {
             phis = phis
                 .into_iter()
                 .flat_map(|p| {
@@ -936,147 +1058,76 @@ fn send_recv_classes(
                 })
                 .collect();
         }
-        let mut more: Vec<usize> = Vec::new();
-        for phi in &phis {
-            let s0 = sig(phi);
-            for g in 0..k {
-                if split.contains(&g) || mesh.extent(g) < 2 || more.contains(&g) {
-                    continue;
-                }
-                let mut c = phi.clone();
-                c[g] = 1;
-                if sig(&c) != s0 {
-                    more.push(g);
-                }
-            }
-        }
-        if !more.is_empty() {
-            split.extend(more);
-            split.sort_unstable();
-            continue 'split;
-        }
+        let free: Vec<usize> = (0..k)
+            .filter(|&g| !split[g] && mesh.extent(g) > 1)
+            .collect();
         let mut out = Vec::new();
         for phi in phis {
-            let base = &by_dst[mesh.rank(&phi) as usize];
-            // Per message: sender coordinates and sender corner, affine in the free axes.
-            let mut sigma: Vec<Vec<Aff>> = base
-                .iter()
-                .map(|m| {
-                    let sc = &ctx.coords[m.src as usize];
-                    sc.iter().map(|&x| Aff::constant(x, k)).collect()
-                })
-                .collect();
-            let mut from: Vec<Vec<Aff>> = base
-                .iter()
-                .map(|m| m.src_start.iter().map(|&x| Aff::constant(x, k)).collect())
-                .collect();
-            for g in 0..k {
-                if split.contains(&g) || mesh.extent(g) < 2 {
-                    continue;
-                }
+            let base = &got[mesh.rank(&phi) as usize];
+            // Per landed box and dim: its global element, affine in the free coordinates.
+            let mut aff: Vec<Vec<Aff>> = base.0.iter().map(|l| l.elem.clone()).collect();
+            for &g in &free {
                 let mut c = phi.clone();
                 c[g] = 1;
-                let unit = &by_dst[mesh.rank(&c) as usize];
-                for (i, (m, b)) in unit.iter().zip(base.iter()).enumerate() {
-                    let (sc, bc) = (&ctx.coords[m.src as usize], &ctx.coords[b.src as usize]);
-                    for (f, (x, y)) in sigma[i].iter_mut().zip(sc.iter().zip(bc)) {
-                        f.coef[g] = x - y;
-                    }
-                    for (f, (x, y)) in from[i].iter_mut().zip(m.src_start.iter().zip(&b.src_start))
-                    {
-                        f.coef[g] = x - y;
+                let unit = &got[mesh.rank(&c) as usize];
+                if !unit.same_shape(base) {
+                    split[g] = true;
+                    continue 'fit;
+                }
+                for (f, (u, b)) in aff.iter_mut().zip(unit.0.iter().zip(&base.0)) {
+                    for (fd, (ud, bd)) in f.iter_mut().zip(u.elem.iter().zip(&b.elem)) {
+                        fd.coef[g] = ud.k - bd.k;
                     }
                 }
             }
-            // Every receiver of the class, message by message.
-            let free: Vec<usize> = (0..k).filter(|a| !split.contains(a)).collect();
-            for r in 0..n {
-                let c = &ctx.coords[r as usize];
-                if split.iter().any(|&a| c[a] != phi[a]) {
+            let fits = |c: &[i64]| {
+                let x = &got[mesh.rank(c) as usize];
+                x.same_shape(base)
+                    && x.0
+                        .iter()
+                        .zip(&aff)
+                        .all(|(l, f)| l.elem.iter().zip(f).all(|(e, f)| e.k == f.eval(c)))
+            };
+            for r in 0..n as usize {
+                let c = &ctx.coords[r];
+                if (0..k).any(|a| split[a] && c[a] != phi[a]) || fits(c) {
                     continue;
                 }
-                let list = &by_dst[r as usize];
-                if list.len() != base.len() {
-                    let add: Vec<usize> = free.iter().copied().filter(|&g| c[g] != 0).collect();
-                    if add.is_empty() {
-                        return Err(format!("rank {r} receives another number of messages"));
-                    }
-                    split.extend(add);
-                    split.sort_unstable();
-                    continue 'split;
+                let off: Vec<usize> = free.iter().copied().filter(|&g| c[g] != 0).collect();
+                if off.is_empty() {
+                    return Err(format!("rank {r} breaks the fit at its class's origin"));
                 }
-                for (i, m) in list.iter().enumerate() {
-                    let same = m.len == base[i].len
-                        && m.dst_start == base[i].dst_start
-                        && ctx.coords[m.src as usize]
-                            .iter()
-                            .zip(&sigma[i])
-                            .all(|(&x, f)| x == f.eval(c))
-                        && m.src_start
-                            .iter()
-                            .zip(&from[i])
-                            .all(|(&x, f)| x == f.eval(c));
-                    if !same {
-                        // Not linear along the axes where this receiver is past the unit step:
-                        // split them (then the others where it is off 0).
-                        let mut add: Vec<usize> =
-                            free.iter().copied().filter(|&g| c[g] >= 2).collect();
-                        if add.is_empty() {
-                            add = free.iter().copied().filter(|&g| c[g] != 0).collect();
-                        }
-                        if add.is_empty() {
-                            return Err(format!(
-                                "rank {r}'s message {i} is not affine in {free:?}"
-                            ));
-                        }
-                        split.extend(add);
-                        split.sort_unstable();
-                        continue 'split;
-                    }
-                }
-            }
-            // The receivers' buffer: each message's window of its sender's buffer.
-            let mut boxes: Vec<(Vec<i64>, Vec<i64>)> = Vec::new();
-            let mut pieces = Vec::new();
-            for (i, m) in base.iter().enumerate() {
-                if (0..nd).any(|d| {
-                    m.len[d] < 0 || m.dst_start[d] < 0 || m.dst_start[d] + m.len[d] > shape[d]
-                }) {
-                    return Err("a message lands outside the buffer".into());
-                }
-                let b = (m.dst_start.clone(), m.len.clone());
-                if boxes
+                let alone: Vec<usize> = off
                     .iter()
-                    .any(|o| (0..nd).all(|d| o.0[d] < b.0[d] + b.1[d] && b.0[d] < o.0[d] + o.1[d]))
-                {
-                    return Err("two messages land on one cell".into());
+                    .copied()
+                    .filter(|&g| {
+                        let mut p = phi.clone();
+                        p[g] = c[g];
+                        !fits(&p)
+                    })
+                    .collect();
+                for g in if alone.is_empty() { off } else { alone } {
+                    split[g] = true;
                 }
-                boxes.push(b);
-                let sender = SymState {
-                    shape: pre.shape.clone(),
-                    pieces: pre
-                        .pieces
-                        .iter()
-                        .map(|p| substitute_map(ctx, p, &sigma[i]))
-                        .collect::<R<Vec<_>>>()?,
-                };
-                for mut q in cut(mesh, &sender, &from[i], &m.len)? {
-                    for d in 0..nd {
-                        q.lo[d] += m.dst_start[d];
-                    }
-                    pieces.push(q);
-                }
+                continue 'fit;
             }
-            let on_class = |f: &Aff| split.iter().fold(f.clone(), |f, &a| f.with(a, phi[a]));
             let pieces = merge(
-                pieces
-                    .into_iter()
-                    .map(|mut p| {
-                        p.elem = p.elem.iter().map(on_class).collect();
-                        p
+                base.0
+                    .iter()
+                    .zip(aff)
+                    .map(|(l, elem)| SymPiece {
+                        lo: l.lo.clone(),
+                        len: l.len.clone(),
+                        elem,
+                        terms: l.terms.clone(),
                     })
                     .collect(),
             )?;
+            let on_class = |f: &Aff| {
+                (0..k)
+                    .filter(|&a| split[a])
+                    .fold(f.clone(), |f, a| f.with(a, phi[a]))
+            };
             let corner = tcorner.iter().map(on_class).collect();
             out.push((
                 phi,
@@ -1089,35 +1140,4 @@ fn send_recv_classes(
         }
         return Ok(out);
     }
-}
-
-/// The sender's piece seen by the receiver `c`: its coordinates `sigma(c)`.
-fn substitute_map(ctx: &Ctx, p: &SymPiece, sigma: &[Aff]) -> R<SymPiece> {
-    let mut q = p.clone();
-    q.elem = p.elem.iter().map(|e| compose(e, sigma)).collect();
-    if q.terms.count > 0 {
-        let identity = |a: usize| {
-            let mut id = Aff::constant(0, sigma.len());
-            id.coef[a] = 1;
-            sigma[a] == id
-        };
-        for (i, &a) in ctx.partials.iter().enumerate() {
-            if q.terms.own[i] && !identity(a) {
-                return Err("addends moved across their partial axis".into());
-            }
-        }
-        let mut keep = Vec::new();
-        for &z in &q.terms.zero_unless {
-            if identity(z) {
-                keep.push(z);
-            } else if sigma[z].is_const() && sigma[z].k != 0 {
-                q.terms = Terms::none(ctx.partials.len());
-                return Ok(q);
-            } else if !sigma[z].is_const() {
-                return Err("zeroed terms sent across their axis".into());
-            }
-        }
-        q.terms.zero_unless = keep;
-    }
-    Ok(q)
 }
