@@ -318,7 +318,10 @@ fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
     );
     let text = stdout(&o);
     assert!(
-        text.contains("certificate: 1024 ranks, 8355864 target places checked, decided on boxes"),
+        text.contains(
+            "certificate: 1024 ranks, 8355864 target places checked, decided on symbolic, \
+             re-checked on boxes"
+        ),
         "{text}"
     );
     // Rank 2 (a 0, b 0, c 2) needs rows 0..128, columns 128..192, which rank 16 (b 1) holds;

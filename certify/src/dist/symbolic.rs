@@ -18,14 +18,15 @@
 //! devices off coordinate 0 of one axis; and a final send-recv (the planner's straight move to
 //! the target), read by what lands: each receiver's intake (its messages' windows of their
 //! senders' symbolic pieces, evaluated at the senders' coordinates, merged where they continue
-//! each other) is grouped into receiver classes. A class fixes the coordinates of some axes
-//! and leaves the others free; within it every receiver lands the same boxes with the same
-//! addends, and each box's global element is one affine function of the receiver's
-//! coordinates, compared on every receiver. Who sends is not read: a sender `c div q` on one
+//! each other) is grouped into receiver classes. A class is a box of mesh coordinates (one
+//! interval per axis); within it every receiver lands the same boxes with the same addends,
+//! and each box's global element is one affine function of the receiver's coordinates,
+//! compared on every receiver. Who sends is not read: a sender `c div q` on one
 //! axis at a corner `q*(c mod q)` lands the element `c`, and the replica the planner picks to
-//! spread the load is invisible. Axes are split off (enumerated) where a receiver that
-//! differs from its class's origin on that axis alone breaks the fit; a split into as many
-//! classes as devices, or more than [`MAX_CLASSES`], is declined. Anything else
+//! spread the load is invisible. An axis's interval is cut at the coordinate of a receiver
+//! that breaks the fit when it differs from its class's origin on that axis alone (a short
+//! last shard is a class of its own); as many classes as devices, or more than
+//! [`MAX_CLASSES`], is declined. Anything else
 //! returns `Err` (not decided here, never a refutation) and the claim goes to the box decider.
 //!
 //! **Theorem.** If [`decide`] returns `Ok`, every device's buffers under the cell semantics of
@@ -49,7 +50,9 @@
 //! coordinate to be `c`'s); a receiver's messages must land on disjoint boxes (a later message
 //! would overwrite an earlier one). Within a class the class's piece, with its fitted affine
 //! element, evaluates at every receiver to what that receiver was computed to hold, because
-//! the fit was compared on each of them.
+//! the fit was compared on each of them. The target's corner is compared on the class (the
+//! coordinates of its one-point intervals substituted): two affine functions agree on a box
+//! whose every other interval has two points iff they are the same function.
 //! At the end each piece must equal the target's affine corner plus its position (the identity
 //! of two affine functions, so equal on every device), hold every addend exactly once (after
 //! summing over the target's partial axes for a partial target), and every uncovered cell must
@@ -125,13 +128,12 @@ impl Aff {
         out.coef[a] = 0;
         out
     }
-    /// Least and greatest value over coordinates of these extents.
-    fn range(&self, extents: &[i64]) -> (i64, i64) {
+    /// Least and greatest value over the coordinates of the box (per axis `[lo, hi)`).
+    fn range(&self, bounds: &[(i64, i64)]) -> (i64, i64) {
         let (mut lo, mut hi) = (self.k, self.k);
-        for (&k, &e) in self.coef.iter().zip(extents) {
-            let span = k * (e - 1);
-            lo += span.min(0);
-            hi += span.max(0);
+        for (&k, &(a, b)) in self.coef.iter().zip(bounds) {
+            lo += (k * a).min(k * (b - 1));
+            hi += (k * a).max(k * (b - 1));
         }
         (lo, hi)
     }
@@ -260,8 +262,8 @@ struct Ctx<'a> {
     /// `Mesh::groups(&[a])`, computed when first asked.
     groups: BTreeMap<usize, Vec<Vec<i64>>>,
     coords: Vec<Vec<i64>>,
-    /// The mesh's extents.
-    extents: Vec<i64>,
+    /// The mesh's coordinates, per axis `[0, extent)`.
+    bounds: Vec<(i64, i64)>,
 }
 
 impl Ctx<'_> {
@@ -334,9 +336,9 @@ fn reduce(ctx: &Ctx, p: &SymPiece, a: usize) -> R<SymPiece> {
 
 /// The window `[start(c), start(c) + len)` of every device's buffer, as pieces relative to the
 /// window. An offset depending on `c` is taken only from pieces spanning the whole dim.
-fn cut(extents: &[i64], s: &SymState, start: &[Aff], len: &[i64]) -> R<Vec<SymPiece>> {
+fn cut(bounds: &[(i64, i64)], s: &SymState, start: &[Aff], len: &[i64]) -> R<Vec<SymPiece>> {
     for d in 0..len.len() {
-        let (lo, hi) = start[d].range(extents);
+        let (lo, hi) = start[d].range(bounds);
         if lo < 0 || hi + len[d] > s.shape[d] {
             return Err(format!(
                 "a window {}+{} of dim {d} outside the buffer",
@@ -554,7 +556,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
                 shape: s.shape.clone(),
                 pieces,
             };
-            let out = cut(&ctx.extents, &red, &window(a, *dim, w), &len)?;
+            let out = cut(&ctx.bounds, &red, &window(a, *dim, w), &len)?;
             reshape(len, out)
         }
         Step::AllReduce { groups, .. } => {
@@ -592,7 +594,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
                         .map(|p| substitute(ctx, p, a, i))
                         .collect::<R<Vec<_>>>()?,
                 };
-                for mut q in cut(&ctx.extents, &sender, &window(a, sd, w), &len)? {
+                for mut q in cut(&ctx.bounds, &sender, &window(a, sd, w), &len)? {
                     q.lo[cd] += i * len[cd];
                     out.push(q);
                 }
@@ -633,7 +635,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
             for _ in 0..combos {
                 let start: Vec<Aff> = (0..nd).map(|d| runs[d][idx[d]].2.clone()).collect();
                 let len: Vec<i64> = (0..nd).map(|d| runs[d][idx[d]].1).collect();
-                for mut q in cut(&ctx.extents, &s, &start, &len)? {
+                for mut q in cut(&ctx.bounds, &s, &start, &len)? {
                     for d in 0..nd {
                         q.lo[d] += runs[d][idx[d]].0;
                     }
@@ -716,6 +718,7 @@ fn check_final(
     target: &MeshLayout,
     corner: &[Aff],
     local: &[i64],
+    bounds: &[(i64, i64)],
 ) -> R<()> {
     if s.shape != local {
         return Err("final shape is not the target's".into());
@@ -766,7 +769,7 @@ fn check_final(
             continue;
         }
         let padding =
-            (0..local.len()).any(|d| corner[d].range(&ctx.extents).0 + h.0[d] >= target.shape[d]);
+            (0..local.len()).any(|d| corner[d].range(bounds).0 + h.0[d] >= target.shape[d]);
         if !padding {
             return Err(format!("cells at {:?} hold nothing", h.0));
         }
@@ -828,7 +831,7 @@ fn context(source: &MeshLayout) -> Ctx<'_> {
         partials: source.partial.keys().copied().collect(),
         groups: BTreeMap::new(),
         coords: (0..mesh.size()).map(|r| mesh.coords(r)).collect(),
-        extents: (0..mesh.ndim()).map(|a| mesh.extent(a)).collect(),
+        bounds: (0..mesh.ndim()).map(|a| (0, mesh.extent(a))).collect(),
     }
 }
 
@@ -851,11 +854,14 @@ pub fn decide(source: &MeshLayout, target: &MeshLayout, plan: &Plan) -> R<Symbol
             send_recv_classes(&ctx, &pre, shape, messages, &tcorner)
                 .map_err(|w| format!("step {k} (send-recv): {w}"))?
         }
-        _ => vec![(Vec::new(), run(&mut ctx, source, &plan.steps)?, tcorner)],
+        _ => {
+            let s = run(&mut ctx, source, &plan.steps)?;
+            vec![(ctx.bounds.clone(), s, tcorner)]
+        }
     };
     let mut h = Sha256::new();
     for (phi, s, corner) in &finals {
-        check_final(&ctx, s, target, corner, &tlocal).map_err(|w| {
+        check_final(&ctx, s, target, corner, &tlocal, phi).map_err(|w| {
             if finals.len() > 1 {
                 format!("receivers at {phi:?}: {w}")
             } else {
@@ -875,9 +881,9 @@ pub fn decide(source: &MeshLayout, target: &MeshLayout, plan: &Plan) -> R<Symbol
     })
 }
 
-/// One receiver class of a final send-recv: the split axes' coordinates (`phi`; 0 on the free
-/// axes), the receivers' new buffer, and the target's corner on the class.
-type Class = (Vec<i64>, SymState, Vec<Aff>);
+/// One receiver class of a final send-recv: per mesh axis an interval of coordinates (the
+/// class is their product), the receivers' new buffer, and the target's corner on the class.
+type Class = (Vec<(i64, i64)>, SymState, Vec<Aff>);
 
 /// Most receiver classes a final send-recv is split into (2^10); never the device count.
 pub const MAX_CLASSES: i64 = 1 << 10;
@@ -948,7 +954,7 @@ fn receive(
     list: &[&super::plan::Message],
     r: usize,
 ) -> R<Received> {
-    let (nd, k) = (shape.len(), ctx.extents.len());
+    let (nd, k) = (shape.len(), ctx.bounds.len());
     let c = &ctx.coords[r];
     let mut out = Vec::new();
     for m in list {
@@ -994,13 +1000,13 @@ fn receive(
 
 /// A final send-recv, receiver class by receiver class. Every receiver's intake is computed
 /// from the symbolic state before the step ([`receive`]: its messages' windows of their
-/// senders' pieces). A class fixes the coordinates of the split axes (`phi`) and leaves the
-/// others free; within it every receiver must receive the same boxes with the same addends
-/// (its messages' landing boxes too), and each box's global element must be one affine
-/// function of the receiver's coordinates (fitted from the class's origin and its unit steps,
-/// then compared on every receiver). Who sends is not read: only what lands. An axis is split
-/// when a receiver that differs from the origin on it alone breaks the fit (all the axes where
-/// the receiver is off the origin when none does alone). Returns per class its `phi`, the
+/// senders' pieces, merged). A class is a box of mesh coordinates, one interval per axis;
+/// within it every receiver must receive the same boxes with the same addends, and each box's
+/// global element must be one affine function of the receiver's coordinates (fitted from the
+/// class's origin and its unit steps, then compared on every receiver). Who sends is not
+/// read: only what lands. An axis's interval is cut at a receiver's coordinate where the
+/// receiver breaks the fit differing from the origin on that axis alone (on all the axes
+/// where it is off the origin when none does alone). Returns per class its intervals, the
 /// receivers' new buffer and the target's corner on the class.
 fn send_recv_classes(
     ctx: &Ctx,
@@ -1034,49 +1040,52 @@ fn send_recv_classes(
         }
         got.push(x);
     }
-    let mut split = vec![false; k];
+    // Per axis, the first coordinates of its intervals (0 first); a class is one interval
+    // per axis.
+    let mut cuts: Vec<Vec<i64>> = vec![vec![0]; k];
     'fit: loop {
-        let count: i64 = (0..k)
-            .filter(|&a| split[a])
-            .map(|a| mesh.extent(a))
-            .product();
+        let count: i64 = cuts.iter().map(|c| c.len() as i64).product();
         if count > MAX_CLASSES || (count >= n && n > 1) {
             return Err(format!(
                 "{count} receiver classes (no fewer than the devices)"
             ));
         }
-        let mut phis: Vec<Vec<i64>> = vec![vec![0; k]];
-        for a in (0..k).filter(|&a| split[a]) {
-            phis = phis
+        let mut classes: Vec<Vec<(i64, i64)>> = vec![Vec::new()];
+        for (g, starts) in cuts.iter().enumerate() {
+            let ends = starts.iter().skip(1).copied().chain([mesh.extent(g)]);
+            let intervals: Vec<(i64, i64)> = starts.iter().copied().zip(ends).collect();
+            classes = classes
                 .into_iter()
                 .flat_map(|p| {
-                    (0..mesh.extent(a)).map(move |v| {
+                    intervals.iter().map(move |&iv| {
                         let mut q = p.clone();
-                        q[a] = v;
+                        q.push(iv);
                         q
                     })
                 })
                 .collect();
         }
-        let free: Vec<usize> = (0..k)
-            .filter(|&g| !split[g] && mesh.extent(g) > 1)
-            .collect();
         let mut out = Vec::new();
-        for phi in phis {
+        for class in classes {
+            let phi: Vec<i64> = class.iter().map(|iv| iv.0).collect();
+            let free: Vec<usize> = (0..k).filter(|&g| class[g].1 - class[g].0 > 1).collect();
             let base = &got[mesh.rank(&phi) as usize];
-            // Per landed box and dim: its global element, affine in the free coordinates.
+            // Per landed box and dim: its global element, affine in the free coordinates
+            // (`base + sum_g coef_g * (c_g - phi_g)`).
             let mut aff: Vec<Vec<Aff>> = base.0.iter().map(|l| l.elem.clone()).collect();
             for &g in &free {
                 let mut c = phi.clone();
-                c[g] = 1;
+                c[g] += 1;
                 let unit = &got[mesh.rank(&c) as usize];
                 if !unit.same_shape(base) {
-                    split[g] = true;
+                    cuts[g].push(c[g]);
+                    cuts[g].sort_unstable();
                     continue 'fit;
                 }
                 for (f, (u, b)) in aff.iter_mut().zip(unit.0.iter().zip(&base.0)) {
                     for (fd, (ud, bd)) in f.iter_mut().zip(u.elem.iter().zip(&b.elem)) {
                         fd.coef[g] = ud.k - bd.k;
+                        fd.k -= fd.coef[g] * phi[g];
                     }
                 }
             }
@@ -1090,10 +1099,12 @@ fn send_recv_classes(
             };
             for r in 0..n as usize {
                 let c = &ctx.coords[r];
-                if (0..k).any(|a| split[a] && c[a] != phi[a]) || fits(c) {
+                if (0..k).any(|g| c[g] < class[g].0 || c[g] >= class[g].1) || fits(c) {
                     continue;
                 }
-                let off: Vec<usize> = free.iter().copied().filter(|&g| c[g] != 0).collect();
+                // A new interval from the receiver's coordinate on the axes where it breaks
+                // the fit alone (on all the axes where it is off the class's origin if none).
+                let off: Vec<usize> = free.iter().copied().filter(|&g| c[g] != phi[g]).collect();
                 if off.is_empty() {
                     return Err(format!("rank {r} breaks the fit at its class's origin"));
                 }
@@ -1107,7 +1118,8 @@ fn send_recv_classes(
                     })
                     .collect();
                 for g in if alone.is_empty() { off } else { alone } {
-                    split[g] = true;
+                    cuts[g].push(c[g]);
+                    cuts[g].sort_unstable();
                 }
                 continue 'fit;
             }
@@ -1123,14 +1135,15 @@ fn send_recv_classes(
                     })
                     .collect(),
             )?;
+            // The target's corner on the class: the coordinates of its one-point intervals.
             let on_class = |f: &Aff| {
                 (0..k)
-                    .filter(|&a| split[a])
-                    .fold(f.clone(), |f, a| f.with(a, phi[a]))
+                    .filter(|&g| class[g].1 - class[g].0 == 1)
+                    .fold(f.clone(), |f, g| f.with(g, phi[g]))
             };
             let corner = tcorner.iter().map(on_class).collect();
             out.push((
-                phi,
+                class,
                 SymState {
                     shape: shape.to_vec(),
                     pieces,

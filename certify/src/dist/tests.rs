@@ -798,4 +798,47 @@ mod symbolic_decider {
         let why = symbolic::affine_layout(&n).unwrap_err();
         assert!(why.contains("unevenly"), "{why}");
     }
+
+    /// A cross-dim send-recv read by what lands: a=2,b=4, (8,8), [S0, S1] -> [S1, S0].
+    /// Receiver (a, b) takes rows [2b, 2b+2) from a' = b div 2 at row 2 (b mod 2) of its
+    /// buffer, and columns [4a, 4a+4) from b' = 2a and 2a+1: neither the senders nor the
+    /// corners are affine in (a, b), but what lands is one box with element [2b, 4a].
+    #[test]
+    fn send_recv_read_by_what_lands() {
+        let (s, t) = (
+            lay("a=2,b=4", &[8, 8], "[Shard(0), Shard(1)]"),
+            lay("a=2,b=4", &[8, 8], "[Shard(1), Shard(0)]"),
+        );
+        let m = &s.mesh;
+        let plan = |swap: bool| {
+            let mut messages = Vec::new();
+            for r in 0..8 {
+                let c = m.coords(r);
+                for i in 0..2 {
+                    messages.push(Message {
+                        src: m.rank(&[c[1] / 2, 2 * c[0] + i]),
+                        dst: r,
+                        src_start: vec![2 * ((c[1] + i64::from(swap)) % 2), 0],
+                        dst_start: vec![0, 2 * i],
+                        len: vec![2, 2],
+                    });
+                }
+            }
+            Plan {
+                ranks: 8,
+                steps: vec![Step::SendRecv {
+                    shape: vec![2, 4],
+                    messages,
+                }],
+            }
+        };
+        let y = symbolic::decide(&s, &t, &plan(false)).unwrap();
+        assert_eq!((y.classes, y.pieces, y.places), (1, 1, 64));
+        assert!(certify_on_boxes(&s, &t, &plan(false)).is_ok());
+        // The two row halves of every sender swapped: declined symbolically, and the boxes
+        // refute it at device 0, element [0, 0].
+        assert!(symbolic::decide(&s, &t, &plan(true)).is_err());
+        let c = refuted(certify_on_boxes(&s, &t, &plan(true)));
+        assert_eq!((c.rank, c.element.clone()), (0, Some(vec![0, 0])), "{c}");
+    }
 }
