@@ -153,6 +153,12 @@ struct Tally {
     mutants_symbolic: usize,
 }
 
+/// The layouts of a claim given in DTensor placements.
+fn claim(m: &Mesh, shape: &[i64], from: &str, to: &str) -> (MeshLayout, MeshLayout) {
+    let at = |p: &str| dtensor::to_layout(m, shape, &dtensor::parse_placements(p).unwrap());
+    (at(from).unwrap(), at(to).unwrap())
+}
+
 /// One claim: the symbolic verdict is implied by the boxes'.
 fn judge(s: &MeshLayout, t: &MeshLayout, p: &Plan, what: &str) -> (bool, Result<(), DistError>) {
     let sym = symbolic::decide(s, t, p);
@@ -244,12 +250,11 @@ fn a_claim_on_65536_devices_is_decided_symbolically_alone() {
     // 16x64x64 devices, (256, 256): [S0, S1, R] -> [R, S1, S0] by an all-gather over a and a
     // slice of 4 rows by c; the symbolic state has one piece whatever the device count.
     let m = Mesh::parse("a=16,b=64,c=64").unwrap();
-    let at = |p: &str| {
-        dtensor::to_layout(&m, &[256, 256], &dtensor::parse_placements(p).unwrap()).unwrap()
-    };
-    let (s, t) = (
-        at("[Shard(0), Shard(1), Replicate()]"),
-        at("[Replicate(), Shard(1), Shard(0)]"),
+    let (s, t) = claim(
+        &m,
+        &[256, 256],
+        "[Shard(0), Shard(1), Replicate()]",
+        "[Replicate(), Shard(1), Shard(0)]",
     );
     let slice = |shift: i64| -> Vec<Vec<Vec<i64>>> {
         (0..m.size())
@@ -432,12 +437,11 @@ fn a_cross_dim_send_recv_on_65536_devices_is_one_receiver_class() {
     // buffer) and columns [256a, 256a+256) (held by b' = 4a..4a+3): four messages. Which of
     // the 64 replicas sends is spread by a pattern that is not affine, (7c + 3b) mod 64.
     let m = Mesh::parse("a=16,b=64,c=64").unwrap();
-    let at = |p: &str| {
-        dtensor::to_layout(&m, &[1024, 4096], &dtensor::parse_placements(p).unwrap()).unwrap()
-    };
-    let (s, t) = (
-        at("[Shard(0), Shard(1), Replicate()]"),
-        at("[Shard(1), Replicate(), Shard(0)]"),
+    let (s, t) = claim(
+        &m,
+        &[1024, 4096],
+        "[Shard(0), Shard(1), Replicate()]",
+        "[Shard(1), Replicate(), Shard(0)]",
     );
     let plan = |wrong: Option<i64>| {
         let mut messages = Vec::new();
@@ -514,10 +518,7 @@ fn cross_dim_send_recvs_are_one_receiver_class() {
         for (i, (from, to)) in pairs.into_iter().enumerate() {
             let even = i % 4 != 3;
             let shape = if even { [2304, 4608] } else { [2303, 4601] };
-            let at = |p: &str| {
-                dtensor::to_layout(&m, &shape, &dtensor::parse_placements(p).unwrap()).unwrap()
-            };
-            let (s, t) = (at(&from), at(&to));
+            let (s, t) = claim(&m, &shape, &from, &to);
             let p = solver::dist::plan(&s, &t, &solver::dist::PlanOptions::default()).unwrap();
             if !matches!(p.plan.steps.last(), Some(Step::SendRecv { .. })) {
                 continue;
