@@ -153,6 +153,13 @@ struct Tally {
     mutants_symbolic: usize,
 }
 
+/// Random DTensor placements on `k` mesh axes: `Shard(0)`, `Shard(1)` or `Replicate()` each.
+fn shard_or_replicate(rng: &mut Rng, k: usize) -> String {
+    let placements = ["Shard(0)", "Shard(1)", "Replicate()"];
+    let v: Vec<&str> = (0..k).map(|_| placements[rng.next(3) as usize]).collect();
+    format!("[{}]", v.join(", "))
+}
+
 /// The layouts of a claim given in DTensor placements.
 fn claim(m: &Mesh, shape: &[i64], from: &str, to: &str) -> (MeshLayout, MeshLayout) {
     let at = |p: &str| dtensor::to_layout(m, shape, &dtensor::parse_placements(p).unwrap());
@@ -368,7 +375,6 @@ fn symbolic_send_recv_certifications_are_box_certifications() {
         "a=2,b=2,c=2",
         "a=4,b=2 devices=[[7,6],[5,4],[3,2],[1,0]]",
     ];
-    let placements = ["Shard(0)", "Shard(1)", "Replicate()"];
     let mut rng = Rng(0x9e3779b97f4a7c15);
     let (mut claims, mut send_recv, mut symbolic_sr) = (0, 0, 0);
     let (mut mutants, mut refuted, mut kept) = (0, 0, 0);
@@ -383,13 +389,10 @@ fn symbolic_send_recv_certifications_are_box_certifications() {
             }
         };
         let shape = [ext(), ext()];
-        let mut pick = || {
-            let v: Vec<&str> = (0..m.ndim())
-                .map(|_| placements[rng.next(3) as usize])
-                .collect();
-            format!("[{}]", v.join(", "))
-        };
-        let (from, to) = (pick(), pick());
+        let (from, to) = (
+            shard_or_replicate(&mut rng, m.ndim()),
+            shard_or_replicate(&mut rng, m.ndim()),
+        );
         let at = |p: &str| dtensor::to_layout(&m, &shape, &dtensor::parse_placements(p).unwrap());
         let (Ok(s), Ok(t)) = (at(&from), at(&to)) else {
             continue;
@@ -501,7 +504,6 @@ fn cross_dim_send_recvs_are_one_receiver_class() {
         "a=2,b=6,c=4",
         "a=4,b=4,c=16",
     ];
-    let placements = ["Shard(0)", "Shard(1)", "Replicate()"];
     let mut rng = Rng(0x2545f4914f6cdd1d);
     let (mut send_recv, mut one_class) = (0, 0);
     let (mut uneven, mut uneven_symbolic, mut most_classes) = (0, 0, 0);
@@ -509,11 +511,14 @@ fn cross_dim_send_recvs_are_one_receiver_class() {
     for mesh in meshes {
         let m = Mesh::parse(mesh).unwrap();
         let k = m.ndim();
-        let mut pick = || {
-            let v: Vec<&str> = (0..k).map(|_| placements[rng.next(3) as usize]).collect();
-            format!("[{}]", v.join(", "))
-        };
-        let pairs: Vec<(String, String)> = (0..48).map(|_| (pick(), pick())).collect();
+        let pairs: Vec<(String, String)> = (0..48)
+            .map(|_| {
+                (
+                    shard_or_replicate(&mut rng, k),
+                    shard_or_replicate(&mut rng, k),
+                )
+            })
+            .collect();
         // Divisible by every product of extents (2304 = 2^8 * 9), or by none of them.
         for (i, (from, to)) in pairs.into_iter().enumerate() {
             let even = i % 4 != 3;

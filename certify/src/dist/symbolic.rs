@@ -685,8 +685,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
 /// Box `a` minus box `b` (as disjoint boxes).
 fn subtract(a: &(Vec<i64>, Vec<i64>), b: &(Vec<i64>, Vec<i64>)) -> Vec<(Vec<i64>, Vec<i64>)> {
     let nd = a.0.len();
-    let disjoint = (0..nd).any(|d| a.0[d] >= b.0[d] + b.1[d] || b.0[d] >= a.0[d] + a.1[d]);
-    if disjoint {
+    if !meets((&a.0, &a.1), (&b.0, &b.1)) {
         return vec![a.clone()];
     }
     let mut out = Vec::new();
@@ -746,14 +745,8 @@ fn check_final(
             return Err(format!("a piece at {:?} holds terms {t:?}", p.lo));
         }
     }
-    for (i, p) in s.pieces.iter().enumerate() {
-        for q in &s.pieces[i + 1..] {
-            if (0..local.len())
-                .all(|d| p.lo[d] < q.lo[d] + q.len[d] && q.lo[d] < p.lo[d] + p.len[d])
-            {
-                return Err("overlapping pieces".into());
-            }
-        }
+    if any_overlap(s.pieces.iter().map(|p| (&p.lo[..], &p.len[..])).collect()) {
+        return Err("overlapping pieces".into());
     }
     // Uncovered cells must be target padding on every device.
     let mut holes = vec![(vec![0; local.len()], local.to_vec())];
@@ -909,7 +902,12 @@ impl Received {
     }
 }
 
-/// Whether two of these boxes (corner, extents) meet.
+/// Whether boxes `a` and `b` (corner, extents; none empty) share a cell.
+fn meets(a: (&[i64], &[i64]), b: (&[i64], &[i64])) -> bool {
+    (0..a.0.len()).all(|d| a.0[d] < b.0[d] + b.1[d] && b.0[d] < a.0[d] + a.1[d])
+}
+
+/// Whether two of these boxes (corner, extents) meet; empty boxes meet none.
 fn any_overlap(mut boxes: Vec<(&[i64], &[i64])>) -> bool {
     boxes.retain(|b| !b.1.contains(&0));
     boxes.sort_unstable_by_key(|b| b.0[0]);
@@ -918,7 +916,7 @@ fn any_overlap(mut boxes: Vec<(&[i64], &[i64])>) -> bool {
             if b.0[0] >= a.0[0] + a.1[0] {
                 break;
             }
-            if (0..a.0.len()).all(|d| a.0[d] < b.0[d] + b.1[d] && b.0[d] < a.0[d] + a.1[d]) {
+            if meets(*a, *b) {
                 return true;
             }
         }
@@ -967,25 +965,16 @@ fn receive(
         }) {
             return Err(format!("rank {r} receives a message outside a buffer"));
         }
+        // The sender's window (constant corner) of the symbolic state, then its values.
         let s = &ctx.coords[m.src as usize];
-        for p in &pre.pieces {
-            let lo: Vec<i64> = (0..nd).map(|d| p.lo[d].max(m.src_start[d])).collect();
-            let hi: Vec<i64> = (0..nd)
-                .map(|d| (p.lo[d] + p.len[d]).min(m.src_start[d] + m.len[d]))
-                .collect();
-            if (0..nd).any(|d| hi[d] <= lo[d]) {
-                continue;
+        let at: Vec<Aff> = m.src_start.iter().map(|&x| Aff::constant(x, k)).collect();
+        for mut q in cut(&ctx.bounds, pre, &at, &m.len)? {
+            for (lo, at) in q.lo.iter_mut().zip(&m.dst_start) {
+                *lo += at;
             }
-            out.push(SymPiece {
-                lo: (0..nd)
-                    .map(|d| lo[d] - m.src_start[d] + m.dst_start[d])
-                    .collect(),
-                len: (0..nd).map(|d| hi[d] - lo[d]).collect(),
-                elem: (0..nd)
-                    .map(|d| Aff::constant(p.elem[d].eval(s) + lo[d] - p.lo[d], k))
-                    .collect(),
-                terms: seen_by(ctx, &p.terms, s, c)?,
-            });
+            q.elem = q.elem.iter().map(|e| Aff::constant(e.eval(s), k)).collect();
+            q.terms = seen_by(ctx, &q.terms, s, c)?;
+            out.push(q);
         }
     }
     let boxes: Vec<(&[i64], &[i64])> = list
