@@ -8,8 +8,10 @@
 //!   affine in the mesh coordinates), so its decision and its evidence do not grow with the
 //!   device count. It reads layouts whose shards are affine (even cuts, or one uneven cut per
 //!   dim read on the padded extent) and plans of collectives over one mesh axis, local tables
-//!   that are affine runs on every device, and zeroing off coordinate 0 of one axis; it
-//!   certifies or says it does not apply, never refutes.
+//!   that are affine runs on every device, zeroing off coordinate 0 of one axis, and a final
+//!   send-recv read by what lands on each receiver (receiver classes, each a box of mesh
+//!   coordinates on which what lands is affine); it certifies or says it does not apply,
+//!   never refutes.
 //! - [`boxes`] holds each rank's buffer as disjoint boxes of cells (a box carries the element at
 //!   its corner and its addends), so its cost is the number of boxes, not of cells: large or
 //!   uneven tensors on 1024 devices are decided in milliseconds, and send-recv plans and
