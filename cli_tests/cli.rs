@@ -1562,9 +1562,10 @@ fn validate_decides_lines_over_their_claims_domain() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 15: an odd shape plans 256-thread CTAs on a ceil-div grid with guarded edge tiles (the
-/// JSON names the guard and the interior condition); `--tile` sets the tile and a bad one is
-/// bad input.
+/// Issue 15: an odd shape plans full CTAs (512 threads: its odd pitches narrow the accesses
+/// to single f32) on a ceil-div grid with guarded edge tiles (the JSON names the guard and the
+/// interior condition), each warp storing whole 128-element runs; `--threads` and `--tile`
+/// set the CTA and the tile, and bad ones are bad input.
 #[test]
 fn gen_copy_plans_odd_shapes_with_guarded_edges() {
     let args = |extra: &[&'static str]| {
@@ -1587,7 +1588,11 @@ fn gen_copy_plans_odd_shapes_with_guarded_edges() {
     let o = laycert(&args(&[]));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v = json(&o);
-    assert_eq!(v["threads"], 256);
+    assert_eq!(v["threads"], 512);
+    assert_eq!(
+        v["store_tv"],
+        "((32, 16), (1, 4, 2)):((32, 1), (32, 1024, 16)) -> (32, 128)"
+    );
     assert_eq!(v["guard"], serde_json::json!([999, 1001]));
     assert_eq!(v["tile"], serde_json::json!([32, 128]));
     assert_eq!(v["grid"], serde_json::json!([32, 8, 1]));
@@ -1599,9 +1604,21 @@ fn gen_copy_plans_odd_shapes_with_guarded_edges() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"guards select the tensor"), "{names:?}");
-    let v = json(&laycert(&args(&["--tile", "64,64", "--load-major"])));
+    let v = json(&laycert(&args(&[
+        "--tile",
+        "64,64",
+        "--load-major",
+        "--threads",
+        "256",
+    ])));
     assert_eq!(v["tile"], serde_json::json!([64, 64]));
     assert_eq!(v["store_major"], false);
+    assert_eq!(v["threads"], 256);
+    for bad in ["48", "16", "2048"] {
+        let o = laycert(&args(&["--threads", bad]));
+        assert_eq!(o.status.code(), Some(2), "--threads {bad}");
+        assert!(stderr(&o).contains("threads"), "{}", stderr(&o));
+    }
     for bad in ["64", "48,64", "256,256", "x,1"] {
         let o = laycert(&args(&["--tile", bad]));
         assert_eq!(o.status.code(), Some(2), "--tile {bad}");

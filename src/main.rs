@@ -421,9 +421,10 @@ struct CopySpec {
     /// Bytes of the CTA tile along each axis.
     #[arg(long, default_value_t = 256)]
     tile_bytes: i64,
-    /// Threads per CTA (a power of two, 32..=1024).
-    #[arg(long, default_value_t = 256)]
-    threads: i64,
+    /// Threads per CTA (a power of two, 32..=1024; default 256, or 512 where odd pitches
+    /// narrow the global accesses below 16 bytes).
+    #[arg(long)]
+    threads: Option<i64>,
     /// Most elements per global access (a power of two of at most 16 bytes; default: as wide
     /// as the layouts allow). `--vector 1 --no-swizzle` is the scalar bank-conflict baseline.
     #[arg(long)]

@@ -3,12 +3,13 @@
 # VARIANTS (extra `gpu bench` options, separated by ';') on the pairs named in SWEEP, ROUNDS times
 # (ONLY_SWEEP=1 skips the default runs). One line per run:
 # name | options | correct? | kernel GB/s | D2D GB/s | ratio | plan. Full outputs go to $OUT.
-# Needs gpu-carry/laycert and gpu-carry/libz3.so.4 (README.md). Run from the repo root.
+# Needs gpu-carry/laycert (or LAYCERT=path) and gpu-carry/libz3.so.4 (README.md). Run from the
+# repo root. SWEEP may also name the shapes of odd_pitches.txt.
 set -u
 OUT=${OUT:-/tmp/laycert-gpu}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$PWD/gpu-carry:${LD_LIBRARY_PATH:-}
-L=$PWD/gpu-carry/laycert
+L=${LAYCERT:-$PWD/gpu-carry/laycert}
 D=${D:-gpu-carry}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 one() { # name opts src dst shape dtype
@@ -31,7 +32,7 @@ fi
 # ROUNDS repeats the sweep (every variant once per round, interleaved), to see the run-to-run spread.
 for round in $(seq 1 "${ROUNDS:-1}"); do
   for n in ${SWEEP:-}; do
-    line=$(cat $D/shapes.txt $D/pairs.txt | grep "^$n|")
+    line=$(cat $D/shapes.txt $D/pairs.txt $D/odd_pitches.txt 2>/dev/null | grep "^$n|")
     IFS='|' read -r n s d sh dt <<<"$line"
     IFS=';' read -ra vs <<<"${VARIANTS:---tile-bytes 128;--threads 512;--tile-bytes 128 --threads 128}"
     for v in "${vs[@]}"; do

@@ -100,8 +100,23 @@ fn offset_text(layout: &Separable) -> String {
 }
 
 fn phase_text(plan: &CopyPlan, p: &Phase, global: &Separable) -> PhaseText {
-    let along = format!("(t % {}) * {} + e", p.lanes, p.vec);
-    let across = format!("t / {} + k * {}", p.lanes, p.rows);
+    let (along, across) = if p.segs == 1 {
+        (
+            format!("(t % {}) * {} + e", p.lanes, p.vec),
+            format!("t / {} + k * {}", p.lanes, p.rows),
+        )
+    } else {
+        (
+            format!(
+                "(t % {}) * {} + e + (k % {}) * {}",
+                p.lanes,
+                p.vec,
+                p.segs,
+                p.lanes * p.vec
+            ),
+            format!("t / {} + (k / {}) * {}", p.lanes, p.segs, p.rows),
+        )
+    };
     let (f, s) = match p.along {
         Along::First => (along, across),
         Along::Second => (across, along),

@@ -68,7 +68,7 @@ pub fn gen_copy(
     let d = CopyOptions::default();
     let mut opts = CopyOptions {
         tile_bytes: tile_bytes.unwrap_or(d.tile_bytes),
-        threads: threads.unwrap_or(d.threads),
+        threads: threads.or(d.threads),
         vector,
         ..d
     };

@@ -15,12 +15,16 @@
 //! straddles the edge: its width divides the extent along its axis as well as the layout's
 //! contiguous run and every other stride (so each vector is contiguous and 16-byte aligned at
 //! most), so odd pitches narrow the vectors, never the CTA: 256 threads whenever the tile has
-//! that many vectors.
+//! that many vectors, 512 when odd pitches narrow a phase below 16-byte accesses (more warps
+//! in flight for the same bytes: 8191x4097 f32 90% -> 92-95% of a device copy on the H200,
+//! every odd-pitch shape measured gained; bench/gpu/README.md). A run of more than 32 vectors
+//! is written by one warp in consecutive accesses ([`Phase::warp_runs`]).
 //!
 //! Example: row-major to column-major 8192x8192 f32 is a transpose: first = dimension 1,
 //! second = dimension 0, a 64x64 tile, 256 threads, float4 loads and stores; 3000x3000 is the
 //! same plan on a 47x47 grid whose last row and column of tiles are masked to 56 of their 64
-//! cells; 8191x4097 (odd pitches both ways) moves single elements with 256 threads.
+//! cells; 8191x4097 (odd pitches both ways) moves single elements with 512 threads, each warp
+//! storing whole 128-element runs of the destination.
 
 use layout::cute::TvLayout;
 use layout::Layout;
@@ -41,8 +45,9 @@ pub struct CopyOptions {
     /// shared copy fits [`MAX_SMEM_BYTES`]. The default, 256, measured best on the H100
     /// (bench/gpu/README.md).
     pub tile_bytes: i64,
-    /// Threads per CTA (a power of two).
-    pub threads: i64,
+    /// Threads per CTA (a power of two in 32..=1024; `None`: 256, or 512 where the layouts
+    /// narrow a phase's global accesses below 16 bytes).
+    pub threads: Option<i64>,
     /// Most elements per global access (a power of two; `None`: as wide as the layouts'
     /// contiguity and 16 bytes allow). `Some(1)` with [`CopyOptions::without_swizzle`] is the
     /// bank-conflict experiment's scalar baseline: a 32x32 f32 tile read down its columns
@@ -64,7 +69,7 @@ impl Default for CopyOptions {
         CopyOptions {
             swizzle: true,
             tile_bytes: 256,
-            threads: 256,
+            threads: None,
             vector: None,
             tile: None,
             store_major: true,
@@ -203,11 +208,13 @@ pub fn plan_copy(
             why: "a copy plan takes a 2-D or 3-D tensor".into(),
         });
     }
-    if opts.threads < 32 || opts.threads > 1024 || opts.threads & (opts.threads - 1) != 0 {
-        return Err(PlanError::Option {
-            what: "threads",
-            why: format!("{} is not a power of two in 32..=1024", opts.threads),
-        });
+    if let Some(t) = opts.threads {
+        if !(32..=1024).contains(&t) || t & (t - 1) != 0 {
+            return Err(PlanError::Option {
+                what: "threads",
+                why: format!("{t} is not a power of two in 32..=1024"),
+            });
+        }
     }
     if opts.tile_bytes < dtype.bytes() || opts.tile_bytes > 512 {
         return Err(PlanError::Option {
@@ -325,7 +332,8 @@ pub fn plan_copy(
         Along::Second => dst.vector_width(second, dtype.bytes(), lane_span(second, tile[1])),
     });
     let cells = tile[0] * tile[1];
-    // Each phase's threads span its whole axis (`lanes = extent / vector`), and every thread
+    // Each phase's threads span its whole axis (`lanes = extent / vector`, or a warp covering
+    // a longer run in consecutive accesses: `Phase::warp_runs`), and every thread
     // holds at least one vector of the other phase: narrow the wider vector until the thread
     // count both phases allow covers the other phase's lanes (e.g. a 2 x 36 tensor whose loads
     // are 4 wide but whose stores, at an odd pitch, are 1 wide).
@@ -340,9 +348,14 @@ pub fn plan_copy(
     while vs > 1 && cells / vs < along_l / vl {
         vs /= 2;
     }
-    let threads = opts.threads.min(cells / vl).min(cells / vs);
-    let mut load = Phase::new(Along::First, vl, tile, threads)?;
-    let mut store = Phase::new(store_along, vs, tile, threads)?;
+    let narrowed = opts.vector.is_none() && vl.min(vs) * dtype.bytes() < 16;
+    let threads = opts
+        .threads
+        .unwrap_or(if narrowed { 512 } else { 256 })
+        .min(cells / vl)
+        .min(cells / vs);
+    let mut load = Phase::warp_runs(Along::First, vl, tile, threads)?;
+    let mut store = Phase::warp_runs(store_along, vs, tile, threads)?;
     let smem = choose_smem(tile, dtype.bytes(), threads, &load, &store, opts.swizzle)?;
     load.smem_vec = smem.store_vec;
     store.smem_vec = smem.load_vec;

@@ -1,5 +1,6 @@
-//! Copies for every shape (issue 15): odd and non-power-of-two extents plan 256-thread CTAs with
-//! the widest vectors their layouts allow, a ceil-div grid and predicated edge tiles, and the
+//! Copies for every shape (issue 15): odd and non-power-of-two extents plan 256-thread CTAs
+//! (512 where odd pitches narrow the accesses below 16 bytes) with the widest vectors their
+//! layouts allow, a ceil-div grid and predicated edge tiles, and the
 //! movement claim, covering the masked cells, is proved by certify at any size; plans whose
 //! guard or grid is wrong are refuted, and a re-sealed certificate that says otherwise fails
 //! `check`.
@@ -33,10 +34,10 @@ fn ceil(a: i64, b: i64) -> i64 {
 }
 
 /// The shapes of the issue, padded pitches and 2-D/3-D permutations with odd extents: each
-/// plans with 256 threads, the expected vectors, the ceil-div grid, and a proved movement
+/// plans with 256 threads (512 where a vector is narrower than 16 bytes), the expected vectors, the ceil-div grid, and a proved movement
 /// claim whose parts include the guard; its certificate re-checks from the text.
 #[test]
-fn every_shape_plans_256_thread_ctas_and_certifies() {
+fn every_shape_plans_full_ctas_and_certifies() {
     let cases: &[Case] = &[
         (
             "(1001,999):(999,1)",
@@ -115,7 +116,9 @@ fn every_shape_plans_256_thread_ctas_and_certifies() {
     ];
     for &(src, dst, shape, dtype, [vl, vs]) in cases {
         let p = plan(src, dst, shape, dtype);
-        assert_eq!(p.threads, 256, "{src}: {:?}", p.tile);
+        let full = 16 / dtype.bytes();
+        let want = if vl.min(vs) < full { 512 } else { 256 };
+        assert_eq!(p.threads, want, "{src}: {:?}", p.tile);
         assert_eq!((p.load.vec, p.store.vec), (vl, vs), "{src}");
         let [f, s] = p.tile_dims;
         assert_eq!(

@@ -90,6 +90,28 @@ fn phase_worked_vector_from_the_docs() {
 }
 
 #[test]
+fn a_warp_writes_a_long_run_in_consecutive_accesses() {
+    // The 8191x4097 f32 transpose's store phase: a 32x128 tile, single f32 along second.
+    let p = Phase::warp_runs(Along::Second, 1, [32, 128], 256).unwrap();
+    assert_eq!((p.lanes, p.segs, p.rows, p.iters), (32, 4, 8, 16));
+    // Thread 33 (warp 1, lane 1) at k = 5: the run's second piece, second row of warps.
+    assert_eq!(p.coord(33, 5, 0), (9, 33));
+    let tv = p.tv([32, 128]).unwrap();
+    assert_eq!(
+        tv.to_string(),
+        "((32, 8), (1, 4, 4)):((32, 1), (32, 1024, 8)) -> (32, 128)"
+    );
+    assert_eq!(tv.eval(33, 5).unwrap(), vec![9, 33]);
+    // Runs of at most a warp, and rows that would not tile the other extent, keep `new`.
+    assert_eq!(
+        Phase::warp_runs(Along::First, 4, [32, 32], 256).unwrap(),
+        Phase::new(Along::First, 4, [32, 32], 256).unwrap()
+    );
+    let short = Phase::warp_runs(Along::Second, 1, [4, 64], 256).unwrap();
+    assert_eq!((short.lanes, short.segs, short.rows), (64, 1, 4));
+}
+
+#[test]
 fn transpose_plan_is_conflict_free_and_the_baseline_conflicts() {
     let (src, dst) = (parse("(256,256):(256,1)"), parse("(256,256):(1,256)"));
     let opts = CopyOptions {
@@ -223,6 +245,79 @@ proptest! {
         let flat = plan_copy(&parse(&src), &parse(&dst), &shape, dtype, &CopyOptions::default().without_swizzle()).unwrap();
         prop_assert!(plan.smem.stores.wavefronts + plan.smem.loads.wavefronts
             <= flat.smem.stores.wavefronts + flat.smem.loads.wavefronts);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `warp_runs` against the definition: its TV layout is `coord`, every tile cell is moved
+    /// exactly once, and each warp access is 32 consecutive vectors along the axis, which the
+    /// warp's next access continues until the run ends.
+    #[test]
+    fn warp_runs_cover_the_tile_once_in_whole_runs(
+        a in 0u32..9, b in 0u32..9, v in 0u32..3, w in 5u32..9, second in any::<bool>()
+    ) {
+        let (tile, vec, threads) = ([1i64 << a, 1i64 << b], 1i64 << v, 1i64 << w);
+        let along = if second { Along::Second } else { Along::First };
+        let Ok(p) = Phase::warp_runs(along, vec, tile, threads) else { return Ok(()) };
+        let len = if second { tile[1] } else { tile[0] };
+        prop_assert_eq!(p.iters * p.vec * threads, tile[0] * tile[1]);
+        prop_assert_eq!(p.lanes * p.segs * p.vec, len);
+        let tv = p.tv(tile).unwrap();
+        let mut seen = vec![0u8; (tile[0] * tile[1]) as usize];
+        for t in 0..threads {
+            for k in 0..p.iters {
+                for e in 0..vec {
+                    let (f, s) = p.coord(t, k, e);
+                    prop_assert_eq!(tv.eval(t, e + vec * k).unwrap(), vec![f, s]);
+                    seen[(f + s * tile[0]) as usize] += 1;
+                }
+            }
+        }
+        prop_assert!(seen.iter().all(|&n| n == 1));
+        let pos = |t: i64, k: i64| match along {
+            Along::First => p.coord(t, k, 0),
+            Along::Second => { let (f, s) = p.coord(t, k, 0); (s, f) }
+        };
+        for warp in 0..threads / 32 {
+            for k in 0..p.iters {
+                let (a0, r0) = pos(warp * 32, k);
+                for lane in 1..32.min(p.lanes) {
+                    prop_assert_eq!(pos(warp * 32 + lane, k), (a0 + lane * vec, r0));
+                }
+                if k % p.segs + 1 < p.segs {
+                    prop_assert_eq!(pos(warp * 32, k + 1), (a0 + p.lanes * vec, r0));
+                }
+            }
+        }
+    }
+
+    /// Odd pitches narrow the vectors to one element; the planned kernel then writes each
+    /// 128-element run of its tile with one warp, and its phases still equal their TV layouts.
+    #[test]
+    fn odd_pitch_transposes_store_whole_runs_per_warp(m in 40i64..600, n in 40i64..600) {
+        let (m, n) = (m | 1, n | 1);
+        let plan = plan_copy(
+            &parse(&format!("({m},{n}):({n},1)")),
+            &parse(&format!("({m},{n}):(1,{m})")),
+            &[m, n],
+            Dtype::F32,
+            &CopyOptions::default(),
+        ).unwrap();
+        prop_assert_eq!(plan.store.vec, 1);
+        let run = match plan.store.along { Along::First => plan.tile[0], Along::Second => plan.tile[1] };
+        prop_assert_eq!(plan.store.lanes, run.min(32));
+        for (p, tv) in [(&plan.load, &plan.load_tv), (&plan.store, &plan.store_tv)] {
+            for t in 0..plan.threads {
+                for k in 0..p.iters {
+                    for e in 0..p.vec {
+                        let (f, s) = p.coord(t, k, e);
+                        prop_assert_eq!(tv.eval(t, e + p.vec * k).unwrap(), vec![f, s]);
+                    }
+                }
+            }
+        }
     }
 }
 

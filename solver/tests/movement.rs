@@ -273,7 +273,7 @@ proptest! {
         let opts = CopyOptions {
             swizzle: swz,
             tile_bytes: 64,
-            threads: 64,
+            threads: Some(64),
             vector: vec.map(|v| 1i64 << v),
             tile: None,
             store_major: false,

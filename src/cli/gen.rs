@@ -25,7 +25,7 @@ pub struct CopyArgs<'a> {
     /// Bytes of the tile along each axis.
     pub tile_bytes: i64,
     /// Threads per CTA.
-    pub threads: i64,
+    pub threads: Option<i64>,
     /// Most elements per global access.
     pub vector: Option<i64>,
     /// The tile in elements (`F,S`), overriding `tile_bytes`.

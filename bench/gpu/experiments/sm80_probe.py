@@ -26,6 +26,11 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
                                                   # and setmaxnreg (sm_90a): producers 40
                                                   # registers, multiplying warps 232
 W4A16:
+  python3 sm80_probe.py W4A16.cu OUT.cu smemring D  # W through a per-thread cp.async ring of D
+                                                    # superblocks in shared memory (each thread
+                                                    # reads back only what it copied: no barrier),
+                                                    # D - 1 superblocks in flight without
+                                                    # holding registers; scales in a register ring
   python3 sm80_probe.py W4A16.cu OUT.cu prefetch P  # prefetch.global.L2 of W superblock sb + P
   python3 sm80_probe.py W4A16.cu OUT.cu nomul       # dequantization without the scale's mul.f16x2
   python3 sm80_probe.py W4A16.cu OUT.cu noreduce    # each split stores its partial straight into C
@@ -155,6 +160,97 @@ def scale_after(t):
         assert a in t, a
         t = t.replace(a, b, 1)
     return t
+
+
+SMEMRING = """    // PROBE smemring: W through a per-thread cp.async ring of @RD@ superblocks in shared memory.
+    const lc_wptr wp = lc_w_bases(W, S, n0, k0, t);
+    const unsigned ring = base + LC_SB * LC_A_SB_BYTES;
+    for (int sb = 0; sb < LC_SB; ++sb) {
+#pragma unroll
+        for (int j = 0; j < LC_A_CHUNKS; ++j) {
+            const int r = LC_A_CP_ROW(t, j);
+            const int k = LC_A_CP_K(t, j);
+            const long long gr = r;
+            const int gk = k0 + sb * 128 + k;
+            const bool in = LC_A_GUARD(gr, gk);
+            const lc_elem* src = in ? A + LC_A_GOFF(gr, gk) : A;
+            lc_cp_async16(base + sb * LC_A_SB_BYTES + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k)), src,
+                          in ? 16u : 0u);
+        }
+    }
+    lc_cp_commit();
+    unsigned sring[@RD@][LC_WV];
+#pragma unroll
+    for (int i = 0; i + 1 < @RD@; ++i) {
+        if (i < LC_SB) lc_ring_w(wp, ring, i, k0, i, t, sring[i]);
+        lc_cp_commit();
+    }
+    unsigned a_lo[LC_A_GROUPS];
+#pragma unroll
+    for (int g = 0; g < LC_A_GROUPS; ++g) {
+        const int r = LC_A_LDSM_ROW(t, g);
+        const int k = LC_A_LDSM_K(t, g);
+        a_lo[g] = 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k));
+    }
+    float acc[LC_ACC];
+#pragma unroll
+    for (int i = 0; i < LC_ACC; ++i) acc[i] = 0.0f;
+    lc_cp_wait<@RD@ - 1>();
+    __syncthreads();
+#pragma unroll 1
+    for (int sb0 = 0; sb0 < LC_SB; sb0 += @RD@) {
+#pragma unroll
+        for (int i = 0; i < @RD@; ++i) {
+            const int sb = sb0 + i;
+            if (sb < LC_SB) {
+                const int next = sb + @RD@ - 1;
+                if (next < LC_SB) lc_ring_w(wp, ring, (i + @RD@ - 1) % @RD@, k0, next, t, sring[(i + @RD@ - 1) % @RD@]);
+                lc_cp_commit();
+                lc_cp_wait<@RD@ - 1>();
+                lc_v4 wv[LC_WV];
+#pragma unroll
+                for (int j = 0; j < LC_WV; ++j)
+                    wv[j] = lc_ring_ld(ring + 16u * (unsigned)((i * LC_WV + j) * LC_THREADS + t));
+                lc_superblock(wv, sring[i], base + sb * LC_A_SB_BYTES, a_lo, acc);
+            }
+        }
+    }
+
+"""
+
+RING_HELPERS = """
+// PROBE smemring helpers: W vectors of superblock sb into ring slot `slot` (thread-private),
+// its scales into registers.
+__device__ __forceinline__ void lc_ring_w(const lc_wptr& p, unsigned ring, int slot, int k0, int sb,
+                                          int t, unsigned (&sv)[LC_WV]) {
+    const int g = (k0 + sb * 128) / LC_GROUP;
+#pragma unroll
+    for (int j = 0; j < LC_WV; ++j) {
+        lc_cp_async16(ring + 16u * (unsigned)((slot * LC_WV + j) * LC_THREADS + t),
+                      p.w[j] + sb * LC_W_SB_WORDS, 16u);
+        sv[j] = p.s[j][LC_S_GOFF(0, g)];
+    }
+}
+__device__ __forceinline__ lc_v4 lc_ring_ld(unsigned addr) {
+    lc_v4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+"""
+
+
+def smemring(t, d):
+    i = t.index("    // The weight stream starts first")
+    j = t.index("#if LC_CLUSTER_REDUCE\n    // This split's partial tile")
+    t = t[:i] + SMEMRING.replace("@RD@", str(d)) + t[j:]
+    m = re.search(r"#define LC_SMEM_BYTES (\d+)\n", t)
+    extra = d * int(re.search(r"#define LC_WV (\d+)", t).group(1)) * int(re.search(r"#define LC_THREADS (\d+)", t).group(1)) * 16
+    t = t.replace(m.group(0), f"#define LC_SMEM_BYTES {int(m.group(1)) + extra}\n", 1)
+    k = t.index("// One superblock: the plan's schedule")
+    return t[:k] + RING_HELPERS + t[k:]
 
 
 WS_HELPERS = r"""
@@ -287,6 +383,8 @@ def main():
         t = warp_specialized(t, 128)
     elif mode == "scaleafter":
         t = scale_after(t)
+    elif mode == "smemring":
+        t = smemring(t, int(sys.argv[4]))
     elif mode == "prefetch":
         t = prefetch(t, int(sys.argv[4]))
     else:
