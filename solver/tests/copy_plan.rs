@@ -4,7 +4,7 @@
 use layout::bank::wavefronts;
 use layout::Layout;
 use proptest::prelude::*;
-use solver::{plan_copy, Along, CopyOptions, Dtype, Phase, PlanError, Separable};
+use solver::{plan_copy, Along, CopyOptions, CopyPlan, Dtype, Phase, PlanError, Separable};
 
 fn parse(s: &str) -> Layout {
     Layout::parse(s, None).expect("test layouts parse")
@@ -199,6 +199,21 @@ fn a_3d_permutation_walks_the_third_dimension_with_the_grid() {
     assert_eq!(plan.grid[2], 4);
 }
 
+/// Each phase's `coord` equals its TV layout on every thread, iteration and element.
+fn phases_match_their_tv_layouts(plan: &CopyPlan) -> Result<(), TestCaseError> {
+    for (p, tv) in [(&plan.load, &plan.load_tv), (&plan.store, &plan.store_tv)] {
+        for t in 0..plan.threads {
+            for k in 0..p.iters {
+                for e in 0..p.vec {
+                    let (f, s) = p.coord(t, k, e);
+                    prop_assert_eq!(tv.eval(t, e + p.vec * k).unwrap(), vec![f, s]);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn layout_strategy() -> impl Strategy<Value = (Vec<i64>, String, String)> {
     // Two power-of-two extents, each layout row- or column-major, optionally padded.
     (3u32..6, 3u32..6, any::<bool>(), any::<bool>(), 0i64..3).prop_map(|(a, b, sr, dr, pad)| {
@@ -231,16 +246,7 @@ proptest! {
     fn plan_phases_match_their_tv_layouts((shape, src, dst) in layout_strategy(), dt in 0usize..3) {
         let dtype = [Dtype::F32, Dtype::F16, Dtype::I8][dt];
         let plan = plan_copy(&parse(&src), &parse(&dst), &shape, dtype, &CopyOptions::default()).unwrap();
-        for (p, tv) in [(&plan.load, &plan.load_tv), (&plan.store, &plan.store_tv)] {
-            for t in 0..plan.threads {
-                for k in 0..p.iters {
-                    for e in 0..p.vec {
-                        let (f, s) = p.coord(t, k, e);
-                        prop_assert_eq!(tv.eval(t, e + p.vec * k).unwrap(), vec![f, s]);
-                    }
-                }
-            }
-        }
+        phases_match_their_tv_layouts(&plan)?;
         // The search never does worse than the unswizzled baseline.
         let flat = plan_copy(&parse(&src), &parse(&dst), &shape, dtype, &CopyOptions::default().without_swizzle()).unwrap();
         prop_assert!(plan.smem.stores.wavefronts + plan.smem.loads.wavefronts
@@ -308,16 +314,7 @@ proptest! {
         prop_assert_eq!(plan.store.vec, 1);
         let run = match plan.store.along { Along::First => plan.tile[0], Along::Second => plan.tile[1] };
         prop_assert_eq!(plan.store.lanes, run.min(32));
-        for (p, tv) in [(&plan.load, &plan.load_tv), (&plan.store, &plan.store_tv)] {
-            for t in 0..plan.threads {
-                for k in 0..p.iters {
-                    for e in 0..p.vec {
-                        let (f, s) = p.coord(t, k, e);
-                        prop_assert_eq!(tv.eval(t, e + p.vec * k).unwrap(), vec![f, s]);
-                    }
-                }
-            }
-        }
+        phases_match_their_tv_layouts(&plan)?;
     }
 }
 
