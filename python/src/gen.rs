@@ -68,7 +68,7 @@ pub fn gen_copy(
     let d = CopyOptions::default();
     let mut opts = CopyOptions {
         tile_bytes: tile_bytes.unwrap_or(d.tile_bytes),
-        threads: threads.or(d.threads),
+        threads,
         vector,
         ..d
     };

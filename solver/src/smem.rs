@@ -287,19 +287,28 @@ mod tests {
     use crate::phase::Along;
 
     /// The search's quick count equals the bank model's on every candidate of a few tiles,
-    /// phases and access widths.
+    /// phases and access widths, for phases laid out both ways (`Phase::new`, and the
+    /// planner's `Phase::warp_runs`, whose runs of 64 and 128 single elements take `segs`
+    /// iterations).
     #[test]
     fn quick_wavefronts_count_like_the_bank_model() {
+        let mut warp_run_phases = 0;
         for (tile, bytes, vec_f, vec_s) in [
             ([32, 32], 4, 4, 1),
             ([64, 64], 4, 1, 1),
             ([64, 32], 2, 8, 2),
             ([128, 64], 1, 16, 4),
             ([32, 128], 4, 1, 4),
+            ([32, 128], 4, 1, 1),
         ] {
             let threads = 256.min(tile[0] * tile[1] / vec_f.max(vec_s));
-            let load = Phase::new(Along::First, vec_f, tile, threads).unwrap();
-            let store = Phase::new(Along::Second, vec_s, tile, threads).unwrap();
+            let phases = [
+                Phase::new(Along::First, vec_f, tile, threads).unwrap(),
+                Phase::new(Along::Second, vec_s, tile, threads).unwrap(),
+                Phase::warp_runs(Along::First, vec_f, tile, threads).unwrap(),
+                Phase::warp_runs(Along::Second, vec_s, tile, threads).unwrap(),
+            ];
+            warp_run_phases += phases.iter().filter(|p| p.segs > 1).count();
             let base = CuteLayout::from_flat(&tile, &[1, tile[0]]).unwrap();
             let bits = (tile[0] * tile[1]).trailing_zeros();
             let mut checked = 0;
@@ -312,7 +321,7 @@ mod tests {
                         let sw = Swizzle::new(b, m, s as i32).unwrap();
                         let l = SwizzledLayout::new(sw, base.clone()).unwrap();
                         let table = Offsets::new(&l, tile).unwrap();
-                        for p in [&load, &store] {
+                        for p in &phases {
                             let w = widest_vec(&table, threads, p, bytes);
                             let model = table_traffic(&table, threads, p, w, bytes).unwrap();
                             let quick = quick_wavefronts(&table, threads, p, w, bytes);
@@ -324,5 +333,6 @@ mod tests {
             }
             assert!(checked > 10, "{tile:?}: {checked}");
         }
+        assert_eq!(warp_run_phases, 3);
     }
 }
