@@ -22,6 +22,12 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
                                                   # into the ring with mbarrier completion; the 8
                                                   # multiplying warps wait per stage (sm_80 PTX:
                                                   # mbarrier.test_wait, cp.async.mbarrier.arrive)
+  python3 sm80_probe.py KERNEL.cu OUT.cu spread     # (session 14) the same loads, spread: each ldmatrix
+                                                  # that the schedule issues in a burst between two
+                                                  # k-steps' mma goes one at a time between the mma of
+                                                  # the k-step before (the first k-step's own groups
+                                                  # stay ahead of it); combine with noload as
+                                                  # "spread+noload"
   python3 sm80_probe.py KERNEL.cu OUT.cu ws4      # the same with a producer WARPGROUP (128 threads)
                                                   # and setmaxnreg (sm_90a): producers 40
                                                   # registers, multiplying warps 232
@@ -35,6 +41,17 @@ W4A16:
   python3 sm80_probe.py W4A16.cu OUT.cu nomul       # dequantization without the scale's mul.f16x2
   python3 sm80_probe.py W4A16.cu OUT.cu noreduce    # each split stores its partial straight into C
                                                     # (no workspace, counter or final sum)
+  python3 sm80_probe.py W4A16.cu OUT.cu noA         # no cp.async of A into shared memory (session 14)
+  python3 sm80_probe.py W4A16.cu OUT.cu nodq        # B register = W word + byte index (no prmt, lop3,
+                                                    # sub or mul: the dequantization's cost)
+  python3 sm80_probe.py W4A16.cu OUT.cu nomma       # the mma.sync replaced by one XOR into d0 (the
+                                                    # tensor pipe's cost)
+  python3 sm80_probe.py W4A16.cu OUT.cu pairs       # TIMING ONLY: the dequantization of nibble pairs
+                                                    # (i, i + 4) (one lop3 each, word >> 8 for i >= 2,
+                                                    # an exact fma by 1/16 for odd i): 13 instructions
+                                                    # per word instead of 17
+  python3 sm80_probe.py W4A16.cu OUT.cu wonly       # noA + nodq + nomma: what is left is the W stream,
+                                                    # the partial tile's store and the reduction
   python3 sm80_probe.py W4A16.cu OUT.cu scaleafter  # B = q exactly (no mul.f16x2), each
                                                     # superblock's mma into zeroed f32 registers,
                                                     # then acc += that * scale of the accumulator's
@@ -335,10 +352,63 @@ def warp_specialized(t, producers=32):
     return t
 
 
+def spread(t):
+    start, end, lines = schedule_lines(t)
+    blocks, gaps, cur = [], [[]], None
+    for l in lines:
+        if l.startswith("LC_MMA"):
+            if cur is None:
+                cur = []
+                blocks.append(cur)
+            cur.append(l)
+        else:
+            if cur is not None:
+                cur = None
+                gaps.append([])
+            gaps[-1].append(l)
+    if len(gaps) == len(blocks):
+        gaps.append([])
+    first = blocks[0]
+    ga = {int(re.findall(r"-?\d+", l)[1]) for l in first}
+    gb = {int(re.findall(r"-?\d+", l)[3]) for l in first}
+
+    def used_by_first(l):
+        if not l.startswith("LC_LDSM"):
+            return False
+        g = int(l[10:-2])
+        return g in (ga if l.startswith("LC_LDSM_A") else gb)
+
+    head = [l for l in gaps[0] if used_by_first(l) or not l.startswith("LC_LDSM")]
+    into = [[l for l in gaps[0] if not used_by_first(l) and l.startswith("LC_LDSM")]]
+    # gap i + 1 (between block i and block i + 1): its loads go into block i, the rest stays
+    for g in gaps[1:]:
+        into[-1] += [l for l in g if l.startswith("LC_LDSM")]
+        into.append([])
+    keep = [[l for l in g if not l.startswith("LC_LDSM")] for g in gaps[1:]]
+    body = list(head)
+    for i, b in enumerate(blocks):
+        loads = into[i]
+        every = max(1, len(b) // max(1, len(loads))) if loads else len(b) + 1
+        out = []
+        for n, l in enumerate(b):
+            out.append(l)
+            if loads and (n + 1) % every == 0:
+                out.append(loads.pop(0))
+        out += loads
+        body += out + (keep[i] if i < len(keep) else [])
+    assert sorted(body) == sorted(lines), "spread must only reorder"
+    macro = "#define LC_SCHEDULE \\\n" + "".join(f"    {l} \\\n" for l in body)
+    return t[:start] + macro + t[end:]
+
+
 def main():
     src, dst, mode = sys.argv[1:4]
     t = open(src).read()
-    if mode == "noload":
+    if mode.startswith("spread"):
+        t = spread(t)
+        if mode == "spread+noload":
+            t = t.replace(NEXT + "  ", "        if (nk < LC_STAGES)", 1)
+    elif mode == "noload":
         assert NEXT in t
         t = t.replace(NEXT + "  ", "        if (nk < LC_STAGES)", 1)
     elif mode in ("nobarrier", "onestage"):
@@ -364,7 +434,8 @@ def main():
         t = t.replace(mul, "", 1)
     elif mode == "noreduce":
         head = "    // This split's partial tile (rows < M) into the workspace."
-        i, j = t.index(head), t.index("    if (t == 0) counters[tile] = 0u;\n}")
+        tail = "    if (t == 0) counters[tile] = 0u;\n#endif\n}" if "0u;\n#endif\n}" in t else "    if (t == 0) counters[tile] = 0u;\n}"
+        i, j = t.index(head), t.index(tail)
         t = t[:i] + """    // PROBE: the partial straight into C (wrong for splits > 1).
 #pragma unroll
     for (int v = 0; v < LC_ACC; v += 2) {
@@ -376,7 +447,45 @@ def main():
             *reinterpret_cast<unsigned*>(C + LC_C_GOFF(r, c)) = h;
         }
     }
-}""" + t[j + len("    if (t == 0) counters[tile] = 0u;\n}"):]
+#endif
+}""" + t[j + len(tail):]
+    elif mode == "pairs":
+        i = t.index("__device__ __forceinline__ unsigned lc_dq(")
+        j = t.index("\n}\n", i) + 3
+        t = t[:i] + r"""__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int b, unsigned s2) {
+    // PROBE (timing only): nibbles (i, i + 4) of word (b = 0, 1) or of word >> 8 (b = 2, 3).
+    const unsigned w = b < 2 ? word : sh8;
+    unsigned x, r;
+    if (b % 2 == 0) {
+        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x000F000Fu), "r"(0x64086408u));
+        asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(0x64086408u));
+    } else {
+        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x00F000F0u), "r"(0x64806480u));
+        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x2C002C00u), "r"(0xD480D480u));
+    }
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
+    return r;
+}
+""" + t[j:]
+        sh = "wh[j] = {wv[j].x >> 4, wv[j].y >> 4, wv[j].z >> 4, wv[j].w >> 4};"
+        assert sh in t
+        t = t.replace(sh, sh.replace(">> 4", ">> 8"), 1)
+    elif mode in ("noA", "nodq", "nomma", "wonly"):
+        if mode in ("noA", "wonly"):
+            loop = "    for (int sb = 0; sb < LC_SB; ++sb) {\n#pragma unroll\n        for (int j = 0; j < LC_A_CHUNKS; ++j) {"
+            assert loop in t
+            t = t.replace(loop, loop.replace("sb < LC_SB", "sb < 0"), 1)
+        if mode in ("nodq", "wonly"):
+            i = t.index("__device__ __forceinline__ unsigned lc_dq(")
+            j = t.index("\n}\n", i) + 3
+            t = t[:i] + ("__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh4, int b, unsigned s2) {\n"
+                         "    return word + (unsigned)b;  // PROBE: no dequantization\n}\n") + t[j:]
+        if mode in ("nomma", "wonly"):
+            i = t.index("__device__ __forceinline__ void lc_mma(")
+            j = t.index("\n}\n", i) + 3
+            t = t[:i] + ("__device__ __forceinline__ void lc_mma(float& d0, float& d1, float& d2, float& d3, unsigned a0,\n"
+                         "    unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {\n"
+                         "    d0 = __int_as_float(__float_as_int(d0) ^ a0 ^ b0 ^ b1);  // PROBE: no mma\n}\n") + t[j:]
     elif mode == "ws":
         t = warp_specialized(t)
     elif mode == "ws4":
