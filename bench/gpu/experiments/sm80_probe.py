@@ -73,8 +73,8 @@ def schedule_lines(t):
     return start, end, [l for l in lines if l]
 
 
-def multistage(t, before):
-    start, end, lines = schedule_lines(t)
+def mma_runs(lines):
+    """The schedule's k-steps: runs of consecutive LC_MMA lines, as lists of line indices."""
     steps, run = [], None
     for i, l in enumerate(lines):
         if l.startswith("LC_MMA"):
@@ -84,13 +84,25 @@ def multistage(t, before):
             run.append(i)
         else:
             run = None
-    first = [lines[i] for i in steps[0]]
-    ga = {int(re.findall(r"-?\d+", l)[1]) for l in first}
-    gb = {int(re.findall(r"-?\d+", l)[3]) for l in first}
+    return steps
 
-    def step0(l):
+
+def loads_of(mmas):
+    """A predicate: is this line an LC_LDSM of a group one of these LC_MMA lines reads?"""
+    ga = {int(re.findall(r"-?\d+", l)[1]) for l in mmas}
+    gb = {int(re.findall(r"-?\d+", l)[3]) for l in mmas}
+
+    def used(l):
         g = int(l[10:-2]) if l.startswith("LC_LDSM") else None
         return (l.startswith("LC_LDSM_A") and g in ga) or (l.startswith("LC_LDSM_B") and g in gb)
+
+    return used
+
+
+def multistage(t, before):
+    start, end, lines = schedule_lines(t)
+    steps = mma_runs(lines)
+    step0 = loads_of([lines[i] for i in steps[0]])
 
     head = lines[: steps[0][0]]
     pre = [l for l in head if step0(l)]
@@ -354,29 +366,12 @@ def warp_specialized(t, producers=32):
 
 def spread(t):
     start, end, lines = schedule_lines(t)
-    blocks, gaps, cur = [], [[]], None
-    for l in lines:
-        if l.startswith("LC_MMA"):
-            if cur is None:
-                cur = []
-                blocks.append(cur)
-            cur.append(l)
-        else:
-            if cur is not None:
-                cur = None
-                gaps.append([])
-            gaps[-1].append(l)
-    if len(gaps) == len(blocks):
-        gaps.append([])
-    first = blocks[0]
-    ga = {int(re.findall(r"-?\d+", l)[1]) for l in first}
-    gb = {int(re.findall(r"-?\d+", l)[3]) for l in first}
-
-    def used_by_first(l):
-        if not l.startswith("LC_LDSM"):
-            return False
-        g = int(l[10:-2])
-        return g in (ga if l.startswith("LC_LDSM_A") else gb)
+    runs = mma_runs(lines)
+    blocks = [[lines[i] for i in r] for r in runs]
+    # gaps[i]: the non-mma lines before k-step i (the last one after the last k-step)
+    bounds = [-1] + [i for r in runs for i in (r[0], r[-1])] + [len(lines)]
+    gaps = [lines[bounds[2 * g] + 1:bounds[2 * g + 1]] for g in range(len(runs) + 1)]
+    used_by_first = loads_of(blocks[0])
 
     head = [l for l in gaps[0] if used_by_first(l) or not l.startswith("LC_LDSM")]
     into = [[l for l in gaps[0] if not used_by_first(l) and l.startswith("LC_LDSM")]]
