@@ -396,6 +396,14 @@ def spread(t):
     return t[:start] + macro + t[end:]
 
 
+def replace_function(t, head, text):
+    """The device function whose definition starts with `head` (up to its closing brace at the
+    start of a line), replaced by `text`."""
+    i = t.index(head)
+    j = t.index("\n}\n", i) + 3
+    return t[:i] + text + t[j:]
+
+
 def main():
     src, dst, mode = sys.argv[1:4]
     t = open(src).read()
@@ -445,9 +453,7 @@ def main():
 #endif
 }""" + t[j + len(tail):]
     elif mode == "pairs":
-        i = t.index("__device__ __forceinline__ unsigned lc_dq(")
-        j = t.index("\n}\n", i) + 3
-        t = t[:i] + r"""__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int b, unsigned s2) {
+        t = replace_function(t, "__device__ __forceinline__ unsigned lc_dq(", r"""__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int b, unsigned s2) {
     // PROBE (timing only): nibbles (i, i + 4) of word (b = 0, 1) or of word >> 8 (b = 2, 3).
     const unsigned w = b < 2 ? word : sh8;
     unsigned x, r;
@@ -461,7 +467,7 @@ def main():
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
     return r;
 }
-""" + t[j:]
+""")
         sh = "wh[j] = {wv[j].x >> 4, wv[j].y >> 4, wv[j].z >> 4, wv[j].w >> 4};"
         assert sh in t
         t = t.replace(sh, sh.replace(">> 4", ">> 8"), 1)
@@ -471,16 +477,14 @@ def main():
             assert loop in t
             t = t.replace(loop, loop.replace("sb < LC_SB", "sb < 0"), 1)
         if mode in ("nodq", "wonly"):
-            i = t.index("__device__ __forceinline__ unsigned lc_dq(")
-            j = t.index("\n}\n", i) + 3
-            t = t[:i] + ("__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh4, int b, unsigned s2) {\n"
-                         "    return word + (unsigned)b;  // PROBE: no dequantization\n}\n") + t[j:]
+            t = replace_function(t, "__device__ __forceinline__ unsigned lc_dq(",
+                                 "__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh4, int b, unsigned s2) {\n"
+                                 "    return word + (unsigned)b;  // PROBE: no dequantization\n}\n")
         if mode in ("nomma", "wonly"):
-            i = t.index("__device__ __forceinline__ void lc_mma(")
-            j = t.index("\n}\n", i) + 3
-            t = t[:i] + ("__device__ __forceinline__ void lc_mma(float& d0, float& d1, float& d2, float& d3, unsigned a0,\n"
-                         "    unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {\n"
-                         "    d0 = __int_as_float(__float_as_int(d0) ^ a0 ^ b0 ^ b1);  // PROBE: no mma\n}\n") + t[j:]
+            t = replace_function(t, "__device__ __forceinline__ void lc_mma(",
+                                 "__device__ __forceinline__ void lc_mma(float& d0, float& d1, float& d2, float& d3, unsigned a0,\n"
+                                 "    unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {\n"
+                                 "    d0 = __int_as_float(__float_as_int(d0) ^ a0 ^ b0 ^ b1);  // PROBE: no mma\n}\n")
     elif mode == "ws":
         t = warp_specialized(t)
     elif mode == "ws4":
