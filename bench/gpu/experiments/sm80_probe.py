@@ -396,6 +396,139 @@ def spread(t):
     return t[:start] + macro + t[end:]
 
 
+def lean(t, ahead):
+    """(session 15) Each k-step's ldmatrix groups issued right before the k-step that first reads
+    them (B's k32 groups at their first k-step), so at most one k-step's A fragments and one
+    k32 group of B are live beside the accumulators (the mma_ceiling.cu order). With
+    ahead < run length, the next k-step's loads go after `ahead` mma of the current one."""
+    start, end, lines = schedule_lines(t)
+    blocks = []  # k-steps: runs of mma split where the B half (br, the k16 inside a k32 group) changes
+    for r in mma_runs(lines):
+        for i in r:
+            br = re.findall(r"-?\d+", lines[i])[4]
+            if i == r[0] or br != last:
+                blocks.append([])
+            blocks[-1].append(lines[i])
+            last = br
+    others = [l for l in lines if not l.startswith("LC_LDSM") and not l.startswith("LC_MMA")]
+    loads = [l for l in lines if l.startswith("LC_LDSM")]
+    issued, per = set(), []
+    for b in blocks:
+        used = loads_of(b)
+        mine = [l for l in loads if used(l) and l not in issued]
+        issued.update(mine)
+        per.append(mine)
+    assert issued == set(loads), "every load is read by some k-step"
+    body = list(per[0])
+    for i, b in enumerate(blocks):
+        nxt = per[i + 1] if i + 1 < len(blocks) else []
+        body += b[:ahead] + nxt + b[ahead:]
+        if i == 0:
+            body += others  # LC_NEXT_STAGE after the first k-step, as the emitted order
+    assert sorted(body) == sorted(lines), "lean must only reorder"
+    macro = "#define LC_SCHEDULE \\\n" + "".join(f"    {l} \\\n" for l in body)
+    return t[:start] + macro + t[end:]
+
+
+def relacq(t):
+    """(session 15) The split's arrival as one atom.add.acq_rel.gpu by thread 0 after the barrier
+    (CUTLASS's generic barrier: red.release after __syncthreads), no membar.sc fences."""
+    old = """        __threadfence();
+        lc_last = atomicAdd(&counters[tile], 1u) == (unsigned)(LC_SPLITS - 1);
+        __threadfence();
+"""
+    assert old in t
+    return t.replace(old, """        unsigned lc_old;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(lc_old) : "l"(counters + tile) : "memory");
+        lc_last = lc_old == (unsigned)(LC_SPLITS - 1);
+""", 1)
+
+
+def pairs(t):
+    """TIMING ONLY: nibble pairs (i, i + 4) dequantized with one lop3 each."""
+    t = replace_function(t, "__device__ __forceinline__ unsigned lc_dq(", r"""__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int b, unsigned s2) {
+    // PROBE (timing only): nibbles (i, i + 4) of word (b = 0, 1) or of word >> 8 (b = 2, 3).
+    const unsigned w = b < 2 ? word : sh8;
+    unsigned x, r;
+    if (b % 2 == 0) {
+        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x000F000Fu), "r"(0x64086408u));
+        asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(0x64086408u));
+    } else {
+        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x00F000F0u), "r"(0x64806480u));
+        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x2C002C00u), "r"(0xD480D480u));
+    }
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
+    return r;
+}
+""")
+    sh = "wh[j] = {wv[j].x >> 4, wv[j].y >> 4, wv[j].z >> 4, wv[j].w >> 4};"
+    assert sh in t
+    t = t.replace(sh, sh.replace(">> 4", ">> 8"), 1)
+    return t
+
+
+def kwarps(t, kw):
+    """(session 15) KW warps per 32 columns, each taking every KW-th superblock of the CTA's
+    K-range (emit with --splits 8 / KW to keep 16 warps per SM); the KW partial tiles are summed
+    in shared memory (group 0 + 1 + ..., fixed order) before the split-K tail, which only group 0
+    runs. Correct products (not validated: a probe)."""
+    def sub(old, new):
+        nonlocal t
+        assert old in t, old
+        t = t.replace(old, new, 1)
+    threads = int(re.search(r"#define LC_THREADS (\d+)", t).group(1))
+    ctas = int(re.search(r"#define LC_MIN_CTAS (\d+)", t).group(1))
+    sub(f"#define LC_THREADS {threads}\n", f"#define LC_THREADS {threads * kw}\n#define LC_T0 {threads}\n#define LC_KW {kw}\n")
+    # 128 registers per thread: 512 / (threads * kw) CTAs per SM
+    sub(f"#define LC_MIN_CTAS {ctas}\n", f"#define LC_MIN_CTAS {max(1, 512 // (threads * kw))}\n")
+    sub("    const int t = threadIdx.x;\n", "    const int t = threadIdx.x % LC_T0;\n    const int q = threadIdx.x / LC_T0;\n")
+    sub("        if (i < LC_SB) lc_load_w(wp, wb[i], sb_s[i], k0, i);",
+        "        if (i < LC_SB / LC_KW) lc_load_w(wp, wb[i], sb_s[i], k0, i * LC_KW + q);")
+    sub("    for (int sb = 0; sb < LC_SB; ++sb) {\n#pragma unroll\n        for (int j = 0; j < LC_A_CHUNKS; ++j) {",
+        "    for (int sb = q; sb < LC_SB; sb += LC_KW) {\n#pragma unroll\n        for (int j = 0; j < LC_A_CHUNKS; ++j) {")
+    sub("    for (int sb0 = 0; sb0 < LC_SB; sb0 += LC_W_DEPTH) {", "    for (int sb0 = 0; sb0 < LC_SB / LC_KW; sb0 += LC_W_DEPTH) {")
+    sub("            if (sb < LC_SB) {", "            if (sb < LC_SB / LC_KW) {")
+    sub("                if (next < LC_SB)", "                if (next < LC_SB / LC_KW)")
+    sub("sb_s[(i + LC_W_DEPTH - 1) % LC_W_DEPTH], k0, next);", "sb_s[(i + LC_W_DEPTH - 1) % LC_W_DEPTH], k0, next * LC_KW + q);")
+    sub("lc_superblock(wb[i], sb_s[i], base + sb * LC_A_SB_BYTES, a_lo, acc);",
+        "lc_superblock(wb[i], sb_s[i], base + (sb * LC_KW + q) * LC_A_SB_BYTES, a_lo, acc);")
+    red = """
+    // PROBE: the KW groups' partial tiles summed in shared memory (over A's staging), in group order.
+    __syncthreads();
+    if (q > 0) {
+#pragma unroll
+        for (int v = 0; v < LC_ACC; ++v)
+            asm volatile("st.shared.f32 [%0], %1;" ::"r"(base + 4u * (unsigned)(((q - 1) * LC_ACC + v) * LC_T0 + t)), "f"(acc[v]) : "memory");
+    }
+    __syncthreads();
+    if (q == 0) {
+        for (int qq = 1; qq < LC_KW; ++qq) {
+#pragma unroll
+            for (int v = 0; v < LC_ACC; ++v) {
+                float x;
+                asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x) : "r"(base + 4u * (unsigned)(((qq - 1) * LC_ACC + v) * LC_T0 + t)) : "memory");
+                acc[v] += x;
+            }
+        }
+    }
+"""
+    sub("\n#if LC_CLUSTER_REDUCE\n    // This split's partial tile (all 16 rows)", red + "\n#if LC_CLUSTER_REDUCE\n    // This split's partial tile (all 16 rows)")
+    # cluster path: only group 0 writes its partial and stores C
+    sub("""    __syncthreads();  // every warp's last ldmatrix of a_s is done
+#pragma unroll
+    for (int v = 0; v < LC_ACC; v += 2) {""", """    __syncthreads();  // every warp's last ldmatrix of a_s is done
+#pragma unroll
+    for (int v = 0; v < (q == 0 ? LC_ACC : 0); v += 2) {""")
+    sub("        if (LC_C_GUARD(r, c)) {\n            float x = 0.0f, y = 0.0f;", "        if (q == 0 && LC_C_GUARD(r, c)) {\n            float x = 0.0f, y = 0.0f;")
+    # workspace path
+    sub("""        const long long p = split;
+        if (LC_C_GUARD(r, c)) {""", """        const long long p = split;
+        if (q == 0 && LC_C_GUARD(r, c)) {""")
+    sub("    if (t == 0) {\n", "    if (threadIdx.x == 0) {\n")
+    sub("    if (!lc_last) return;\n", "    if (!lc_last || q != 0) return;\n")
+    return t
+
+
 def replace_function(t, head, text):
     """The device function whose definition starts with `head` (up to its closing brace at the
     start of a line), replaced by `text`."""
@@ -407,7 +540,25 @@ def replace_function(t, head, text):
 def main():
     src, dst, mode = sys.argv[1:4]
     t = open(src).read()
-    if mode.startswith("spread"):
+    if mode.startswith("lean"):
+        # lean, lean16, lean+noload, lean16+noload
+        name = mode.split("+")[0]
+        t = lean(t, int(name[4:]) if name[4:] else 10**6)
+        if mode.endswith("+noload"):
+            t = t.replace(NEXT + "  ", "        if (nk < LC_STAGES)", 1)
+    elif mode.startswith("kw"):
+        # kw2, kw4, kw2+relacq, kw2+relacq+pairs ...
+        parts = mode.split("+")
+        t = kwarps(t, int(parts[0][2:]))
+        if "relacq" in parts:
+            t = relacq(t)
+        if "pairs" in parts:
+            t = pairs(t)
+    elif mode.startswith("relacq"):
+        t = relacq(t)
+        if mode == "relacq+pairs":
+            t = pairs(t)
+    elif mode.startswith("spread"):
         t = spread(t)
         if mode == "spread+noload":
             t = t.replace(NEXT + "  ", "        if (nk < LC_STAGES)", 1)
@@ -453,24 +604,7 @@ def main():
 #endif
 }""" + t[j + len(tail):]
     elif mode == "pairs":
-        t = replace_function(t, "__device__ __forceinline__ unsigned lc_dq(", r"""__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int b, unsigned s2) {
-    // PROBE (timing only): nibbles (i, i + 4) of word (b = 0, 1) or of word >> 8 (b = 2, 3).
-    const unsigned w = b < 2 ? word : sh8;
-    unsigned x, r;
-    if (b % 2 == 0) {
-        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x000F000Fu), "r"(0x64086408u));
-        asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(0x64086408u));
-    } else {
-        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x00F000F0u), "r"(0x64806480u));
-        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x2C002C00u), "r"(0xD480D480u));
-    }
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
-    return r;
-}
-""")
-        sh = "wh[j] = {wv[j].x >> 4, wv[j].y >> 4, wv[j].z >> 4, wv[j].w >> 4};"
-        assert sh in t
-        t = t.replace(sh, sh.replace(">> 4", ">> 8"), 1)
+        t = pairs(t)
     elif mode in ("noA", "nodq", "nomma", "wonly"):
         if mode in ("noA", "wonly"):
             loop = "    for (int sb = 0; sb < LC_SB; ++sb) {\n#pragma unroll\n        for (int j = 0; j < LC_A_CHUNKS; ++j) {"
