@@ -105,6 +105,10 @@ fn gen_gemm_w4a16_refuses_bf16_and_large_m_with_exit_2() {
     for (args, want) in [
         (vec!["--m", "16", "--dtype", "bf16"], "f16 activations"),
         (vec!["--m", "17", "--dtype", "f16"], "1..=16"),
+        (
+            vec!["--m", "4", "--dtype", "f16", "--dequant", "nibbles"],
+            "expected bytes or pairs",
+        ),
     ] {
         let mut all = vec![
             "gen",
@@ -171,4 +175,53 @@ fn gen_gemm_takes_tile_rows_and_warpgroups_and_refuses_what_the_body_cannot_run(
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn gen_gemm_w4a16_dequant_pairs_emits_the_interleaved_kernel() {
+    let k = tmp("w4p.cu");
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "4",
+        "--n",
+        "1024",
+        "--k",
+        "1024",
+        "--dtype",
+        "f16",
+        "--weights",
+        "int4",
+        "--dequant",
+        "pairs",
+        "-o",
+        &k,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&k).unwrap();
+    assert!(text.contains("#define LC_DQ_PAIRS 1\n"));
+    assert!(text.contains("Dequantization by nibble pairs"));
+    // The default is bytes.
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "4",
+        "--n",
+        "1024",
+        "--k",
+        "1024",
+        "--dtype",
+        "f16",
+        "--weights",
+        "int4",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("#define LC_DQ_PAIRS 0\n"));
 }

@@ -543,6 +543,11 @@ struct GemmCli {
     /// sm80: shared A and B tiles given row-major and unswizzled (the bank-conflict baseline).
     #[arg(long)]
     no_swizzle: bool,
+    /// W4A16: `bytes` (default: a B register is a byte of a W word, k in order) or `pairs`
+    /// (the nibble pair (i, i + 4) of a word, the mma over k with bits 0 and 4 swapped, A
+    /// interleaved to match; fewer instructions, slower on the H200 as measured).
+    #[arg(long)]
+    dequant: Option<String>,
 }
 
 impl GemmCli {
@@ -564,6 +569,7 @@ impl GemmCli {
             weights: self.weights.as_deref(),
             group: self.group,
             no_swizzle: self.no_swizzle,
+            dequant: self.dequant.as_deref(),
         }
     }
 }

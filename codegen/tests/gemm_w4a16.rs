@@ -2,8 +2,8 @@
 //! groups and splits; bad problems are refused; tampered expressions are refused.
 
 use codegen::gemm::w4a16::{
-    choose, emit_w4a16, emit_w4a16_with, emitted_text, plan_for, validate_w4a16, W4Text,
-    W4a16Config, W4a16Spec,
+    choose, emit_w4a16, emit_w4a16_with, emitted_text, mma_k, plan_for, validate_w4a16, W4Dequant,
+    W4Text, W4a16Config, W4a16Spec,
 };
 
 /// A named edit of the printed text.
@@ -49,6 +49,7 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
             splits: 8,
             depth: 2,
             cluster: 1,
+            dequant: W4Dequant::Bytes,
         }
     );
     let k = emit_w4a16_with(
@@ -58,6 +59,7 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
             splits: 16,
             depth: 2,
             cluster: 1,
+            dequant: W4Dequant::Bytes,
         },
     )
     .unwrap();
@@ -85,6 +87,7 @@ fn w4a16_refuses_problems_it_does_not_serve() {
             splits: 1,
             depth: 2,
             cluster: 1,
+            dequant: W4Dequant::Bytes,
         },
     )
     .unwrap_err()
@@ -98,6 +101,7 @@ fn w4a16_refuses_problems_it_does_not_serve() {
                 splits,
                 depth: 2,
                 cluster,
+                dequant: W4Dequant::Bytes,
             },
         )
         .unwrap_err()
@@ -126,6 +130,7 @@ fn w4a16_reduces_in_a_cluster_where_the_grid_fits_one_wave_of_clusters() {
             splits: 8,
             depth: 2,
             cluster,
+            dequant: W4Dequant::Bytes,
         };
         let k = emit_w4a16_with(&s, &c).unwrap();
         let flag = format!("#define LC_CLUSTER_REDUCE {}", (cluster > 1) as i32);
@@ -216,6 +221,126 @@ fn w4a16_validation_refuses_tampered_expressions() {
             "A load dropped",
             Box::new(|t| {
                 t.schedule.remove(0);
+            }),
+        ),
+    ];
+    for (what, f) in cases {
+        let mut t = text.clone();
+        f(&mut t);
+        assert_ne!(t, text, "{what}: the tamper changed nothing");
+        let e = validate_w4a16(&s, &c, &plan, &t)
+            .expect_err(what)
+            .to_string();
+        assert!(e.contains("translation validation failed"), "{what}: {e}");
+        eprintln!("{what}: {e}");
+    }
+}
+
+#[test]
+fn mma_k_swaps_bits_0_and_4_inside_each_32() {
+    // Worked vector: kappa = 1 (k-position 1 of the first k-step) multiplies k = 16, the second
+    // nibble of the pair (0, 4) of a word; kappa = 16 multiplies k = 1.
+    assert_eq!(mma_k(W4Dequant::Pairs, 1), 16);
+    assert_eq!(mma_k(W4Dequant::Pairs, 16), 1);
+    assert_eq!(mma_k(W4Dequant::Pairs, 8), 8);
+    assert_eq!(mma_k(W4Dequant::Pairs, 32 + 17), 32 + 17);
+    assert_eq!(mma_k(W4Dequant::Bytes, 17), 17);
+    // A permutation of every 32-aligned group, and its own inverse, along a whole K.
+    for k in 0..14336 {
+        let p = mma_k(W4Dequant::Pairs, k);
+        assert_eq!(p / 32, k / 32, "{k}");
+        assert_eq!(mma_k(W4Dequant::Pairs, p), k, "{k}");
+    }
+}
+
+#[test]
+fn w4a16_pairs_emits_and_validates() {
+    for (m, n, k, g, bn, splits, cluster) in [
+        (1, 8192, 8192, 128, 128, 8, 1),
+        (16, 8192, 8192, 128, 128, 8, 1),
+        (16, 14336, 4096, 128, 128, 4, 4),
+        (7, 4096, 14336, 256, 128, 16, 1),
+        (5, 1024, 1024, 128, 256, 8, 1),
+        (3, 384, 640, 128, 128, 1, 1),
+    ] {
+        let c = W4a16Config {
+            bn,
+            splits,
+            depth: 2,
+            cluster,
+            dequant: W4Dequant::Pairs,
+        };
+        let kern =
+            emit_w4a16_with(&spec(m, n, k, g), &c).unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
+        let s = &kern.source;
+        assert!(s.contains("#define LC_DQ_PAIRS 1\n"));
+        assert!(s.contains("#define LC_A_PR_K(x)"));
+        assert!(
+            !s.contains("#define LC_A_CP_K("),
+            "only the scheme's staging is printed"
+        );
+        // Every B register is a nibble pair: pieces 0..3, k-step 0 of a word pairs pieces 0
+        // and 2, k-step 1 pieces 1 and 3.
+        assert!(s.contains("LC_W4_MMA(0, 0, 0, 0, 0, 0, 2);"), "{m}x{n}x{k}");
+        assert!(s.contains("LC_W4_MMA(0, 1, 0, 0, 1, 0, 3);"), "{m}x{n}x{k}");
+        // The staged a_s is counted: 16 x 128 cells.
+        assert!(kern.validation.smem_cells >= 2048);
+    }
+    // The default stays bytes (measured faster on the H200).
+    assert_eq!(
+        choose(&spec(1, 8192, 8192, 128)).unwrap().dequant,
+        W4Dequant::Bytes
+    );
+}
+
+#[test]
+fn w4a16_pairs_validation_refuses_tampered_text() {
+    let s = spec(5, 1024, 1024, 128);
+    let mut c = choose(&s).unwrap();
+    c.dequant = W4Dequant::Pairs;
+    let plan = plan_for(&s, &c).unwrap();
+    let text = emitted_text(&s, &c, &plan).unwrap();
+    validate_w4a16(&s, &c, &plan, &text).expect("the untouched text validates");
+    // The byte scheme's text under the pair scheme's semantics: every B register would be the
+    // wrong nibbles for the mma's k order.
+    let mut cb = c;
+    cb.dequant = W4Dequant::Bytes;
+    let bytes_text = emitted_text(&s, &cb, &plan).unwrap();
+    validate_w4a16(&s, &cb, &plan, &bytes_text).expect("bytes validates as bytes");
+    let e = validate_w4a16(&s, &c, &plan, &bytes_text)
+        .expect_err("the byte schedule under pairs")
+        .to_string();
+    assert!(e.contains("translation validation failed"), "{e}");
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "pair k with bit 4 set",
+            Box::new(|t| t.a_pr_k = "(x % 8 / 2) * 32 + (x % 2) * 16".into()),
+        ),
+        (
+            "pairs overlap",
+            Box::new(|t| t.a_pr_row = "x / 8 % 8".into()),
+        ),
+        (
+            "pairs in k order (no interleave)",
+            Box::new(|t| t.a_pr_k = "(x % 8) * 16".into()),
+        ),
+        (
+            "pieces in byte order",
+            Box::new(|t| {
+                for l in t.schedule.iter_mut() {
+                    *l = l.replace(", 0, 2);", ", 0, 1);");
+                }
+            }),
+        ),
+        (
+            "pieces swapped",
+            Box::new(|t| {
+                let i = t
+                    .schedule
+                    .iter()
+                    .position(|l| l.starts_with("LC_W4_MMA"))
+                    .unwrap();
+                t.schedule[i] = t.schedule[i].replacen(", 0, 0, 0, 2);", ", 0, 2, 0, 0);", 1);
             }),
         ),
     ];

@@ -102,3 +102,90 @@ fn a_wrong_selector_is_caught() {
     let x = (d & constant("LC_DQ_MASK")) ^ constant("LC_DQ_BIAS");
     assert_ne!(f16(x & 0xffff) - 1032.0, 1.0);
 }
+
+/// The pair scheme's constants (`#if LC_DQ_PAIRS` in the body) replayed: nibbles p and p + 4
+/// of a word (p = 0..3; pieces 2 and 3 are pieces 0 and 1 of the word shifted right by
+/// LC_DQ_SHIFT) become the two halves exactly, by lop3 (mask then xor) and an exact sub.f16x2
+/// (even p) or fma.f16x2 (odd p), for every value of both nibbles under three backgrounds.
+#[test]
+fn every_nibble_pair_of_every_word_position_dequantizes_exactly() {
+    let shift = BODY
+        .lines()
+        .filter(|l| l.starts_with("#define LC_DQ_SHIFT "))
+        .map(|l| l.split_whitespace().nth(2).unwrap().parse::<u32>().unwrap())
+        .collect::<Vec<_>>();
+    // The byte scheme shifts by 4, the pair scheme by 8 (in that order in the body).
+    assert_eq!(shift, vec![8, 4]);
+    let (me, be, se) = (
+        constant("LC_DQP_MASK_EVEN"),
+        constant("LC_DQP_BIAS_EVEN"),
+        constant("LC_DQP_SUB_EVEN"),
+    );
+    let (mo, bo, mul, add) = (
+        constant("LC_DQP_MASK_ODD"),
+        constant("LC_DQP_BIAS_ODD"),
+        constant("LC_DQP_MUL_ODD"),
+        constant("LC_DQP_ADD_ODD"),
+    );
+    for c in [se, mul, add] {
+        assert_eq!(
+            c & 0xffff,
+            c >> 16,
+            "the same constant in both halves: {c:#x}"
+        );
+    }
+    let mut checked = 0;
+    for p in 0..4u32 {
+        for lo in 0..16u32 {
+            for hi in 0..16u32 {
+                for other in [0u32, 0xffff_ffff, 0x5a3c_96e1] {
+                    let keep = !((0xf << (4 * p)) | (0xf << (4 * (p + 4))));
+                    let word = (other & keep) | (lo << (4 * p)) | (hi << (4 * (p + 4)));
+                    let w = if p < 2 { word } else { word >> shift[0] };
+                    let x = if p % 2 == 0 {
+                        (w & me) ^ be
+                    } else {
+                        (w & mo) ^ bo
+                    };
+                    for (half, nib) in [(x & 0xffff, lo), (x >> 16, hi)] {
+                        // Both results are small integers, exactly representable, so the
+                        // f16 operations (x - 1032, or x * 2^-4 + (-72)) are exact.
+                        let got = if p % 2 == 0 {
+                            f16(half) - f16(se & 0xffff)
+                        } else {
+                            f16(half) * f16(mul & 0xffff) + f16(add & 0xffff)
+                        };
+                        assert_eq!(
+                            got,
+                            nibble_value(nib),
+                            "pair {p} of word {word:#010x}: half {half:#06x}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 4 * 16 * 16 * 3 * 2);
+    // x * 2^-4 is exact and x / 16 - 72 lies in -8..=7: the fma's single rounding is exact.
+    assert_eq!(f16(mul & 0xffff), 1.0 / 16.0);
+    assert_eq!(f16(add & 0xffff), -72.0);
+}
+
+/// A's interleave (`lc_a_prmt` with LC_A_PRMT_LO / LC_A_PRMT_HI) is what the validation
+/// models: word i of the chunk at k takes the low halves of word i of the chunks at k and
+/// k + 16, word i of the chunk at k + 16 their high halves.
+#[test]
+fn the_a_interleave_selectors_take_low_then_high_halves() {
+    let (lo_sel, hi_sel) = (constant("LC_A_PRMT_LO"), constant("LC_A_PRMT_HI"));
+    for (x, y) in [
+        (0x1111_2222u32, 0x3333_4444u32),
+        (0xdead_beef, 0x0123_4567),
+        (0, 0xffff_ffff),
+    ] {
+        assert_eq!(byte_perm(x, y, lo_sel), (x & 0xffff) | (y << 16));
+        assert_eq!(byte_perm(x, y, hi_sel), (x >> 16) | (y & 0xffff_0000));
+    }
+    // The selector is a real check: swapping them breaks it.
+    assert_ne!(byte_perm(1, 2, hi_sel), byte_perm(1, 2, lo_sel));
+}

@@ -3,7 +3,8 @@
 //! the CUDA C++ kernel and validates its index expressions against the layouts. Without `-o`
 //! the kernel goes to stdout; with `-o` the first line says where it went
 //! (`wrote k.cu: laycert_gemm (N lines), certificate sha256:...`) and the plan follows.
-//! `--weights int4 [--group 128] [--splits S] [--bn 128|256] [--stages 2|3] [--cluster 1|S]` emits the W4A16
+//! `--weights int4 [--group 128] [--splits S] [--bn 128|256] [--stages 2|3] [--cluster 1|S]
+//! [--dequant bytes|pairs]` emits the W4A16
 //! kernel instead (f16 activations, M <= 16, signed int4 weights in the packed layout of
 //! `codegen::gemm::w4a16`; `--stages` = W buffers per thread).
 //! Exit 0 emitted, 2 bad input (an extent out of range, K not a multiple of 8, a
@@ -52,6 +53,8 @@ pub struct GemmArgs<'a> {
     pub no_swizzle: bool,
     /// K-splits override (sm90 split-K, W4A16).
     pub splits: Option<i64>,
+    /// W4A16 dequantization override: `bytes` or `pairs`.
+    pub dequant: Option<&'a str>,
 }
 
 fn bad(message: String) -> BadInput {
@@ -186,6 +189,16 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
     }
     if let Some(x) = a.stages {
         c.depth = x;
+    }
+    match a.dequant {
+        None => {}
+        Some("pairs") => c.dequant = w4a16::W4Dequant::Pairs,
+        Some("bytes") => c.dequant = w4a16::W4Dequant::Bytes,
+        Some(x) => {
+            return Err(bad(format!(
+                "error: --dequant {x:?}: expected bytes or pairs"
+            )))
+        }
     }
     c.cluster = a
         .cluster

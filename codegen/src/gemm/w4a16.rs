@@ -25,7 +25,8 @@
 //! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (`depth - 1` superblocks
 //! in flight, each vector's address computed once and stepped by a validated constant),
 //! dequantized in registers (`prmt` of the word and the word shifted by 4, one `lop3`, an exact
-//! `sub.f16x2`, the scale's `mul.f16x2`); mma.sync m16n8k16 into f32. The splits of a column
+//! `sub.f16x2`, the scale's `mul.f16x2`; or, with [`W4Dequant::Pairs`], nibble pairs (i, i + 4)
+//! over a k-permuted mma, [`mma_k`], A interleaved to match); mma.sync m16n8k16 into f32. The splits of a column
 //! tile sum their f32 partials in split order (deterministic): with 1, 2, 4 or 8 splits they run
 //! as one thread-block cluster (sm_90), each writes its partial into its own shared memory and,
 //! after a cluster barrier, CTA `p` sums its share of the tile over every split's partial through
@@ -34,12 +35,14 @@
 //! counter) adds them, stores C and resets the counter.
 //!
 //! **Validation** ([`validate_w4a16`]): every printed expression is parsed and evaluated on
-//! every thread and value: the shared layout and the cp.async map (as on sm80); ldmatrix
+//! every thread and value: the shared layout and the cp.async map (as on sm80), or the chunk
+//! pairs' map and what each a_s cell then holds (A at [`mma_k`] of its k-position); ldmatrix
 //! through the corpus LDSM atoms onto the plan's `a`; the W vector offsets
 //! (`LC_W_GOFF`, a sum of one-coordinate terms) equal the packed layout above along each axis,
 //! and nibble `e` of thread `t`'s vector `j` is the plan's `w` value `32 j + e` (so the plan's
 //! `ld.global.v4.b32` is what the kernel does); the plan's `q = cast(w)`, `b = q * s` keep
-//! `w`'s layout and `s` broadcasts `b`'s row; every B register half of every mma line is the
+//! `w`'s layout and `s` broadcasts `b`'s row; every B register half of every mma line (the
+//! nibble the scheme's `lc_dq` puts there, its k taken to the mma's k-position by [`mma_k`]) is the
 //! atom's B fragment at one (n, k) origin, its scale the plan's `s`, its A registers the atom's
 //! A fragment with the same k, and its accumulators the plan's `c`; every accumulator value gets
 //! all 8 k-steps of a superblock exactly once; the partial store, the reduction and the final
@@ -73,6 +76,40 @@ pub struct W4a16Spec {
     pub group: i64,
 }
 
+/// How the kernel turns W's nibbles into the f16 B registers of `mma.sync` (each register is
+/// two values of one row of W at the mma's k-positions `(2c, 2c + 1)` of a k-step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum W4Dequant {
+    /// A B register is one byte of a word: nibbles `(2b, 2b + 1)`, consecutive k in the packing.
+    /// `prmt` of the word and the word shifted by 4, `lop3`, an exact `sub.f16x2`, the scale's
+    /// `mul.f16x2`: 17 instructions per word. The mma runs over k in order and A is staged by
+    /// 16-byte `cp.async`.
+    Bytes,
+    /// A B register is the nibble pair `(p, p + 4)` of a word, i.e. k and k + 16 in the
+    /// packing: one `lop3` (of the word, or of the word shifted by 8 for p >= 2), an exact
+    /// `sub.f16x2` (even p) or `fma.f16x2` by 1/16 (odd p: the pair sits 4 bits up), the
+    /// scale's `mul.f16x2`: 13 instructions per word. The mma runs over k with bits 0 and 4
+    /// swapped inside each 32 ([`mma_k`]), so every register is a consecutive pair of the mma's
+    /// k; A is staged into shared memory in that same order (one thread copies the 16-byte
+    /// chunks at k and k + 16 by `cp.async` and interleaves them in place: `ld.shared`, `prmt`,
+    /// `st.shared`), and the sum over k is unchanged. Correct and validated, but slower on the
+    /// H200 (1x8192x8192: 20.1-20.3 us against 18.4-18.6 us by bytes; the same kernel without
+    /// the interleave, wrong products, 17.9-18.0 us): the interleave before the main loop costs
+    /// more than the instructions saved (bench/gpu/README.md, session 15).
+    Pairs,
+}
+
+/// The k of A and W that the mma multiplies at its k-position `kappa` (inside a 128-k
+/// superblock or anywhere along K: 32-aligned groups map to themselves): `kappa` itself with
+/// [`W4Dequant::Bytes`]; with [`W4Dequant::Pairs`] bits 0 and 4 swapped (an involution, so it
+/// also maps k back to kappa).
+pub fn mma_k(dequant: W4Dequant, kappa: i64) -> i64 {
+    match dequant {
+        W4Dequant::Bytes => kappa,
+        W4Dequant::Pairs => (kappa & !0x11) | ((kappa & 1) << 4) | ((kappa >> 4) & 1),
+    }
+}
+
 /// The CTA configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct W4a16Config {
@@ -87,6 +124,8 @@ pub struct W4a16Config {
     /// workspace), or `splits` (2, 4 or 8: the splits of a column tile are one cluster and sum
     /// through distributed shared memory; sm_90).
     pub cluster: i64,
+    /// The dequantization (and with it the mma's k order and A's staging).
+    pub dequant: W4Dequant,
 }
 
 impl W4a16Config {
@@ -164,7 +203,9 @@ fn bad(why: String) -> CodegenError {
 
 /// Checks the problem and chooses the configuration: 128 columns per CTA (at most 128
 /// registers, so four CTAs of 4 warps fit an SM), two W buffers (one superblock in flight
-/// while one is multiplied: the fastest on the H200, bench/gpu/README.md),
+/// while one is multiplied: the fastest on the H200, bench/gpu/README.md), byte
+/// dequantization ([`W4Dequant::Bytes`]: [`W4Dequant::Pairs`] saves instructions but its A
+/// interleave costs more than they do, measured),
 /// splits doubling while the grid stays within about four CTAs per SM of an H100/H200 (528)
 /// or a CTA's K-range is above 2048, and the reduction of [`default_cluster`].
 pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
@@ -180,6 +221,7 @@ pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
         splits,
         depth: 2,
         cluster: 1,
+        dequant: W4Dequant::Bytes,
     };
     c.cluster = default_cluster(spec, &c);
     Ok(c)
@@ -326,10 +368,16 @@ pub struct W4Text {
     pub a_chunks: i64,
     /// `LC_R_ITERS`: reduction steps (pairs) per thread.
     pub r_iters: i64,
-    /// `LC_A_CP_ROW(t, j)`.
+    /// `LC_A_CP_ROW(t, j)` ([`W4Dequant::Bytes`]: cp.async chunk j of thread t).
     pub a_cp_row: String,
     /// `LC_A_CP_K(t, j)`.
     pub a_cp_k: String,
+    /// `LC_A_PR_ROW(x)` ([`W4Dequant::Pairs`]): the row of a superblock's chunk pair x
+    /// (0..[`A_PAIRS`]), whose two 16-byte chunks of A at k and k + 16 become the shared chunks
+    /// at the mma's k-positions k and k + 16.
+    pub a_pr_row: String,
+    /// `LC_A_PR_K(x)`: its k (bit 4 clear).
+    pub a_pr_k: String,
     /// `LC_A_SLIN(r, k)`.
     pub a_slin: String,
     /// Body of `lc_swz_a(o)`.
@@ -377,6 +425,9 @@ pub struct W4Text {
     pub schedule: Vec<String>,
 }
 
+/// Chunk pairs of one A superblock (16 rows x 128 k in pairs of 16-byte chunks).
+pub const A_PAIRS: i64 = 16 * 128 / 16;
+
 const LDSM_T: &str = "(t / 32 * 32 + t % 8 * 4)";
 const LDSM_V: &str = "(g * 8 + t % 32 / 8 * 2)";
 
@@ -385,9 +436,11 @@ fn find_value(tv: &Tv, t: i64, want: (i64, i64)) -> Option<i64> {
 }
 
 /// One superblock's schedule: `LC_LDSM_A(g);` (one k-step ahead) and the mma of every vector
-/// slot per k-step: `LC_W4_MMA(ci, g, j, w0, b0, w1, b1);` (acc[ci..ci+3] += A group g x the two B registers
-/// dequantized from byte b0 of word w0 and byte b1 of word w1 of vector j).
-fn schedule(plan: &Plan) -> Result<Vec<String>, CodegenError> {
+/// slot per k-step: `LC_W4_MMA(ci, g, j, w0, x0, w1, x1);` (acc[ci..ci+3] += A group g x the two
+/// B registers dequantized from piece x0 of word w0 and piece x1 of word w1 of vector j: the
+/// byte x with [`W4Dequant::Bytes`], the nibble pair (x, x + 4) with [`W4Dequant::Pairs`]).
+/// The atom's B value at the mma's k-position kappa is W at k = [`mma_k`]`(kappa)`.
+fn schedule(plan: &Plan, dequant: W4Dequant) -> Result<Vec<String>, CodegenError> {
     let (_, atom) = plan_atom(plan)?;
     let (aa, ab) = match (&atom.a, &atom.b) {
         (Some(a), Some(b)) => (a, b),
@@ -423,33 +476,48 @@ fn schedule(plan: &Plan) -> Result<Vec<String>, CodegenError> {
             if r - cc[0] != 0 {
                 return Err(bad("the plan's c has more than one m16 row block".into()));
             }
+            // Each B register: its two halves' plan values, then the word and piece.
             let mut regs = Vec::new();
             for p in 0..2 {
-                let at = ab.eval(0, 2 * p)?;
-                let v = find_value(tv_b, 0, (n0 + at[0], 16 * kk + at[1])).ok_or_else(|| {
-                    bad(format!(
-                        "the plan's b has no value at ({}, {})",
-                        n0 + at[0],
-                        16 * kk + at[1]
-                    ))
-                })?;
-                if v % 2 != 0 {
-                    return Err(bad("a B register pair starts at an odd nibble".into()));
+                let mut halves = [0i64; 2];
+                for (h, half) in halves.iter_mut().enumerate() {
+                    let at = ab.eval(0, 2 * p + h as i64)?;
+                    let k = mma_k(dequant, 16 * kk + at[1]);
+                    *half = find_value(tv_b, 0, (n0 + at[0], k)).ok_or_else(|| {
+                        bad(format!(
+                            "the plan's b has no value at ({}, {k})",
+                            n0 + at[0]
+                        ))
+                    })?;
                 }
-                regs.push(v);
+                let [lo, hi] = halves;
+                let piece = match dequant {
+                    W4Dequant::Bytes if lo % 2 == 0 && hi == lo + 1 => (lo % 8) / 2,
+                    W4Dequant::Pairs if lo % 8 < 4 && hi == lo + 4 => lo % 8,
+                    _ => {
+                        return Err(bad(format!(
+                            "a B register's halves are the plan's w values {lo} and {hi}: not \
+                             one {} of a word",
+                            match dequant {
+                                W4Dequant::Bytes => "byte",
+                                W4Dequant::Pairs => "nibble pair (i, i + 4)",
+                            }
+                        )))
+                    }
+                };
+                regs.push((lo / 32, (lo % 32) / 8, piece));
             }
-            let j = regs[0] / 32;
-            if regs[1] / 32 != j {
+            let j = regs[0].0;
+            if regs[1].0 != j {
                 return Err(bad("one mma's B registers come from two vectors".into()));
             }
-            let (e0, e1) = (regs[0] % 32, regs[1] % 32);
             lines.push(format!(
                 "LC_W4_MMA({ci}, {}, {j}, {}, {}, {}, {});",
                 va / 8,
-                e0 / 8,
-                (e0 % 8) / 2,
-                e1 / 8,
-                (e1 % 8) / 2
+                regs[0].1,
+                regs[0].2,
+                regs[1].1,
+                regs[1].2
             ));
         }
         mmas.push(lines);
@@ -536,7 +604,9 @@ pub fn emitted_text(
         p_off: format!("r * {} + c", c.bn),
         a_guard: format!("r < {} && k < {}", spec.m, spec.k),
         c_guard: format!("r < {} && c < {}", spec.m, spec.n),
-        schedule: schedule(plan)?,
+        a_pr_row: "x / 8".into(),
+        a_pr_k: "(x % 8 / 2) * 32 + (x % 2) * 8".into(),
+        schedule: schedule(plan, c.dequant)?,
     })
 }
 
@@ -561,6 +631,107 @@ fn parse_w4_mma(line: &str) -> Option<[i64; 7]> {
         .map(|x| x.trim().parse().ok())
         .collect::<Option<_>>()?;
     v.try_into().ok()
+}
+
+/// The cp.async staging of A ([`W4Dequant::Bytes`]): the coalesced copy layout's chunks,
+/// 16 contiguous aligned bytes of a_s each, cover one superblock once (in k order).
+fn check_a_cp_async(text: &W4Text, sa: &SharedMap, nt: i64) -> Result<(), CodegenError> {
+    let copy = coalesced(&[16, 128], 1, 8, nt).ok_or_else(|| fail("no A copy layout".into()))?;
+    if copy.nvalues() != 8 * text.a_chunks {
+        return Err(fail(format!(
+            "LC_A_CHUNKS {}: the copy layout has {}",
+            text.a_chunks,
+            copy.nvalues() / 8
+        )));
+    }
+    let (cr, ck) = (CExpr::parse(&text.a_cp_row)?, CExpr::parse(&text.a_cp_k)?);
+    let mut seen = vec![false; 16 * 128];
+    for t in 0..nt {
+        for j in 0..text.a_chunks {
+            let (r, k) = (
+                eval2(&cr, ("t", t), ("j", j))?,
+                eval2(&ck, ("t", t), ("j", j))?,
+            );
+            if (r, k) != rc(&copy, t, 8 * j) || k % 8 != 0 {
+                return Err(fail(format!(
+                    "A cp.async chunk {j} of thread {t} loads ({r}, {k}); the copy layout says {:?}",
+                    rc(&copy, t, 8 * j)
+                )));
+            }
+            let base = sa.offset(r, k)?;
+            for e in 0..8 {
+                if sa.offset(r, k + e)? != base + e || base % 8 != 0 {
+                    return Err(fail(format!(
+                        "A cp.async chunk ({r}, {k}) is not 16 contiguous aligned bytes"
+                    )));
+                }
+                let s = &mut seen[(r * 128 + k + e) as usize];
+                if *s {
+                    return Err(fail(format!("A cp.async writes ({r}, {}) twice", k + e)));
+                }
+                *s = true;
+            }
+        }
+    }
+    if seen.iter().any(|&x| !x) {
+        return Err(fail(
+            "A cp.async leaves a cell of the superblock unloaded".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The chunk-pair staging of A ([`W4Dequant::Pairs`]): one thread copies A's 16-byte chunks
+/// at (r, k) and (r, k + 16) of pair x (k with bit 4 clear) to a_s (r, k) and (r, k + 16), both
+/// 16 contiguous aligned bytes of a_s, and once they have landed rewrites them in place with
+/// `prmt(lo, hi, 0x5410)` word by word (each word's low halves: A's k + 2i and k + 16 + 2i) at
+/// (r, k) and `prmt(lo, hi, 0x7632)` (the high halves: k + 2i + 1 and k + 17 + 2i) at
+/// (r, k + 16) (`codegen/tests/w4a16_dequant.rs` replays the selectors on `__byte_perm`). The
+/// pairs must cover the superblock once; returns what each cell then holds.
+fn check_a_pairs(text: &W4Text, sa: &SharedMap) -> Result<Vec<Vec<i64>>, CodegenError> {
+    let (pr, pk) = (CExpr::parse(&text.a_pr_row)?, CExpr::parse(&text.a_pr_k)?);
+    let mut staged = vec![vec![-1i64; 128]; 16];
+    for x in 0..A_PAIRS {
+        let env = |n: &str| (n == "x").then_some(x);
+        let (r, k) = (pr.eval_with(&env)?, pk.eval_with(&env)?);
+        if !(0..16).contains(&r) || !(0..128).contains(&k) || k % 8 != 0 || k & 16 != 0 {
+            return Err(fail(format!(
+                "A chunk pair {x} at ({r}, {k}): outside the superblock, unaligned, or k with bit 4 set"
+            )));
+        }
+        for half in [k, k + 16] {
+            let base = sa.offset(r, half)?;
+            for e in 0..8 {
+                if sa.offset(r, half + e)? != base + e || base % 8 != 0 {
+                    return Err(fail(format!(
+                        "A chunk pair {x}: a_s ({r}, {half}) is not 16 contiguous aligned bytes"
+                    )));
+                }
+            }
+        }
+        for i in 0..4 {
+            for (kappa, from) in [
+                (k + 2 * i, k + 2 * i),
+                (k + 2 * i + 1, k + 16 + 2 * i),
+                (k + 16 + 2 * i, k + 2 * i + 1),
+                (k + 17 + 2 * i, k + 17 + 2 * i),
+            ] {
+                let cell = &mut staged[r as usize][kappa as usize];
+                if *cell >= 0 {
+                    return Err(fail(format!(
+                        "A chunk pairs write a_s ({r}, {kappa}) twice"
+                    )));
+                }
+                *cell = from;
+            }
+        }
+    }
+    if staged.iter().flatten().any(|&x| x < 0) {
+        return Err(fail(
+            "A chunk pairs leave a cell of the superblock unloaded".into(),
+        ));
+    }
+    Ok(staged)
 }
 
 /// Validates the W4A16 kernel's text (see the module documentation for what is checked).
@@ -625,47 +796,26 @@ pub fn validate_w4a16(
         ("r", "k"),
         &mut v,
     )?;
-    let copy = coalesced(&[16, 128], 1, 8, nt).ok_or_else(|| fail("no A copy layout".into()))?;
-    if copy.nvalues() != 8 * text.a_chunks {
-        return Err(fail(format!(
-            "LC_A_CHUNKS {}: the copy layout has {}",
-            text.a_chunks,
-            copy.nvalues() / 8
-        )));
-    }
-    let (cr, ck) = (CExpr::parse(&text.a_cp_row)?, CExpr::parse(&text.a_cp_k)?);
-    let mut seen = vec![false; 16 * 128];
-    for t in 0..nt {
-        for j in 0..text.a_chunks {
-            let (r, k) = (
-                eval2(&cr, ("t", t), ("j", j))?,
-                eval2(&ck, ("t", t), ("j", j))?,
-            );
-            if (r, k) != rc(&copy, t, 8 * j) || k % 8 != 0 {
+    // What each cell (r, kappa) of a superblock's a_s holds: A at (r, staged[r][kappa]).
+    let staged = match c.dequant {
+        W4Dequant::Bytes => {
+            check_a_cp_async(text, &sa, nt)?;
+            (0..16)
+                .map(|_| (0..128).collect::<Vec<i64>>())
+                .collect::<Vec<_>>()
+        }
+        W4Dequant::Pairs => check_a_pairs(text, &sa)?,
+    };
+    for (r, row) in staged.iter().enumerate() {
+        for (kappa, &k) in row.iter().enumerate() {
+            if k != mma_k(c.dequant, kappa as i64) {
                 return Err(fail(format!(
-                    "A cp.async chunk {j} of thread {t} loads ({r}, {k}); the copy layout says {:?}",
-                    rc(&copy, t, 8 * j)
+                    "A staging: a_s cell ({r}, {kappa}) holds A's k {k}; the mma multiplies k {} there",
+                    mma_k(c.dequant, kappa as i64)
                 )));
             }
-            let base = sa.offset(r, k)?;
-            for e in 0..8 {
-                if sa.offset(r, k + e)? != base + e || base % 8 != 0 {
-                    return Err(fail(format!(
-                        "A cp.async chunk ({r}, {k}) is not 16 contiguous aligned bytes"
-                    )));
-                }
-                let s = &mut seen[(r * 128 + k + e) as usize];
-                if *s {
-                    return Err(fail(format!("A cp.async writes ({r}, {}) twice", k + e)));
-                }
-                *s = true;
-            }
+            v.smem_cells += 1;
         }
-    }
-    if seen.iter().any(|&x| !x) {
-        return Err(fail(
-            "A cp.async leaves a cell of the superblock unloaded".into(),
-        ));
     }
     let ldsm = Ldsm::corpus()?;
     let frag_a = check_ldsm(
@@ -935,9 +1085,17 @@ pub fn validate_w4a16(
                 }
                 for (p, (wd, by)) in [(w0, b0), (w1, b1)].into_iter().enumerate() {
                     for h in 0..2 {
-                        let e = 8 * wd + 2 * by + h;
+                        // The nibble lc_dq puts in half h of the register (w4a16_dequant.rs
+                        // replays both on every byte and word).
+                        let e = match c.dequant {
+                            W4Dequant::Bytes => 8 * wd + 2 * by + h,
+                            W4Dequant::Pairs => 8 * wd + by + 4 * h,
+                        };
                         let x = 32 * j + e;
-                        let got = rc(tv_w, t, x);
+                        let (gn, gk) = rc(tv_w, t, x);
+                        // W at k is what the mma multiplies at its k-position mma_k(k) (an
+                        // involution); A's side is the staged a_s, checked against mma_k above.
+                        let got = (gn, mma_k(c.dequant, gk));
                         // the scale multiplied into this half: vector j's (validated above)
                         if tv_s.cell(t, x) != got.0 {
                             return Err(fail(format!(
@@ -1116,12 +1274,26 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_R_ITERS", t.r_iters),
             ("LC_W_SB_WORDS", t.w_sb_words),
             ("LC_CLUSTER_REDUCE", c.cluster_reduce() as i64),
+            ("LC_DQ_PAIRS", (c.dequant == W4Dequant::Pairs) as i64),
+            ("LC_A_PAIRS", A_PAIRS),
         ],
     );
+    let staging = match c.dequant {
+        W4Dequant::Bytes => format!(
+            "// cp.async chunk j of one A superblock [16, 128] (coalesced copy layout) and a_s.\n\
+             #define LC_A_CP_ROW(t, j) ({})\n#define LC_A_CP_K(t, j) ({})",
+            t.a_cp_row, t.a_cp_k
+        ),
+        W4Dequant::Pairs => format!(
+            "// Chunk pair x of one A superblock [16, 128]: A's 16-byte chunks at (row, k) and\n\
+             // (row, k + 16), stored interleaved at a_s (row, k) and (row, k + 16): the mma's k order.\n\
+             #define LC_A_PR_ROW(x) ({})\n#define LC_A_PR_K(x) ({})",
+            t.a_pr_row, t.a_pr_k
+        ),
+    };
     let _ = writeln!(
         k,
-        "// cp.async chunk j of one A superblock [16, 128] (coalesced copy layout) and a_s.\n\
-         #define LC_A_CP_ROW(t, j) ({})\n#define LC_A_CP_K(t, j) ({})\n\
+        "{}\n\
          #define LC_A_SLIN(r, k) ({})\n\
          __device__ __forceinline__ int lc_swz_a(int o) {{ return {}; }}\n\
          // ldmatrix.x4 group g (the plan's a values 8g..8g+7): the row this lane addresses.\n\
@@ -1141,8 +1313,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
          // f32 slot of cell (r, c) in a split's partial tile in shared memory (cluster reduction).\n\
          #define LC_P_OFF(r, c) ({})\n\
          #define LC_A_GUARD(r, k) ({})\n#define LC_C_GUARD(r, c) ({})",
-        t.a_cp_row,
-        t.a_cp_k,
+        staging,
         t.a_slin,
         t.a_swz,
         t.a_ldsm_row,
@@ -1173,10 +1344,15 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
          }}",
         t.mma_instr
     );
+    let piece = match c.dequant {
+        W4Dequant::Bytes => "byte x of word w",
+        W4Dequant::Pairs => "nibbles (x, x + 4) of word w",
+    };
     let _ = writeln!(
         k,
-        "// One superblock (LC_W4_MMA(ci, g, j, w0, b0, w1, b1): acc[ci..ci+3] += A group g x\n\
-         // (dequant(byte b0 of word w0), dequant(byte b1 of word w1)) of W vector j).\n\
+        "// One superblock (LC_W4_MMA(ci, g, j, w0, x0, w1, x1): acc[ci..ci+3] += A group g x\n\
+         // (dequant(piece x0 of word w0), dequant(piece x1 of word w1)) of W vector j; a piece\n\
+         // is {piece}).\n\
          #define LC_W4_SCHEDULE \\"
     );
     for line in &t.schedule {
@@ -1255,6 +1431,18 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
                 c.splits,
                 grid
             ),
+            match c.dequant {
+                W4Dequant::Bytes => "Dequantization by bytes: a B register is nibbles (2b, 2b + 1) \
+                                     of a word; the mma runs over k in order."
+                    .to_string(),
+                W4Dequant::Pairs => "Dequantization by nibble pairs: a B register is nibbles \
+                                     (i, i + 4) of a word (k and k + 16); the mma runs over k \
+                                     with bits 0 and 4 swapped inside each 32 (the sum over k is \
+                                     the same): A's chunks at k and k + 16 are copied by one \
+                                     thread (the plan's cp.async) and interleaved in place \
+                                     (ld.shared, prmt, st.shared) into that order."
+                    .to_string(),
+            },
         ],
         &format!(
             "Translation validation: {} accumulator cells, {} operand fragment cells, {} mma \

@@ -3,11 +3,16 @@
 // macros, swizzle, mma wrapper and LC_W4_SCHEDULE above it are the plan's, validated).
 //
 // CTA = LC_THREADS / 32 warps (one per 32 columns): LC_BN columns of C over the K-range [split * LC_KS, (split + 1) * LC_KS).
-// A's K-range goes to shared memory once (cp.async, LC_SB superblocks of the plan's a_s, rows
-// >= M zero-filled); W streams with 16-byte loads, LC_W_DEPTH - 1 superblocks ahead of the one
-// being multiplied (the scales with them); each B register is dequantized from one byte (two
-// signed nibbles) of a W word (lc_dq: prmt, lop3, an exact sub.f16x2, the scale's mul.f16x2,
-// one rounding, as q * s in f16). LC_CLUSTER_REDUCE: the LC_SPLITS CTAs of a column tile are
+// A's K-range goes to shared memory once (LC_SB superblocks of the plan's a_s, rows >= M
+// zero-filled); W streams with 16-byte loads, LC_W_DEPTH - 1 superblocks ahead of the one
+// being multiplied (the scales with them); each B register is dequantized from two signed
+// nibbles of a W word, the scale's mul.f16x2 the only rounding (as q * s in f16):
+//   LC_DQ_PAIRS 0: the byte (2b, 2b + 1), consecutive k (prmt, lop3, exact sub.f16x2, mul);
+//     A staged by cp.async in k order;
+//   LC_DQ_PAIRS 1: the nibble pair (p, p + 4), k and k + 16 in the packing (lop3, exact
+//     sub.f16x2 or fma.f16x2, mul): the mma runs over k with bits 0 and 4 swapped inside each
+//     32, so A is staged in that order (two 16-byte chunks at k and k + 16 through registers,
+//     interleaved by prmt); the sum over k is the same. LC_CLUSTER_REDUCE: the LC_SPLITS CTAs of a column tile are
 // one thread-block cluster; each writes its f32 partial tile into its own shared memory, and
 // after a cluster barrier CTA p sums its share of the tile's pairs over every split's partial
 // (distributed shared memory, split order) and stores C. Otherwise each split stores its
@@ -25,8 +30,94 @@ __device__ __forceinline__ lc_v4 lc_ldg_stream(const unsigned* p) {
 __device__ __forceinline__ unsigned lc_word(const lc_v4& v, int w) {
     return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
 }
-// The dequantization constants (see lc_dq): prmt selector of byte 0 and its step per byte;
+#if LC_DQ_PAIRS
+// The nibble-pair dequantization constants (see lc_dq): the masks of pieces 0 and 1 (the
+// nibble at bits 0..3 or 4..7 of each half); 1032 and 1152 (= 1024 + 16 * 8) in both halves,
+// each with the nibble's top bit's place; 1/16 and -72 in both halves.
+#define LC_DQ_SHIFT 8
+#define LC_DQP_MASK_EVEN 0x000F000Fu
+#define LC_DQP_BIAS_EVEN 0x64086408u
+#define LC_DQP_SUB_EVEN 0x64086408u
+#define LC_DQP_MASK_ODD 0x00F000F0u
+#define LC_DQP_BIAS_ODD 0x64806480u
+#define LC_DQP_MUL_ODD 0x2C002C00u
+#define LC_DQP_ADD_ODD 0xD480D480u
+// Nibbles p and p + 4 of `word` (p = 0..3; signed int4) as f16x2 (nibble p -> the low half),
+// times s2 (f16x2). `sh8` is word >> 8, so pieces 2 and 3 are pieces 0 and 1 of sh8. One lop3
+// keeps the two nibbles (bits 0..3 and 16..19, or 4..7 and 20..23) and sets the exponent of
+// 1024 with the nibble's top bit flipped (n ^ 8 = q + 8): even p gives 1024 + q + 8 and an
+// exact sub.f16x2 of 1032 leaves q; odd p gives 1024 + 16 (q + 8) and an exact fma.f16x2 by 1/16
+// plus -72 leaves q. mul.f16x2 applies the scale (one rounding). `codegen/tests/
+// w4a16_dequant.rs` replays the bit arithmetic on every pair of nibbles at every position.
+__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int p, unsigned s2) {
+    const unsigned w = p < 2 ? word : sh8;
+    unsigned x, r;
+    if (p % 2 == 0) {
+        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(LC_DQP_MASK_EVEN), "r"(LC_DQP_BIAS_EVEN));
+        asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(LC_DQP_SUB_EVEN));
+    } else {
+        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(LC_DQP_MASK_ODD), "r"(LC_DQP_BIAS_ODD));
+        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(LC_DQP_MUL_ODD), "r"(LC_DQP_ADD_ODD));
+    }
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
+    return r;
+}
+// A's staging in the mma's k order: the 16-byte chunks lo (k .. k + 7) and hi (k + 16 ..
+// k + 23) of one row, copied in k order, become in place, word by word, prmt(lo, hi, LC_A_PRMT_LO) (the low halves: A's
+// k + 2i, k + 16 + 2i) at the mma's k-positions k .. k + 7 and prmt(lo, hi, LC_A_PRMT_HI) (the
+// high halves: k + 2i + 1, k + 17 + 2i) at k + 16 .. k + 23 (validated as the plan's a_s
+// holding A at mma_k; replayed on __byte_perm by codegen/tests/w4a16_dequant.rs).
+#define LC_A_PRMT_LO 0x5410u
+#define LC_A_PRMT_HI 0x7632u
+__device__ __forceinline__ lc_v4 lc_lds_v4(unsigned addr) {
+    lc_v4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+__device__ __forceinline__ void lc_sts_v4(unsigned addr, lc_v4 v) {
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y),
+                 "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+__device__ __forceinline__ lc_v4 lc_a_prmt(const lc_v4& lo, const lc_v4& hi, unsigned sel) {
+    return {__byte_perm(lo.x, hi.x, sel), __byte_perm(lo.y, hi.y, sel),
+            __byte_perm(lo.z, hi.z, sel), __byte_perm(lo.w, hi.w, sel)};
+}
+// This thread's chunk pair (at byte offsets at[0], at[1] of a superblock) of superblocks
+// sb0, sb0 + LC_THREADS / LC_A_PAIRS, ... (the ones it copied; `base` is superblock sb0's),
+// interleaved in place once its cp.async have landed: four superblocks' chunks read before any
+// is written back.
+__device__ __forceinline__ void lc_a_interleave(unsigned base, const unsigned (&at)[2], int sb0) {
+    constexpr int step = LC_THREADS / LC_A_PAIRS;
+#pragma unroll 1
+    for (int s0 = 0; sb0 + s0 < LC_SB; s0 += 4 * step) {
+        lc_v4 lo[4], hi[4];
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            lo[b] = hi[b] = lc_v4{0u, 0u, 0u, 0u};
+            const unsigned sb = base + (unsigned)(s0 + b * step) * LC_A_SB_BYTES;
+            if (sb0 + s0 + b * step < LC_SB) {
+                lo[b] = lc_lds_v4(sb + at[0]);
+                hi[b] = lc_lds_v4(sb + at[1]);
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            const unsigned sb = base + (unsigned)(s0 + b * step) * LC_A_SB_BYTES;
+            if (sb0 + s0 + b * step < LC_SB) {
+                lc_sts_v4(sb + at[0], lc_a_prmt(lo[b], hi[b], LC_A_PRMT_LO));
+                lc_sts_v4(sb + at[1], lc_a_prmt(lo[b], hi[b], LC_A_PRMT_HI));
+            }
+        }
+    }
+}
+#else
+// The byte dequantization constants (see lc_dq): prmt selector of byte 0 and its step per byte;
 // the nibble mask; the exponent bias XOR the nibble's top bit; 1032 in both halves.
+#define LC_DQ_SHIFT 4
 #define LC_DQ_SEL 0x4400u
 #define LC_DQ_SEL_STEP 0x1111u
 #define LC_DQ_MASK 0x000F000Fu
@@ -47,6 +138,8 @@ __device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh4, int b, un
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
     return r;
 }
+
+#endif
 
 #define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])
 #define LC_W4_MMA(ci, g, j, w0, b0, w1, b1)                                                     \
@@ -93,11 +186,12 @@ __device__ __forceinline__ void lc_superblock(const lc_v4 (&wv)[LC_WV], const un
                                               unsigned sa, const unsigned (&a_lo)[LC_A_GROUPS],
                                               float (&acc)[LC_ACC]) {
     unsigned sv[LC_WV];
-    lc_v4 wh[LC_WV];  // each W word >> 4 (lc_dq)
+    lc_v4 wh[LC_WV];  // each W word >> LC_DQ_SHIFT (lc_dq)
 #pragma unroll
     for (int j = 0; j < LC_WV; ++j) {
         sv[j] = s1[j] | (s1[j] << 16);
-        wh[j] = {wv[j].x >> 4, wv[j].y >> 4, wv[j].z >> 4, wv[j].w >> 4};
+        wh[j] = {wv[j].x >> LC_DQ_SHIFT, wv[j].y >> LC_DQ_SHIFT, wv[j].z >> LC_DQ_SHIFT,
+                 wv[j].w >> LC_DQ_SHIFT};
     }
     unsigned af[LC_A_GROUPS][4];
     LC_W4_SCHEDULE
@@ -144,6 +238,27 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
     for (int i = 0; i + 1 < LC_W_DEPTH; ++i)
         if (i < LC_SB) lc_load_w(wp, wb[i], sb_s[i], k0, i);
 
+#if LC_DQ_PAIRS
+    // A's K-range into shared memory by chunk pairs (see LC_A_PRMT_LO): the CTA's threads take
+    // the LC_SB * LC_A_PAIRS pairs in turn and copy both 16-byte chunks of each in k order
+    // (cp.async, rows >= M zero-filled); after the wait each thread interleaves its own pairs in
+    // place (lc_a_interleave), so no other thread's copies are read before the barrier.
+    static_assert(LC_THREADS % LC_A_PAIRS == 0, "a thread takes the same pair of every superblock it stages");
+    const int a_pr_r = LC_A_PR_ROW(t % LC_A_PAIRS);
+    const int a_pr_k = LC_A_PR_K(t % LC_A_PAIRS);
+    const unsigned a_pr_at[2] = {2u * (unsigned)lc_swz_a(LC_A_SLIN(a_pr_r, a_pr_k)),
+                                 2u * (unsigned)lc_swz_a(LC_A_SLIN(a_pr_r, a_pr_k + 16))};
+    for (int sb = t / LC_A_PAIRS; sb < LC_SB; sb += LC_THREADS / LC_A_PAIRS) {
+        const long long gr = a_pr_r;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int gk = k0 + sb * 128 + a_pr_k + 16 * h;
+            const bool in = LC_A_GUARD(gr, gk);
+            const lc_elem* src = in ? A + LC_A_GOFF(gr, gk) : A;
+            lc_cp_async16(base + sb * LC_A_SB_BYTES + a_pr_at[h], src, in ? 16u : 0u);
+        }
+    }
+#else
     // A's K-range into shared memory, superblock by superblock in the plan's a_s layout.
     for (int sb = 0; sb < LC_SB; ++sb) {
 #pragma unroll
@@ -158,6 +273,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
                           in ? 16u : 0u);
         }
     }
+#endif
     lc_cp_commit();
     unsigned a_lo[LC_A_GROUPS];
 #pragma unroll
@@ -170,6 +286,9 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
 #pragma unroll
     for (int i = 0; i < LC_ACC; ++i) acc[i] = 0.0f;
     lc_cp_wait<0>();
+#if LC_DQ_PAIRS
+    lc_a_interleave(base + (unsigned)(t / LC_A_PAIRS) * LC_A_SB_BYTES, a_pr_at, t / LC_A_PAIRS);
+#endif
     __syncthreads();
 
     // W buffers rotate: superblock sb + LC_W_DEPTH - 1 is in flight while sb is multiplied.
@@ -235,15 +354,20 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
                          : "memory");
         }
     }
-    // The split's arrival, as CUTLASS's split-K semaphore: the barrier orders every thread's
-    // partial stores before thread 0's gpu-scope fence and counter increment (a release pattern
-    // covering them, by cumulativity); the last CTA's thread 0 fences again after reading the
-    // count (acquire), and the barrier orders that before every thread's loads of the partials.
+    // The split's arrival, as CUTLASS's generic barrier (red.release after __syncthreads): the
+    // barrier orders every thread's partial stores before thread 0's counter increment, an
+    // acq_rel gpu-scope atomic (its release covers them by cumulativity; its acquire orders the
+    // last CTA's loads of the other partials after it, and the barrier orders that before every
+    // thread's loads). Two membar.sc fences around a relaxed atomicAdd did the same 0.2 us
+    // slower (H200, bench/gpu/results/probes-2026-11-25-s15.txt).
     __syncthreads();
     if (t == 0) {
-        __threadfence();
-        lc_last = atomicAdd(&counters[tile], 1u) == (unsigned)(LC_SPLITS - 1);
-        __threadfence();
+        unsigned old;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                     : "=r"(old)
+                     : "l"(counters + tile)
+                     : "memory");
+        lc_last = old == (unsigned)(LC_SPLITS - 1);
     }
     __syncthreads();
     if (!lc_last) return;
