@@ -28,7 +28,10 @@ for m in 1 16; do
   w --m $m --n 8192 --k 8192 --splits 16 -o "$D/w4a16_m${m}_8192_s16.cu"
   w --m $m --n 8192 --k 8192 --bn 256 --splits 8 -o "$D/w4a16_m${m}_8192_bn256.cu"
   w --m $m --n 8192 --k 8192 --stages 3 -o "$D/w4a16_m${m}_8192_d3.cu"
+  w --m $m --n 8192 --k 8192 --dequant pairs -o "$D/w4a16_m${m}_8192_pairs.cu"
 done
+w --m 16 --n 14336 --k 4096 --group 128 --dequant pairs -o "$D/w4a16_m16_14336x4096_pairs.cu"
+w --m 3 --n 384 --k 640 --dequant pairs -o "$D/w4a16_m3_384x640_pairs.cu"
 w --m 16 --n 14336 --k 4096 --group 128 -o "$D/w4a16_m16_14336x4096.cu"
 w --m 16 --n 14336 --k 4096 --group 128 --cluster 1 -o "$D/w4a16_m16_14336x4096_ws.cu"
 w --m 16 --n 8192 --k 8192 --cluster 8 -o "$D/w4a16_m16_8192_c8.cu"

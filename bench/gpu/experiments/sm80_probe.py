@@ -52,6 +52,16 @@ W4A16:
                                                     # per word instead of 17
   python3 sm80_probe.py W4A16.cu OUT.cu wonly       # noA + nodq + nomma: what is left is the W stream,
                                                     # the partial tile's store and the reduction
+  python3 sm80_probe.py W4A16.cu OUT.cu relacq      # (session 15) the split counter as one
+                                                    # atom.acq_rel.gpu instead of two membar.sc
+                                                    # fences around atomicAdd (landed in the body)
+  python3 sm80_probe.py W4A16.cu OUT.cu kwN         # (session 15) N warps per 32 columns over
+                                                    # alternate superblocks, summed in shared
+                                                    # memory (kw2+relacq, kw2+pairs, ...)
+  python3 sm80_probe.py KERNEL.cu OUT.cu lean[A]    # (session 15, sm80) each k-step's ldmatrix
+                                                    # just before its mma (A: after A mma of the
+                                                    # k-step before); "+noload" as for spread
+  The W4A16 probes edit the branch of the body's `#if LC_DQ_PAIRS` blocks the kernel compiles.
   python3 sm80_probe.py W4A16.cu OUT.cu scaleafter  # B = q exactly (no mul.f16x2), each
                                                     # superblock's mma into zeroed f32 registers,
                                                     # then acc += that * scale of the accumulator's
@@ -444,9 +454,7 @@ def relacq(t):
 """, 1)
 
 
-def pairs(t):
-    """TIMING ONLY: nibble pairs (i, i + 4) dequantized with one lop3 each."""
-    t = replace_function(t, "__device__ __forceinline__ unsigned lc_dq(", r"""__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int b, unsigned s2) {
+PAIRS_DQ = r"""__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int b, unsigned s2) {
     // PROBE (timing only): nibbles (i, i + 4) of word (b = 0, 1) or of word >> 8 (b = 2, 3).
     const unsigned w = b < 2 ? word : sh8;
     unsigned x, r;
@@ -460,7 +468,16 @@ def pairs(t):
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
     return r;
 }
-""")
+"""
+
+
+def pairs(t):
+    """TIMING ONLY: nibble pairs (i, i + 4) dequantized with one lop3 each (session 14; the
+    correct kernel is `laycert gen gemm ... --weights int4 --dequant pairs` since session 15)."""
+    if "#define LC_DQ_SHIFT 4" in t:  # the session-15 body: its byte scheme shifts by a define
+        t = t.replace("#define LC_DQ_SHIFT 4", "#define LC_DQ_SHIFT 8", 1)
+        return replace_function(t, "__device__ __forceinline__ unsigned lc_dq(", PAIRS_DQ)
+    t = replace_function(t, "__device__ __forceinline__ unsigned lc_dq(", PAIRS_DQ)
     sh = "wh[j] = {wv[j].x >> 4, wv[j].y >> 4, wv[j].z >> 4, wv[j].w >> 4};"
     assert sh in t
     t = t.replace(sh, sh.replace(">> 4", ">> 8"), 1)
@@ -529,6 +546,40 @@ def kwarps(t, kw):
     return t
 
 
+def resolve_dq(t):
+    """(session 15) The W4A16 body's `#if LC_DQ_PAIRS` blocks resolved by the kernel's own define,
+    so the probes below edit the dequantization and staging the kernel compiles (not the
+    inactive branch)."""
+    m = re.search(r"#define LC_DQ_PAIRS (\d)", t)
+    if not m:
+        return t
+    on = m.group(1) == "1"
+    out, keep = [], [True]
+    for line in t.split("\n"):
+        s = line.strip()
+        if s == "#if LC_DQ_PAIRS" or s == "#if !LC_DQ_PAIRS":
+            keep.append(on if s == "#if LC_DQ_PAIRS" else not on)
+            continue
+        if len(keep) > 1 and s == "#else":
+            keep[-1] = not keep[-1]
+            continue
+        if len(keep) > 1 and s == "#endif":
+            keep.pop()
+            continue
+        if s.startswith("#if"):
+            keep.append(None)  # another conditional: kept as is
+            out.append(line)
+            continue
+        if keep[-1] is None and s in ("#else", "#endif"):
+            if s == "#endif":
+                keep.pop()
+            out.append(line)
+            continue
+        if all(k is not False for k in keep):
+            out.append(line)
+    return "\n".join(out)
+
+
 def replace_function(t, head, text):
     """The device function whose definition starts with `head` (up to its closing brace at the
     start of a line), replaced by `text`."""
@@ -539,7 +590,7 @@ def replace_function(t, head, text):
 
 def main():
     src, dst, mode = sys.argv[1:4]
-    t = open(src).read()
+    t = resolve_dq(open(src).read())
     if mode.startswith("lean"):
         # lean, lean16, lean+noload, lean16+noload
         name = mode.split("+")[0]
