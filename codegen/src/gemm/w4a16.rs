@@ -93,7 +93,7 @@ pub enum W4Dequant {
     /// k; A is staged into shared memory in that same order (one thread copies the 16-byte
     /// chunks at k and k + 16 by `cp.async` and interleaves them in place: `ld.shared`, `prmt`,
     /// `st.shared`), and the sum over k is unchanged. Correct and validated, but slower on the
-    /// H200 (1x8192x8192: 20.1-20.3 us against 18.4-18.6 us by bytes; the same kernel without
+    /// H200 (1x8192x8192: 19.8-20.3 us against 18.4-18.6 us by bytes; the same kernel without
     /// the interleave, wrong products, 17.9-18.0 us): the interleave before the main loop costs
     /// more than the instructions saved (bench/gpu/README.md, session 15).
     Pairs,
