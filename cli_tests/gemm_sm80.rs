@@ -179,49 +179,42 @@ fn gen_gemm_takes_tile_rows_and_warpgroups_and_refuses_what_the_body_cannot_run(
 
 #[test]
 fn gen_gemm_w4a16_dequant_pairs_emits_the_interleaved_kernel() {
-    let k = tmp("w4p.cu");
-    let o = laycert(&[
-        "gen",
-        "gemm",
-        "--m",
-        "4",
-        "--n",
-        "1024",
-        "--k",
-        "1024",
-        "--dtype",
-        "f16",
-        "--weights",
-        "int4",
-        "--dequant",
-        "pairs",
-        "-o",
-        &k,
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let text = std::fs::read_to_string(&k).unwrap();
-    assert!(text.contains("#define LC_DQ_PAIRS 1\n"));
-    assert!(text.contains("Dequantization by nibble pairs"));
-    // The default is bytes.
-    let o = laycert(&[
-        "gen",
-        "gemm",
-        "--m",
-        "4",
-        "--n",
-        "1024",
-        "--k",
-        "1024",
-        "--dtype",
-        "f16",
-        "--weights",
-        "int4",
-    ]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("#define LC_DQ_PAIRS 0\n"));
+    // --dequant pairs, and the default (bytes).
+    for (extra, flag, note) in [
+        (
+            &["--dequant", "pairs"][..],
+            "#define LC_DQ_PAIRS 1\n",
+            "Dequantization by nibble pairs",
+        ),
+        (
+            &[][..],
+            "#define LC_DQ_PAIRS 0\n",
+            "Dequantization by bytes",
+        ),
+    ] {
+        let mut args = vec![
+            "gen",
+            "gemm",
+            "--m",
+            "4",
+            "--n",
+            "1024",
+            "--k",
+            "1024",
+            "--dtype",
+            "f16",
+            "--weights",
+            "int4",
+        ];
+        args.extend_from_slice(extra);
+        let o = laycert(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains(flag) && text.contains(note), "{extra:?}");
+    }
 }

@@ -1,6 +1,8 @@
 //! The W4A16 kernel without a GPU: emission and validation for M = 1 and 16 and several N, K,
 //! groups and splits; bad problems are refused; tampered expressions are refused.
 
+use solver::synth::Plan;
+
 use codegen::gemm::w4a16::{
     choose, emit_w4a16, emit_w4a16_with, emitted_text, mma_k, plan_for, validate_w4a16, W4Dequant,
     W4Text, W4a16Config, W4a16Spec,
@@ -8,6 +10,24 @@ use codegen::gemm::w4a16::{
 
 /// A named edit of the printed text.
 type Tamper = Box<dyn Fn(&mut W4Text)>;
+
+/// Each edit changes the text, and validation refuses the edited text.
+fn assert_tampers_refused(
+    s: &W4a16Spec,
+    c: &W4a16Config,
+    plan: &Plan,
+    text: &W4Text,
+    cases: Vec<(&str, Tamper)>,
+) {
+    for (what, f) in cases {
+        let mut t = text.clone();
+        f(&mut t);
+        assert_ne!(&t, text, "{what}: the tamper changed nothing");
+        let e = validate_w4a16(s, c, plan, &t).expect_err(what).to_string();
+        assert!(e.contains("translation validation failed"), "{what}: {e}");
+        eprintln!("{what}: {e}");
+    }
+}
 
 fn spec(m: i64, n: i64, k: i64, group: i64) -> W4a16Spec {
     W4a16Spec { m, n, k, group }
@@ -224,16 +244,7 @@ fn w4a16_validation_refuses_tampered_expressions() {
             }),
         ),
     ];
-    for (what, f) in cases {
-        let mut t = text.clone();
-        f(&mut t);
-        assert_ne!(t, text, "{what}: the tamper changed nothing");
-        let e = validate_w4a16(&s, &c, &plan, &t)
-            .expect_err(what)
-            .to_string();
-        assert!(e.contains("translation validation failed"), "{what}: {e}");
-        eprintln!("{what}: {e}");
-    }
+    assert_tampers_refused(&s, &c, &plan, &text, cases);
 }
 
 #[test]
@@ -344,14 +355,5 @@ fn w4a16_pairs_validation_refuses_tampered_text() {
             }),
         ),
     ];
-    for (what, f) in cases {
-        let mut t = text.clone();
-        f(&mut t);
-        assert_ne!(t, text, "{what}: the tamper changed nothing");
-        let e = validate_w4a16(&s, &c, &plan, &t)
-            .expect_err(what)
-            .to_string();
-        assert!(e.contains("translation validation failed"), "{what}: {e}");
-        eprintln!("{what}: {e}");
-    }
+    assert_tampers_refused(&s, &c, &plan, &text, cases);
 }

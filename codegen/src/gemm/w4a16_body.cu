@@ -69,19 +69,6 @@ __device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int p, un
 // holding A at mma_k; replayed on __byte_perm by codegen/tests/w4a16_dequant.rs).
 #define LC_A_PRMT_LO 0x5410u
 #define LC_A_PRMT_HI 0x7632u
-__device__ __forceinline__ lc_v4 lc_lds_v4(unsigned addr) {
-    lc_v4 v;
-    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "r"(addr)
-                 : "memory");
-    return v;
-}
-__device__ __forceinline__ void lc_sts_v4(unsigned addr, lc_v4 v) {
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y),
-                 "r"(v.z), "r"(v.w)
-                 : "memory");
-}
 __device__ __forceinline__ lc_v4 lc_a_prmt(const lc_v4& lo, const lc_v4& hi, unsigned sel) {
     return {__byte_perm(lo.x, hi.x, sel), __byte_perm(lo.y, hi.y, sel),
             __byte_perm(lo.z, hi.z, sel), __byte_perm(lo.w, hi.w, sel)};
@@ -100,16 +87,16 @@ __device__ __forceinline__ void lc_a_interleave(unsigned base, const unsigned (&
             lo[b] = hi[b] = lc_v4{0u, 0u, 0u, 0u};
             const unsigned sb = base + (unsigned)(s0 + b * step) * LC_A_SB_BYTES;
             if (sb0 + s0 + b * step < LC_SB) {
-                lo[b] = lc_lds_v4(sb + at[0]);
-                hi[b] = lc_lds_v4(sb + at[1]);
+                lo[b] = lc_ld_shared_v4(sb + at[0]);
+                hi[b] = lc_ld_shared_v4(sb + at[1]);
             }
         }
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
             const unsigned sb = base + (unsigned)(s0 + b * step) * LC_A_SB_BYTES;
             if (sb0 + s0 + b * step < LC_SB) {
-                lc_sts_v4(sb + at[0], lc_a_prmt(lo[b], hi[b], LC_A_PRMT_LO));
-                lc_sts_v4(sb + at[1], lc_a_prmt(lo[b], hi[b], LC_A_PRMT_HI));
+                lc_st_shared_v4(sb + at[0], lc_a_prmt(lo[b], hi[b], LC_A_PRMT_LO));
+                lc_st_shared_v4(sb + at[1], lc_a_prmt(lo[b], hi[b], LC_A_PRMT_HI));
             }
         }
     }
