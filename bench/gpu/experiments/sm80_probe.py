@@ -554,28 +554,26 @@ def resolve_dq(t):
     if not m:
         return t
     on = m.group(1) == "1"
+    # keep: one entry per open conditional, True/False for an LC_DQ_PAIRS branch kept/dropped,
+    # None for any other conditional (its directives are kept as they are)
     out, keep = [], [True]
     for line in t.split("\n"):
         s = line.strip()
-        if s == "#if LC_DQ_PAIRS" or s == "#if !LC_DQ_PAIRS":
+        visible = all(k is not False for k in keep)
+        if s in ("#if LC_DQ_PAIRS", "#if !LC_DQ_PAIRS"):
             keep.append(on if s == "#if LC_DQ_PAIRS" else not on)
             continue
-        if len(keep) > 1 and s == "#else":
-            keep[-1] = not keep[-1]
-            continue
-        if len(keep) > 1 and s == "#endif":
-            keep.pop()
-            continue
         if s.startswith("#if"):
-            keep.append(None)  # another conditional: kept as is
-            out.append(line)
-            continue
-        if keep[-1] is None and s in ("#else", "#endif"):
-            if s == "#endif":
+            keep.append(None)
+        elif s in ("#else", "#endif") and len(keep) > 1 and keep[-1] is not None:
+            if s == "#else":
+                keep[-1] = not keep[-1]
+            else:
                 keep.pop()
-            out.append(line)
             continue
-        if all(k is not False for k in keep):
+        elif s == "#endif" and len(keep) > 1:
+            keep.pop()
+        if visible:
             out.append(line)
     return "\n".join(out)
 
