@@ -218,3 +218,57 @@ fn gen_gemm_w4a16_dequant_pairs_emits_the_interleaved_kernel() {
         assert!(text.contains(flag) && text.contains(note), "{extra:?}");
     }
 }
+
+#[test]
+fn gen_gemm_w4a16_kgroup_flags_choose_the_cta_and_bad_values_exit_2() {
+    let base = [
+        "gen",
+        "gemm",
+        "--m",
+        "16",
+        "--n",
+        "8192",
+        "--k",
+        "8192",
+        "--dtype",
+        "f16",
+        "--weights",
+        "int4",
+        "-o",
+    ];
+    // (extra flags, the CTA the summary line names)
+    for (extra, want) in [
+        (vec![], "64 columns x all of K per CTA (2 column warps x 8 K-warps of 1024 k), 128 CTAs of 512 threads"),
+        (vec!["--kwarps", "1"], "128 columns x K-range 1024 per CTA, 8 splits, 512 CTAs of 128 threads"),
+        (vec!["--splits", "4"], "128 columns x K-range 2048 per CTA, 4 splits, 256 CTAs"),
+        (
+            vec!["--kwarps", "4", "--cwarps", "4", "--aslots", "2"],
+            "128 columns x all of K per CTA (4 column warps x 4 K-warps of 2048 k), 64 CTAs of 512 threads",
+        ),
+    ] {
+        let path = tmp("kg.cu");
+        let mut args: Vec<&str> = base.to_vec();
+        args.push(&path);
+        args.extend(extra.iter().copied());
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains(want), "{extra:?}: {text}");
+    }
+    for (extra, want) in [
+        (vec!["--kwarps", "9"], "K-warps"),
+        (vec!["--kwarps", "8", "--cwarps", "3"], "column warps"),
+        (vec!["--kwarps", "8", "--aslots", "5"], "slots"),
+        (vec!["--kwarps", "8", "--cluster", "8"], "cluster"),
+    ] {
+        let mut args: Vec<&str> = base.to_vec();
+        args.push("/dev/null");
+        args.extend(extra.iter().copied());
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(want),
+            "{extra:?}: {want}"
+        );
+    }
+}

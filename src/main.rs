@@ -548,6 +548,18 @@ struct GemmCli {
     /// interleaved to match; fewer instructions, slower on the H200 as measured).
     #[arg(long)]
     dequant: Option<String>,
+    /// W4A16: K-warps per CTA: 1 for split-K CTAs (a warp per 32 columns over a K-range), 2 to
+    /// 8 for K-group CTAs that hold all of K and sum their K-warps in shared memory (default:
+    /// chosen; K-groups where they fill the GPU, e.g. N = 8192).
+    #[arg(long)]
+    kwarps: Option<i64>,
+    /// W4A16 K-group CTAs: column warps per CTA, 1, 2 or 4 (default: chosen, or 2).
+    #[arg(long)]
+    cwarps: Option<i64>,
+    /// W4A16 K-group CTAs: A superblocks in each K-group's shared-memory ring, 2 to 4
+    /// (default: chosen, or 4).
+    #[arg(long)]
+    aslots: Option<i64>,
 }
 
 impl GemmCli {
@@ -570,6 +582,9 @@ impl GemmCli {
             group: self.group,
             no_swizzle: self.no_swizzle,
             dequant: self.dequant.as_deref(),
+            kwarps: self.kwarps,
+            cwarps: self.cwarps,
+            aslots: self.aslots,
         }
     }
 }

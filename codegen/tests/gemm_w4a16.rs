@@ -4,8 +4,8 @@
 use solver::synth::Plan;
 
 use codegen::gemm::w4a16::{
-    choose, emit_w4a16, emit_w4a16_with, emitted_text, mma_k, plan_for, validate_w4a16, W4Dequant,
-    W4Text, W4a16Config, W4a16Spec,
+    choose, choose_split_k, emit_w4a16, emit_w4a16_with, emitted_text, mma_k, plan_for,
+    validate_w4a16, W4Dequant, W4Text, W4a16Config, W4a16Spec,
 };
 
 /// A named edit of the printed text.
@@ -61,7 +61,8 @@ fn w4a16_emits_and_validates_for_small_m() {
 
 #[test]
 fn w4a16_default_for_8192_squared_is_512_ctas() {
-    let c = choose(&spec(16, 8192, 8192, 128)).unwrap();
+    // The split-K configuration (kept where K-group CTAs do not fill the GPU).
+    let c = choose_split_k(&spec(16, 8192, 8192, 128)).unwrap();
     assert_eq!(
         c,
         W4a16Config {
@@ -70,8 +71,33 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
             depth: 2,
             cluster: 1,
             dequant: W4Dequant::Bytes,
+            kwarps: 1,
+            cwarps: 0,
+            aslots: 0,
         }
     );
+    // The default at N = 8192: K-group CTAs, 16 warps per SM (bench/gpu/README.md, session 16).
+    let kg = W4a16Config {
+        splits: 1,
+        kwarps: 8,
+        cwarps: 2,
+        aslots: 4,
+        ..c
+    };
+    assert_eq!(choose(&spec(16, 8192, 8192, 128)).unwrap(), kg);
+    assert_eq!(
+        choose(&spec(1, 8192, 8192, 128)).unwrap(),
+        W4a16Config {
+            cwarps: 1,
+            aslots: 2,
+            dequant: W4Dequant::Pairs,
+            ..kg
+        }
+    );
+    // A grid that does not fill the SMs keeps split-K.
+    for (n, k) in [(4096, 4096), (14336, 4096)] {
+        assert_eq!(choose(&spec(16, n, k, 128)).unwrap().kwarps, 1, "{n}x{k}");
+    }
     let k = emit_w4a16_with(
         &spec(1, 8192, 8192, 128),
         &W4a16Config {
@@ -80,6 +106,9 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
             depth: 2,
             cluster: 1,
             dequant: W4Dequant::Bytes,
+            kwarps: 1,
+            cwarps: 0,
+            aslots: 0,
         },
     )
     .unwrap();
@@ -108,6 +137,9 @@ fn w4a16_refuses_problems_it_does_not_serve() {
             depth: 2,
             cluster: 1,
             dequant: W4Dequant::Bytes,
+            kwarps: 1,
+            cwarps: 0,
+            aslots: 0,
         },
     )
     .unwrap_err()
@@ -122,6 +154,9 @@ fn w4a16_refuses_problems_it_does_not_serve() {
                 depth: 2,
                 cluster,
                 dequant: W4Dequant::Bytes,
+                kwarps: 1,
+                cwarps: 0,
+                aslots: 0,
             },
         )
         .unwrap_err()
@@ -151,6 +186,9 @@ fn w4a16_reduces_in_a_cluster_where_the_grid_fits_one_wave_of_clusters() {
             depth: 2,
             cluster,
             dequant: W4Dequant::Bytes,
+            kwarps: 1,
+            cwarps: 0,
+            aslots: 0,
         };
         let k = emit_w4a16_with(&s, &c).unwrap();
         let flag = format!("#define LC_CLUSTER_REDUCE {}", (cluster > 1) as i32);
@@ -280,6 +318,9 @@ fn w4a16_pairs_emits_and_validates() {
             depth: 2,
             cluster,
             dequant: W4Dequant::Pairs,
+            kwarps: 1,
+            cwarps: 0,
+            aslots: 0,
         };
         let kern =
             emit_w4a16_with(&spec(m, n, k, g), &c).unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
@@ -297,9 +338,18 @@ fn w4a16_pairs_emits_and_validates() {
         // The staged a_s is counted: 16 x 128 cells.
         assert!(kern.validation.smem_cells >= 2048);
     }
-    // The default stays bytes (measured faster on the H200).
+    // The split-K CTA stays bytes (its one-shot interleave is slower, measured on the H200);
+    // the K-group CTA at M = 1 takes pairs (its per-superblock interleave moves one row).
+    assert_eq!(
+        choose_split_k(&spec(1, 8192, 8192, 128)).unwrap().dequant,
+        W4Dequant::Bytes
+    );
     assert_eq!(
         choose(&spec(1, 8192, 8192, 128)).unwrap().dequant,
+        W4Dequant::Pairs
+    );
+    assert_eq!(
+        choose(&spec(16, 8192, 8192, 128)).unwrap().dequant,
         W4Dequant::Bytes
     );
 }
@@ -356,4 +406,170 @@ fn w4a16_pairs_validation_refuses_tampered_text() {
         ),
     ];
     assert_tampers_refused(&s, &c, &plan, &text, cases);
+}
+
+fn kgroup(bn: i64, kwarps: i64, cwarps: i64, aslots: i64, dequant: W4Dequant) -> W4a16Config {
+    W4a16Config {
+        bn,
+        splits: 1,
+        depth: 2,
+        cluster: 1,
+        dequant,
+        kwarps,
+        cwarps,
+        aslots,
+    }
+}
+
+#[test]
+fn w4a16_kgroup_ctas_emit_and_validate() {
+    for (s, c) in [
+        (
+            spec(16, 8192, 8192, 128),
+            kgroup(128, 8, 2, 4, W4Dequant::Bytes),
+        ),
+        (
+            spec(1, 8192, 8192, 128),
+            kgroup(128, 8, 1, 2, W4Dequant::Pairs),
+        ),
+        (
+            spec(3, 4096, 14336, 256),
+            kgroup(128, 4, 4, 3, W4Dequant::Bytes),
+        ),
+        (
+            spec(5, 4096, 4096, 128),
+            kgroup(256, 8, 2, 2, W4Dequant::Pairs),
+        ),
+        (
+            spec(16, 384, 640, 128),
+            kgroup(128, 5, 1, 3, W4Dequant::Pairs),
+        ),
+        (
+            spec(9, 256, 256, 128),
+            kgroup(256, 2, 4, 4, W4Dequant::Bytes),
+        ),
+    ] {
+        let k = emit_w4a16_with(&s, &c).unwrap_or_else(|e| panic!("{s:?} {c:?}: {e}"));
+        assert_eq!(k.grid, s.n / (32 * c.cwarps));
+        assert!(k.source.contains("#define LC_KGROUP 1"));
+        assert!(k
+            .source
+            .contains(&format!("#define LC_THREADS {}", 32 * c.cwarps * c.kwarps)));
+        assert!(k.source.contains("#define LC_KG_TC(b, t) "));
+        // no workspace: the launcher allocates nothing for K-group CTAs
+        assert!(k.source.contains("#if !LC_CLUSTER_REDUCE && !LC_KGROUP"));
+        assert!(k.validation.accumulator_cells > (s.n * c.kwarps) as u64);
+    }
+    // The split-K kernel says LC_KGROUP 0 and keeps its workspace path.
+    let k = emit_w4a16_with(
+        &spec(16, 8192, 8192, 128),
+        &choose_split_k(&spec(16, 8192, 8192, 128)).unwrap(),
+    )
+    .unwrap();
+    assert!(k.source.contains("#define LC_KGROUP 0"));
+    assert!(!k.source.contains("LC_KG_TC(b, t) ("));
+}
+
+#[test]
+fn w4a16_kgroup_refuses_bad_configurations() {
+    let s = spec(16, 8192, 8192, 128);
+    for (c, want) in [
+        (kgroup(128, 9, 2, 4, W4Dequant::Bytes), "K-warps"),
+        (kgroup(128, 8, 3, 4, W4Dequant::Bytes), "column"),
+        (kgroup(128, 8, 2, 5, W4Dequant::Bytes), "slots"),
+        (kgroup(128, 8, 2, 1, W4Dequant::Bytes), "slots"),
+        (
+            W4a16Config {
+                splits: 2,
+                ..kgroup(128, 8, 2, 4, W4Dequant::Bytes)
+            },
+            "splits",
+        ),
+        (
+            W4a16Config {
+                cluster: 2,
+                ..kgroup(128, 8, 2, 4, W4Dequant::Bytes)
+            },
+            "cluster",
+        ),
+        (kgroup(128, 6, 2, 4, W4Dequant::Bytes), "superblocks"),
+        (
+            W4a16Config {
+                kwarps: 1,
+                ..kgroup(128, 8, 2, 4, W4Dequant::Bytes)
+            },
+            "K-group",
+        ),
+    ] {
+        let e = emit_w4a16_with(&s, &c).unwrap_err().to_string();
+        assert!(e.contains(want), "{c:?}: {e}");
+    }
+}
+
+#[test]
+fn w4a16_kgroup_tampers_are_refused() {
+    for (s, c) in [
+        (
+            spec(16, 8192, 8192, 128),
+            kgroup(128, 8, 2, 4, W4Dequant::Bytes),
+        ),
+        (
+            spec(1, 1024, 2048, 128),
+            kgroup(128, 4, 1, 2, W4Dequant::Pairs),
+        ),
+    ] {
+        let plan = plan_for(&s, &c).unwrap();
+        let text = emitted_text(&s, &c, &plan).unwrap();
+        validate_w4a16(&s, &c, &plan, &text).unwrap();
+        let gt = 32 * c.cwarps;
+        let halves = 128 / gt;
+        let mut cases: Vec<(&str, Tamper)> = vec![
+            (
+                "tile of the next CTA",
+                Box::new(move |t| t.kg_tile = format!("(b + 1) / {halves}")),
+            ),
+            (
+                "plan threads shifted by one lane",
+                Box::new(move |t| t.kg_tc = format!("(b % {halves}) * {gt} + (t + 1) % {gt}")),
+            ),
+            (
+                "plan thread from the CTA thread (not the group thread)",
+                Box::new(move |t| t.kg_tc = format!("(b % {halves}) * {gt} + t % {}", 2 * gt)),
+            ),
+            (
+                "K-warps by warp",
+                Box::new(|t| t.kg_kw = "t / 32 % 8".into()),
+            ),
+            (
+                "K-range one superblock off",
+                Box::new(|t| t.kg_k0 = format!("{} + 128", t.kg_k0)),
+            ),
+            (
+                "A rows 8..15 never staged",
+                Box::new(|t| t.kg_a_row = "c / 16 % 8".into()),
+            ),
+            (
+                "A chunk half a chunk off",
+                Box::new(|t| t.kg_a_k = "c % 16 * 8 + 4".into()),
+            ),
+            (
+                "partials of two K-warps share slots",
+                Box::new(move |t| t.kg_p_off = format!("(w % 2 * 16 + v) * {gt} + p")),
+            ),
+            (
+                "reduction on odd values",
+                Box::new(move |t| t.kg_r_v = format!("x / {gt} * 2 + 1")),
+            ),
+            (
+                "reduction pairs repeat a thread",
+                Box::new(move |t| t.kg_r_p = format!("x % {gt} / 2")),
+            ),
+        ];
+        if c.cwarps == 1 {
+            // with one column warp the K-warps-by-warp tamper is the identity: replace it
+            cases.retain(|(w, _)| *w != "K-warps by warp");
+            cases.push(("K-warps halved", Box::new(|t| t.kg_kw = "t / 64".into())));
+        }
+        assert_tampers_refused(&s, &c, &plan, &text, cases);
+    }
 }

@@ -55,6 +55,12 @@ pub struct GemmArgs<'a> {
     pub splits: Option<i64>,
     /// W4A16 dequantization override: `bytes` or `pairs`.
     pub dequant: Option<&'a str>,
+    /// W4A16 K-warps per CTA override (1: split-K CTAs; 2..=8: K-group CTAs).
+    pub kwarps: Option<i64>,
+    /// W4A16 column warps per K-group CTA override.
+    pub cwarps: Option<i64>,
+    /// W4A16 A superblocks per K-group ring override.
+    pub aslots: Option<i64>,
 }
 
 fn bad(message: String) -> BadInput {
@@ -184,6 +190,32 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
     if let Some(x) = a.bn {
         c.bn = x;
     }
+    // Asking for split-K, a cluster or K-warps leaves the chosen K-group CTA; the K-group
+    // options fill in what is not given (2 column warps, 4 A slots).
+    if c.kgroup() && (a.splits.is_some() || a.cluster.is_some() || a.kwarps == Some(1)) {
+        let d = w4a16::choose_split_k(&spec).map_err(|e| bad(format!("error: {e}")))?;
+        c = w4a16::W4a16Config {
+            depth: c.depth,
+            ..d
+        };
+    }
+    if let Some(x) = a.kwarps.filter(|&x| x != 1) {
+        c.kwarps = x;
+        c.splits = 1;
+        c.cluster = 1;
+        if c.cwarps == 0 {
+            c.cwarps = 2;
+        }
+        if c.aslots == 0 {
+            c.aslots = 4;
+        }
+    }
+    if let Some(x) = a.cwarps {
+        c.cwarps = x;
+    }
+    if let Some(x) = a.aslots {
+        c.aslots = x;
+    }
     if let Some(x) = a.splits {
         c.splits = x;
     }
@@ -200,9 +232,11 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
             )))
         }
     }
-    c.cluster = a
-        .cluster
-        .unwrap_or_else(|| w4a16::default_cluster(&spec, &c));
+    c.cluster = match a.cluster {
+        Some(x) => x,
+        None if c.kgroup() => 1,
+        None => w4a16::default_cluster(&spec, &c),
+    };
     w4a16::emit_w4a16_with(&spec, &c).map_err(|e| bad(format!("error: {e}")))
 }
 
@@ -264,17 +298,30 @@ pub fn gen(
     if a.weights.is_some() {
         let k = build_w4a16(a)?;
         let v = &k.validation;
+        let cta = if k.config.kgroup() {
+            format!(
+                "{} columns x all of K per CTA ({} column warps x {} K-warps of {} k)",
+                k.config.group_threads(),
+                k.config.cwarps,
+                k.config.kwarps,
+                k.config.ks(&k.spec)
+            )
+        } else {
+            format!(
+                "{} columns x K-range {} per CTA, {} splits",
+                k.config.bn,
+                k.config.ks(&k.spec),
+                k.config.splits
+            )
+        };
         let lines = vec![
             format!(
-                "W4A16 {}x{}x{} f16 x int4 (group {}): {} columns x K-range {} per CTA, {} splits, \
-                 {} CTAs of {} threads, {} bytes of shared memory",
+                "W4A16 {}x{}x{} f16 x int4 (group {}): {cta}, {} CTAs of {} threads, {} bytes of \
+                 shared memory",
                 k.spec.m,
                 k.spec.n,
                 k.spec.k,
                 k.spec.group,
-                k.config.bn,
-                k.config.ks(&k.spec),
-                k.config.splits,
                 k.grid,
                 k.config.threads(),
                 k.smem_bytes

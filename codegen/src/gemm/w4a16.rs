@@ -34,6 +34,12 @@
 //! partial into a workspace `(splits, M, N)`, and the last CTA of a column tile (an atomic
 //! counter) adds them, stores C and resets the counter.
 //!
+//! **K-group CTAs** ([`W4a16Config::kwarps`] > 1, the default where they fill the GPU:
+//! [`default_kgroup`]): the same plan CTA spread over CTAs of `cwarps` column warps x `kwarps`
+//! K-warps that each hold all of K, so no split-K reduction through global memory: the
+//! K-warps' partials are summed in shared memory, in order. The warps of one K-warp index
+//! share A through a ring of `aslots` superblocks refilled by their own cp.async.
+//!
 //! **Validation** ([`validate_w4a16`]): every printed expression is parsed and evaluated on
 //! every thread and value: the shared layout and the cp.async map (as on sm80), or the chunk
 //! pairs' map and what each a_s cell then holds (A at [`mma_k`] of its k-position); ldmatrix
@@ -49,6 +55,10 @@
 //! store cover the tile exactly once at offsets equal to the workspace and C layouts (with the
 //! cluster reduction: the CTAs' shares partition the pairs, and the shared partial's offsets
 //! are one aligned f32 pair per two cells of the tile); guards equal the bounds along each axis.
+//! K-group CTAs add `check_kgroup`: every (column tile, plan thread, K-warp) is one CTA thread
+//! exactly once, hardware lane = plan lane in one plan warp per hardware warp; the K-warps'
+//! ranges partition K; the ring's chunks are the rows < M, aligned and contiguous in `a_s`; the
+//! partial slots and the reduction pairs cover their sets once.
 
 use std::fmt::Write as _;
 
@@ -126,23 +136,58 @@ pub struct W4a16Config {
     pub cluster: i64,
     /// The dequantization (and with it the mma's k order and A's staging).
     pub dequant: W4Dequant,
+    /// K-warps per CTA. 1: the split-K CTA above (a warp per 32 columns over one K-range).
+    /// 2 to [`MAX_KWARPS`]: a **K-group CTA** of `cwarps` column warps x `kwarps` K-warps that
+    /// holds all of K (`splits` 1): K-warp `w` takes `[w K / kwarps, (w + 1) K / kwarps)`; the
+    /// `cwarps` warps of one K-warp index (a K-group) share their A superblocks through a ring
+    /// of `aslots` superblocks in shared memory, refilled by the group's own cp.async `aslots -
+    /// 1` superblocks ahead (one named barrier per superblock); at the end the K-warps' f32
+    /// partials meet in shared memory and are summed in K-warp order (deterministic) and
+    /// stored. No workspace, no counters, no second pass over C (the split-K tail is the
+    /// largest single cost of the split-K CTA: bench/gpu/README.md, session 14). The plan's
+    /// CTA (`bn` columns, thread `tc`) is spread over `bn / (32 cwarps)` CTAs.
+    pub kwarps: i64,
+    /// Column warps per K-group CTA (1, 2 or 4, dividing `bn / 32`; 0 when `kwarps` is 1).
+    pub cwarps: i64,
+    /// A superblocks in a K-group's ring (2 to 4; 0 when `kwarps` is 1).
+    pub aslots: i64,
 }
 
 impl W4a16Config {
-    /// K-elements per CTA.
+    /// K-elements per warp: the CTA's K-range (split-K CTA) or one K-warp's (K-group CTA).
     pub fn ks(&self, spec: &W4a16Spec) -> i64 {
-        spec.k / self.splits
+        spec.k / (self.splits * self.kwarps)
     }
 
-    /// CTAs: a column tile of `bn` columns per split.
+    /// Whether the CTA is a K-group CTA (see [`W4a16Config::kwarps`]).
+    pub fn kgroup(&self) -> bool {
+        self.kwarps > 1
+    }
+
+    /// Threads of one K-group (the column warps that share A superblocks).
+    pub fn group_threads(&self) -> i64 {
+        32 * self.cwarps
+    }
+
+    /// CTAs: a column tile of `bn` columns per split; with K-groups, one CTA per `32 cwarps`
+    /// columns.
     pub fn grid(&self, spec: &W4a16Spec) -> i64 {
-        spec.n / self.bn * self.splits
+        if self.kgroup() {
+            spec.n / self.group_threads()
+        } else {
+            spec.n / self.bn * self.splits
+        }
     }
 
     /// Threads per CTA: a warp per 32 columns (every thread holds the same W vectors whatever
-    /// `bn`; more columns per CTA read A from L2 fewer times).
+    /// `bn`; more columns per CTA read A from L2 fewer times); with K-groups, `cwarps x kwarps`
+    /// warps.
     pub fn threads(&self) -> i64 {
-        self.bn
+        if self.kgroup() {
+            32 * self.cwarps * self.kwarps
+        } else {
+            self.bn
+        }
     }
 
     /// Whether the splits of a column tile run as one thread-block cluster and sum their
@@ -158,7 +203,7 @@ impl W4a16Config {
     /// so a split-K grid of that many CTAs per SM runs in one wave.
     pub fn min_ctas(&self, spec: &W4a16Spec) -> i64 {
         let by_smem = (227 * 1024) / smem_bytes(spec, self).max(1);
-        let by_regs = 4 * 128 / self.bn;
+        let by_regs = (4 * 128 / self.threads()).max(1);
         by_smem.clamp(1, by_regs)
     }
 }
@@ -196,6 +241,8 @@ pub const BODY: &str = include_str!("w4a16_body.cu");
 pub const MAX_KS: i64 = 4096;
 /// The most W register buffers a thread keeps in flight (`--stages`).
 pub const MAX_DEPTH: i64 = 8;
+/// The most K-warps of a K-group CTA (named barriers 1..=8 besides the CTA's 0).
+pub const MAX_KWARPS: i64 = 8;
 
 fn bad(why: String) -> CodegenError {
     CodegenError::Gemm(why)
@@ -209,6 +256,13 @@ fn bad(why: String) -> CodegenError {
 /// splits doubling while the grid stays within about four CTAs per SM of an H100/H200 (528)
 /// or a CTA's K-range is above 2048, and the reduction of [`default_cluster`].
 pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
+    let c = choose_split_k(spec)?;
+    Ok(default_kgroup(spec, &c).unwrap_or(c))
+}
+
+/// The split-K configuration [`choose`] starts from (and keeps where [`default_kgroup`] does
+/// not apply).
+pub fn choose_split_k(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
     check_spec(spec)?;
     let bn = 128;
     let tiles = spec.n / bn;
@@ -222,9 +276,44 @@ pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
         depth: 2,
         cluster: 1,
         dequant: W4Dequant::Bytes,
+        kwarps: 1,
+        cwarps: 0,
+        aslots: 0,
     };
     c.cluster = default_cluster(spec, &c);
     Ok(c)
+}
+
+/// The K-group CTA [`choose`] takes instead of split-K where it fills the GPU: 8 K-warps of
+/// `K / 8` each (K a multiple of 1024), 16 warps per SM at 128 registers (M = 1: one column
+/// warp, 2 CTAs per SM, a ring of 2 A superblocks, nibble-pair dequantization whose in-ring
+/// interleave moves one row; M > 1: two column warps, one CTA per SM, 4 A superblocks, bytes),
+/// when the grid is 90 to 100% of the CTA slots of the H200's 132 SMs (so N = 8192). Measured
+/// on the H200 against split-K (bench/gpu/README.md, session 16): 1x8192x8192 18.4-18.6 ->
+/// 17.5 us, 16x8192x8192 20.2-20.4 -> 19.1-19.3 us; the same CTA was no faster at
+/// 16x14336x4096 (448 CTAs of 4 warps), so narrower grids keep split-K.
+pub fn default_kgroup(spec: &W4a16Spec, base: &W4a16Config) -> Option<W4a16Config> {
+    let one_row = spec.m == 1;
+    let c = W4a16Config {
+        splits: 1,
+        cluster: 1,
+        kwarps: 8,
+        cwarps: if one_row { 1 } else { 2 },
+        aslots: if one_row { 2 } else { 4 },
+        dequant: if one_row {
+            W4Dequant::Pairs
+        } else {
+            W4Dequant::Bytes
+        },
+        ..*base
+    };
+    let slots = super::SM90_SMS * c.min_ctas(spec);
+    let grid = c.grid(spec);
+    (check_config(spec, &c).is_ok()
+        && spec.k % 1024 == 0
+        && grid <= slots
+        && grid * 10 >= slots * 9)
+        .then_some(c)
 }
 
 /// The reduction [`choose`] picks for a configuration: a cluster of the splits when there are
@@ -287,6 +376,40 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
             c.cluster, c.splits
         )));
     }
+    if c.kgroup() {
+        let groups = c.bn / 32;
+        if c.kwarps > MAX_KWARPS
+            || !matches!(c.cwarps, 1 | 2 | 4)
+            || groups % c.cwarps != 0
+            || c.splits != 1
+            || c.cluster != 1
+            || !(2..=4).contains(&c.aslots)
+            || spec.k % (128 * c.kwarps) != 0
+        {
+            return Err(bad(format!(
+                "K-group CTA of {} column warps x {} K-warps, {} A slots, {} splits, cluster {}: \
+                 2 to {MAX_KWARPS} K-warps of whole 128-k superblocks (K = {}), 1, 2 or 4 column \
+                 warps dividing the {groups} warps of a {}-column tile, 2 to 4 slots, no splits, \
+                 no cluster",
+                c.cwarps, c.kwarps, c.aslots, c.splits, c.cluster, spec.k, c.bn
+            )));
+        }
+        if smem_bytes(spec, c) > 227 * 1024 {
+            return Err(bad(format!(
+                "K-group CTA: {} bytes of shared memory (at most {})",
+                smem_bytes(spec, c),
+                227 * 1024
+            )));
+        }
+        return Ok(());
+    }
+    if c.kwarps != 1 || c.cwarps != 0 || c.aslots != 0 {
+        return Err(bad(format!(
+            "kwarps {}, cwarps {}, aslots {}: column warps and A slots belong to a K-group CTA \
+             (kwarps 2 to {MAX_KWARPS})",
+            c.kwarps, c.cwarps, c.aslots
+        )));
+    }
     if c.splits < 1 || spec.k % (128 * c.splits) != 0 || c.ks(spec) > MAX_KS {
         return Err(bad(format!(
             "splits {}: K = {} must split into K-ranges that are multiples of 128 and at most \
@@ -300,6 +423,13 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
 /// Dynamic shared memory: A's K-range (16 rows of f16) or, with the cluster reduction, the f32
 /// partial tile that reuses it, whichever is larger, plus 1 KiB of alignment slack.
 pub fn smem_bytes(spec: &W4a16Spec, c: &W4a16Config) -> i64 {
+    if c.kgroup() {
+        // The K-groups' A rings, or the K-warps' f32 partials (16 accumulators a thread)
+        // that reuse them.
+        let ring = c.kwarps * c.aslots * 16 * 128 * 2;
+        let partials = c.kwarps * c.group_threads() * 16 * 4;
+        return ring.max(partials) + 1024;
+    }
     let partial = if c.cluster_reduce() { 16 * c.bn * 4 } else { 0 };
     (16 * c.ks(spec) * 2).max(partial) + 1024
 }
@@ -342,7 +472,7 @@ pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
         nb = bn / 8,
         nbs = 8 * spec.k,
         g = spec.k / spec.group,
-        threads = c.threads(),
+        threads = c.bn,
     )
 }
 
@@ -423,6 +553,26 @@ pub struct W4Text {
     pub c_guard: String,
     /// The lines of `LC_W4_SCHEDULE` (one superblock).
     pub schedule: Vec<String>,
+    /// K-group CTA ([`W4a16Config::kgroup`]): `LC_KG_TILE(b)`, the column tile of CTA b.
+    pub kg_tile: String,
+    /// `LC_KG_TC(b, t)`: the plan's thread that thread t of CTA b is.
+    pub kg_tc: String,
+    /// `LC_KG_KW(t)`: thread t's K-warp (and K-group).
+    pub kg_kw: String,
+    /// `LC_KG_K0(w)`: the first k of K-warp w.
+    pub kg_k0: String,
+    /// `LC_KG_A_ROW(c)`, `LC_KG_A_K(c)`: the 16-byte chunk c of an A superblock (row, first
+    /// k), staged (c < 16 M) or zeroed once (rows >= M, c taken modulo 256).
+    pub kg_a_row: String,
+    /// See `kg_a_row`.
+    pub kg_a_k: String,
+    /// `LC_KG_P_OFF(w, v, p)`: f32 slot of accumulator v of K-group thread p of K-warp w.
+    pub kg_p_off: String,
+    /// `LC_KG_R_P(x)`, `LC_KG_R_V(x)`: the K-group thread and the (even) accumulator of
+    /// reduction pair x.
+    pub kg_r_p: String,
+    /// See `kg_r_p`.
+    pub kg_r_v: String,
 }
 
 /// Chunk pairs of one A superblock (16 rows x 128 k in pairs of 16-byte chunks).
@@ -551,7 +701,7 @@ pub fn emitted_text(
         plan_tv(plan, "s")?,
         plan_tv(plan, "c")?,
     );
-    let copy = coalesced(&[16, 128], 1, 8, c.threads())
+    let copy = coalesced(&[16, 128], 1, 8, c.bn)
         .ok_or_else(|| bad("no coalesced copy layout for A".into()))?;
     let (a_cp_row, a_cp_k) = tv_at(&copy, "t", "(j * 8)", "a_g -> a_s")?;
     let (a_slin, a_swz) = memory_exprs(plan_memory(plan, "a_s")?, &[16, 128], "r", "k", "a_s")?;
@@ -580,8 +730,8 @@ pub fn emitted_text(
         a_groups: tv_a.nvalues() / 8,
         w_vectors: tv_w.nvalues() / 32,
         acc: tv_c.nvalues(),
-        a_chunks: 16 * 128 / 8 / c.threads(),
-        r_iters: pairs / c.threads(),
+        a_chunks: 16 * 128 / 8 / c.bn,
+        r_iters: pairs / c.bn,
         a_cp_row,
         a_cp_k,
         a_slin,
@@ -596,8 +746,8 @@ pub fn emitted_text(
         s_goff: format!("n * {g} + g"),
         c_row,
         c_col,
-        r_row: format!("(t + i * {}) * 2 / {}", c.threads(), c.bn),
-        r_col: format!("(t + i * {}) * 2 % {}", c.threads(), c.bn),
+        r_row: format!("(t + i * {}) * 2 / {}", c.bn, c.bn),
+        r_col: format!("(t + i * {}) * 2 % {}", c.bn, c.bn),
         a_goff: format!("r * {} + k", spec.k),
         c_goff: format!("r * {} + c", spec.n),
         ws_off: format!("p * {} + r * {} + c", spec.m * spec.n, spec.n),
@@ -607,6 +757,23 @@ pub fn emitted_text(
         a_pr_row: "x / 8".into(),
         a_pr_k: "(x % 8 / 2) * 32 + (x % 2) * 8".into(),
         schedule: schedule(plan, c.dequant)?,
+        kg_tile: format!("b / {}", (c.bn / c.group_threads().max(1)).max(1)),
+        kg_tc: format!(
+            "(b % {}) * {gt} + t % {gt}",
+            (c.bn / c.group_threads().max(1)).max(1),
+            gt = c.group_threads().max(1)
+        ),
+        kg_kw: format!("t / {}", c.group_threads().max(1)),
+        kg_k0: format!("w * {}", c.ks(spec)),
+        kg_a_row: "c / 16".into(),
+        kg_a_k: "c % 16 * 8".into(),
+        kg_p_off: format!(
+            "(w * {} + v) * {gt} + p",
+            tv_c.nvalues(),
+            gt = c.group_threads().max(1)
+        ),
+        kg_r_p: format!("x % {}", c.group_threads().max(1)),
+        kg_r_v: format!("x / {} * 2", c.group_threads().max(1)),
     })
 }
 
@@ -742,7 +909,7 @@ pub fn validate_w4a16(
     text: &W4Text,
 ) -> Result<GemmValidation, CodegenError> {
     let mut v = GemmValidation::default();
-    let nt = c.threads();
+    let nt = c.bn;
     let (instr, atom) = plan_atom(plan)?;
     if text.mma_instr != instr || !instr.contains(".f16.f16.f32") {
         return Err(fail(format!(
@@ -1237,7 +1404,193 @@ pub fn validate_w4a16(
             )));
         }
     }
+    if c.kgroup() {
+        check_kgroup(spec, c, text, &sa, &mut v)?;
+    }
     Ok(v)
+}
+
+fn eval1(e: &CExpr, name: &str, x: i64) -> Result<i64, CodegenError> {
+    e.eval_with(&|n| (n == name).then_some(x))
+}
+
+/// The K-group CTA's own maps (everything else is the plan CTA's, validated above for the
+/// plan's `bn` threads):
+/// - the CTAs' threads are the plan's threads of every column tile and K-warp exactly once,
+///   hardware lane = plan lane and one plan warp per hardware warp (so every ldmatrix and mma
+///   line validated above is what a hardware warp executes), and a thread's plan thread
+///   depends on its K-group thread only (the reduction reads partials by that index);
+/// - the K-warps' K-ranges partition K into whole superblocks;
+/// - A's ring: the first 16 M chunks (bytes) or 8 M chunk pairs (pairs: the plan's pair map,
+///   validated with its interleave above) are exactly the rows < M, every chunk 16-byte
+///   aligned and contiguous in a_s; chunks 0..256 are every chunk once (the zero fill of rows
+///   >= M);
+/// - the partial slots are distinct per (K-warp, value, group thread) and inside the shared
+///   memory; the reduction pairs cover every (group thread, even value) once.
+fn check_kgroup(
+    spec: &W4a16Spec,
+    c: &W4a16Config,
+    text: &W4Text,
+    sa: &SharedMap,
+    v: &mut GemmValidation,
+) -> Result<(), CodegenError> {
+    let (tile_e, tc_e, kw_e) = (
+        CExpr::parse(&text.kg_tile)?,
+        CExpr::parse(&text.kg_tc)?,
+        CExpr::parse(&text.kg_kw)?,
+    );
+    let (grid, nt, gt) = (c.grid(spec), c.threads(), c.group_threads());
+    let tiles = spec.n / c.bn;
+    let mut seen = vec![false; (tiles * c.bn * c.kwarps) as usize];
+    for b in 0..grid {
+        for t in 0..nt {
+            let tile = eval1(&tile_e, "b", b)?;
+            let tc = eval2(&tc_e, ("b", b), ("t", t))?;
+            let w = eval1(&kw_e, "t", t)?;
+            if !(0..tiles).contains(&tile)
+                || !(0..c.bn).contains(&tc)
+                || !(0..c.kwarps).contains(&w)
+            {
+                return Err(fail(format!(
+                    "K-group CTA {b} thread {t}: tile {tile}, plan thread {tc}, K-warp {w} out of range"
+                )));
+            }
+            if tc % 32 != t % 32 || tc / 32 != eval2(&tc_e, ("b", b), ("t", t - t % 32))? / 32 {
+                return Err(fail(format!(
+                    "K-group CTA {b} thread {t}: plan thread {tc} is not this lane of one plan warp"
+                )));
+            }
+            if eval1(&kw_e, "t", t - t % 32)? != w {
+                return Err(fail(format!(
+                    "K-group CTA {b}: warp {} spans two K-warps",
+                    t / 32
+                )));
+            }
+            if tc != eval2(&tc_e, ("b", b), ("t", t % gt))? {
+                return Err(fail(format!(
+                    "K-group CTA {b} thread {t}: its plan thread is not that of group thread {}",
+                    t % gt
+                )));
+            }
+            let x = &mut seen[((tile * c.bn + tc) * c.kwarps + w) as usize];
+            if *x {
+                return Err(fail(format!(
+                    "K-group CTAs: tile {tile}, plan thread {tc}, K-warp {w} twice"
+                )));
+            }
+            *x = true;
+            v.accumulator_cells += 1;
+        }
+    }
+    if seen.iter().any(|&x| !x) {
+        return Err(fail(
+            "K-group CTAs miss a (tile, plan thread, K-warp)".into(),
+        ));
+    }
+    let k0 = CExpr::parse(&text.kg_k0)?;
+    let ks = c.ks(spec);
+    for w in 0..c.kwarps {
+        if eval1(&k0, "w", w)? != w * ks || ks % 128 != 0 {
+            return Err(fail(format!(
+                "K-warp {w} starts at k {}; the K-ranges of {ks} do not partition K = {} in superblocks",
+                eval1(&k0, "w", w)?,
+                spec.k
+            )));
+        }
+        v.global_offsets += 1;
+    }
+    if ks * c.kwarps != spec.k {
+        return Err(fail("the K-warps' ranges do not cover K".into()));
+    }
+    // A's ring chunks.
+    let (ar, ak) = (CExpr::parse(&text.kg_a_row)?, CExpr::parse(&text.kg_a_k)?);
+    let mut chunk = vec![false; 16 * 16];
+    for ch in 0..256 {
+        let (r, k) = (eval1(&ar, "c", ch)?, eval1(&ak, "c", ch)?);
+        if !(0..16).contains(&r)
+            || !(0..128).contains(&k)
+            || k % 8 != 0
+            || chunk[(r * 16 + k / 8) as usize]
+        {
+            return Err(fail(format!(
+                "A ring chunk {ch} at ({r}, {k}): outside the superblock, unaligned or twice"
+            )));
+        }
+        chunk[(r * 16 + k / 8) as usize] = true;
+        if (ch < 16 * spec.m) != (r < spec.m) {
+            return Err(fail(format!(
+                "A ring chunk {ch} is row {r}: the first {} chunks must be the rows < M = {}",
+                16 * spec.m,
+                spec.m
+            )));
+        }
+        let o = sa.offset(r, k)?;
+        if o % 8 != 0 || (1..8).any(|e| sa.offset(r, k + e).ok() != Some(o + e)) {
+            return Err(fail(format!(
+                "A ring chunk ({r}, {k}) is not 16 contiguous, aligned bytes of a_s"
+            )));
+        }
+        v.smem_cells += 8;
+    }
+    if c.dequant == W4Dequant::Pairs {
+        let pr = CExpr::parse(&text.a_pr_row)?;
+        for x in 0..A_PAIRS {
+            if (x < 8 * spec.m) != (eval1(&pr, "x", x)? < spec.m) {
+                return Err(fail(format!(
+                    "A ring pair {x}: the first {} pairs must be the rows < M = {}",
+                    8 * spec.m,
+                    spec.m
+                )));
+            }
+        }
+    }
+    // Partials and the reduction.
+    let po = CExpr::parse(&text.kg_p_off)?;
+    let slots = c.kwarps * text.acc * gt;
+    if 4 * slots + 1024 > smem_bytes(spec, c) {
+        return Err(fail(format!(
+            "{slots} f32 partials do not fit the CTA's {} bytes of shared memory",
+            smem_bytes(spec, c)
+        )));
+    }
+    let mut slot = vec![false; slots as usize];
+    for w in 0..c.kwarps {
+        for x in 0..text.acc {
+            for p in 0..gt {
+                let o = po.eval_with(&|n| match n {
+                    "w" => Some(w),
+                    "v" => Some(x),
+                    "p" => Some(p),
+                    _ => None,
+                })?;
+                if !(0..slots).contains(&o) || slot[o as usize] {
+                    return Err(fail(format!(
+                        "partial slot of K-warp {w}, value {x}, group thread {p} is {o}: outside \
+                         the {slots} slots or shared"
+                    )));
+                }
+                slot[o as usize] = true;
+                v.smem_cells += 1;
+            }
+        }
+    }
+    let (rp, rv) = (CExpr::parse(&text.kg_r_p)?, CExpr::parse(&text.kg_r_v)?);
+    let mut pair = vec![false; (gt * text.acc) as usize];
+    for x in 0..gt * text.acc / 2 {
+        let (p, val) = (eval1(&rp, "x", x)?, eval1(&rv, "x", x)?);
+        if !(0..gt).contains(&p)
+            || !(0..text.acc).contains(&val)
+            || val % 2 != 0
+            || pair[(p * text.acc + val) as usize]
+        {
+            return Err(fail(format!(
+                "reduction pair {x}: group thread {p}, value {val} outside, odd or twice"
+            )));
+        }
+        pair[(p * text.acc + val) as usize] = true;
+        v.accumulator_cells += 2;
+    }
+    Ok(())
 }
 
 fn defines(k: &mut String, list: &[(&str, i64)]) {
@@ -1276,8 +1629,30 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_CLUSTER_REDUCE", c.cluster_reduce() as i64),
             ("LC_DQ_PAIRS", (c.dequant == W4Dequant::Pairs) as i64),
             ("LC_A_PAIRS", A_PAIRS),
+            ("LC_KGROUP", c.kgroup() as i64),
         ],
     );
+    if c.kgroup() {
+        defines(
+            &mut k,
+            &[
+                ("LC_CWARPS", c.cwarps),
+                ("LC_KWARPS", c.kwarps),
+                ("LC_GROUP_THREADS", c.group_threads()),
+                ("LC_A_SLOTS", c.aslots),
+            ],
+        );
+        let _ = writeln!(
+            k,
+            "// K-group CTA b, thread t: the column tile, the plan's thread, the K-warp; K-warp w's\n\
+             // first k; chunk c of an A superblock; the f32 partial slot of (K-warp w, value v,\n\
+             // group thread p); reduction pair x (group thread, even value).\n\
+             #define LC_KG_TILE(b) ({})\n#define LC_KG_TC(b, t) ({})\n#define LC_KG_KW(t) ({})\n\
+             #define LC_KG_K0(w) ({})\n#define LC_KG_A_ROW(c) ({})\n#define LC_KG_A_K(c) ({})\n\
+             #define LC_KG_P_OFF(w, v, p) ({})\n#define LC_KG_R_P(x) ({})\n#define LC_KG_R_V(x) ({})",
+            t.kg_tile, t.kg_tc, t.kg_kw, t.kg_k0, t.kg_a_row, t.kg_a_k, t.kg_p_off, t.kg_r_p, t.kg_r_v
+        );
+    }
     let staging = match c.dequant {
         W4Dequant::Bytes => format!(
             "// cp.async chunk j of one A superblock [16, 128] (coalesced copy layout) and a_s.\n\
@@ -1365,7 +1740,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
 const HOST: &str = r#"
 #ifdef LAYCERT_HOST_LAUNCHER
 // Host launcher for nvcc builds. With LC_CLUSTER_REDUCE the kernel's clusters (compiled in)
-// need nothing else; otherwise the f32 split-K workspace and the per-tile counters are
+// and with LC_KGROUP the K-group CTAs need nothing else; otherwise the f32 split-K workspace and the per-tile counters are
 // allocated once (counters zeroed once; the last CTA of a tile resets its counter), so
 // launches on one stream may follow each other; concurrent launches must not share them.
 #include <cuda_runtime.h>
@@ -1375,7 +1750,7 @@ static unsigned* lc_counters = 0;
 extern "C" int laycert_w4a16_launch(const void* A, const void* W, const void* S, void* C,
                                     void* stream) {
     if (!lc_ready) {
-#if !LC_CLUSTER_REDUCE
+#if !LC_CLUSTER_REDUCE && !LC_KGROUP
         if (cudaMalloc((void**)&lc_ws, sizeof(float) * (size_t)LC_SPLITS * LC_M * LC_N)) return 3001;
         if (cudaMalloc((void**)&lc_counters, sizeof(unsigned) * LC_TILES_N)) return 3002;
         if (cudaMemset(lc_counters, 0, sizeof(unsigned) * LC_TILES_N)) return 3003;
@@ -1423,14 +1798,28 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
                 spec.k / spec.group,
                 packed_layout(spec.n, spec.k)
             ),
-            format!(
-                "CTA: {} warps, {} columns, K-range {} ({} splits, deterministic reduction), {} CTAs.",
-                c.threads() / 32,
-                c.bn,
-                c.ks(spec),
-                c.splits,
-                grid
-            ),
+            if c.kgroup() {
+                format!(
+                    "CTA: {} column warps x {} K-warps ({} columns, all of K, {} k per K-warp; A \
+                     through a ring of {} superblocks per K-group; the K-warps' partials summed \
+                     in shared memory, in order), {} CTAs.",
+                    c.cwarps,
+                    c.kwarps,
+                    c.group_threads(),
+                    c.ks(spec),
+                    c.aslots,
+                    grid
+                )
+            } else {
+                format!(
+                    "CTA: {} warps, {} columns, K-range {} ({} splits, deterministic reduction), {} CTAs.",
+                    c.threads() / 32,
+                    c.bn,
+                    c.ks(spec),
+                    c.splits,
+                    grid
+                )
+            },
             match c.dequant {
                 W4Dequant::Bytes => "Dequantization by bytes: a B register is nibbles (2b, 2b + 1) \
                                      of a word; the mma runs over k in order."

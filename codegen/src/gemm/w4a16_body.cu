@@ -17,6 +17,8 @@
 // after a cluster barrier CTA p sums its share of the tile's pairs over every split's partial
 // (distributed shared memory, split order) and stores C. Otherwise each split stores its
 // partial in the workspace, and the last CTA of the column tile sums them in split order.
+// LC_KGROUP: a different CTA around the same plan (see the kernel under #if LC_KGROUP below):
+// column warps x K-warps holding all of K, partials summed in shared memory.
 // ---------------------------------------------------------------------------------------------
 
 // 16 bytes of W, read once: no L1 allocation.
@@ -198,6 +200,175 @@ __device__ __forceinline__ float2 lc_ld_cluster_f2(unsigned addr, unsigned rank)
     return v;
 }
 
+#if LC_KGROUP
+// The K-group CTA (LC_KGROUP; codegen::gemm::w4a16::W4a16Config::kwarps): LC_CWARPS column warps
+// x LC_KWARPS K-warps, all of K. Thread t of CTA b is the plan's thread LC_KG_TC(b, t) of column
+// tile LC_KG_TILE(b) over K-warp LC_KG_KW(t)'s K-range [LC_KG_K0(w), + LC_KS) (validated: every
+// (tile, plan thread, K-warp) once, hardware lane = plan lane). The LC_GROUP_THREADS threads of
+// one K-warp index share A through a ring of LC_A_SLOTS superblocks (the plan's a_s each), filled
+// by their own cp.async LC_A_SLOTS - 1 superblocks ahead (rows < M; rows >= M zeroed once), one
+// named barrier (1 + K-warp) per superblock; W streams into registers as in the split-K CTA. At
+// the end every thread's accumulators go to shared memory (LC_KG_P_OFF) and reduction pair x
+// sums value LC_KG_R_V(x) (and the next) of group thread LC_KG_R_P(x) over the K-warps in order
+// (deterministic) and stores it as f16: no workspace, no counter, one pass over C.
+__device__ __forceinline__ void lc_named_barrier(int id, int n) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
+}
+extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
+    laycert_w4a16(const lc_elem* __restrict__ A, const unsigned* __restrict__ W,
+                  const lc_elem* __restrict__ S, lc_elem* __restrict__ C, float* __restrict__ ws,
+                  unsigned* __restrict__ counters) {
+    extern __shared__ __align__(1024) unsigned char lc_dyn_smem[];
+    const unsigned base = (lc_smem_addr(lc_dyn_smem) + 1023u) & ~1023u;
+    const int b = blockIdx.x;
+    const int t = threadIdx.x;
+    const int w = LC_KG_KW(t);
+    const int p = t % LC_GROUP_THREADS;  // this thread in its K-group
+    const int tc = LC_KG_TC(b, t);       // the plan's thread
+    const int n0 = LC_KG_TILE(b) * LC_BN;
+    const int k0 = LC_KG_K0(w);
+    const unsigned ring = base + (unsigned)(w * LC_A_SLOTS) * LC_A_SB_BYTES;
+
+    const lc_wptr wp = lc_w_bases(W, S, n0, k0, tc);
+    lc_v4 wb[LC_W_DEPTH][LC_WV];
+    unsigned sb_s[LC_W_DEPTH][LC_WV];
+#pragma unroll
+    for (int i = 0; i + 1 < LC_W_DEPTH; ++i)
+        if (i < LC_SB) lc_load_w(wp, wb[i], sb_s[i], k0, i);
+
+    // Rows >= M of every slot: zeroed once (the ring only copies rows < M).
+    if (LC_M < 16) {
+        for (int c = p; c < LC_A_SLOTS * 256; c += LC_GROUP_THREADS) {
+            const int r = LC_KG_A_ROW(c % 256), k = LC_KG_A_K(c % 256);
+            if (r >= LC_M)
+                lc_st_shared_v4(ring + (unsigned)(c / 256) * LC_A_SB_BYTES + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k)),
+                                lc_v4{0u, 0u, 0u, 0u});
+        }
+    }
+#if LC_DQ_PAIRS
+    // A in the mma's k order: a thread copies chunk pairs (k, k + 16) of rows < M (the plan's
+    // pairs 0 .. 8 M - 1) and, once they land, interleaves them in place (as lc_a_interleave)
+    // before the group barrier.
+    auto stage = [&](int sb) {
+        if (sb < LC_SB) {
+            const unsigned slot = ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES;
+#pragma unroll
+            for (int x0 = 0; x0 < LC_M * 8; x0 += LC_GROUP_THREADS) {
+                const int x = x0 + p;
+                if (x < LC_M * 8) {
+                    const int r = LC_A_PR_ROW(x), k = LC_A_PR_K(x);
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        lc_cp_async16(slot + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k + 16 * h)),
+                                      A + LC_A_GOFF((long long)r, (long long)(k0 + sb * 128 + k + 16 * h)), 16u);
+                }
+            }
+        }
+        lc_cp_commit();
+    };
+    auto interleave = [&](int sb) {
+        const unsigned slot = ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES;
+#pragma unroll
+        for (int x0 = 0; x0 < LC_M * 8; x0 += LC_GROUP_THREADS) {
+            const int x = x0 + p;
+            if (x < LC_M * 8) {
+                const int r = LC_A_PR_ROW(x), k = LC_A_PR_K(x);
+                const unsigned at0 = slot + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k));
+                const unsigned at1 = slot + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k + 16));
+                const lc_v4 lo = lc_ld_shared_v4(at0), hi = lc_ld_shared_v4(at1);
+                lc_st_shared_v4(at0, lc_a_prmt(lo, hi, LC_A_PRMT_LO));
+                lc_st_shared_v4(at1, lc_a_prmt(lo, hi, LC_A_PRMT_HI));
+            }
+        }
+    };
+#else
+    // A in k order: chunks 0 .. 16 M - 1 (the rows < M).
+    auto stage = [&](int sb) {
+        if (sb < LC_SB) {
+            const unsigned slot = ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES;
+#pragma unroll
+            for (int c0 = 0; c0 < LC_M * 16; c0 += LC_GROUP_THREADS) {
+                const int c = c0 + p;
+                if (c < LC_M * 16) {
+                    const int r = LC_KG_A_ROW(c), k = LC_KG_A_K(c);
+                    lc_cp_async16(slot + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k)),
+                                  A + LC_A_GOFF((long long)r, (long long)(k0 + sb * 128 + k)), 16u);
+                }
+            }
+        }
+        lc_cp_commit();
+    };
+    auto interleave = [&](int) {};
+#endif
+#pragma unroll
+    for (int s = 0; s + 1 < LC_A_SLOTS; ++s) stage(s);
+
+    unsigned a_lo[LC_A_GROUPS];
+#pragma unroll
+    for (int g = 0; g < LC_A_GROUPS; ++g)
+        a_lo[g] = 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_LDSM_ROW(tc, g), LC_A_LDSM_K(tc, g)));
+    float acc[LC_ACC];
+#pragma unroll
+    for (int i = 0; i < LC_ACC; ++i) acc[i] = 0.0f;
+    if (LC_M < 16) __syncthreads();  // the zero rows
+
+    // Superblock sb: its A landed (this thread's copies; the group barrier, everyone's, and
+    // every group thread is done with slot (sb - 1) % LC_A_SLOTS, refilled next).
+#pragma unroll 1
+    for (int sb0 = 0; sb0 < LC_SB; sb0 += LC_W_DEPTH) {
+#pragma unroll
+        for (int i = 0; i < LC_W_DEPTH; ++i) {
+            const int sb = sb0 + i;
+            if (sb < LC_SB) {
+                const int next = sb + LC_W_DEPTH - 1;
+                if (next < LC_SB)
+                    lc_load_w(wp, wb[(i + LC_W_DEPTH - 1) % LC_W_DEPTH],
+                              sb_s[(i + LC_W_DEPTH - 1) % LC_W_DEPTH], k0, next);
+                lc_cp_wait<LC_A_SLOTS - 2>();
+                interleave(sb);
+                if (LC_GROUP_THREADS == 32)
+                    __syncwarp();
+                else
+                    lc_named_barrier(1 + w, LC_GROUP_THREADS);
+                stage(sb + LC_A_SLOTS - 1);
+                lc_superblock(wb[i], sb_s[i], ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES, a_lo, acc);
+            }
+        }
+    }
+
+    // The K-warps' partials in shared memory (over the rings), summed in K-warp order.
+    lc_cp_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int v = 0; v < LC_ACC; ++v)
+        asm volatile("st.shared.f32 [%0], %1;" ::"r"(base + 4u * (unsigned)LC_KG_P_OFF(w, v, p)), "f"(acc[v])
+                     : "memory");
+    __syncthreads();
+    for (int x = t; x < LC_GROUP_THREADS * LC_ACC / 2; x += LC_THREADS) {
+        const int pp = LC_KG_R_P(x);
+        const int v = LC_KG_R_V(x);
+        const int tx = LC_KG_TC(b, pp);  // the plan's thread whose accumulators these are
+        const int r = LC_C_ROW(tx, v);
+        const long long c = (long long)n0 + LC_C_COL(tx, v);
+        if (LC_C_GUARD(r, c)) {
+            float sx = 0.0f, sy = 0.0f;
+#pragma unroll
+            for (int q = 0; q < LC_KWARPS; ++q) {
+                float e0, e1;
+                asm volatile("ld.shared.f32 %0, [%1];" : "=f"(e0) : "r"(base + 4u * (unsigned)LC_KG_P_OFF(q, v, pp)) : "memory");
+                asm volatile("ld.shared.f32 %0, [%1];" : "=f"(e1) : "r"(base + 4u * (unsigned)LC_KG_P_OFF(q, v + 1, pp)) : "memory");
+                sx += e0;
+                sy += e1;
+            }
+            unsigned h;
+            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(sy), "f"(sx));
+            *reinterpret_cast<unsigned*>(C + LC_C_GOFF(r, c)) = h;
+        }
+    }
+    (void)ws;
+    (void)counters;
+}
+#else
 extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
 #if LC_CLUSTER_REDUCE
     __cluster_dims__(LC_SPLITS, 1, 1)
@@ -399,3 +570,4 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
     if (t == 0) counters[tile] = 0u;
 #endif
 }
+#endif  // LC_KGROUP
