@@ -543,9 +543,10 @@ struct GemmCli {
     /// sm80: shared A and B tiles given row-major and unswizzled (the bank-conflict baseline).
     #[arg(long)]
     no_swizzle: bool,
-    /// W4A16: `bytes` (default: a B register is a byte of a W word, k in order) or `pairs`
-    /// (the nibble pair (i, i + 4) of a word, the mma over k with bits 0 and 4 swapped, A
-    /// interleaved to match; fewer instructions, slower on the H200 as measured).
+    /// W4A16: `bytes` (a B register is a byte of a W word, k in order) or `pairs` (the nibble
+    /// pair (i, i + 4) of a word, the mma over k with bits 0 and 4 swapped, A interleaved to
+    /// match; fewer instructions) (default: chosen; pairs for K-group CTAs with M <= 8, bytes
+    /// otherwise, as measured on the H200).
     #[arg(long)]
     dequant: Option<String>,
     /// W4A16: K-warps per CTA: 1 for split-K CTAs (a warp per 32 columns over a K-range), 2 to

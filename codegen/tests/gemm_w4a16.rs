@@ -94,6 +94,20 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
             ..kg
         }
     );
+    // M = 2..=4 as M = 1; 5..=8 pairs with two column warps.
+    for m in [2, 4] {
+        assert_eq!(
+            choose(&spec(m, 8192, 8192, 128)).unwrap(),
+            choose(&spec(1, 8192, 8192, 128)).unwrap()
+        );
+    }
+    assert_eq!(
+        choose(&spec(8, 8192, 8192, 128)).unwrap(),
+        W4a16Config {
+            dequant: W4Dequant::Pairs,
+            ..kg
+        }
+    );
     // A grid that does not fill the SMs keeps split-K.
     for (n, k) in [(4096, 4096), (14336, 4096)] {
         assert_eq!(choose(&spec(16, n, k, 128)).unwrap().kwarps, 1, "{n}x{k}");

@@ -285,26 +285,32 @@ pub fn choose_split_k(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
 }
 
 /// The K-group CTA [`choose`] takes instead of split-K where it fills the GPU: 8 K-warps of
-/// `K / 8` each (K a multiple of 1024), 16 warps per SM at 128 registers (M = 1: one column
-/// warp, 2 CTAs per SM, a ring of 2 A superblocks, nibble-pair dequantization whose in-ring
-/// interleave moves one row; M > 1: two column warps, one CTA per SM, 4 A superblocks, bytes),
-/// when the grid is 90 to 100% of the CTA slots of the H200's 132 SMs (so N = 8192). Measured
-/// on the H200 against split-K (bench/gpu/README.md, session 16): 1x8192x8192 18.4-18.6 ->
-/// 17.5 us, 16x8192x8192 20.2-20.4 -> 19.1-19.3 us; the same CTA was no faster at
-/// 16x14336x4096 (448 CTAs of 4 warps), so narrower grids keep split-K.
+/// `K / 8` each (K a multiple of 1024) at 128 registers, 16 warps per SM, when the grid is 90
+/// to 100% of the CTA slots of the H200's 132 SMs (so N = 8192). The dequantization and the
+/// CTA follow M, as measured on the H200 at N = K = 8192 (bench/gpu/README.md, session 16; cold
+/// L2, us, against the split-K CTA):
+/// - M <= 4: nibble pairs (the in-ring interleave moves at most 4 rows), one column warp (2
+///   CTAs per SM), a ring of 2 A superblocks: M = 1 17.3 (split-K 18.4), M = 2 17.7 (18.7),
+///   M = 4 18.6 (19.0);
+/// - M = 5..=8: pairs, two column warps, 4 slots: M = 8 19.2 (19.9);
+/// - M > 8: bytes (the interleave of 16 rows costs more than the pairs save: 21.2), two column
+///   warps, 4 slots: M = 16 19.0-19.1 (20.2).
+///
+/// At 16x14336x4096 (448 CTAs of 4 warps) the same CTA was no faster than the cluster, so
+/// narrower grids keep split-K.
 pub fn default_kgroup(spec: &W4a16Spec, base: &W4a16Config) -> Option<W4a16Config> {
-    let one_row = spec.m == 1;
+    let (dequant, cwarps, aslots) = match spec.m {
+        ..=4 => (W4Dequant::Pairs, 1, 2),
+        5..=8 => (W4Dequant::Pairs, 2, 4),
+        _ => (W4Dequant::Bytes, 2, 4),
+    };
     let c = W4a16Config {
         splits: 1,
         cluster: 1,
         kwarps: 8,
-        cwarps: if one_row { 1 } else { 2 },
-        aslots: if one_row { 2 } else { 4 },
-        dequant: if one_row {
-            W4Dequant::Pairs
-        } else {
-            W4Dequant::Bytes
-        },
+        cwarps,
+        aslots,
+        dequant,
         ..*base
     };
     let slots = super::SM90_SMS * c.min_ctas(spec);
