@@ -33,6 +33,11 @@ for m in 1 16; do
   w --m $m --n 8192 --k 8192 --kwarps 1 --stages 3 -o "$D/w4a16_m${m}_8192_d3.cu"
   w --m $m --n 8192 --k 8192 --kwarps 1 --dequant pairs -o "$D/w4a16_m${m}_8192_pairs.cu"
 done
+# M between: the default (K-group: pairs up to M = 8) against split-K
+for m in 2 4 8; do
+  w --m $m --n 8192 --k 8192 -o "$D/w4a16_m${m}_8192.cu"
+  w --m $m --n 8192 --k 8192 --kwarps 1 -o "$D/w4a16_m${m}_8192_splitk.cu"
+done
 # K-group CTAs with the other dequantization, and other shapes of them
 w --m 1 --n 8192 --k 8192 --dequant bytes -o "$D/w4a16_m1_8192_kg_bytes.cu"
 w --m 16 --n 8192 --k 8192 --dequant pairs -o "$D/w4a16_m16_8192_kg_pairs.cu"
