@@ -549,19 +549,28 @@ def kwarps(t, kw):
 def resolve_dq(t):
     """(session 15) The W4A16 body's `#if LC_DQ_PAIRS` blocks resolved by the kernel's own define,
     so the probes below edit the dequantization and staging the kernel compiles (not the
-    inactive branch)."""
-    m = re.search(r"#define LC_DQ_PAIRS (\d)", t)
+    inactive branch). (session 16) Likewise `#if LC_KGROUP` (the K-group kernel, which comes
+    first in the body: without this the split-K probes' first-occurrence edits landed in it)."""
+    for name in ("LC_KGROUP", "LC_DQ_PAIRS"):
+        t = resolve_flag(t, name)
+    return t
+
+
+def resolve_flag(t, name):
+    """`#if NAME` / `#if !NAME` blocks (with their `#else`) resolved by the kernel's
+    `#define NAME 0|1`; every other conditional's directives kept as they are."""
+    m = re.search(rf"#define {name} (\d)", t)
     if not m:
         return t
     on = m.group(1) == "1"
-    # keep: one entry per open conditional, True/False for an LC_DQ_PAIRS branch kept/dropped,
+    # keep: one entry per open conditional, True/False for a NAME branch kept/dropped,
     # None for any other conditional (its directives are kept as they are)
     out, keep = [], [True]
     for line in t.split("\n"):
-        s = line.strip()
+        s = line.split("//")[0].strip()
         visible = all(k is not False for k in keep)
-        if s in ("#if LC_DQ_PAIRS", "#if !LC_DQ_PAIRS"):
-            keep.append(on if s == "#if LC_DQ_PAIRS" else not on)
+        if s in (f"#if {name}", f"#if !{name}"):
+            keep.append(on if s == f"#if {name}" else not on)
             continue
         if s.startswith("#if"):
             keep.append(None)
