@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
 """Issue 24, session 16 probe: the K-group W4A16 kernel with A permuted in registers.
 
-Usage: python3 w4_kgroup.py EMITTED.cu OUT.cu
+Usage: python3 w4_kgroup.py EMITTED.cu OUT.cu [aperm|regstage]
 EMITTED is a K-group kernel with nibble pairs (`laycert gen gemm --weights int4 ... --kwarps K
---dequant pairs`). The probe stages A in k order (the kernel's bytes staging) and permutes the
-fragments after ldmatrix instead: the natural fragments of k-steps 2u and 2u + 1 become the mma's
-by prmt (low halves, high halves), 8 per two k-steps. Correct products (w4a16.py checks them),
-not validated by codegen: a probe. Session 16 measured it no faster than bytes at M = 16
-(bench/gpu/results/probes-2026-11-25-s16.txt, run 5).
+--dequant pairs`). Correct products (w4a16.py checks them), not validated by codegen: probes.
+  aperm (default): A staged in k order (the kernel's bytes staging), the fragments permuted after
+    ldmatrix: the natural fragments of k-steps 2u and 2u + 1 become the mma's by prmt (low
+    halves, high halves), 8 per two k-steps. Session 16 measured it no faster than bytes at
+    M = 16 (bench/gpu/results/probes-2026-11-25-s16.txt, run 5).
+  regstage: A's chunk pairs through registers instead of cp.async + the in-ring interleave:
+    loaded (ld.global) one superblock ahead, interleaved by prmt and stored after the current
+    superblock's mma, so shared memory sees only the stores.
 
 Runs 1-5 of that file ran the K-group body as an experiment spliced after an emitted split-K
 kernel (bench/gpu/experiments/w4_kgroup_body.cu at commit d20965a); the landed kernel with the
 same shape is `laycert gen gemm --weights int4 --kwarps WK --cwarps WN --aslots SLOTS`
 (the same instruction counts; 19.0-19.2 us against 19.1-19.3 at 16x8192x8192).
 """
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm80_probe import resolve_dq  # noqa: E402
+
 src, dst = sys.argv[1:3]
+mode = sys.argv[3] if len(sys.argv) > 3 else "aperm"
 t = open(src).read()
 
 
@@ -27,6 +35,54 @@ def sub(old, new):
 
 
 assert "#define LC_KGROUP 1\n" in t and "#define LC_DQ_PAIRS 1\n" in t, "a K-group kernel with --dequant pairs"
+if mode == "regstage":
+    t = resolve_dq(t)
+    i = t.index("    // A in the mma's k order: a thread copies chunk pairs")
+    j = t.index("#pragma unroll\n    for (int s = 0; s + 1 < LC_A_SLOTS; ++s) stage(s);", i)
+    t = t[:i] + """    // PROBE (regstage): A's chunk pairs through registers, one superblock ahead.
+    constexpr int RS_N = (LC_M * 8 + LC_GROUP_THREADS - 1) / LC_GROUP_THREADS;
+    lc_v4 rs_lo[RS_N], rs_hi[RS_N];
+    auto fetch = [&](int sb) {
+        if (sb < LC_SB) {
+#pragma unroll
+            for (int i = 0; i < RS_N; ++i) {
+                const int x = i * LC_GROUP_THREADS + p;
+                if (x < LC_M * 8) {
+                    const int r = LC_A_PR_ROW(x), k = LC_A_PR_K(x);
+                    rs_lo[i] = lc_ldg_stream((const unsigned*)(A + LC_A_GOFF((long long)r, (long long)(k0 + sb * 128 + k))));
+                    rs_hi[i] = lc_ldg_stream((const unsigned*)(A + LC_A_GOFF((long long)r, (long long)(k0 + sb * 128 + k + 16))));
+                }
+            }
+        }
+    };
+    auto store = [&](int sb) {
+        if (sb < LC_SB) {
+            const unsigned slot = ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES;
+#pragma unroll
+            for (int i = 0; i < RS_N; ++i) {
+                const int x = i * LC_GROUP_THREADS + p;
+                if (x < LC_M * 8) {
+                    const int r = LC_A_PR_ROW(x), k = LC_A_PR_K(x);
+                    lc_st_shared_v4(slot + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k)), lc_a_prmt(rs_lo[i], rs_hi[i], LC_A_PRMT_LO));
+                    lc_st_shared_v4(slot + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k + 16)), lc_a_prmt(rs_lo[i], rs_hi[i], LC_A_PRMT_HI));
+                }
+            }
+        }
+    };
+    fetch(0);
+    store(0);
+""" + t[j + len("#pragma unroll\n    for (int s = 0; s + 1 < LC_A_SLOTS; ++s) stage(s);"):]
+    sub("""                lc_cp_wait<LC_A_SLOTS - 2>();
+                interleave(sb);
+""", """                fetch(sb + 1);
+""")
+    sub("""                stage(sb + LC_A_SLOTS - 1);
+                lc_superblock(wb[i], sb_s[i], ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES, a_lo, acc);
+""", """                lc_superblock(wb[i], sb_s[i], ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES, a_lo, acc);
+                store(sb + 1);
+""")
+    open(dst, "w").write(t)
+    sys.exit(0)
 sub("#define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])",
     "__device__ __forceinline__ void kg_aperm(unsigned (&a)[4], unsigned (&b)[4]) {\n"
     "#pragma unroll\n    for (int i = 0; i < 4; ++i) {\n"
