@@ -186,6 +186,13 @@ __device__ __forceinline__ void lc_superblock(const lc_v4 (&wv)[LC_WV], const un
     LC_W4_SCHEDULE
 }
 
+// Two f32 sums (columns c, c + 1 of one row) as an f16 pair at element offset `off` of C.
+__device__ __forceinline__ void lc_store_c2(lc_elem* C, long long off, float x, float y) {
+    unsigned h;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(y), "f"(x));
+    *reinterpret_cast<unsigned*>(C + off) = h;
+}
+
 // A cluster-wide barrier: every thread of every CTA of the cluster; release before, acquire
 // after (the partials written before it are visible to every CTA after it).
 __device__ __forceinline__ void lc_cluster_sync() {
@@ -360,9 +367,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
                 sx += e0;
                 sy += e1;
             }
-            unsigned h;
-            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(sy), "f"(sx));
-            *reinterpret_cast<unsigned*>(C + LC_C_GOFF(r, c)) = h;
+            lc_store_c2(C, LC_C_GOFF(r, c), sx, sy);
         }
     }
     (void)ws;
@@ -491,9 +496,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
                 x += a.x;
                 y += a.y;
             }
-            unsigned h;
-            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(y), "f"(x));
-            *reinterpret_cast<unsigned*>(C + LC_C_GOFF(r, c)) = h;
+            lc_store_c2(C, LC_C_GOFF(r, c), x, y);
         }
     }
     lc_cluster_sync();  // no CTA leaves while another reads its partial
@@ -561,9 +564,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
                     x += part[b][p].x;
                     y += part[b][p].y;
                 }
-                unsigned h;
-                asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(y), "f"(x));
-                *reinterpret_cast<unsigned*>(C + LC_C_GOFF(r, c)) = h;
+                lc_store_c2(C, LC_C_GOFF(r, c), x, y);
             }
         }
     }
