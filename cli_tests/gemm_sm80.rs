@@ -241,6 +241,9 @@ fn gen_gemm_w4a16_kgroup_flags_choose_the_cta_and_bad_values_exit_2() {
         (vec![], "64 columns x all of K per CTA (2 column warps x 8 K-warps of 1024 k), 128 CTAs of 512 threads"),
         (vec!["--kwarps", "1"], "128 columns x K-range 1024 per CTA, 8 splits, 512 CTAs of 128 threads"),
         (vec!["--splits", "4"], "128 columns x K-range 2048 per CTA, 4 splits, 256 CTAs"),
+        // --bn survives the switch to split-K
+        (vec!["--bn", "256", "--splits", "8"], "256 columns x K-range 1024 per CTA, 8 splits, 256 CTAs"),
+        (vec!["--bn", "256"], "64 columns x all of K per CTA"),
         (
             vec!["--kwarps", "4", "--cwarps", "4", "--aslots", "2"],
             "128 columns x all of K per CTA (4 column warps x 4 K-warps of 2048 k), 64 CTAs of 512 threads",
@@ -257,6 +260,8 @@ fn gen_gemm_w4a16_kgroup_flags_choose_the_cta_and_bad_values_exit_2() {
     }
     for (extra, want) in [
         (vec!["--kwarps", "9"], "K-warps"),
+        (vec!["--kwarps", "0"], "kwarps 0"),
+        (vec!["--splits", "0"], "splits 0"),
         (vec!["--kwarps", "8", "--cwarps", "3"], "column warps"),
         (vec!["--kwarps", "8", "--aslots", "5"], "slots"),
         (vec!["--kwarps", "8", "--cluster", "8"], "cluster"),

@@ -186,29 +186,30 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
         k: a.k,
         group: a.group.unwrap_or(128),
     };
-    let mut c = w4a16::choose(&spec).map_err(|e| bad(format!("error: {e}")))?;
+    // Asking for split-K or a cluster (or --kwarps 1) starts from the split-K configuration;
+    // asking for K-warps from a split-K one fills in what is not given (2 column warps, 4 A
+    // slots). The other overrides apply to either.
+    let split_k = a.splits.is_some() || a.cluster.is_some() || a.kwarps == Some(1);
+    let mut c = if split_k {
+        w4a16::choose_split_k(&spec)
+    } else {
+        w4a16::choose(&spec)
+    }
+    .map_err(|e| bad(format!("error: {e}")))?;
+    if let Some(x) = a.kwarps.filter(|&x| x != 1) {
+        if !c.kgroup() {
+            c = w4a16::W4a16Config {
+                splits: 1,
+                cluster: 1,
+                cwarps: 2,
+                aslots: 4,
+                ..c
+            };
+        }
+        c.kwarps = x;
+    }
     if let Some(x) = a.bn {
         c.bn = x;
-    }
-    // Asking for split-K, a cluster or K-warps leaves the chosen K-group CTA; the K-group
-    // options fill in what is not given (2 column warps, 4 A slots).
-    if c.kgroup() && (a.splits.is_some() || a.cluster.is_some() || a.kwarps == Some(1)) {
-        let d = w4a16::choose_split_k(&spec).map_err(|e| bad(format!("error: {e}")))?;
-        c = w4a16::W4a16Config {
-            depth: c.depth,
-            ..d
-        };
-    }
-    if let Some(x) = a.kwarps.filter(|&x| x != 1) {
-        c.kwarps = x;
-        c.splits = 1;
-        c.cluster = 1;
-        if c.cwarps == 0 {
-            c.cwarps = 2;
-        }
-        if c.aslots == 0 {
-            c.aslots = 4;
-        }
     }
     if let Some(x) = a.cwarps {
         c.cwarps = x;

@@ -326,7 +326,13 @@ pub fn default_kgroup(spec: &W4a16Spec, base: &W4a16Config) -> Option<W4a16Confi
 /// 2, 4 or 8 of them and the grid fits in one wave of clusters (clusters of 8 pack 736 of 792
 /// CTA slots on the H200, so at 4 CTAs per SM the 512-CTA grid of 8192x8192 does not: measured
 /// slower, bench/gpu/README.md), else the workspace.
+///
+/// A configuration the kernel does not serve gets 1 (its derived sizes are not computed:
+/// `--splits 0` divided by zero here); emitting it reports why.
 pub fn default_cluster(spec: &W4a16Spec, c: &W4a16Config) -> i64 {
+    if check_config(spec, &W4a16Config { cluster: 1, ..*c }).is_err() {
+        return 1;
+    }
     let grid = c.grid(spec);
     let slots = super::SM90_SMS * c.min_ctas(spec);
     if matches!(c.splits, 2 | 4 | 8) && grid * 8 <= slots * 7 {
