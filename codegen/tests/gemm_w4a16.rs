@@ -29,6 +29,16 @@ fn assert_tampers_refused(
     }
 }
 
+/// The first mma line of the schedule with `from` replaced by `to` (once).
+fn edit_first_mma(t: &mut W4Text, from: &str, to: &str) {
+    let i = t
+        .schedule
+        .iter()
+        .position(|l| l.starts_with("LC_W4_MMA"))
+        .unwrap();
+    t.schedule[i] = t.schedule[i].replacen(from, to, 1);
+}
+
 fn spec(m: i64, n: i64, k: i64, group: i64) -> W4a16Spec {
     W4a16Spec { m, n, k, group }
 }
@@ -63,19 +73,7 @@ fn w4a16_emits_and_validates_for_small_m() {
 fn w4a16_default_for_8192_squared_is_512_ctas() {
     // The split-K configuration (kept where K-group CTAs do not fill the GPU).
     let c = choose_split_k(&spec(16, 8192, 8192, 128)).unwrap();
-    assert_eq!(
-        c,
-        W4a16Config {
-            bn: 128,
-            splits: 8,
-            depth: 2,
-            cluster: 1,
-            dequant: W4Dequant::Bytes,
-            kwarps: 1,
-            cwarps: 0,
-            aslots: 0,
-        }
-    );
+    assert_eq!(c, split_k(128, 8, 1, W4Dequant::Bytes));
     // The default at N = 8192: K-group CTAs, 16 warps per SM (bench/gpu/README.md, session 16).
     let kg = W4a16Config {
         splits: 1,
@@ -114,16 +112,7 @@ fn w4a16_default_for_8192_squared_is_512_ctas() {
     }
     let k = emit_w4a16_with(
         &spec(1, 8192, 8192, 128),
-        &W4a16Config {
-            bn: 256,
-            splits: 16,
-            depth: 2,
-            cluster: 1,
-            dequant: W4Dequant::Bytes,
-            kwarps: 1,
-            cwarps: 0,
-            aslots: 0,
-        },
+        &split_k(256, 16, 1, W4Dequant::Bytes),
     )
     .unwrap();
     assert_eq!(k.grid, 32 * 16);
@@ -145,16 +134,7 @@ fn w4a16_refuses_problems_it_does_not_serve() {
     }
     let e = emit_w4a16_with(
         &spec(1, 8192, 8192, 128),
-        &W4a16Config {
-            bn: 256,
-            splits: 1,
-            depth: 2,
-            cluster: 1,
-            dequant: W4Dequant::Bytes,
-            kwarps: 1,
-            cwarps: 0,
-            aslots: 0,
-        },
+        &split_k(256, 1, 1, W4Dequant::Bytes),
     )
     .unwrap_err()
     .to_string();
@@ -162,16 +142,7 @@ fn w4a16_refuses_problems_it_does_not_serve() {
     for (splits, cluster) in [(8, 4), (3, 3), (16, 16), (1, 2)] {
         let e = emit_w4a16_with(
             &spec(1, 8192, 8192, 128),
-            &W4a16Config {
-                bn: 128,
-                splits,
-                depth: 2,
-                cluster,
-                dequant: W4Dequant::Bytes,
-                kwarps: 1,
-                cwarps: 0,
-                aslots: 0,
-            },
+            &split_k(128, splits, cluster, W4Dequant::Bytes),
         )
         .unwrap_err()
         .to_string();
@@ -194,16 +165,7 @@ fn w4a16_reduces_in_a_cluster_where_the_grid_fits_one_wave_of_clusters() {
     // Either reduction validates on the same problem.
     for cluster in [1, 8] {
         let s = spec(3, 1024, 2048, 128);
-        let c = W4a16Config {
-            bn: 128,
-            splits: 8,
-            depth: 2,
-            cluster,
-            dequant: W4Dequant::Bytes,
-            kwarps: 1,
-            cwarps: 0,
-            aslots: 0,
-        };
+        let c = split_k(128, 8, cluster, W4Dequant::Bytes);
         let k = emit_w4a16_with(&s, &c).unwrap();
         let flag = format!("#define LC_CLUSTER_REDUCE {}", (cluster > 1) as i32);
         assert!(k.source.contains(&flag), "cluster {cluster}");
@@ -274,14 +236,7 @@ fn w4a16_validation_refuses_tampered_expressions() {
         ),
         (
             "nibble byte",
-            Box::new(|t| {
-                let i = t
-                    .schedule
-                    .iter()
-                    .position(|l| l.starts_with("LC_W4_MMA"))
-                    .unwrap();
-                t.schedule[i] = t.schedule[i].replacen(", 0, 1);", ", 0, 2);", 1);
-            }),
+            Box::new(|t| edit_first_mma(t, ", 0, 1);", ", 0, 2);")),
         ),
         (
             "mma dropped",
@@ -326,16 +281,7 @@ fn w4a16_pairs_emits_and_validates() {
         (5, 1024, 1024, 128, 256, 8, 1),
         (3, 384, 640, 128, 128, 1, 1),
     ] {
-        let c = W4a16Config {
-            bn,
-            splits,
-            depth: 2,
-            cluster,
-            dequant: W4Dequant::Pairs,
-            kwarps: 1,
-            cwarps: 0,
-            aslots: 0,
-        };
+        let c = split_k(bn, splits, cluster, W4Dequant::Pairs);
         let kern =
             emit_w4a16_with(&spec(m, n, k, g), &c).unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
         let s = &kern.source;
@@ -409,19 +355,27 @@ fn w4a16_pairs_validation_refuses_tampered_text() {
         ),
         (
             "pieces swapped",
-            Box::new(|t| {
-                let i = t
-                    .schedule
-                    .iter()
-                    .position(|l| l.starts_with("LC_W4_MMA"))
-                    .unwrap();
-                t.schedule[i] = t.schedule[i].replacen(", 0, 0, 0, 2);", ", 0, 2, 0, 0);", 1);
-            }),
+            Box::new(|t| edit_first_mma(t, ", 0, 0, 0, 2);", ", 0, 2, 0, 0);")),
         ),
     ];
     assert_tampers_refused(&s, &c, &plan, &text, cases);
 }
 
+/// A split-K configuration (two W buffers).
+fn split_k(bn: i64, splits: i64, cluster: i64, dequant: W4Dequant) -> W4a16Config {
+    W4a16Config {
+        bn,
+        splits,
+        depth: 2,
+        cluster,
+        dequant,
+        kwarps: 1,
+        cwarps: 0,
+        aslots: 0,
+    }
+}
+
+/// A K-group configuration (two W buffers).
 fn kgroup(bn: i64, kwarps: i64, cwarps: i64, aslots: i64, dequant: W4Dequant) -> W4a16Config {
     W4a16Config {
         bn,

@@ -735,6 +735,10 @@ pub fn emitted_text(
         8 * spec.k
     );
     let pairs = 16 * c.bn / 2;
+    // K-group CTAs: threads of a K-group, and CTAs per column tile (printed only for K-group
+    // CTAs; a split-K configuration has no column warps, so 1 keeps the text well-formed).
+    let gt = c.group_threads().max(1);
+    let halves = (c.bn / gt).max(1);
     // One superblock further along k: the packed layout's (k / 128) term.
     let w_sb_words = 1024 / 8;
     Ok(W4Text {
@@ -769,23 +773,15 @@ pub fn emitted_text(
         a_pr_row: "x / 8".into(),
         a_pr_k: "(x % 8 / 2) * 32 + (x % 2) * 8".into(),
         schedule: schedule(plan, c.dequant)?,
-        kg_tile: format!("b / {}", (c.bn / c.group_threads().max(1)).max(1)),
-        kg_tc: format!(
-            "(b % {}) * {gt} + t % {gt}",
-            (c.bn / c.group_threads().max(1)).max(1),
-            gt = c.group_threads().max(1)
-        ),
-        kg_kw: format!("t / {}", c.group_threads().max(1)),
+        kg_tile: format!("b / {halves}"),
+        kg_tc: format!("(b % {halves}) * {gt} + t % {gt}"),
+        kg_kw: format!("t / {gt}"),
         kg_k0: format!("w * {}", c.ks(spec)),
         kg_a_row: "c / 16".into(),
         kg_a_k: "c % 16 * 8".into(),
-        kg_p_off: format!(
-            "(w * {} + v) * {gt} + p",
-            tv_c.nvalues(),
-            gt = c.group_threads().max(1)
-        ),
-        kg_r_p: format!("x % {}", c.group_threads().max(1)),
-        kg_r_v: format!("x / {} * 2", c.group_threads().max(1)),
+        kg_p_off: format!("(w * {} + v) * {gt} + p", tv_c.nvalues()),
+        kg_r_p: format!("x % {gt}"),
+        kg_r_v: format!("x / {gt} * 2"),
     })
 }
 
