@@ -11,10 +11,11 @@ for t in bf16 f16; do
   g --m 8192 --n 8192 --k 8192 --dtype $t -o "$D/sm80_8192_$t.cu"
   g --m 4096 --n 4096 --k 4096 --dtype $t -o "$D/sm80_4096_$t.cu"
 done
-g --m 8192 --n 8192 --k 8192 --dtype bf16 --stages 3 -o "$D/sm80_8192_bf16_st3.cu"
-g --m 8192 --n 8192 --k 8192 --dtype bf16 --stages 5 -o "$D/sm80_8192_bf16_st5.cu"
+# the default is --bk 64 --stages 4 (session 17: pipelined across k-blocks); k-blocks of 32
+# (no pipelining: the two k-steps share every B group) and 3 stages for comparison
 g --m 8192 --n 8192 --k 8192 --dtype bf16 --bk 64 --stages 3 -o "$D/sm80_8192_bf16_bk64_st3.cu"
-g --m 8192 --n 8192 --k 8192 --dtype bf16 --bk 64 --stages 4 -o "$D/sm80_8192_bf16_bk64_st4.cu"
+g --m 8192 --n 8192 --k 8192 --dtype bf16 --bk 32 --stages 4 -o "$D/sm80_8192_bf16_bk32_st4.cu"
+g --m 8192 --n 8192 --k 8192 --dtype bf16 --bk 32 --stages 5 -o "$D/sm80_8192_bf16_bk32_st5.cu"
 g --m 5120 --n 3584 --k 4096 --dtype bf16 -o "$D/sm80_5120x3584x4096_bf16.cu"
 g --m 1000 --n 1000 --k 1000 --dtype bf16 -o "$D/sm80_1000_bf16.cu"
 for m in 1 16 128; do

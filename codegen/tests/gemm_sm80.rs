@@ -51,11 +51,176 @@ fn sm80_emits_and_validates_square_ragged_and_skinny_shapes() {
 #[test]
 fn sm80_big_tiles_are_128x256_over_8_warps() {
     let c = choose_config(&spec(8192, 8192, 8192, GemmDtype::Bf16)).unwrap();
-    assert_eq!((c.bm, c.bn, c.bk, c.consumers), (128, 256, 32, 2));
+    assert_eq!((c.bm, c.bn, c.bk, c.consumers), (128, 256, 64, 2));
     let kern = emit_gemm(&spec(8192, 8192, 8192, GemmDtype::Bf16)).unwrap();
     assert_eq!(kern.threads, 256);
-    // Every (thread, accumulator, k-step) of the 128x256x32 block: 256 x 128 x 2.
-    assert_eq!(kern.validation.mma_products, 256 * 128 * 2);
+    // Every (thread, accumulator, k-step) of the 128x256x64 block: 256 x 128 x 4.
+    assert_eq!(kern.validation.mma_products, 256 * 128 * 4);
+    // Whole tiles: full-tile addressing; 4 k-steps: pipelined across k-blocks.
+    assert!(kern.source.contains("#define LC_FAST_ADDR 1\n"));
+    assert!(kern.source.contains("#define LC_PIPELINED 1\n"));
+}
+
+#[test]
+fn sm80_fast_addressing_and_pipelining_follow_the_shape() {
+    let text = |m, n, k| {
+        let s = spec(m, n, k, GemmDtype::Bf16);
+        let c = choose_config(&s).unwrap();
+        emitted_text(&s, &c, &plan_for(&s, &c).unwrap()).unwrap()
+    };
+    // Ragged: the guarded path, still pipelined.
+    let t = text(1000, 1000, 1000);
+    assert!(t.fast.is_none() && !t.preload.is_empty());
+    // 4096^3: both; the preload is the first k-step's groups, reloaded after LC_ADVANCE.
+    let t = text(4096, 4096, 4096);
+    let f = t.fast.as_ref().expect("whole tiles");
+    assert_eq!(f.a_ldsm_x, "(g / 1 % 2) * 32 + (g / 2 % 2) * 64");
+    assert_eq!(f.a_cp_sd, "(j / 1 % 2) * 4096 + (j / 2 % 2) * 8192");
+    assert_eq!(f.a_cp_gd, "(j / 1 % 2) * 131072 + (j / 2 % 2) * 262144");
+    let adv = t
+        .schedule
+        .iter()
+        .position(|l| l == "LC_ADVANCE();")
+        .unwrap();
+    assert_eq!(
+        t.schedule[adv + 1..adv + 1 + t.preload.len()],
+        t.preload[..]
+    );
+    // Skinny M (64 x 128 x 32 tiles): two k-steps share every B group, so no pipelining.
+    let t = text(16, 4096, 4096);
+    assert!(t.fast.is_none() && t.preload.is_empty());
+}
+
+#[test]
+fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
+    let s = spec(4096, 4096, 4096, GemmDtype::F16);
+    let c = choose_config(&s).unwrap();
+    let plan = plan_for(&s, &c).unwrap();
+    let text = emitted_text(&s, &c, &plan).unwrap();
+    validate_sm80(&s, &c, &plan, &text).expect("the untouched text validates");
+    let tamper = |f: &dyn Fn(&mut Sm80Text)| -> String {
+        let mut t = text.clone();
+        f(&mut t);
+        validate_sm80(&s, &c, &plan, &t)
+            .expect_err("a tampered text must be refused")
+            .to_string()
+    };
+    let fast = |f: fn(&mut codegen::gemm::validate_sm80::Sm80Fast)| -> Tamper {
+        Box::new(move |t: &mut Sm80Text| f(t.fast.as_mut().unwrap()))
+    };
+    let cases: Vec<(&str, &str, Tamper)> = vec![
+        (
+            "cp.async shared step",
+            "LC_A_CP_SD",
+            fast(|f| f.a_cp_sd = format!("{} + 16", f.a_cp_sd)),
+        ),
+        (
+            "cp.async global step",
+            "LC_B_CP_GD",
+            fast(|f| f.b_cp_gd = "(j / 1 % 2) * 4096".into()),
+        ),
+        (
+            "ldmatrix XOR",
+            "LC_A_LDSM_D",
+            fast(|f| f.a_ldsm_x = "(g / 1 % 2) * 64".into()),
+        ),
+        (
+            "ldmatrix XOR into the base",
+            "reaches the stage base",
+            fast(|f| f.b_ldsm_x = format!("{} + 1024", f.b_ldsm_x)),
+        ),
+        (
+            "ldmatrix row block",
+            "LC_B_LDSM_D",
+            fast(|f| f.b_ldsm_d = "(g / 2 % 2) * 4096".into()),
+        ),
+        (
+            "advance before the next stage",
+            "before LC_NEXT_STAGE",
+            Box::new(|t: &mut Sm80Text| {
+                let i = t
+                    .schedule
+                    .iter()
+                    .position(|l| l == "LC_NEXT_STAGE();")
+                    .unwrap();
+                let l = t.schedule.remove(i);
+                let a = t
+                    .schedule
+                    .iter()
+                    .position(|l| l == "LC_ADVANCE();")
+                    .unwrap();
+                t.schedule.insert(a + 1, l);
+            }),
+        ),
+        (
+            "no advance",
+            "LC_ADVANCE",
+            Box::new(|t: &mut Sm80Text| t.schedule.retain(|l| l != "LC_ADVANCE();")),
+        ),
+        (
+            "a reload dropped",
+            "preloaded groups",
+            Box::new(|t: &mut Sm80Text| {
+                let a = t
+                    .schedule
+                    .iter()
+                    .position(|l| l == "LC_ADVANCE();")
+                    .unwrap();
+                t.schedule.remove(a + 1);
+            }),
+        ),
+        (
+            "a preload dropped",
+            "not yet loaded",
+            Box::new(|t: &mut Sm80Text| {
+                t.preload.remove(0);
+            }),
+        ),
+        (
+            "the last k-step reads a reloaded group",
+            "holds the next",
+            Box::new(|t: &mut Sm80Text| {
+                let a = t
+                    .schedule
+                    .iter()
+                    .position(|l| l == "LC_ADVANCE();")
+                    .unwrap();
+                let n = t.preload.len();
+                // Move the reloads after the last mma's first line: an mma then reads a group
+                // that already holds the next k-block.
+                let reloads: Vec<String> = t.schedule.drain(a + 1..a + 1 + n).collect();
+                let first_mma = t.schedule[..a]
+                    .iter()
+                    .position(|l| l.starts_with("LC_MMA("))
+                    .unwrap();
+                let m = t.schedule[first_mma].clone();
+                let mut after = vec!["LC_ADVANCE();".to_string()];
+                after.extend(reloads);
+                after.push(m);
+                t.schedule.splice(a..a + 1, after);
+            }),
+        ),
+    ];
+    for (what, want, f) in cases {
+        let e = tamper(&*f);
+        assert!(
+            e.contains("translation validation failed") && e.contains(want),
+            "{what}: {e}"
+        );
+        eprintln!("{what}: {e}");
+    }
+    // Fast addressing drops the guards: on a ragged shape it is refused.
+    let s2 = spec(4000, 4096, 4096, GemmDtype::F16);
+    let c2 = choose_config(&s2).unwrap();
+    let p2 = plan_for(&s2, &c2).unwrap();
+    let mut t2 = emitted_text(&s2, &c2, &p2).unwrap();
+    assert!(
+        t2.fast.is_none(),
+        "the emitter gives a ragged shape the guarded path"
+    );
+    t2.fast = text.fast.clone();
+    let e = validate_sm80(&s2, &c2, &p2, &t2).unwrap_err().to_string();
+    assert!(e.contains("not a whole number"), "{e}");
 }
 
 #[test]

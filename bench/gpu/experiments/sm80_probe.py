@@ -31,6 +31,10 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
   python3 sm80_probe.py KERNEL.cu OUT.cu ws4      # the same with a producer WARPGROUP (128 threads)
                                                   # and setmaxnreg (sm_90a): producers 40
                                                   # registers, multiplying warps 232
+  python3 sm80_probe.py KERNEL.cu OUT.cu addr     # (session 17) full tiles: cp.async and ldmatrix
+                                                  # addresses from one base per operand plus
+                                                  # constants (no per-chunk guard or 64-bit address,
+                                                  # no 32 ldmatrix offset registers); addr+ws4
 W4A16:
   python3 sm80_probe.py W4A16.cu OUT.cu smemring D  # W through a per-thread cp.async ring of D
                                                     # superblocks in shared memory (each thread
@@ -595,6 +599,92 @@ def replace_function(t, head, text):
     return t[:i] + text + t[j:]
 
 
+def _macro2(t, name):
+    """The emitted two-argument macro `name` as a Python function (C integer division)."""
+    m = re.search(r"#define " + name + r"\((\w+), (\w+)\) (.*)", t)
+    a, b, body = m.groups()
+    return eval(f"lambda {a}, {b}: {body.replace('/', '//')}")
+
+
+def _swz(t, op):
+    m = re.search(r"int lc_swz_" + op + r"\(int o\) \{ return (.*); \}", t)
+    return eval("lambda o: " + m.group(1))
+
+
+def _chain(name, arg, vals):
+    body = str(vals[-1])
+    for i in range(len(vals) - 2, -1, -1):
+        body = f"(({arg}) == {i} ? {vals[i]} : {body})"
+    return f"#define {name}({arg}) {body}\n"
+
+
+def addr(t):
+    """(session 17) sm80, full tiles only (M, N, K multiples of the tile): the cp.async and
+    ldmatrix addresses from one base per operand. Chunk j of a stage is chunk 0 plus constant
+    global and shared offsets; ldmatrix group g reads (lane's group-0 address XOR X_g) + D_g
+    (the swizzle's XOR bits and the row blocks). No per-chunk guard, no 32 offset registers.
+    The constants are computed here from the emitted macros and checked on every thread."""
+    d = {k: int(v) for k, v in re.findall(r"#define (LC_[A-Z_0-9]+) (\d+)\n", t)}
+    assert d["LC_M"] % d["LC_BM"] == 0 and d["LC_N"] % d["LC_BN"] == 0 and d["LC_K"] % d["LC_BK"] == 0
+    nt = d["LC_THREADS"]
+    defs = ""
+    for op in "ab":
+        OP = op.upper()
+        swz = _swz(t, op)
+        slin = _macro2(t, f"LC_{OP}_SLIN")
+        goff = _macro2(t, f"LC_{OP}_GOFF")
+        row, kk = _macro2(t, f"LC_{OP}_LDSM_ROW"), _macro2(t, f"LC_{OP}_LDSM_K")
+        lo = lambda th, g: 2 * swz(slin(row(th, g), kk(th, g)))
+        xs, ds = [], []
+        for g in range(d[f"LC_{OP}_GROUPS"]):
+            for x in (0, 16, 32, 48, 64, 80, 96, 112):
+                dd = {lo(th, g) - (lo(th, 0) ^ x) for th in range(nt)}
+                if len(dd) == 1:
+                    xs.append(x)
+                    ds.append(dd.pop())
+                    break
+            else:
+                raise SystemExit(f"{OP} group {g}: no XOR + offset form")
+        defs += _chain(f"LC_P{OP}_X", "g", xs) + _chain(f"LC_P{OP}_D", "g", ds)
+        crow, ck = _macro2(t, f"LC_{OP}_CP_ROW"), _macro2(t, f"LC_{OP}_CP_K")
+        sd, gd = [], []
+        for j in range(d[f"LC_{OP}_CHUNKS"]):
+            s = {2 * swz(slin(crow(th, j), ck(th, j))) - 2 * swz(slin(crow(th, 0), ck(th, 0))) for th in range(nt)}
+            g = {goff(crow(th, j), ck(th, j)) - goff(crow(th, 0), ck(th, 0)) for th in range(nt)}
+            assert len(s) == 1 and len(g) == 1, (OP, j)
+            sd.append(s.pop())
+            gd.append(g.pop())
+        defs += _chain(f"LC_P{OP}_SD", "j", sd) + _chain(f"LC_P{OP}_GD", "j", gd)
+    old_ld = "#define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])\n#define LC_LDSM_B(g) lc_ldsm_x4(bf[g], sb + b_lo[g])\n"
+    assert old_ld in t
+    t = t.replace(old_ld, defs +
+                  "#define LC_LDSM_A(g) lc_ldsm_x4(af[g], ((sa + a_lo0) ^ LC_PA_X(g)) + LC_PA_D(g))\n"
+                  "#define LC_LDSM_B(g) lc_ldsm_x4(bf[g], ((sb + b_lo0) ^ LC_PB_X(g)) + LC_PB_D(g))\n", 1)
+    t = replace_function(t, "__device__ __forceinline__ void lc_load_stage(", """__device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
+                                              const lc_elem* __restrict__ B, unsigned stage,
+                                              int m0, int n0, int k0, int t) {
+    // PROBE (addr): full tiles, chunk j = chunk 0 + constants.
+    const long long ar = (long long)m0 + LC_A_CP_ROW(t, 0), br = (long long)n0 + LC_B_CP_ROW(t, 0);
+    const int ak = LC_A_CP_K(t, 0), bk = LC_B_CP_K(t, 0);
+    const lc_elem* a = A + LC_A_GOFF(ar, ak) + k0;
+    const lc_elem* b = B + LC_B_GOFF(br, bk) + k0;
+    const unsigned sa = stage + 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_CP_ROW(t, 0), LC_A_CP_K(t, 0)));
+    const unsigned sb = stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(LC_B_CP_ROW(t, 0), LC_B_CP_K(t, 0)));
+#pragma unroll
+    for (int j = 0; j < LC_A_CHUNKS; ++j) lc_cp_async16(sa + LC_PA_SD(j), a + LC_PA_GD(j), 16u);
+#pragma unroll
+    for (int j = 0; j < LC_B_CHUNKS; ++j) lc_cp_async16(sb + LC_PB_SD(j), b + LC_PB_GD(j), 16u);
+}
+""")
+    old = t[t.index("    unsigned a_lo[LC_A_GROUPS], b_lo[LC_B_GROUPS];"):t.index("    float acc[LC_ACC];")]
+    t = t.replace(old, """    // PROBE (addr): group 0's offsets; group g is (x ^ LC_PA_X(g)) + LC_PA_D(g).
+    const unsigned a_lo0 = 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_LDSM_ROW(t, 0), LC_A_LDSM_K(t, 0)));
+    const unsigned b_lo0 = 2u * (unsigned)lc_swz_b(LC_B_SLIN(LC_B_LDSM_ROW(t, 0), LC_B_LDSM_K(t, 0)));
+
+""", 1)
+    return t
+
+
 def main():
     src, dst, mode = sys.argv[1:4]
     t = resolve_dq(open(src).read())
@@ -681,6 +771,10 @@ def main():
         t = warp_specialized(t)
     elif mode == "ws4":
         t = warp_specialized(t, 128)
+    elif mode == "addr":
+        t = addr(t)
+    elif mode == "addr+ws4":
+        t = warp_specialized(addr(t), 128)
     elif mode == "scaleafter":
         t = scale_after(t)
     elif mode == "smemring":

@@ -31,9 +31,10 @@ use solver::synth::anchor::{coalesced, Tv};
 use solver::synth::instr::{Instructions, MmaAtom};
 use solver::synth::Plan;
 
-use super::validate::show;
-use super::validate_sm80::{self, Sm80Text};
+use super::validate::{eval2, show};
+use super::validate_sm80::{self, Sm80Fast, Sm80Text};
 use super::{ceil_div, plan_summary, GemmConfig, GemmKernel, GemmSpec};
+use crate::c_expr::CExpr;
 use crate::error::CodegenError;
 
 /// The kernel body shared by every sm80 plan.
@@ -63,10 +64,13 @@ pub fn choose(spec: &GemmSpec) -> GemmConfig {
             splits: 1,
         }
     } else {
+        // bk 64: with LC_PIPELINED the next k-block's first fragments are issued before the
+        // last k-step's mma, which needs the last k-step to read groups of its own (at bk 32
+        // the two k-steps share every B group); 4 stages of 48 KiB.
         GemmConfig {
             bm: 128,
             bn: 256,
-            bk: 32,
+            bk: 64,
             stages: 4,
             consumers: 2,
             cluster: 1,
@@ -505,6 +509,252 @@ fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, 
     Ok(lines)
 }
 
+/// The group an `LC_LDSM_A/B(g);` line loads, as ('a' | 'b', g).
+fn ldsm_group(line: &str) -> Option<(char, i64)> {
+    let op = if line.starts_with("LC_LDSM_A(") {
+        'a'
+    } else if line.starts_with("LC_LDSM_B(") {
+        'b'
+    } else {
+        return None;
+    };
+    line[10..].strip_suffix(");")?.parse().ok().map(|g| (op, g))
+}
+
+/// The groups an `LC_MMA(ci, ag, ar, bg, br);` line reads.
+fn mma_groups(line: &str) -> Option<[(char, i64); 2]> {
+    let f: Vec<i64> = line
+        .strip_prefix("LC_MMA(")?
+        .strip_suffix(");")?
+        .split(',')
+        .map(|x| x.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    (f.len() == 5).then(|| [('a', f[1]), ('b', f[3])])
+}
+
+/// Software pipelining across k-blocks (CUTLASS's multistage order): the loads of the first
+/// k-step's groups leave the top of the k-block for its end, after an `LC_ADVANCE();` (wait
+/// for the next k-block, barrier, its stage) placed before the last k-step's mma, so the next
+/// block's first fragments are in flight while the last k-step multiplies. Returns
+/// (`LC_PRELOAD`, `LC_SCHEDULE`), or no preload where the last k-step reads a group the first
+/// one loads (then the loads would overwrite registers still to be read) or there is one k-step.
+fn pipeline(lines: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let is_mma = |l: &String| l.starts_with("LC_MMA(");
+    let Some(first) = lines.iter().position(is_mma) else {
+        return (Vec::new(), lines);
+    };
+    let first_end = lines[first..]
+        .iter()
+        .position(|l| !is_mma(l))
+        .map_or(lines.len(), |i| first + i);
+    let last = (0..lines.len())
+        .rev()
+        .find(|&i| is_mma(&lines[i]) && (i == 0 || !is_mma(&lines[i - 1])))
+        .unwrap_or(first);
+    let next = lines.iter().position(|l| l == "LC_NEXT_STAGE();");
+    let step0: Vec<(char, i64)> = lines[first..first_end]
+        .iter()
+        .filter_map(|l| mma_groups(l))
+        .flatten()
+        .collect();
+    let tail: Vec<(char, i64)> = lines[last..]
+        .iter()
+        .filter_map(|l| mma_groups(l))
+        .flatten()
+        .collect();
+    let pre: Vec<String> = lines[..first]
+        .iter()
+        .filter(|l| ldsm_group(l).is_some_and(|g| step0.contains(&g)))
+        .cloned()
+        .collect();
+    let sound = last > first
+        && next.is_some_and(|n| n < last)
+        && pre
+            .iter()
+            .all(|l| ldsm_group(l).is_some_and(|g| !tail.contains(&g)));
+    if !sound || pre.is_empty() {
+        return (Vec::new(), lines);
+    }
+    let mut body: Vec<String> = lines[..first]
+        .iter()
+        .filter(|l| !pre.contains(l))
+        .cloned()
+        .collect();
+    body.extend(lines[first..last].iter().cloned());
+    body.push("LC_ADVANCE();".into());
+    body.extend(pre.iter().cloned());
+    body.extend(lines[last..].iter().cloned());
+    (pre, body)
+}
+
+/// `vals[x]` as a sum of bit terms `(x / 2^b % 2) * c_b` of the index (`vals.len()` a power of
+/// two, `vals[0] = 0`), or `None` where no such sum equals it at every index.
+fn bit_formula(var: &str, vals: &[i64]) -> Option<String> {
+    let n = vals.len();
+    if n == 0 || !n.is_power_of_two() || vals[0] != 0 {
+        return None;
+    }
+    let bits = n.trailing_zeros() as usize;
+    let c: Vec<i64> = (0..bits).map(|b| vals[1 << b]).collect();
+    let fits = (0..n).all(|x| {
+        (0..bits)
+            .map(|b| if x >> b & 1 == 1 { c[b] } else { 0 })
+            .sum::<i64>()
+            == vals[x]
+    });
+    if !fits {
+        return None;
+    }
+    let terms: Vec<String> = (0..bits)
+        .filter(|&b| c[b] != 0)
+        .map(|b| format!("({var} / {} % 2) * {}", 1i64 << b, c[b]))
+        .collect();
+    Some(if terms.is_empty() {
+        "0".into()
+    } else {
+        terms.join(" + ")
+    })
+}
+
+/// The printed maps needed by [`fast_addr`].
+struct AddrMaps<'a> {
+    slin: &'a str,
+    swz: &'a str,
+    goff: &'a str,
+    cp: (&'a str, &'a str),
+    ldsm: (&'a str, &'a str),
+    chunks: i64,
+    groups: i64,
+}
+
+/// One operand's full-tile constants (`LC_FAST_ADDR`): (cp.async shared bytes, global
+/// elements, ldmatrix XOR, ldmatrix bytes), each a formula in `j` or `g` whose value is the same
+/// on every thread, or `None`. Computed from the printed maps; the validator checks them again.
+fn fast_operand(m: &AddrMaps, nt: i64) -> Result<Option<[String; 4]>, CodegenError> {
+    let p = |s: &str| CExpr::parse(s);
+    let (lin, swz, goff) = (p(m.slin)?, p(m.swz)?, p(m.goff)?);
+    let (cr, ck, lr, lk) = (p(m.cp.0)?, p(m.cp.1)?, p(m.ldsm.0)?, p(m.ldsm.1)?);
+    let smem = |r: i64, k: i64| -> Result<i64, CodegenError> {
+        let o = eval2(&lin, ("r", r), ("k", k))?;
+        Ok(2 * swz.eval_with(&|n| (n == "o").then_some(o))?)
+    };
+    // One value per index, the same on every thread, or None.
+    let uniform = |n: i64,
+                   f: &dyn Fn(i64, i64) -> Result<i64, CodegenError>|
+     -> Result<Option<Vec<i64>>, CodegenError> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let v = f(0, i)?;
+            for t in 1..nt {
+                if f(t, i)? != v {
+                    return Ok(None);
+                }
+            }
+            out.push(v);
+        }
+        Ok(Some(out))
+    };
+    let cp_at = |t: i64, j: i64| -> Result<(i64, i64), CodegenError> {
+        Ok((
+            eval2(&cr, ("t", t), ("j", j))?,
+            eval2(&ck, ("t", t), ("j", j))?,
+        ))
+    };
+    let sd = uniform(m.chunks, &|t, j| {
+        let ((r, k), (r0, k0)) = (cp_at(t, j)?, cp_at(t, 0)?);
+        Ok(smem(r, k)? - smem(r0, k0)?)
+    })?;
+    let gd = uniform(m.chunks, &|t, j| {
+        let ((r, k), (r0, k0)) = (cp_at(t, j)?, cp_at(t, 0)?);
+        Ok(eval2(&goff, ("r", r), ("k", k))? - eval2(&goff, ("r", r0), ("k", k0))?)
+    })?;
+    let lo = |t: i64, g: i64| -> Result<i64, CodegenError> {
+        smem(
+            eval2(&lr, ("t", t), ("g", g))?,
+            eval2(&lk, ("t", t), ("g", g))?,
+        )
+    };
+    // Group g = (group 0 ^ x) + d with x one of the XOR masks below 1024 (the stage base's
+    // alignment) that makes d uniform.
+    let mut xs = Vec::new();
+    let mut ds = Vec::new();
+    for g in 0..m.groups {
+        let mut found = None;
+        for x in (0..1024).step_by(16) {
+            if let Some(d) = uniform(1, &|t, _| Ok(lo(t, g)? - (lo(t, 0)? ^ x)))? {
+                found = Some((x, d[0]));
+                break;
+            }
+        }
+        let Some((x, d)) = found else { return Ok(None) };
+        xs.push(x);
+        ds.push(d);
+    }
+    let (Some(sd), Some(gd)) = (sd, gd) else {
+        return Ok(None);
+    };
+    Ok(
+        match (
+            bit_formula("j", &sd),
+            bit_formula("j", &gd),
+            bit_formula("g", &xs),
+            bit_formula("g", &ds),
+        ) {
+            (Some(a), Some(b), Some(c), Some(d)) => Some([a, b, c, d]),
+            _ => None,
+        },
+    )
+}
+
+/// Full-tile addressing for both operands where the problem is a whole number of tiles.
+fn fast_addr(
+    spec: &GemmSpec,
+    c: &GemmConfig,
+    text: &Sm80Text,
+) -> Result<Option<Sm80Fast>, CodegenError> {
+    if spec.m % c.bm != 0 || spec.n % c.bn != 0 || spec.k % c.bk != 0 {
+        return Ok(None);
+    }
+    let a = AddrMaps {
+        slin: &text.a_slin,
+        swz: &text.a_swz,
+        goff: &text.a_goff,
+        cp: (&text.a_cp_row, &text.a_cp_k),
+        ldsm: (&text.a_ldsm_row, &text.a_ldsm_k),
+        chunks: text.a_chunks,
+        groups: text.a_groups,
+    };
+    let b = AddrMaps {
+        slin: &text.b_slin,
+        swz: &text.b_swz,
+        goff: &text.b_goff,
+        cp: (&text.b_cp_row, &text.b_cp_k),
+        ldsm: (&text.b_ldsm_row, &text.b_ldsm_k),
+        chunks: text.b_chunks,
+        groups: text.b_groups,
+    };
+    let (
+        Some([a_cp_sd, a_cp_gd, a_ldsm_x, a_ldsm_d]),
+        Some([b_cp_sd, b_cp_gd, b_ldsm_x, b_ldsm_d]),
+    ) = (
+        fast_operand(&a, text.threads)?,
+        fast_operand(&b, text.threads)?,
+    )
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Sm80Fast {
+        a_cp_sd,
+        a_cp_gd,
+        b_cp_sd,
+        b_cp_gd,
+        a_ldsm_x,
+        a_ldsm_d,
+        b_ldsm_x,
+        b_ldsm_d,
+    }))
+}
+
 /// The plan-dependent text of the kernel for `plan`.
 pub fn emitted_text(
     spec: &GemmSpec,
@@ -533,7 +783,8 @@ pub fn emitted_text(
     let (a_slin, a_swz) = memory_exprs(plan_memory(plan, "a_s")?, &[c.bm, c.bk], "r", "k", "a_s")?;
     let (b_slin, b_swz) = memory_exprs(plan_memory(plan, "b_s")?, &[c.bn, c.bk], "r", "k", "b_s")?;
     let (h_slin, h_swz) = memory_exprs(plan_memory(plan, "h_s")?, &[c.bm, c.bn], "r", "c", "h_s")?;
-    Ok(Sm80Text {
+    let (preload, schedule) = pipeline(schedule(c, plan, atom)?);
+    let mut text = Sm80Text {
         mma_instr: name,
         threads: nt,
         a_groups: tv_a.nvalues() / 8,
@@ -566,8 +817,12 @@ pub fn emitted_text(
         a_guard: format!("r < {} && k < {}", spec.m, spec.k),
         b_guard: format!("r < {} && k < {}", spec.n, spec.k),
         c_guard: format!("r < {} && c < {}", spec.m, spec.n),
-        schedule: schedule(c, plan, atom)?,
-    })
+        schedule,
+        preload,
+        fast: None,
+    };
+    text.fast = fast_addr(spec, c, &text)?;
+    Ok(text)
 }
 
 fn defines(k: &mut String, list: &[(&str, String)]) {
@@ -684,6 +939,45 @@ pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
         let _ = writeln!(k, "    {line} \\");
     }
     let _ = writeln!(k, "    /* end of LC_SCHEDULE */");
+    let _ = writeln!(
+        k,
+        "// LC_PIPELINED: LC_PRELOAD (the first k-step's groups) goes out once before the k-loop;\n\
+         // LC_SCHEDULE reloads them for the next k-block after its LC_ADVANCE().\n\
+         #define LC_PIPELINED {}",
+        i32::from(!text.preload.is_empty())
+    );
+    if !text.preload.is_empty() {
+        let _ = writeln!(k, "#define LC_PRELOAD \\");
+        for line in &text.preload {
+            let _ = writeln!(k, "    {line} \\");
+        }
+        let _ = writeln!(k, "    /* end of LC_PRELOAD */");
+    }
+    let _ = writeln!(
+        k,
+        "// LC_FAST_ADDR (M, N, K whole tiles): cp.async chunk j = chunk 0 + LC_X_CP_SD(j) shared\n\
+         // bytes and LC_X_CP_GD(j) elements; ldmatrix group g at ((stage + group 0) ^ LC_X_LDSM_X(g))\n\
+         // + LC_X_LDSM_D(g) bytes.\n\
+         #define LC_FAST_ADDR {}",
+        i32::from(text.fast.is_some())
+    );
+    if let Some(f) = &text.fast {
+        let _ = writeln!(
+            k,
+            "#define LC_A_CP_SD(j) ({})\n#define LC_A_CP_GD(j) ({})\n\
+             #define LC_B_CP_SD(j) ({})\n#define LC_B_CP_GD(j) ({})\n\
+             #define LC_A_LDSM_X(g) ({})\n#define LC_A_LDSM_D(g) ({})\n\
+             #define LC_B_LDSM_X(g) ({})\n#define LC_B_LDSM_D(g) ({})",
+            f.a_cp_sd,
+            f.a_cp_gd,
+            f.b_cp_sd,
+            f.b_cp_gd,
+            f.a_ldsm_x,
+            f.a_ldsm_d,
+            f.b_ldsm_x,
+            f.b_ldsm_d
+        );
+    }
     k
 }
 

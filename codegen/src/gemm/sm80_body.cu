@@ -31,8 +31,27 @@ __device__ __forceinline__ unsigned short lc_v4_elem(const lc_v4& v, int e) {
             lc_load_stage(A, B, base + (nk % LC_STAGES) * LC_STAGE_BYTES, m0, n0, nk * LC_BK, t); \
         lc_cp_commit();                                                                         \
     } while (0)
+#if LC_FAST_ADDR
+// Group g from group 0's address: the stage bases are multiples of 1024 bytes and every
+// LC_X_LDSM_X(g) is below 1024, so (stage + lo) ^ x = stage + (lo ^ x) (validated).
+#define LC_LDSM_A(g) lc_ldsm_x4(af[g], ((sa + a_lo0) ^ (LC_A_LDSM_X(g))) + (LC_A_LDSM_D(g)))
+#define LC_LDSM_B(g) lc_ldsm_x4(bf[g], ((sb + b_lo0) ^ (LC_B_LDSM_X(g))) + (LC_B_LDSM_D(g)))
+#else
 #define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])
 #define LC_LDSM_B(g) lc_ldsm_x4(bf[g], sb + b_lo[g])
+#endif
+#if LC_PIPELINED
+// Inside LC_SCHEDULE, after this k-block's LC_NEXT_STAGE: k-block kb + 1 has landed (at most
+// LC_STAGES - 2 younger groups pending) and is visible to every thread; fragments loaded after
+// this come from its stage.
+#define LC_ADVANCE()                                                      \
+    do {                                                                  \
+        lc_cp_wait<LC_STAGES - 2>();                                      \
+        __syncthreads();                                                  \
+        sa = base + ((kb + 1) % LC_STAGES) * LC_STAGE_BYTES;              \
+        sb = sa + LC_A_STAGE_BYTES;                                       \
+    } while (0)
+#endif
 #define LC_MMA(ci, ag, ar, bg, br)                                                              \
     lc_mma(acc[ci], acc[ci + 1], acc[ci + 2], acc[ci + 3], af[ag][ar], af[ag][ar + 1],        \
            af[ag][ar + 2], af[ag][ar + 3], bf[bg][br], bf[bg][br + 1])
@@ -53,6 +72,19 @@ __device__ __forceinline__ void lc_tile(int bid, int& tm, int& tn) {
 __device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
                                               const lc_elem* __restrict__ B, unsigned stage,
                                               int m0, int n0, int k0, int t) {
+#if LC_FAST_ADDR
+    // Whole tiles: no guard; chunk j is chunk 0 plus validated constants.
+    const long long ar = (long long)m0 + LC_A_CP_ROW(t, 0), br = (long long)n0 + LC_B_CP_ROW(t, 0);
+    const int ak = LC_A_CP_K(t, 0), bk = LC_B_CP_K(t, 0);
+    const lc_elem* a = A + LC_A_GOFF(ar, ak) + k0;
+    const lc_elem* b = B + LC_B_GOFF(br, bk) + k0;
+    const unsigned as = stage + 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_CP_ROW(t, 0), ak));
+    const unsigned bs = stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(LC_B_CP_ROW(t, 0), bk));
+#pragma unroll
+    for (int j = 0; j < LC_A_CHUNKS; ++j) lc_cp_async16(as + (LC_A_CP_SD(j)), a + (LC_A_CP_GD(j)), 16u);
+#pragma unroll
+    for (int j = 0; j < LC_B_CHUNKS; ++j) lc_cp_async16(bs + (LC_B_CP_SD(j)), b + (LC_B_CP_GD(j)), 16u);
+#else
 #pragma unroll
     for (int j = 0; j < LC_A_CHUNKS; ++j) {
         const int row = LC_A_CP_ROW(t, j);
@@ -74,6 +106,7 @@ __device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
         lc_cp_async16(stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(row, k)), src,
                       in ? 16u : 0u);
     }
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
@@ -88,6 +121,12 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
     const int n0 = tn * LC_BN;
     const int kblocks = (LC_K + LC_BK - 1) / LC_BK;
 
+#if LC_FAST_ADDR
+    // Byte offsets (within a stage's a_s / b_s) of the rows this lane addresses for ldmatrix
+    // group 0 (LC_LDSM_A/B derive every other group's).
+    const unsigned a_lo0 = 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_LDSM_ROW(t, 0), LC_A_LDSM_K(t, 0)));
+    const unsigned b_lo0 = 2u * (unsigned)lc_swz_b(LC_B_SLIN(LC_B_LDSM_ROW(t, 0), LC_B_LDSM_K(t, 0)));
+#else
     // Byte offsets (within a stage's a_s / b_s) of the rows this lane addresses for ldmatrix.
     unsigned a_lo[LC_A_GROUPS], b_lo[LC_B_GROUPS];
 #pragma unroll
@@ -102,6 +141,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
         const int k = LC_B_LDSM_K(t, g);
         b_lo[g] = 2u * (unsigned)lc_swz_b(LC_B_SLIN(r, k));
     }
+#endif
 
     float acc[LC_ACC];
 #pragma unroll
@@ -114,6 +154,21 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
         if (s < kblocks) lc_load_stage(A, B, base + s * LC_STAGE_BYTES, m0, n0, s * LC_BK, t);
         lc_cp_commit();
     }
+#if LC_PIPELINED
+    // k-block 0 landed; its first fragments (LC_PRELOAD). In iteration kb, LC_NEXT_STAGE loads
+    // k-block kb + LC_STAGES - 1 into the stage of k-block kb - 1, whose last reads came before
+    // iteration kb - 1's LC_ADVANCE barrier; LC_ADVANCE switches to k-block kb + 1 before the
+    // last k-step's mma and reloads LC_PRELOAD's groups from it (validated: the last k-step
+    // reads none of them).
+    lc_cp_wait<LC_STAGES - 2>();
+    __syncthreads();
+    unsigned sa = base, sb = base + LC_A_STAGE_BYTES;
+    LC_PRELOAD
+    for (int kb = 0; kb < kblocks; ++kb) {
+        const int nk = kb + LC_STAGES - 1;
+        LC_SCHEDULE
+    }
+#else
     for (int kb = 0; kb < kblocks; ++kb) {
         lc_cp_wait<LC_STAGES - 2>();
         __syncthreads();
@@ -124,6 +179,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
         const int nk = kb + LC_STAGES - 1;
         LC_SCHEDULE
     }
+#endif
     lc_cp_wait<0>();
     __syncthreads();
 

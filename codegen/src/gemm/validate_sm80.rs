@@ -40,7 +40,18 @@
 //!    row-major layouts of A (M, K), B (N, K), C (M, N) along each full axis (so everywhere),
 //!    and the plan's global views of a tile are those layouts at the tile origin;
 //!    `LC_A/B/C_GUARD` are conjunctions of one-coordinate terms equal to the bounds along each
-//!    axis of the padded grid; the 16-byte stores are used only when N is a multiple of 8.
+//!    axis of the padded grid; the 16-byte stores are used only when N is a multiple of 8;
+//! 7. **full-tile addressing** (`LC_FAST_ADDR`, only where M, N, K are whole tiles, as the
+//!    guards are dropped): on every thread, cp.async chunk `j`'s shared byte is chunk 0's plus
+//!    `LC_X_CP_SD(j)` and its global element chunk 0's plus `LC_X_CP_GD(j)` plus the k-block's
+//!    k (at the first and last tile origin and k-block), and ldmatrix group `g`'s byte is
+//!    `(group 0's ^ LC_X_LDSM_X(g)) + LC_X_LDSM_D(g)` with `LC_X_LDSM_X(g)` below 1024 while
+//!    every stage and `b_s` start on 1024 bytes (so the XOR never touches the stage base).
+//!
+//! With `LC_PIPELINED` (item 4): the `LC_PRELOAD` groups count as loaded when a k-block starts;
+//! the schedule's one `LC_ADVANCE()` comes after `LC_NEXT_STAGE()` (so its wait for
+//! `LC_STAGES - 2` pending groups covers k-block `kb + 1`), the loads after it are exactly the
+//! preloaded groups, and no mma after it reads one of them.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -123,6 +134,39 @@ pub struct Sm80Text {
     pub c_guard: String,
     /// The lines of `LC_SCHEDULE`.
     pub schedule: Vec<String>,
+    /// The lines of `LC_PRELOAD` (`LC_PIPELINED`; empty: the k-loop without it). The body
+    /// issues them once before the k-loop; `LC_SCHEDULE` then holds one `LC_ADVANCE();` (wait
+    /// for the next k-block, barrier, switch to its stage) followed by the same loads, the
+    /// next k-block's first fragments, issued before the last k-step's mma.
+    pub preload: Vec<String>,
+    /// Full-tile addressing (`LC_FAST_ADDR`), or `None`.
+    pub fast: Option<Sm80Fast>,
+}
+
+/// Full-tile addressing (`LC_FAST_ADDR`: M, N, K multiples of the CTA tile, so no guard): a
+/// thread's cp.async chunk `j` is its chunk 0 plus `LC_X_CP_SD(j)` shared bytes and
+/// `LC_X_CP_GD(j)` global elements, and its ldmatrix group `g` address is `(stage + group 0's
+/// byte offset) ^ LC_X_LDSM_X(g)` plus `LC_X_LDSM_D(g)` bytes (the swizzle's XOR of the k-step,
+/// the row block's offset), so the k-loop holds one address per operand instead of one per
+/// chunk and group. Every one of these is validated on every thread (module docs, item 7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sm80Fast {
+    /// `LC_A_CP_SD(j)`.
+    pub a_cp_sd: String,
+    /// `LC_A_CP_GD(j)`.
+    pub a_cp_gd: String,
+    /// `LC_B_CP_SD(j)`.
+    pub b_cp_sd: String,
+    /// `LC_B_CP_GD(j)`.
+    pub b_cp_gd: String,
+    /// `LC_A_LDSM_X(g)`.
+    pub a_ldsm_x: String,
+    /// `LC_A_LDSM_D(g)`.
+    pub a_ldsm_d: String,
+    /// `LC_B_LDSM_X(g)`.
+    pub b_ldsm_x: String,
+    /// `LC_B_LDSM_D(g)`.
+    pub b_ldsm_d: String,
 }
 
 pub(crate) fn fail(why: String) -> CodegenError {
@@ -423,6 +467,120 @@ pub(crate) fn check_view(
 }
 
 /// One `LC_MMA(ci, ag, ar, bg, br);` line.
+/// Item 7 of the module docs: `LC_FAST_ADDR`'s constants on every thread.
+fn check_fast(
+    spec: &GemmSpec,
+    c: &GemmConfig,
+    text: &Sm80Text,
+    f: &Sm80Fast,
+    smem: (&SharedMap, &SharedMap),
+    v: &mut GemmValidation,
+) -> Result<(), CodegenError> {
+    if spec.m % c.bm != 0 || spec.n % c.bn != 0 || spec.k % c.bk != 0 {
+        return Err(fail(format!(
+            "LC_FAST_ADDR drops the guards, but {}x{}x{} is not a whole number of {}x{}x{} tiles",
+            spec.m, spec.n, spec.k, c.bm, c.bn, c.bk
+        )));
+    }
+    // The body aligns the ring to 1024 bytes; every stage and b_s must start on 1024 bytes too.
+    if (c.bm * c.bk * 2) % 1024 != 0 || super::sm80::stage_bytes(c) % 1024 != 0 {
+        return Err(fail(
+            "LC_FAST_ADDR needs stages and b_s on 1024-byte boundaries".into(),
+        ));
+    }
+    let nt = text.threads;
+    for (what, sm, chunks, groups, cp, ldsm, goff, rows, k) in [
+        (
+            "A",
+            smem.0,
+            text.a_chunks,
+            text.a_groups,
+            (&text.a_cp_row, &text.a_cp_k, &f.a_cp_sd, &f.a_cp_gd),
+            (&text.a_ldsm_row, &text.a_ldsm_k, &f.a_ldsm_x, &f.a_ldsm_d),
+            &text.a_goff,
+            spec.m,
+            spec.k,
+        ),
+        (
+            "B",
+            smem.1,
+            text.b_chunks,
+            text.b_groups,
+            (&text.b_cp_row, &text.b_cp_k, &f.b_cp_sd, &f.b_cp_gd),
+            (&text.b_ldsm_row, &text.b_ldsm_k, &f.b_ldsm_x, &f.b_ldsm_d),
+            &text.b_goff,
+            spec.n,
+            spec.k,
+        ),
+    ] {
+        let p = CExpr::parse;
+        let (cr, ck, sd, gd) = (p(cp.0)?, p(cp.1)?, p(cp.2)?, p(cp.3)?);
+        let (lr, lk, lx, ld) = (p(ldsm.0)?, p(ldsm.1)?, p(ldsm.2)?, p(ldsm.3)?);
+        let goff = p(goff)?;
+        let one = |e: &CExpr, name: &str, x: i64| e.eval_with(&|n| (n == name).then_some(x));
+        let bytes = |r: i64, kk: i64| -> Result<i64, CodegenError> { Ok(2 * sm.offset(r, kk)?) };
+        let tile_rows = if what == "A" { c.bm } else { c.bn };
+        for t in 0..nt {
+            let (r0, k0) = (
+                eval2(&cr, ("t", t), ("j", 0))?,
+                eval2(&ck, ("t", t), ("j", 0))?,
+            );
+            for j in 0..chunks {
+                let (r, kk) = (
+                    eval2(&cr, ("t", t), ("j", j))?,
+                    eval2(&ck, ("t", t), ("j", j))?,
+                );
+                if bytes(r, kk)? != bytes(r0, k0)? + one(&sd, "j", j)? {
+                    return Err(fail(format!(
+                        "{what} cp.async chunk {j} of thread {t}: shared byte {} is not chunk 0's \
+                         {} + LC_{what}_CP_SD({j})",
+                        bytes(r, kk)?,
+                        bytes(r0, k0)?
+                    )));
+                }
+                // The body adds k0 (whole k-blocks) and the tile origin to chunk 0's offset.
+                for origin in [0, rows - tile_rows] {
+                    for kb in [0, k - c.bk] {
+                        let at = |rr: i64, kx: i64| eval2(&goff, ("r", origin + rr), ("k", kx));
+                        if at(r, kb + kk)? != at(r0, k0)? + kb + one(&gd, "j", j)? {
+                            return Err(fail(format!(
+                                "{what} cp.async chunk {j} of thread {t} at row origin {origin}, \
+                                 k {kb}: global element {} is not chunk 0's + k + LC_{what}_CP_GD({j})",
+                                at(r, kb + kk)?
+                            )));
+                        }
+                        v.global_offsets += 1;
+                    }
+                }
+            }
+            let lo = |g: i64| -> Result<i64, CodegenError> {
+                bytes(
+                    eval2(&lr, ("t", t), ("g", g))?,
+                    eval2(&lk, ("t", t), ("g", g))?,
+                )
+            };
+            for g in 0..groups {
+                let x = one(&lx, "g", g)?;
+                if !(0..1024).contains(&x) {
+                    return Err(fail(format!(
+                        "LC_{what}_LDSM_X({g}) = {x} reaches the stage base's bits"
+                    )));
+                }
+                if (lo(0)? ^ x) + one(&ld, "g", g)? != lo(g)? {
+                    return Err(fail(format!(
+                        "{what} ldmatrix group {g}, thread {t}: (group 0's byte {} ^ {x}) + \
+                         LC_{what}_LDSM_D({g}) is not its byte {}",
+                        lo(0)?,
+                        lo(g)?
+                    )));
+                }
+                v.fragment_cells += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn parse_mma(line: &str) -> Option<[i64; 5]> {
     let inner = line.trim().strip_prefix("LC_MMA(")?.strip_suffix(");")?;
     let v: Vec<i64> = inner
@@ -658,6 +816,11 @@ pub fn validate_sm80(
         }
     }
 
+    // 7. Full-tile addressing.
+    if let Some(f) = &text.fast {
+        check_fast(spec, c, text, f, (&sa, &sb), &mut v)?;
+    }
+
     // 3. ldmatrix fragments.
     let ldsm = Ldsm::corpus()?;
     let frag_a = check_ldsm(
@@ -715,21 +878,71 @@ pub fn validate_sm80(
     let mut ksum = vec![vec![0u64; text.acc as usize]; nt as usize];
     let mut loaded_a = vec![false; text.a_groups as usize];
     let mut loaded_b = vec![false; text.b_groups as usize];
-    let next = text
-        .schedule
-        .iter()
-        .filter(|l| l.trim() == "LC_NEXT_STAGE();")
-        .count();
+    let count = |what: &str| text.schedule.iter().filter(|l| l.trim() == what).count();
+    let next = count("LC_NEXT_STAGE();");
     if next != 1 {
         return Err(fail(format!(
             "the schedule issues the next stage's cp.async {next} times per k-block, not once"
         )));
     }
+    // LC_PIPELINED: the preloaded groups hold this k-block's fragments when the block starts;
+    // after LC_ADVANCE() the loads are the next block's and must be exactly the preloaded
+    // groups, and no mma after it may read one of them.
+    let advance = count("LC_ADVANCE();");
+    let pipelined = !text.preload.is_empty();
+    if advance != usize::from(pipelined) {
+        return Err(fail(format!(
+            "the schedule has {advance} LC_ADVANCE() with {} preloaded groups",
+            text.preload.len()
+        )));
+    }
+    let mut preloaded: Vec<(char, i64)> = Vec::new();
+    for line in &text.preload {
+        let (op, g) = parse_ldsm(line)
+            .ok_or_else(|| fail(format!("preload line {line:?} is not an ldmatrix")))?;
+        let (set, n) = if op == 'a' {
+            (&mut loaded_a, text.a_groups)
+        } else {
+            (&mut loaded_b, text.b_groups)
+        };
+        if !(0..n).contains(&g) || set[g as usize] {
+            return Err(fail(format!(
+                "preload line {line:?}: group out of range or loaded twice"
+            )));
+        }
+        set[g as usize] = true;
+        preloaded.push((op, g));
+    }
+    if pipelined {
+        let pos = |what: &str| text.schedule.iter().position(|l| l.trim() == what);
+        if pos("LC_NEXT_STAGE();") > pos("LC_ADVANCE();") {
+            return Err(fail(
+                "LC_ADVANCE() comes before LC_NEXT_STAGE(): its wait would not cover k-block kb + 1"
+                    .into(),
+            ));
+        }
+    }
+    let mut advanced = false;
+    let mut reloaded: Vec<(char, i64)> = Vec::new();
     for line in &text.schedule {
         if line.trim() == "LC_NEXT_STAGE();" {
             continue;
         }
+        if line.trim() == "LC_ADVANCE();" {
+            advanced = true;
+            continue;
+        }
         if let Some((op, g)) = parse_ldsm(line) {
+            if advanced {
+                if !preloaded.contains(&(op, g)) || reloaded.contains(&(op, g)) {
+                    return Err(fail(format!(
+                        "schedule line {line:?} after LC_ADVANCE(): not a preloaded group, or \
+                         loaded twice"
+                    )));
+                }
+                reloaded.push((op, g));
+                continue;
+            }
             let (set, n) = if op == 'a' {
                 (&mut loaded_a, text.a_groups)
             } else {
@@ -745,6 +958,12 @@ pub fn validate_sm80(
         }
         let [ci, ag, ar, bg, br] =
             parse_mma(line).ok_or_else(|| fail(format!("schedule line {line:?} is not read")))?;
+        if advanced && (preloaded.contains(&('a', ag)) || preloaded.contains(&('b', bg))) {
+            return Err(fail(format!(
+                "schedule line {line:?} after LC_ADVANCE() reads a group that now holds the next \
+                 k-block"
+            )));
+        }
         if ci < 0
             || ci + 3 >= text.acc
             || !(0..text.a_groups).contains(&ag)
@@ -821,6 +1040,13 @@ pub fn validate_sm80(
                 }
             }
         }
+    }
+    if reloaded.len() != preloaded.len() {
+        return Err(fail(format!(
+            "LC_ADVANCE() is followed by {} of the {} preloaded groups",
+            reloaded.len(),
+            preloaded.len()
+        )));
     }
     let full = (1u64 << steps) - 1;
     for (t, row) in ksum.iter().enumerate() {
