@@ -46,10 +46,20 @@ def predicted(path):
            for m in re.finditer(r"// predicted: copy -> (\w+): (\d+) instructions, (\d+) shared wavefronts \(ideal (\d+)\)", text)}
     ctas = math.ceil(d["LC_M"] / d["LC_BM"]) * math.ceil(d["LC_N"] / d["LC_BN"])
     kb = math.ceil(d["LC_K"] / d["LC_BK"])
+    # LC_PIPELINED (session 17): LC_PRELOAD's groups are loaded once more per CTA than there are
+    # k-blocks (before the loop, and after every k-block's LC_ADVANCE, the last one's reading a
+    # stage no k-block fills); counted as that fraction of an operand's per-k-block ldmatrix
+    # (every group of an operand is one ldmatrix.x4 with the same bank pattern up to the XOR).
+    extra = {"a": 0.0, "b": 0.0}
+    m = re.search(r"#define LC_PRELOAD \\\n(.*?)/\* end of LC_PRELOAD \*/", text, re.S)
+    if m:
+        for op in ("a", "b"):
+            n = len(re.findall(rf"LC_LDSM_{op.upper()}\(\d+\)", m.group(1)))
+            extra[op] = n / d[f"LC_{op.upper()}_GROUPS"]
     tot = {}
     for name, (ins, w, ideal) in per.items():
-        mult = ctas * (kb if name in ("a_s", "b_s", "a", "b") else 1)
-        tot[name] = (ins * mult, w * mult, ideal * mult)
+        mult = ctas * (kb + extra.get(name, 0.0) if name in ("a_s", "b_s", "a", "b") else 1)
+        tot[name] = (round(ins * mult), round(w * mult), round(ideal * mult))
     return tot
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 24, session 16 probe: the K-group W4A16 kernel with A permuted in registers.
 
-Usage: python3 w4_kgroup.py EMITTED.cu OUT.cu [aperm|regstage]
+Usage: python3 w4_kgroup.py EMITTED.cu OUT.cu [aperm|regstage|direct|direct_all]
 EMITTED is a K-group kernel with nibble pairs (`laycert gen gemm --weights int4 ... --kwarps K
 --dequant pairs`). Correct products (w4a16.py checks them), not validated by codegen: probes.
   aperm (default): A staged in k order (the kernel's bytes staging), the fragments permuted after
@@ -80,6 +80,43 @@ if mode == "regstage":
                 lc_superblock(wb[i], sb_s[i], ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES, a_lo, acc);
 """, """                lc_superblock(wb[i], sb_s[i], ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES, a_lo, acc);
                 store(sb + 1);
+""")
+    open(dst, "w").write(t)
+    sys.exit(0)
+if mode in ("direct", "direct_all"):
+    # A's fragments straight from global memory (L1-cached 16-byte loads), no ring, no barrier:
+    # lane (r = lane / 4, q = lane % 4) holds real k [32 q, 32 q + 32) of the superblock, k-step
+    # g its k 4 g .. 4 g + 3 (a0/a1: words 2 g of rows r, r + 8; a2/a3: words 2 g + 1). Timing
+    # only: the W words keep the TensorRT-LLM packing, so the products are WRONG (the packing that
+    # makes it right puts k 2i, 2i + 1 at nibbles i, i + 4 of a word, Marlin's order).
+    t = resolve_dq(t)
+    sub("#define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])",
+        "__device__ __forceinline__ lc_v4 kg_lda(const lc_elem* p, bool ok) {\n"
+        "    lc_v4 v = {0u, 0u, 0u, 0u};\n"
+        "    if (ok) asm(\"ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];\" : \"=r\"(v.x), \"=r\"(v.y), \"=r\"(v.z), \"=r\"(v.w) : \"l\"(p));\n"
+        "    return v;\n}\n"
+        "#define KG_LDA2(g) do { const lc_v4 lo = kg_lda(ap + (g) / 2 * 8, ok0), hi = kg_lda(ap + 8 * LC_K + (g) / 2 * 8, ok1); "
+        "af[g][0] = lo.x; af[g][1] = hi.x; af[g][2] = lo.y; af[g][3] = hi.y; "
+        "af[((g) + 1) % LC_A_GROUPS][0] = lo.z; af[((g) + 1) % LC_A_GROUPS][1] = hi.z; "
+        "af[((g) + 1) % LC_A_GROUPS][2] = lo.w; af[((g) + 1) % LC_A_GROUPS][3] = hi.w; } while (0)\n"
+        + ("#define LC_LDSM_A(g) do { if ((g) == 0) { KG_LDA2(0); KG_LDA2(2); KG_LDA2(4); KG_LDA2(6); } } while (0)"
+           if mode == "direct_all" else
+           "#define LC_LDSM_A(g) do { if ((g) % 2 == 0) KG_LDA2(g); } while (0)"))
+    sub("unsigned sa, const unsigned (&a_lo)[LC_A_GROUPS],",
+        "const lc_elem* ap, bool ok0, bool ok1, const unsigned (&a_lo)[LC_A_GROUPS],")
+    sub("#pragma unroll\n    for (int s = 0; s + 1 < LC_A_SLOTS; ++s) stage(s);\n",
+        "    const int kg_lane = t % 32;\n"
+        "    const lc_elem* kg_ap = A + (long long)(kg_lane / 4) * LC_K + k0 + (kg_lane % 4) * 32;\n"
+        "    const bool kg_ok0 = kg_lane / 4 < LC_M, kg_ok1 = kg_lane / 4 + 8 < LC_M;\n")
+    sub("""                lc_cp_wait<LC_A_SLOTS - 2>();
+                interleave(sb);
+                if (LC_GROUP_THREADS == 32)
+                    __syncwarp();
+                else
+                    lc_named_barrier(1 + w, LC_GROUP_THREADS);
+                stage(sb + LC_A_SLOTS - 1);
+                lc_superblock(wb[i], sb_s[i], ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES, a_lo, acc);
+""", """                lc_superblock(wb[i], sb_s[i], kg_ap + sb * 128, kg_ok0, kg_ok1, a_lo, acc);
 """)
     open(dst, "w").write(t)
     sys.exit(0)
