@@ -157,7 +157,7 @@ fn gen_gemm_takes_tile_rows_and_warpgroups_and_refuses_what_the_body_cannot_run(
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
-        stdout.contains("tile 128x128x32, 4 stages, 1 consumer warpgroup(s)")
+        stdout.contains("tile 128x128x64, 4 stages, 1 consumer warpgroup(s)")
             && stdout.contains("128 threads"),
         "{stdout}"
     );
