@@ -897,20 +897,25 @@ pub fn validate_sm80(
         )));
     }
     let mut preloaded: Vec<(char, i64)> = Vec::new();
-    for line in &text.preload {
-        let (op, g) = parse_ldsm(line)
-            .ok_or_else(|| fail(format!("preload line {line:?} is not an ldmatrix")))?;
+    // Marks group g of operand op loaded in this k-block; refuses one out of range or loaded twice.
+    let mark = |loaded: (&mut Vec<bool>, &mut Vec<bool>), op: char, g: i64, line: &str| {
         let (set, n) = if op == 'a' {
-            (&mut loaded_a, text.a_groups)
+            (loaded.0, text.a_groups)
         } else {
-            (&mut loaded_b, text.b_groups)
+            (loaded.1, text.b_groups)
         };
         if !(0..n).contains(&g) || set[g as usize] {
             return Err(fail(format!(
-                "preload line {line:?}: group out of range or loaded twice"
+                "line {line:?}: group out of range or loaded twice in a k-block"
             )));
         }
         set[g as usize] = true;
+        Ok(())
+    };
+    for line in &text.preload {
+        let (op, g) = parse_ldsm(line)
+            .ok_or_else(|| fail(format!("preload line {line:?} is not an ldmatrix")))?;
+        mark((&mut loaded_a, &mut loaded_b), op, g, line)?;
         preloaded.push((op, g));
     }
     if pipelined {
@@ -943,17 +948,7 @@ pub fn validate_sm80(
                 reloaded.push((op, g));
                 continue;
             }
-            let (set, n) = if op == 'a' {
-                (&mut loaded_a, text.a_groups)
-            } else {
-                (&mut loaded_b, text.b_groups)
-            };
-            if !(0..n).contains(&g) || set[g as usize] {
-                return Err(fail(format!(
-                    "schedule line {line:?}: group out of range or loaded twice in a k-block"
-                )));
-            }
-            set[g as usize] = true;
+            mark((&mut loaded_a, &mut loaded_b), op, g, line)?;
             continue;
         }
         let [ci, ag, ar, bg, br] =
