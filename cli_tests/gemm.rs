@@ -177,7 +177,8 @@ fn no_swizzle_gives_the_sm80_baseline_and_predicts_its_conflicts() {
     let (sw, unsw) = (dir.join("sw.cu"), dir.join("unsw.cu"));
     for (path, extra) in [(&sw, None), (&unsw, Some("--no-swizzle"))] {
         let mut args = vec![
-            "gen", "gemm", "--target", "sm80", "--m", "256", "--n", "256", "--k", "256",
+            "gen", "gemm", "--target", "sm80", "--m", "256", "--n", "256", "--k", "256", "--bk",
+            "32",
         ];
         args.extend(extra);
         args.extend(["-o", path.to_str().unwrap()]);
@@ -204,7 +205,8 @@ fn no_swizzle_gives_the_sm80_baseline_and_predicts_its_conflicts() {
         let n = nums.len();
         (nums[n - 2], nums[n - 1])
     };
-    // The synthesized swizzle is conflict-free; the given row-major tile conflicts 4 ways.
+    // The synthesized swizzle is conflict-free; the given row-major tile (64-byte rows at
+    // --bk 32) conflicts 4 ways (8 ways at the default --bk 64: 128-byte rows).
     let (w, ideal) = pred(&sw, "a");
     assert_eq!(w, ideal);
     let (w, ideal) = pred(&unsw, "a");
