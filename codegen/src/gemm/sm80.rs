@@ -32,7 +32,7 @@ use solver::synth::instr::{Instructions, MmaAtom};
 use solver::synth::Plan;
 
 use super::validate::{eval2, show};
-use super::validate_sm80::{self, Sm80Fast, Sm80Text};
+use super::validate_sm80::{self, parse_ldsm, parse_mma, OperandText, Sm80Fast, Sm80Text};
 use super::{ceil_div, plan_summary, GemmConfig, GemmKernel, GemmSpec};
 use crate::c_expr::CExpr;
 use crate::error::CodegenError;
@@ -509,27 +509,9 @@ fn schedule(c: &GemmConfig, plan: &Plan, atom: &MmaAtom) -> Result<Vec<String>, 
     Ok(lines)
 }
 
-/// The group an `LC_LDSM_A/B(g);` line loads, as ('a' | 'b', g).
-fn ldsm_group(line: &str) -> Option<(char, i64)> {
-    let op = if line.starts_with("LC_LDSM_A(") {
-        'a'
-    } else if line.starts_with("LC_LDSM_B(") {
-        'b'
-    } else {
-        return None;
-    };
-    line[10..].strip_suffix(");")?.parse().ok().map(|g| (op, g))
-}
-
 /// The groups an `LC_MMA(ci, ag, ar, bg, br);` line reads.
 fn mma_groups(line: &str) -> Option<[(char, i64); 2]> {
-    let f: Vec<i64> = line
-        .strip_prefix("LC_MMA(")?
-        .strip_suffix(");")?
-        .split(',')
-        .map(|x| x.trim().parse().ok())
-        .collect::<Option<_>>()?;
-    (f.len() == 5).then(|| [('a', f[1]), ('b', f[3])])
+    parse_mma(line).map(|f| [('a', f[1]), ('b', f[3])])
 }
 
 /// Software pipelining across k-blocks (CUTLASS's multistage order): the loads of the first
@@ -564,14 +546,14 @@ fn pipeline(lines: Vec<String>) -> (Vec<String>, Vec<String>) {
         .collect();
     let pre: Vec<String> = lines[..first]
         .iter()
-        .filter(|l| ldsm_group(l).is_some_and(|g| step0.contains(&g)))
+        .filter(|l| parse_ldsm(l).is_some_and(|g| step0.contains(&g)))
         .cloned()
         .collect();
     let sound = last > first
         && next.is_some_and(|n| n < last)
         && pre
             .iter()
-            .all(|l| ldsm_group(l).is_some_and(|g| !tail.contains(&g)));
+            .all(|l| parse_ldsm(l).is_some_and(|g| !tail.contains(&g)));
     if !sound || pre.is_empty() {
         return (Vec::new(), lines);
     }
@@ -616,21 +598,10 @@ fn bit_formula(var: &str, vals: &[i64]) -> Option<String> {
     })
 }
 
-/// The printed maps needed by [`fast_addr`].
-struct AddrMaps<'a> {
-    slin: &'a str,
-    swz: &'a str,
-    goff: &'a str,
-    cp: (&'a str, &'a str),
-    ldsm: (&'a str, &'a str),
-    chunks: i64,
-    groups: i64,
-}
-
 /// One operand's full-tile constants (`LC_FAST_ADDR`): (cp.async shared bytes, global
 /// elements, ldmatrix XOR, ldmatrix bytes), each a formula in `j` or `g` whose value is the same
 /// on every thread, or `None`. Computed from the printed maps; the validator checks them again.
-fn fast_operand(m: &AddrMaps, nt: i64) -> Result<Option<[String; 4]>, CodegenError> {
+fn fast_operand(m: &OperandText, nt: i64) -> Result<Option<[String; 4]>, CodegenError> {
     let p = |s: &str| CExpr::parse(s);
     let (lin, swz, goff) = (p(m.slin)?, p(m.swz)?, p(m.goff)?);
     let (cr, ck, lr, lk) = (p(m.cp.0)?, p(m.cp.1)?, p(m.ldsm.0)?, p(m.ldsm.1)?);
@@ -715,30 +686,12 @@ fn fast_addr(
     if spec.m % c.bm != 0 || spec.n % c.bn != 0 || spec.k % c.bk != 0 {
         return Ok(None);
     }
-    let a = AddrMaps {
-        slin: &text.a_slin,
-        swz: &text.a_swz,
-        goff: &text.a_goff,
-        cp: (&text.a_cp_row, &text.a_cp_k),
-        ldsm: (&text.a_ldsm_row, &text.a_ldsm_k),
-        chunks: text.a_chunks,
-        groups: text.a_groups,
-    };
-    let b = AddrMaps {
-        slin: &text.b_slin,
-        swz: &text.b_swz,
-        goff: &text.b_goff,
-        cp: (&text.b_cp_row, &text.b_cp_k),
-        ldsm: (&text.b_ldsm_row, &text.b_ldsm_k),
-        chunks: text.b_chunks,
-        groups: text.b_groups,
-    };
     let (
         Some([a_cp_sd, a_cp_gd, a_ldsm_x, a_ldsm_d]),
         Some([b_cp_sd, b_cp_gd, b_ldsm_x, b_ldsm_d]),
     ) = (
-        fast_operand(&a, text.threads)?,
-        fast_operand(&b, text.threads)?,
+        fast_operand(&text.operand('a'), text.threads)?,
+        fast_operand(&text.operand('b'), text.threads)?,
     )
     else {
         return Ok(None);

@@ -143,6 +143,47 @@ pub struct Sm80Text {
     pub fast: Option<Sm80Fast>,
 }
 
+/// One operand's printed maps (`X` = A or B): what full-tile addressing is derived from and
+/// checked against.
+pub(crate) struct OperandText<'a> {
+    pub slin: &'a str,
+    pub swz: &'a str,
+    pub goff: &'a str,
+    /// `LC_X_CP_ROW`, `LC_X_CP_K`.
+    pub cp: (&'a str, &'a str),
+    /// `LC_X_LDSM_ROW`, `LC_X_LDSM_K`.
+    pub ldsm: (&'a str, &'a str),
+    pub chunks: i64,
+    pub groups: i64,
+}
+
+impl Sm80Text {
+    /// Operand `op`'s ('a' or 'b') printed maps.
+    pub(crate) fn operand(&self, op: char) -> OperandText<'_> {
+        if op == 'a' {
+            OperandText {
+                slin: &self.a_slin,
+                swz: &self.a_swz,
+                goff: &self.a_goff,
+                cp: (&self.a_cp_row, &self.a_cp_k),
+                ldsm: (&self.a_ldsm_row, &self.a_ldsm_k),
+                chunks: self.a_chunks,
+                groups: self.a_groups,
+            }
+        } else {
+            OperandText {
+                slin: &self.b_slin,
+                swz: &self.b_swz,
+                goff: &self.b_goff,
+                cp: (&self.b_cp_row, &self.b_cp_k),
+                ldsm: (&self.b_ldsm_row, &self.b_ldsm_k),
+                chunks: self.b_chunks,
+                groups: self.b_groups,
+            }
+        }
+    }
+}
+
 /// Full-tile addressing (`LC_FAST_ADDR`: M, N, K multiples of the CTA tile, so no guard): a
 /// thread's cp.async chunk `j` is its chunk 0 plus `LC_X_CP_SD(j)` shared bytes and
 /// `LC_X_CP_GD(j)` global elements, and its ldmatrix group `g` address is `(stage + group 0's
@@ -489,34 +530,27 @@ fn check_fast(
         ));
     }
     let nt = text.threads;
-    for (what, sm, chunks, groups, cp, ldsm, goff, rows, k) in [
+    for (what, sm, o, fx, rows) in [
         (
             "A",
             smem.0,
-            text.a_chunks,
-            text.a_groups,
-            (&text.a_cp_row, &text.a_cp_k, &f.a_cp_sd, &f.a_cp_gd),
-            (&text.a_ldsm_row, &text.a_ldsm_k, &f.a_ldsm_x, &f.a_ldsm_d),
-            &text.a_goff,
+            text.operand('a'),
+            [&f.a_cp_sd, &f.a_cp_gd, &f.a_ldsm_x, &f.a_ldsm_d],
             spec.m,
-            spec.k,
         ),
         (
             "B",
             smem.1,
-            text.b_chunks,
-            text.b_groups,
-            (&text.b_cp_row, &text.b_cp_k, &f.b_cp_sd, &f.b_cp_gd),
-            (&text.b_ldsm_row, &text.b_ldsm_k, &f.b_ldsm_x, &f.b_ldsm_d),
-            &text.b_goff,
+            text.operand('b'),
+            [&f.b_cp_sd, &f.b_cp_gd, &f.b_ldsm_x, &f.b_ldsm_d],
             spec.n,
-            spec.k,
         ),
     ] {
+        let (chunks, groups, k) = (o.chunks, o.groups, spec.k);
         let p = CExpr::parse;
-        let (cr, ck, sd, gd) = (p(cp.0)?, p(cp.1)?, p(cp.2)?, p(cp.3)?);
-        let (lr, lk, lx, ld) = (p(ldsm.0)?, p(ldsm.1)?, p(ldsm.2)?, p(ldsm.3)?);
-        let goff = p(goff)?;
+        let (cr, ck, sd, gd) = (p(o.cp.0)?, p(o.cp.1)?, p(fx[0])?, p(fx[1])?);
+        let (lr, lk, lx, ld) = (p(o.ldsm.0)?, p(o.ldsm.1)?, p(fx[2])?, p(fx[3])?);
+        let goff = p(o.goff)?;
         let one = |e: &CExpr, name: &str, x: i64| e.eval_with(&|n| (n == name).then_some(x));
         let bytes = |r: i64, kk: i64| -> Result<i64, CodegenError> { Ok(2 * sm.offset(r, kk)?) };
         let tile_rows = if what == "A" { c.bm } else { c.bn };
@@ -581,7 +615,7 @@ fn check_fast(
     Ok(())
 }
 
-fn parse_mma(line: &str) -> Option<[i64; 5]> {
+pub(crate) fn parse_mma(line: &str) -> Option<[i64; 5]> {
     let inner = line.trim().strip_prefix("LC_MMA(")?.strip_suffix(");")?;
     let v: Vec<i64> = inner
         .split(',')
@@ -590,7 +624,7 @@ fn parse_mma(line: &str) -> Option<[i64; 5]> {
     v.try_into().ok()
 }
 
-fn parse_ldsm(line: &str) -> Option<(char, i64)> {
+pub(crate) fn parse_ldsm(line: &str) -> Option<(char, i64)> {
     let l = line.trim();
     for (p, op) in [("LC_LDSM_A(", 'a'), ("LC_LDSM_B(", 'b')] {
         if let Some(rest) = l.strip_prefix(p) {
