@@ -19,6 +19,24 @@ fn spec(m: i64, n: i64, k: i64, dtype: GemmDtype) -> GemmSpec {
     }
 }
 
+/// The emitted text for `s` (validated untouched) and a function that applies an edit to a copy
+/// and returns the validator's refusal.
+fn harness(s: GemmSpec) -> (Sm80Text, impl Fn(&dyn Fn(&mut Sm80Text)) -> String) {
+    let c = choose_config(&s).unwrap();
+    let plan = plan_for(&s, &c).unwrap();
+    let text = emitted_text(&s, &c, &plan).unwrap();
+    validate_sm80(&s, &c, &plan, &text).expect("the untouched text validates");
+    let base = text.clone();
+    let tamper = move |f: &dyn Fn(&mut Sm80Text)| -> String {
+        let mut t = base.clone();
+        f(&mut t);
+        validate_sm80(&s, &c, &plan, &t)
+            .expect_err("a tampered text must be refused")
+            .to_string()
+    };
+    (text, tamper)
+}
+
 #[test]
 fn sm80_emits_and_validates_square_ragged_and_skinny_shapes() {
     for (m, n, k, dtype) in [
@@ -93,18 +111,7 @@ fn sm80_fast_addressing_and_pipelining_follow_the_shape() {
 
 #[test]
 fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
-    let s = spec(4096, 4096, 4096, GemmDtype::F16);
-    let c = choose_config(&s).unwrap();
-    let plan = plan_for(&s, &c).unwrap();
-    let text = emitted_text(&s, &c, &plan).unwrap();
-    validate_sm80(&s, &c, &plan, &text).expect("the untouched text validates");
-    let tamper = |f: &dyn Fn(&mut Sm80Text)| -> String {
-        let mut t = text.clone();
-        f(&mut t);
-        validate_sm80(&s, &c, &plan, &t)
-            .expect_err("a tampered text must be refused")
-            .to_string()
-    };
+    let (text, tamper) = harness(spec(4096, 4096, 4096, GemmDtype::F16));
     let fast = |f: fn(&mut codegen::gemm::validate_sm80::Sm80Fast)| -> Tamper {
         Box::new(move |t: &mut Sm80Text| f(t.fast.as_mut().unwrap()))
     };
@@ -231,18 +238,7 @@ fn sm80_refuses_k_not_a_multiple_of_8() {
 
 #[test]
 fn sm80_validation_refuses_tampered_expressions() {
-    let s = spec(1000, 1000, 1000, GemmDtype::Bf16);
-    let c = choose_config(&s).unwrap();
-    let plan = plan_for(&s, &c).unwrap();
-    let text = emitted_text(&s, &c, &plan).unwrap();
-    validate_sm80(&s, &c, &plan, &text).expect("the untouched text validates");
-    let tamper = |f: &dyn Fn(&mut Sm80Text)| -> String {
-        let mut t = text.clone();
-        f(&mut t);
-        validate_sm80(&s, &c, &plan, &t)
-            .expect_err("a tampered text must be refused")
-            .to_string()
-    };
+    let (_, tamper) = harness(spec(1000, 1000, 1000, GemmDtype::Bf16));
     let cases: Vec<(&str, Tamper)> = vec![
         (
             "ldmatrix k",
