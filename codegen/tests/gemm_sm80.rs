@@ -21,7 +21,10 @@ fn spec(m: i64, n: i64, k: i64, dtype: GemmDtype) -> GemmSpec {
 
 /// The emitted text for `s` (validated untouched) and a function that applies an edit to a copy
 /// and returns the validator's refusal.
-fn harness(s: GemmSpec) -> (Sm80Text, impl Fn(&dyn Fn(&mut Sm80Text)) -> String) {
+/// Applies an edit to a copy of the text and returns the validator's refusal.
+type Refuse = Box<dyn Fn(&dyn Fn(&mut Sm80Text)) -> String>;
+
+fn harness(s: GemmSpec) -> (Sm80Text, Refuse) {
     let c = choose_config(&s).unwrap();
     let plan = plan_for(&s, &c).unwrap();
     let text = emitted_text(&s, &c, &plan).unwrap();
@@ -34,7 +37,7 @@ fn harness(s: GemmSpec) -> (Sm80Text, impl Fn(&dyn Fn(&mut Sm80Text)) -> String)
             .expect_err("a tampered text must be refused")
             .to_string()
     };
-    (text, tamper)
+    (text, Box::new(tamper))
 }
 
 #[test]
