@@ -19,11 +19,10 @@ fn spec(m: i64, n: i64, k: i64, dtype: GemmDtype) -> GemmSpec {
     }
 }
 
-/// The emitted text for `s` (validated untouched) and a function that applies an edit to a copy
-/// and returns the validator's refusal.
 /// Applies an edit to a copy of the text and returns the validator's refusal.
 type Refuse = Box<dyn Fn(&dyn Fn(&mut Sm80Text)) -> String>;
 
+/// The emitted text for `s` (validated untouched) and its [`Refuse`].
 fn harness(s: GemmSpec) -> (Sm80Text, Refuse) {
     let c = choose_config(&s).unwrap();
     let plan = plan_for(&s, &c).unwrap();
