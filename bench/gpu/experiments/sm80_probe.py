@@ -35,6 +35,12 @@ and `k0` compute wrong products on purpose), timed with bench/gpu/gemm.py next t
                                                   # addresses from one base per operand plus
                                                   # constants (no per-chunk guard or 64-bit address,
                                                   # no 32 ldmatrix offset registers); addr+ws4
+  python3 sm80_probe.py KERNEL.cu OUT.cu cpspread   # (session 18) full tiles, pipelined: the
+                                                  # next stage's cp.async chunks one at a time
+                                                  # between the mma of the k-step that issued
+                                                  # them in a burst (LC_NEXT_STAGE), the commit
+                                                  # before LC_ADVANCE; cpspread2: over every mma
+                                                  # before LC_ADVANCE
 W4A16:
   python3 sm80_probe.py W4A16.cu OUT.cu smemring D  # W through a per-thread cp.async ring of D
                                                     # superblocks in shared memory (each thread
@@ -685,6 +691,50 @@ def addr(t):
     return t
 
 
+def cpspread(t, whole):
+    """(session 18) The emitted full-tile pipelined kernel with its LC_NEXT_STAGE() burst (12
+    cp.async per thread at 128x256x64) issued one chunk at a time between mma lines: from
+    LC_NEXT_STAGE() to LC_ADVANCE() (whole=False) or from the first mma to LC_ADVANCE()
+    (whole=True); the commit right before LC_ADVANCE() (its wait counts this block's group)."""
+    assert "#define LC_FAST_ADDR 1" in t and "#define LC_PIPELINED 1" in t
+    d = {k: int(v) for k, v in re.findall(r"#define (LC_[A-Z_0-9]+) (\d+)\n", t)}
+    na, nb = d["LC_A_CHUNKS"], d["LC_B_CHUNKS"]
+    chunk = """// PROBE (cpspread): the k-block's cp.async bases once (LC_CP_BASES, first schedule line), then
+// chunk j of lc_load_stage's fast path (A's chunks, then B's) as one cp.async.
+#define LC_CP_BASES \\
+    const bool lc_ld = nk < kblocks; \\
+    const lc_elem* lc_ga = A + LC_A_GOFF((long long)m0 + LC_A_CP_ROW(t, 0), LC_A_CP_K(t, 0)) + nk * LC_BK; \\
+    const lc_elem* lc_gb = B + LC_B_GOFF((long long)n0 + LC_B_CP_ROW(t, 0), LC_B_CP_K(t, 0)) + nk * LC_BK; \\
+    const unsigned lc_st = base + (nk % LC_STAGES) * LC_STAGE_BYTES; \\
+    const unsigned lc_sa = lc_st + 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_CP_ROW(t, 0), LC_A_CP_K(t, 0))); \\
+    const unsigned lc_sb = lc_st + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(LC_B_CP_ROW(t, 0), LC_B_CP_K(t, 0)));
+#define LC_CPX(j) do { if (lc_ld) { if ((j) < LC_A_CHUNKS) lc_cp_async16(lc_sa + (LC_A_CP_SD(j)), lc_ga + (LC_A_CP_GD(j)), 16u); \\
+    else lc_cp_async16(lc_sb + (LC_B_CP_SD((j) - LC_A_CHUNKS)), lc_gb + (LC_B_CP_GD((j) - LC_A_CHUNKS)), 16u); } } while (0)
+"""
+    k = t.index('extern "C" __global__')
+    t = t[:k] + chunk + t[k:]
+    a = t.index("#define LC_SCHEDULE \\\n")
+    b = t.index("/* end of LC_SCHEDULE */", a)
+    lines = t[a:b].split("\n")
+    head, body = lines[0], lines[1:]
+    ns = next(i for i, l in enumerate(body) if "LC_NEXT_STAGE();" in l)
+    adv = next(i for i, l in enumerate(body) if "LC_ADVANCE();" in l)
+    start = next(i for i, l in enumerate(body) if "LC_MMA(" in l) if whole else ns
+    mmas = [i for i in range(start, adv) if "LC_MMA(" in body[i]]
+    n = na + nb
+    at = {mmas[(c * len(mmas)) // n]: c for c in range(n)}
+    out = []
+    for i, l in enumerate(body):
+        if i == ns:
+            continue
+        if i == adv:
+            out.append("    lc_cp_commit(); \\")
+        out.append(l)
+        if i in at:
+            out.append(f"    LC_CPX({at[i]}); \\")
+    return t[:a] + "\n".join([head, "    LC_CP_BASES \\"] + out) + t[b:]
+
+
 def main():
     src, dst, mode = sys.argv[1:4]
     t = resolve_dq(open(src).read())
@@ -773,6 +823,8 @@ def main():
         t = warp_specialized(t, 128)
     elif mode == "addr":
         t = addr(t)
+    elif mode in ("cpspread", "cpspread2"):
+        t = cpspread(t, mode == "cpspread2")
     elif mode == "addr+ws4":
         t = warp_specialized(addr(t), 128)
     elif mode == "scaleafter":
