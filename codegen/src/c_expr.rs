@@ -114,6 +114,96 @@ impl CExpr {
     }
 }
 
+/// Rewrites every function-like `#define NAME(p, q, ...) body` line of `text` so that each
+/// parameter inside the body is parenthesized (`r * 8192 + k` becomes `(r) * 8192 + (k)`): the
+/// emitted index macros then mean the same when a caller passes an expression (`m0 + row`)
+/// instead of a plain variable. The body must be one integer expression ([`CExpr`]) on one
+/// line; the rewritten body is parsed back and must be the same expression, so the printed
+/// macro is the one translation validation checked. Other lines are kept as they are.
+///
+/// ```
+/// use codegen::c_expr::hygienic_defines;
+/// let t = hygienic_defines("#define LC_A_GOFF(r, k) (r * 8192 + k)\n#define LC_M 16\n")?;
+/// assert_eq!(t, "#define LC_A_GOFF(r, k) ((r) * 8192 + (k))\n#define LC_M 16\n");
+/// # Ok::<(), codegen::CodegenError>(())
+/// ```
+pub fn hygienic_defines(text: &str) -> Result<String, CodegenError> {
+    let fail = |why: String| CodegenError::Validation(why);
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for line in text.split_inclusive('\n') {
+        let Some(rest) = line.strip_prefix("#define ") else {
+            out.push_str(line);
+            continue;
+        };
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (name, after) = rest.split_at(name_len);
+        let Some(params_on) = after.strip_prefix('(') else {
+            out.push_str(line);
+            continue;
+        };
+        let close = params_on
+            .find(')')
+            .ok_or_else(|| fail(format!("macro {name}: no ')' after its parameters")))?;
+        let params: Vec<&str> = params_on[..close].split(',').map(str::trim).collect();
+        let body = params_on[close + 1..].trim_end_matches('\n').trim();
+        if body.ends_with('\\') {
+            return Err(fail(format!(
+                "macro {name}: a function-like macro over several lines is not an index expression"
+            )));
+        }
+        let parsed = CExpr::parse(body).map_err(|e| {
+            fail(format!(
+                "macro {name}: its body is not an index expression: {e}"
+            ))
+        })?;
+        let mut wrapped = String::with_capacity(body.len() * 2);
+        let mut rest = body;
+        while let Some(c) = rest.chars().next() {
+            if c.is_ascii_alphabetic() || c == '_' {
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                let word = &rest[..len];
+                if params.contains(&word) {
+                    wrapped.push('(');
+                    wrapped.push_str(word);
+                    wrapped.push(')');
+                } else {
+                    wrapped.push_str(word);
+                }
+                rest = &rest[len..];
+            } else if c.is_ascii_digit() {
+                // A literal (with a suffix such as LL) is never a parameter.
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                wrapped.push_str(&rest[..len]);
+                rest = &rest[len..];
+            } else {
+                wrapped.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+        if CExpr::parse(&wrapped)? != parsed {
+            return Err(fail(format!(
+                "macro {name}: the parenthesized body {wrapped:?} reads differently from {body:?}"
+            )));
+        }
+        out.push_str("#define ");
+        out.push_str(name);
+        out.push('(');
+        out.push_str(&params_on[..close]);
+        out.push_str(") ");
+        out.push_str(&wrapped);
+        if line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
 struct Parser<'a> {
     text: &'a str,
     pos: usize,
@@ -221,5 +311,118 @@ impl Parser<'_> {
         };
         self.pos += len;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `body` with each parameter replaced by its argument's TEXT, as the C preprocessor does.
+    fn expand(body: &str, params: &[&str], args: &[&str]) -> String {
+        let mut out = String::new();
+        let mut rest = body;
+        while let Some(c) = rest.chars().next() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                let word = &rest[..len];
+                match params.iter().position(|p| *p == word) {
+                    Some(i) => out.push_str(args[i]),
+                    None => out.push_str(word),
+                }
+                rest = &rest[len..];
+            } else {
+                out.push(c);
+                rest = &rest[1..];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn hygienic_defines_wraps_parameters_only() {
+        let text = "// #define LC_X(a) (a)\n#define LC_K 8192\n\
+                    #define LC_A_GUARD(r, k) (r < 8192 && k < 8192)\n\
+                    #define LC_X_CP_SD(j) ((j / 1 % 2) * 4096 + 16LL)\n#define LC_T(t) (tt + t2 + t)";
+        let got = hygienic_defines(text).unwrap();
+        assert_eq!(
+            got,
+            "// #define LC_X(a) (a)\n#define LC_K 8192\n\
+             #define LC_A_GUARD(r, k) ((r) < 8192 && (k) < 8192)\n\
+             #define LC_X_CP_SD(j) (((j) / 1 % 2) * 4096 + 16LL)\n#define LC_T(t) (tt + t2 + (t))"
+        );
+    }
+
+    #[test]
+    fn hygienic_defines_refuses_what_it_cannot_read() {
+        for bad in [
+            "#define LC_F(x) do { x; } while (0)\n",
+            "#define LC_G(x) (x + \\\n 1)\n",
+            "#define LC_H(x (x)\n",
+        ] {
+            assert!(hygienic_defines(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// The defining property: expanding the hygienic macro with expression arguments gives the
+    /// value of the expression at the arguments' values, on random bodies and arguments; the
+    /// plain macro does not (the hazard the rewrite removes).
+    #[test]
+    fn hygienic_macros_evaluate_expression_arguments() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut plain_differs = 0;
+        for _ in 0..500 {
+            // body: a random sum of products / quotients / remainders of r and k
+            let mut terms = Vec::new();
+            for _ in 0..1 + next(4) {
+                let v = ["r", "k"][next(2) as usize];
+                let c = 1 + next(300) as i64;
+                terms.push(match next(4) {
+                    0 => format!("{v} * {c}"),
+                    1 => format!("{v} / {c}"),
+                    2 => format!("{v} % {c}"),
+                    _ => format!("({v} / {c} % 4) * {}", 1 + next(64)),
+                });
+            }
+            let body = format!("({})", terms.join(" + "));
+            let line = format!("#define LC_F(r, k) {body}");
+            let hyg = hygienic_defines(&line).unwrap();
+            let hbody = hyg.split_once(") ").unwrap().1;
+            let (x, y, z) = (next(1000) as i64, next(1000) as i64, next(50) as i64);
+            let args = ["m0 + row", "k0 * 2 + kk"];
+            let env: Env = [
+                ("m0".into(), x),
+                ("row".into(), y),
+                ("k0".into(), z),
+                ("kk".into(), y),
+            ]
+            .into();
+            let want = CExpr::parse(&body)
+                .unwrap()
+                .eval(&[("r".to_string(), x + y), ("k".to_string(), z * 2 + y)].into())
+                .unwrap();
+            let got = CExpr::parse(&expand(hbody, &["r", "k"], &args))
+                .unwrap()
+                .eval(&env)
+                .unwrap();
+            assert_eq!(got, want, "{line} -> {hyg}");
+            let plain = CExpr::parse(&expand(&body, &["r", "k"], &args))
+                .unwrap()
+                .eval(&env)
+                .unwrap();
+            plain_differs += usize::from(plain != want);
+        }
+        assert!(
+            plain_differs > 100,
+            "plain expansion differed only {plain_differs} times"
+        );
     }
 }

@@ -1064,7 +1064,8 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         ),
     );
     let _ = writeln!(k, "\ntypedef unsigned short lc_elem;  // {elem} bits");
-    k += &print_text(spec, c, &text);
+    // Every index macro's parameters parenthesized (checked: the same expressions).
+    k += &crate::c_expr::hygienic_defines(&print_text(spec, c, &text))?;
     k += "\n";
     k += super::PTX_SM80;
     k += BODY;

@@ -1853,7 +1853,8 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
         ),
     );
     let _ = writeln!(k, "\ntypedef unsigned short lc_elem;  // f16 bits");
-    k += &print_text(spec, c, &text);
+    // Every index macro's parameters parenthesized (checked: the same expressions).
+    k += &crate::c_expr::hygienic_defines(&print_text(spec, c, &text))?;
     k += "\n";
     k += super::PTX_SM80;
     k += BODY;
