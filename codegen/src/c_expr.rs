@@ -158,34 +158,8 @@ pub fn hygienic_defines(text: &str) -> Result<String, CodegenError> {
                 "macro {name}: its body is not an index expression: {e}"
             ))
         })?;
-        let mut wrapped = String::with_capacity(body.len() * 2);
-        let mut rest = body;
-        while let Some(c) = rest.chars().next() {
-            if c.is_ascii_alphabetic() || c == '_' {
-                let len = rest
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len());
-                let word = &rest[..len];
-                if params.contains(&word) {
-                    wrapped.push('(');
-                    wrapped.push_str(word);
-                    wrapped.push(')');
-                } else {
-                    wrapped.push_str(word);
-                }
-                rest = &rest[len..];
-            } else if c.is_ascii_digit() {
-                // A literal (with a suffix such as LL) is never a parameter.
-                let len = rest
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len());
-                wrapped.push_str(&rest[..len]);
-                rest = &rest[len..];
-            } else {
-                wrapped.push(c);
-                rest = &rest[c.len_utf8()..];
-            }
-        }
+        // A literal (digits first, a suffix such as LL) never equals a parameter's name.
+        let wrapped = map_words(body, |w| params.contains(&w).then(|| format!("({w})")));
         if CExpr::parse(&wrapped)? != parsed {
             return Err(fail(format!(
                 "macro {name}: the parenthesized body {wrapped:?} reads differently from {body:?}"
@@ -202,6 +176,28 @@ pub fn hygienic_defines(text: &str) -> Result<String, CodegenError> {
         }
     }
     Ok(out)
+}
+
+/// `text` with every maximal run of `[A-Za-z0-9_]` (a name or a literal) replaced by `f(run)`,
+/// or kept where `f` answers `None`.
+fn map_words(text: &str, f: impl Fn(&str) -> Option<String>) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let len = if word(c) {
+            rest.find(|c: char| !word(c)).unwrap_or(rest.len())
+        } else {
+            c.len_utf8()
+        };
+        let run = &rest[..len];
+        match if word(c) { f(run) } else { None } {
+            Some(x) => out.push_str(&x),
+            None => out.push_str(run),
+        }
+        rest = &rest[len..];
+    }
+    out
 }
 
 struct Parser<'a> {
@@ -320,25 +316,12 @@ mod tests {
 
     /// `body` with each parameter replaced by its argument's TEXT, as the C preprocessor does.
     fn expand(body: &str, params: &[&str], args: &[&str]) -> String {
-        let mut out = String::new();
-        let mut rest = body;
-        while let Some(c) = rest.chars().next() {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                let len = rest
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len());
-                let word = &rest[..len];
-                match params.iter().position(|p| *p == word) {
-                    Some(i) => out.push_str(args[i]),
-                    None => out.push_str(word),
-                }
-                rest = &rest[len..];
-            } else {
-                out.push(c);
-                rest = &rest[1..];
-            }
-        }
-        out
+        map_words(body, |w| {
+            params
+                .iter()
+                .position(|p| *p == w)
+                .map(|i| args[i].to_string())
+        })
     }
 
     #[test]
