@@ -109,6 +109,14 @@ fn gen_gemm_w4a16_refuses_bf16_and_large_m_with_exit_2() {
             vec!["--m", "4", "--dtype", "f16", "--dequant", "nibbles"],
             "expected bytes or pairs",
         ),
+        (
+            vec!["--m", "4", "--dtype", "f16", "--packing", "trt"],
+            "expected interleaved or sequential",
+        ),
+        (
+            vec!["--m", "4", "--dtype", "f16", "--dequant", "bytes"],
+            "dequantization by bytes of the interleaved packing",
+        ),
     ] {
         let mut all = vec![
             "gen",
@@ -179,16 +187,27 @@ fn gen_gemm_takes_tile_rows_and_warpgroups_and_refuses_what_the_body_cannot_run(
 
 #[test]
 fn gen_gemm_w4a16_dequant_pairs_emits_the_interleaved_kernel() {
-    // --dequant pairs, and the default (bytes).
+    // The default (the interleaved packing, nibble pairs over k in order), the sequential
+    // packing (bytes by default; pairs over a k-permuted mma with A interleaved).
     for (extra, flag, note) in [
         (
+            &[][..],
+            "#define LC_DQ_PAIRS 1\n#define LC_A_KPERM 0\n#define LC_W_PACK 1\n",
+            "(k and k + 1 in the interleaved packing); the mma runs over k in order",
+        ),
+        (
             &["--dequant", "pairs"][..],
-            "#define LC_DQ_PAIRS 1\n",
+            "#define LC_DQ_PAIRS 1\n#define LC_A_KPERM 0\n#define LC_W_PACK 1\n",
             "Dequantization by nibble pairs",
         ),
         (
-            &[][..],
-            "#define LC_DQ_PAIRS 0\n",
+            &["--packing", "sequential", "--dequant", "pairs"][..],
+            "#define LC_DQ_PAIRS 1\n#define LC_A_KPERM 1\n#define LC_W_PACK 0\n",
+            "interleaved in place",
+        ),
+        (
+            &["--packing", "sequential"][..],
+            "#define LC_DQ_PAIRS 0\n#define LC_A_KPERM 0\n#define LC_W_PACK 0\n",
             "Dequantization by bytes",
         ),
     ] {

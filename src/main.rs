@@ -543,12 +543,20 @@ struct GemmCli {
     /// sm80: shared A and B tiles given row-major and unswizzled (the bank-conflict baseline).
     #[arg(long)]
     no_swizzle: bool,
-    /// W4A16: `bytes` (a B register is a byte of a W word, k in order) or `pairs` (the nibble
-    /// pair (i, i + 4) of a word, the mma over k with bits 0 and 4 swapped, A interleaved to
-    /// match; fewer instructions) (default: chosen; pairs for K-group CTAs with M <= 8, bytes
-    /// otherwise, as measured on the H200).
+    /// W4A16: `pairs` (a B register is the nibble pair (i, i + 4) of a W word: with the
+    /// interleaved packing two consecutive k; with the sequential one k and k + 16, the mma over
+    /// k with bits 0 and 4 swapped and A interleaved to match) or `bytes` (a byte of a word: the
+    /// sequential packing only) (default: pairs with the interleaved packing; with the
+    /// sequential one pairs for K-group CTAs with M <= 8, bytes otherwise, as measured on the
+    /// H200).
     #[arg(long)]
     dequant: Option<String>,
+    /// W4A16: how W's nibbles sit in each 32-bit word: `interleaved` (TensorRT-LLM's
+    /// preprocessing: nibbles 0..7 hold k' + 0, 8, 16, 24, 1, 9, 17, 25, so a nibble pair (i,
+    /// i + 4) is two consecutive k) or `sequential` (k' + 0, 1, 8, 9, 16, 17, 24, 25: a byte is
+    /// two consecutive k) (default: interleaved).
+    #[arg(long)]
+    packing: Option<String>,
     /// W4A16: K-warps per CTA: 1 for split-K CTAs (a warp per 32 columns over a K-range), 2 to
     /// 8 for K-group CTAs that hold all of K and sum their K-warps in shared memory (default:
     /// chosen; K-groups where they fill the GPU, e.g. N = 8192).
@@ -583,6 +591,7 @@ impl GemmCli {
             group: self.group,
             no_swizzle: self.no_swizzle,
             dequant: self.dequant.as_deref(),
+            packing: self.packing.as_deref(),
             kwarps: self.kwarps,
             cwarps: self.cwarps,
             aslots: self.aslots,

@@ -24,28 +24,31 @@ for m in 1 16 128; do
 done
 w() { "$L" gen gemm --dtype f16 --weights int4 "$@" | head -1; }
 for m in 1 16; do
-  # the default at N = 8192: K-group CTAs (M = 1: pairs, 1 column warp; M = 16: bytes, 2)
+  # the default at N = 8192: K-group CTAs, the interleaved (TensorRT-LLM) packing, nibble
+  # pairs (M = 1: 1 column warp; M = 16: 2); the sequential packing's default (before session
+  # 19: M = 1 pairs over a k-permuted mma, M = 16 bytes) for comparison
   w --m $m --n 8192 --k 8192 -o "$D/w4a16_m${m}_8192.cu"
+  w --m $m --n 8192 --k 8192 --packing sequential -o "$D/w4a16_m${m}_8192_seq.cu"
   # the split-K CTA (the default before session 16) and its variants
   w --m $m --n 8192 --k 8192 --kwarps 1 -o "$D/w4a16_m${m}_8192_splitk.cu"
   w --m $m --n 8192 --k 8192 --splits 4 -o "$D/w4a16_m${m}_8192_s4.cu"
   w --m $m --n 8192 --k 8192 --splits 16 -o "$D/w4a16_m${m}_8192_s16.cu"
   w --m $m --n 8192 --k 8192 --bn 256 --splits 8 -o "$D/w4a16_m${m}_8192_bn256.cu"
   w --m $m --n 8192 --k 8192 --kwarps 1 --stages 3 -o "$D/w4a16_m${m}_8192_d3.cu"
-  w --m $m --n 8192 --k 8192 --kwarps 1 --dequant pairs -o "$D/w4a16_m${m}_8192_pairs.cu"
+  w --m $m --n 8192 --k 8192 --kwarps 1 --packing sequential --dequant pairs -o "$D/w4a16_m${m}_8192_seqpairs.cu"
 done
 # M between: the default (K-group: pairs up to M = 8) against split-K
 for m in 2 4 8; do
   w --m $m --n 8192 --k 8192 -o "$D/w4a16_m${m}_8192.cu"
   w --m $m --n 8192 --k 8192 --kwarps 1 -o "$D/w4a16_m${m}_8192_splitk.cu"
 done
-# K-group CTAs with the other dequantization, and other shapes of them
-w --m 1 --n 8192 --k 8192 --dequant bytes -o "$D/w4a16_m1_8192_kg_bytes.cu"
-w --m 16 --n 8192 --k 8192 --dequant pairs -o "$D/w4a16_m16_8192_kg_pairs.cu"
+# K-group CTAs with the sequential packing's other dequantization, and other shapes of them
+w --m 1 --n 8192 --k 8192 --packing sequential --dequant bytes -o "$D/w4a16_m1_8192_kg_seqbytes.cu"
+w --m 16 --n 8192 --k 8192 --packing sequential --dequant pairs -o "$D/w4a16_m16_8192_kg_seqpairs.cu"
 w --m 3 --n 4096 --k 14336 --group 256 --kwarps 4 --cwarps 4 --aslots 3 -o "$D/w4a16_m3_4096x14336_kg.cu"
-w --m 16 --n 384 --k 640 --kwarps 5 --cwarps 1 --aslots 3 --dequant pairs -o "$D/w4a16_m16_384x640_kg.cu"
-w --m 16 --n 14336 --k 4096 --group 128 --dequant pairs -o "$D/w4a16_m16_14336x4096_pairs.cu"
-w --m 3 --n 384 --k 640 --dequant pairs -o "$D/w4a16_m3_384x640_pairs.cu"
+w --m 16 --n 384 --k 640 --kwarps 5 --cwarps 1 --aslots 3 -o "$D/w4a16_m16_384x640_kg.cu"
+w --m 16 --n 14336 --k 4096 --group 128 --packing sequential -o "$D/w4a16_m16_14336x4096_seq.cu"
+w --m 3 --n 384 --k 640 --packing sequential --dequant pairs -o "$D/w4a16_m3_384x640_seqpairs.cu"
 w --m 16 --n 14336 --k 4096 --group 128 -o "$D/w4a16_m16_14336x4096.cu"
 w --m 16 --n 14336 --k 4096 --group 128 --cluster 1 -o "$D/w4a16_m16_14336x4096_ws.cu"
 w --m 16 --n 8192 --k 8192 --cluster 8 -o "$D/w4a16_m16_8192_c8.cu"

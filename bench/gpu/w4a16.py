@@ -7,10 +7,13 @@ Each kernel file is what `laycert gen gemm --weights int4 ... -o FILE` wrote; it
   - q: random signed int4 in [-8, 7] (N, K); scales: random f16 (N, K / GROUP) in [0.005, 0.025);
     Wdeq = q.half() * scales (repeated over each group of K), the f16 product rounded once,
     exactly what the kernel computes in registers;
-  - W packed as the kernel expects (codegen::gemm::w4a16): nibble offset of (n, k) =
-    (k%2) + 32*((k//2)%2) + 512*((k//4)%2) + 2*((k//8)%4) + 8*((k//32)%4) + 1024*(k//128)
-    + 64*(n%8) + 8*K*(n//8); nibble i of a 32-bit little-endian word = bits 4i..4i+3 (so byte b
-    holds nibbles 2b (low) and 2b+1 (high)); q stored as its two's-complement low 4 bits;
+  - W packed as the kernel expects (codegen::gemm::w4a16; the kernel's `#define LC_W_PACK`):
+    nibble offset of (n, k) = (k%2)*S0 + 32*((k//2)%2) + 512*((k//4)%2) + S3*((k//8)%4)
+    + 8*((k//32)%4) + 1024*(k//128) + 64*(n%8) + 8*K*(n//8), with (S0, S3) = (1, 2) for
+    LC_W_PACK 0 (sequential) and (4, 1) for LC_W_PACK 1 (TensorRT-LLM's interleave, the
+    default: a word's nibbles 0..7 hold k' + 0, 8, 16, 24, 1, 9, 17, 25); nibble i of a 32-bit
+    little-endian word = bits 4i..4i+3 (so byte b holds nibbles 2b (low) and 2b+1 (high)); q
+    stored as its two's-complement low 4 bits;
   - A: random normal f16 (M, K); C poisoned with NaN, the kernel run twice (the split-K
     counters must reset), every element of both outputs compared with the f32 reference
     A.float() @ Wdeq.float().T (TF32 off):
@@ -51,14 +54,17 @@ def compile_one(path):
     return so, 0, " | ".join(info[-4:])
 
 
-def pack_int4(q):
-    """q: (N, K) int8 in [-8, 7] -> uint8 bytes of the packed layout (N*K/2 bytes)."""
+def pack_int4(q, pack=0):
+    """q: (N, K) int8 in [-8, 7] -> uint8 bytes of the packed layout (N*K/2 bytes).
+    pack 1 (a kernel's `#define LC_W_PACK 1`): inside each word the nibbles are k0-major
+    (nibble 4 k0 + k3 instead of k0 + 2 k3: word nibbles k' + 0, 8, 16, 24, 1, 9, 17, 25)."""
     N, K = q.shape
     nib = (q.to(torch.int16) & 0xF).to(torch.uint8)
     # view dims (nb, n0, ks, kb, k3, k2, k1, k0); k = k0 + 2k1 + 4k2 + 8k3 + 32kb + 128ks
     v = nib.view(N // 8, 8, K // 128, 4, 4, 2, 2, 2)
-    # offset order, slowest first: nb, ks, k2, n0, k1, kb, k3, k0
-    flat = v.permute(0, 2, 5, 1, 6, 3, 4, 7).contiguous().view(-1)
+    # offset order, slowest first: nb, ks, k2, n0, k1, kb, k3, k0 (pack 1: ..., kb, k0, k3)
+    order = (0, 2, 5, 1, 6, 3, 4, 7) if pack == 0 else (0, 2, 5, 1, 6, 3, 7, 4)
+    flat = v.permute(*order).contiguous().view(-1)
     return (flat[0::2] | (flat[1::2] << 4)).contiguous()
 
 
@@ -119,7 +125,7 @@ def main():
         q = torch.randint(-8, 8, (N, K), dtype=torch.int8, device="cuda")
         scales = (torch.rand(N, K // G, device="cuda") * 0.02 + 0.005).half()
         wdeq = q.half() * scales.repeat_interleave(G, dim=1)
-        wp = pack_int4(q)
+        wp = pack_int4(q, d.get("LC_W_PACK", 0))
         assert wp.numel() == N * K // 2
         A = torch.randn(M, K, device="cuda", dtype=torch.float16)
         C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)

@@ -4,8 +4,8 @@
 use solver::synth::Plan;
 
 use codegen::gemm::w4a16::{
-    choose, choose_split_k, emit_w4a16, emit_w4a16_with, emitted_text, mma_k, plan_for,
-    validate_w4a16, W4Dequant, W4Text, W4a16Config, W4a16Spec,
+    choose, choose_split_k, emit_w4a16, emit_w4a16_with, emitted_text, mma_k, packed_layout,
+    plan_for, validate_w4a16, W4Dequant, W4Packing, W4Text, W4a16Config, W4a16Spec,
 };
 
 /// A named edit of the printed text.
@@ -39,8 +39,24 @@ fn edit_first_mma(t: &mut W4Text, from: &str, to: &str) {
     t.schedule[i] = t.schedule[i].replacen(from, to, 1);
 }
 
+/// A problem in the sequential packing (what the tests above the interleaved ones cover: both
+/// dequantizations and the k-permuted mma).
 fn spec(m: i64, n: i64, k: i64, group: i64) -> W4a16Spec {
-    W4a16Spec { m, n, k, group }
+    W4a16Spec {
+        m,
+        n,
+        k,
+        group,
+        packing: W4Packing::Sequential,
+    }
+}
+
+/// A problem in the interleaved packing (the default).
+fn spec_i(m: i64, n: i64, k: i64, group: i64) -> W4a16Spec {
+    W4a16Spec {
+        packing: W4Packing::Interleaved,
+        ..spec(m, n, k, group)
+    }
 }
 
 #[test]
@@ -258,16 +274,19 @@ fn w4a16_validation_refuses_tampered_expressions() {
 fn mma_k_swaps_bits_0_and_4_inside_each_32() {
     // Worked vector: kappa = 1 (k-position 1 of the first k-step) multiplies k = 16, the second
     // nibble of the pair (0, 4) of a word; kappa = 16 multiplies k = 1.
-    assert_eq!(mma_k(W4Dequant::Pairs, 1), 16);
-    assert_eq!(mma_k(W4Dequant::Pairs, 16), 1);
-    assert_eq!(mma_k(W4Dequant::Pairs, 8), 8);
-    assert_eq!(mma_k(W4Dequant::Pairs, 32 + 17), 32 + 17);
-    assert_eq!(mma_k(W4Dequant::Bytes, 17), 17);
+    assert_eq!(mma_k(W4Packing::Sequential, W4Dequant::Pairs, 1), 16);
+    assert_eq!(mma_k(W4Packing::Sequential, W4Dequant::Pairs, 16), 1);
+    assert_eq!(mma_k(W4Packing::Sequential, W4Dequant::Pairs, 8), 8);
+    assert_eq!(
+        mma_k(W4Packing::Sequential, W4Dequant::Pairs, 32 + 17),
+        32 + 17
+    );
+    assert_eq!(mma_k(W4Packing::Sequential, W4Dequant::Bytes, 17), 17);
     // A permutation of every 32-aligned group, and its own inverse, along a whole K.
     for k in 0..14336 {
-        let p = mma_k(W4Dequant::Pairs, k);
+        let p = mma_k(W4Packing::Sequential, W4Dequant::Pairs, k);
         assert_eq!(p / 32, k / 32, "{k}");
-        assert_eq!(mma_k(W4Dequant::Pairs, p), k, "{k}");
+        assert_eq!(mma_k(W4Packing::Sequential, W4Dequant::Pairs, p), k, "{k}");
     }
 }
 
@@ -540,4 +559,167 @@ fn w4a16_kgroup_tampers_are_refused() {
         }
         assert_tampers_refused(&s, &c, &plan, &text, cases);
     }
+}
+
+/// TensorRT-LLM's packing, from its own two statements (cutlass_preprocessors.cpp and the
+/// kernels that undo it): `permute_B_rows_for_mixed_gemm` gives a word the k order
+/// "0 1 8 9 16 17 24 25" (then 2 3 10 11 ... for the next word of the 32), and
+/// `add_bias_and_interleave_int4s_inplace` stores a word as
+/// "[elt_7 elt_5 elt_3 elt_1 elt_6 elt_4 elt_2 elt_0]" (highest nibble first). The nibble of
+/// (n, k) inside its word, derived from those strings alone, is what the packed layout says
+/// for every (n, k) of a 16 x 512 W; the words themselves are where the sequential packing
+/// (the module's documented formula) puts them.
+#[test]
+fn interleaved_packing_is_tensorrt_llms_nibble_order() {
+    let row_order: Vec<i64> = "0 1 8 9 16 17 24 25"
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let stored: Vec<i64> = "[elt_7 elt_5 elt_3 elt_1 elt_6 elt_4 elt_2 elt_0]"
+        .trim_matches(|c| c == '[' || c == ']')
+        .split(' ')
+        .rev() // nibble 0 first
+        .map(|e| e.trim_start_matches("elt_").parse().unwrap())
+        .collect();
+    let (n_ext, k_ext) = (16i64, 512i64);
+    let parse = |p: W4Packing| match layout::Layout::parse(&packed_layout(p, n_ext, k_ext), None)
+        .unwrap()
+    {
+        layout::Layout::Cute(c) => c,
+        other => panic!("{other:?}"),
+    };
+    let (il, sq) = (parse(W4Packing::Interleaved), parse(W4Packing::Sequential));
+    for n in 0..n_ext {
+        for k in 0..k_ext {
+            // the module's formula: k = k0 + 2 k1 + 4 k2 + 8 k3 + 32 kb + 128 ks
+            let (k0, k1, k2, k3, kb, ks) =
+                (k % 2, k / 2 % 2, k / 4 % 2, k / 8 % 4, k / 32 % 4, k / 128);
+            let seq = k0
+                + 32 * k1
+                + 512 * k2
+                + 2 * k3
+                + 8 * kb
+                + 1024 * ks
+                + 64 * (n % 8)
+                + 8 * k_ext * (n / 8);
+            assert_eq!(
+                sq.eval(&[n_ext, k_ext], &[n, k]).unwrap(),
+                seq,
+                "({n}, {k})"
+            );
+            // this word's first k, and which element of the word k is
+            let base = k - k0 - 8 * k3;
+            let elt = row_order.iter().position(|&d| base + d == k).unwrap() as i64;
+            let nibble = stored.iter().position(|&e| e == elt).unwrap() as i64;
+            let want = seq - seq % 8 + nibble;
+            assert_eq!(
+                il.eval(&[n_ext, k_ext], &[n, k]).unwrap(),
+                want,
+                "({n}, {k})"
+            );
+            // and the nibble pair (p, p + 4) is two consecutive k: (8 p, 8 p + 1) of the word
+            assert_eq!(nibble % 4, k3, "({n}, {k})");
+            assert_eq!(nibble / 4, k0, "({n}, {k})");
+        }
+    }
+}
+
+#[test]
+fn interleaved_packing_defaults_to_pairs_in_k_order_and_validates() {
+    // Every M at 8192^2 (K-group CTAs) and the split-K shapes: nibble pairs, the mma over k in
+    // order, A staged by cp.async (no interleave).
+    for m in [1, 2, 4, 8, 16] {
+        let c = choose(&spec_i(m, 8192, 8192, 128)).unwrap();
+        assert_eq!((c.dequant, c.kwarps), (W4Dequant::Pairs, 8), "M = {m}");
+        assert_eq!(c.cwarps, if m <= 4 { 1 } else { 2 }, "M = {m}");
+    }
+    assert_eq!(
+        choose_split_k(&spec_i(16, 8192, 8192, 128))
+            .unwrap()
+            .dequant,
+        W4Dequant::Pairs
+    );
+    for (s, c) in [
+        (spec_i(16, 8192, 8192, 128), None),
+        (spec_i(1, 8192, 8192, 128), None),
+        (spec_i(16, 14336, 4096, 128), None),
+        (spec_i(7, 4096, 14336, 256), None),
+        (spec_i(3, 384, 640, 128), None),
+        (
+            spec_i(5, 1024, 1024, 128),
+            Some(split_k(256, 8, 1, W4Dequant::Pairs)),
+        ),
+        (
+            spec_i(16, 384, 640, 128),
+            Some(kgroup(128, 5, 1, 3, W4Dequant::Pairs)),
+        ),
+    ] {
+        let c = c.unwrap_or_else(|| choose(&s).unwrap());
+        let kern = emit_w4a16_with(&s, &c).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+        let src = &kern.source;
+        for want in [
+            "#define LC_DQ_PAIRS 1\n",
+            "#define LC_A_KPERM 0\n",
+            "#define LC_W_PACK 1\n",
+            "#define LC_A_CP_K(t, j)",
+            "nibbles 0..7 hold k' + 0, 8, 16, 24, 1, 9, 17, 25",
+        ] {
+            assert!(src.contains(want), "{s:?}: {want}");
+        }
+        assert!(!src.contains("#define LC_A_PR_K("), "{s:?}");
+        // A B register is the nibble pair (p, p + 4) holding k (2c, 2c + 1) of a k-step: the
+        // pieces of the byte schedule (k-step 0 of a word: pairs 0 and 1; k-step 1: 2 and 3).
+        assert!(src.contains("LC_W4_MMA(0, 0, 0, 0, 0, 0, 1);"), "{s:?}");
+        assert!(src.contains("LC_W4_MMA(0, 1, 0, 0, 2, 0, 3);"), "{s:?}");
+        // the same synthesized plan as the sequential packing (the plan sees words in k order)
+        let seq = W4a16Spec {
+            packing: W4Packing::Sequential,
+            ..s
+        };
+        assert_eq!(kern.digest, plan_for(&seq, &c).unwrap().certificate.digest);
+    }
+    // Bytes of the interleaved packing are k and k + 8: refused.
+    let e = emit_w4a16_with(
+        &spec_i(16, 8192, 8192, 128),
+        &split_k(128, 8, 1, W4Dequant::Bytes),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("interleaved packing"), "{e}");
+}
+
+#[test]
+fn interleaved_packing_validation_refuses_the_sequential_text_and_tampers() {
+    let s = spec_i(5, 1024, 1024, 128);
+    let c = choose(&s).unwrap();
+    let plan = plan_for(&s, &c).unwrap();
+    let text = emitted_text(&s, &c, &plan).unwrap();
+    validate_w4a16(&s, &c, &plan, &text).expect("the untouched text validates");
+    // The same configuration's text for the sequential packing reads the wrong nibbles.
+    let seq = W4a16Spec {
+        packing: W4Packing::Sequential,
+        ..s
+    };
+    let seq_text = emitted_text(&seq, &c, &plan).unwrap();
+    assert!(validate_w4a16(&s, &c, &plan, &seq_text).is_err());
+    assert!(validate_w4a16(&seq, &c, &plan, &text).is_err());
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "W offset: k0 at the sequential stride",
+            Box::new(|t| t.w_goff = t.w_goff.replace("(k % 2) * 4", "(k % 2) * 1")),
+        ),
+        (
+            "W offset: k3 at the sequential stride",
+            Box::new(|t| t.w_goff = t.w_goff.replace("(k / 8 % 4) * 1", "(k / 8 % 4) * 2")),
+        ),
+        (
+            "pair 1 for pair 2",
+            Box::new(|t| edit_first_mma(t, ", 0, 1);", ", 0, 2);")),
+        ),
+        (
+            "pair 0 for pair 1",
+            Box::new(|t| edit_first_mma(t, "0, 0, 0, 0, 0, 1);", "0, 0, 0, 0, 0, 0);")),
+        ),
+    ];
+    assert_tampers_refused(&s, &c, &plan, &text, cases);
 }

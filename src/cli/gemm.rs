@@ -4,9 +4,10 @@
 //! the kernel goes to stdout; with `-o` the first line says where it went
 //! (`wrote k.cu: laycert_gemm (N lines), certificate sha256:...`) and the plan follows.
 //! `--weights int4 [--group 128] [--splits S] [--bn 128|256] [--stages 2|3] [--cluster 1|S]
-//! [--dequant bytes|pairs]` emits the W4A16
+//! [--dequant bytes|pairs] [--packing interleaved|sequential]` emits the W4A16
 //! kernel instead (f16 activations, M <= 16, signed int4 weights in the packed layout of
-//! `codegen::gemm::w4a16`; `--stages` = W buffers per thread).
+//! `codegen::gemm::w4a16`: TensorRT-LLM's, nibbles interleaved inside each word, unless
+//! `--packing sequential`; `--stages` = W buffers per thread).
 //! Exit 0 emitted, 2 bad input (an extent out of range, K not a multiple of 8, a
 //! configuration that does not fit).
 
@@ -55,6 +56,8 @@ pub struct GemmArgs<'a> {
     pub splits: Option<i64>,
     /// W4A16 dequantization override: `bytes` or `pairs`.
     pub dequant: Option<&'a str>,
+    /// W4A16 weight packing: `interleaved` (default) or `sequential`.
+    pub packing: Option<&'a str>,
     /// W4A16 K-warps per CTA override (1: split-K CTAs; 2..=8: K-group CTAs).
     pub kwarps: Option<i64>,
     /// W4A16 column warps per K-group CTA override.
@@ -180,11 +183,21 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
             a.target
         )));
     }
+    let packing = match a.packing {
+        None | Some("interleaved") => w4a16::W4Packing::Interleaved,
+        Some("sequential") => w4a16::W4Packing::Sequential,
+        Some(x) => {
+            return Err(bad(format!(
+                "error: --packing {x:?}: expected interleaved or sequential"
+            )))
+        }
+    };
     let spec = W4a16Spec {
         m: a.m,
         n: a.n,
         k: a.k,
         group: a.group.unwrap_or(128),
+        packing,
     };
     // Asking for split-K or a cluster (or --kwarps 1) starts from the split-K configuration;
     // asking for K-warps from a split-K one fills in what is not given (2 column warps, 4 A

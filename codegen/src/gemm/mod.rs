@@ -24,9 +24,9 @@
 //!   offsets, guards) is validated by [`validate_sm80`] with ldmatrix and mma models read from
 //!   the corpus.
 //! - **W4A16** ([`w4a16`], `--weights int4`): f16 activations (M <= 16) times signed int4
-//!   weights in the reference program's TensorRT-LLM packed layout with per-(n, 128 k) f16
-//!   scales, streamed with 16-byte loads, dequantized in registers, mma.sync, deterministic
-//!   split-K; validated the same way, plus the packed-layout offsets and the nibble-to-fragment
+//!   weights in the reference program's TensorRT-LLM packed layout (with TensorRT-LLM's nibble
+//!   interleave inside each word by default) with per-(n, 128 k) f16 scales, streamed with
+//!   16-byte loads, dequantized in registers, mma.sync, deterministic split-K or K-group CTAs; validated the same way, plus the packed-layout offsets and the nibble-to-fragment
 //!   map.
 //!
 //! ```

@@ -17,16 +17,24 @@
 //! the 16 bytes at `(n, c, ks)` hold the four K-blocks `kb = 0..3` of that row and `c`: exactly
 //! the 32 values mma.sync's B fragment needs in one thread for 128 k (so synthesis picks
 //! `ld.global.v4.b32`). Each (8 n x 128 k) superblock is 512 contiguous bytes; the superblocks
-//! of one 8-row block follow each other along K.
+//! of one 8-row block follow each other along K. That is [`W4Packing::Sequential`]. The default,
+//! [`W4Packing::Interleaved`], is TensorRT-LLM's preprocessing in full: the same words, each
+//! with its 8 values interleaved as TensorRT-LLM stores them (nibbles 0..7 hold
+//! `k' + {0, 8, 16, 24, 1, 9, 17, 25}`: strides `(4, 32, 512, 1, 8, 1024)` along k), so that the
+//! nibble pair `(i, i + 4)` is two consecutive k. The tile program sees the words in k order
+//! (the sequential view); the interleave inside a word is the dequantization's, validated
+//! nibble by nibble.
 //!
 //! **Kernel**: CTA = a warp per 32 columns, `bn` (128, default, or 256) columns of C, a K-range of `K / splits`
 //! (split-K). The tile program ([`tile_program`]) is one (16 x bn x 128) step: A via
 //! cp.async into the synthesized swizzled `a_s` (all the CTA's K-range at once, rows >= M
 //! zero-filled) and ldmatrix.x4; W streamed once with 16-byte loads (`depth - 1` superblocks
 //! in flight, each vector's address computed once and stepped by a validated constant),
-//! dequantized in registers (`prmt` of the word and the word shifted by 4, one `lop3`, an exact
-//! `sub.f16x2`, the scale's `mul.f16x2`; or, with [`W4Dequant::Pairs`], nibble pairs (i, i + 4)
-//! over a k-permuted mma, [`mma_k`], A interleaved to match); mma.sync m16n8k16 into f32. The splits of a column
+//! dequantized in registers ([`W4Dequant::Pairs`]: the nibble pair (i, i + 4), one `lop3`, an
+//! exact `sub.f16x2` or `fma.f16x2`, the scale's `mul.f16x2`; of the sequential packing, over a
+//! k-permuted mma, [`mma_k`], A interleaved to match; or [`W4Dequant::Bytes`] of the
+//! sequential packing: `prmt` of the word and the word shifted by 4, one `lop3`, an exact
+//! `sub.f16x2`, the `mul.f16x2`); mma.sync m16n8k16 into f32. The splits of a column
 //! tile sum their f32 partials in split order (deterministic): with 1, 2, 4 or 8 splits they run
 //! as one thread-block cluster (sm_90), each writes its partial into its own shared memory and,
 //! after a cluster barrier, CTA `p` sums its share of the tile over every split's partial through
@@ -84,6 +92,66 @@ pub struct W4a16Spec {
     pub k: i64,
     /// K-elements per scale (a multiple of 128 dividing K).
     pub group: i64,
+    /// How W's nibbles sit in its words.
+    pub packing: W4Packing,
+}
+
+/// Where W's values sit inside its 32-bit words (the two packings differ only there: a word
+/// holds the same 8 values of one row `n`, `k' + {0, 1, 8, 9, 16, 17, 24, 25}` with
+/// `k' = 32 kb + 2 c`, and the words, vectors and superblocks are laid out alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum W4Packing {
+    /// TensorRT-LLM's preprocessing for its mixed-input GEMM in full: its row permutation
+    /// (`permute_B_rows_for_mixed_gemm`: a word's 8 values are k' + 0, 1, 8, 9, 16, 17, 24, 25)
+    /// and its nibble interleave inside each word (`add_bias_and_interleave_int4s_inplace`:
+    /// elements 0, 2, 4, 6, 1, 3, 5, 7 at nibbles 0..7), without that function's +8 bias (q is
+    /// stored as a signed int4). Nibble `i` holds `k' + (0, 8, 16, 24, 1, 9, 17, 25)[i]`, so the
+    /// nibble pair `(p, p + 4)` is two consecutive k and [`W4Dequant::Pairs`] needs no
+    /// permutation of the mma's k. The default.
+    Interleaved,
+    /// The row permutation alone: nibble `i` holds `k' + (0, 1, 8, 9, 16, 17, 24, 25)[i]`, so a
+    /// byte is two consecutive k ([`W4Dequant::Bytes`]); [`W4Dequant::Pairs`] then runs the mma
+    /// over a permuted k ([`mma_k`]) with A interleaved to match. The default before
+    /// 2026-11-25 (`--packing sequential`).
+    Sequential,
+}
+
+impl W4Packing {
+    /// Nibble strides of the packed layout's k modes `(k0, k1, k2, k3, kb)` in
+    /// `k = k0 + 2 k1 + 4 k2 + 8 k3 + 32 kb + 128 ks` (`ks`: 1024 nibbles, a superblock): only
+    /// `k0` and `k3`, which place a value inside its word, differ.
+    pub fn k_strides(self) -> [i64; 5] {
+        match self {
+            W4Packing::Interleaved => [4, 32, 512, 1, 8],
+            W4Packing::Sequential => [1, 32, 512, 2, 8],
+        }
+    }
+
+    /// Which of its word's 8 values (in k order: `k' + 0, 1, 8, 9, 16, 17, 24, 25`, the order
+    /// the plan's tile program sees, [`tile_program`]) nibble `i` (0..8) holds.
+    pub fn nibble_value(self, i: i64) -> i64 {
+        match self {
+            W4Packing::Interleaved => [0, 2, 4, 6, 1, 3, 5, 7][i as usize],
+            W4Packing::Sequential => i,
+        }
+    }
+
+    /// The nibble (0..8) that holds value `x` of its word (the inverse of
+    /// [`W4Packing::nibble_value`]).
+    pub fn value_nibble(self, x: i64) -> i64 {
+        match self {
+            W4Packing::Interleaved => [0, 4, 1, 5, 2, 6, 3, 7][x as usize],
+            W4Packing::Sequential => x,
+        }
+    }
+
+    /// The `#define LC_W_PACK` value (what bench/gpu/w4a16.py packs for).
+    pub fn code(self) -> i64 {
+        match self {
+            W4Packing::Interleaved => 1,
+            W4Packing::Sequential => 0,
+        }
+    }
 }
 
 /// How the kernel turns W's nibbles into the f16 B registers of `mma.sync` (each register is
@@ -95,8 +163,9 @@ pub enum W4Dequant {
     /// `mul.f16x2`: 17 instructions per word. The mma runs over k in order and A is staged by
     /// 16-byte `cp.async`.
     Bytes,
-    /// A B register is the nibble pair `(p, p + 4)` of a word, i.e. k and k + 16 in the
-    /// packing: one `lop3` (of the word, or of the word shifted by 8 for p >= 2), an exact
+    /// A B register is the nibble pair `(p, p + 4)` of a word: two consecutive k in the
+    /// interleaved packing (the mma runs over k in order, A staged by `cp.async`; the default),
+    /// k and k + 16 in the sequential one (what follows): one `lop3` (of the word, or of the word shifted by 8 for p >= 2), an exact
     /// `sub.f16x2` (even p) or `fma.f16x2` by 1/16 (odd p: the pair sits 4 bits up), the
     /// scale's `mul.f16x2`: 13 instructions per word. The mma runs over k with bits 0 and 4
     /// swapped inside each 32 ([`mma_k`]), so every register is a consecutive pair of the mma's
@@ -110,14 +179,22 @@ pub enum W4Dequant {
 }
 
 /// The k of A and W that the mma multiplies at its k-position `kappa` (inside a 128-k
-/// superblock or anywhere along K: 32-aligned groups map to themselves): `kappa` itself with
-/// [`W4Dequant::Bytes`]; with [`W4Dequant::Pairs`] bits 0 and 4 swapped (an involution, so it
-/// also maps k back to kappa).
-pub fn mma_k(dequant: W4Dequant, kappa: i64) -> i64 {
-    match dequant {
-        W4Dequant::Bytes => kappa,
-        W4Dequant::Pairs => (kappa & !0x11) | ((kappa & 1) << 4) | ((kappa >> 4) & 1),
+/// superblock or anywhere along K: 32-aligned groups map to themselves): `kappa` itself where
+/// each B register is two consecutive k of the packing ([`W4Dequant::Bytes`] of
+/// [`W4Packing::Sequential`], [`W4Dequant::Pairs`] of [`W4Packing::Interleaved`]); with
+/// [`W4Dequant::Pairs`] of [`W4Packing::Sequential`] bits 0 and 4 swapped (an involution, so
+/// it also maps k back to kappa). (Bytes of the interleaved packing are not served.)
+pub fn mma_k(packing: W4Packing, dequant: W4Dequant, kappa: i64) -> i64 {
+    if a_kperm(packing, dequant) {
+        (kappa & !0x11) | ((kappa & 1) << 4) | ((kappa >> 4) & 1)
+    } else {
+        kappa
     }
+}
+
+/// Whether the mma's k order is permuted ([`mma_k`]), so A is staged interleaved.
+pub fn a_kperm(packing: W4Packing, dequant: W4Dequant) -> bool {
+    packing == W4Packing::Sequential && dequant == W4Dequant::Pairs
 }
 
 /// The CTA configuration.
@@ -250,9 +327,9 @@ fn bad(why: String) -> CodegenError {
 
 /// Checks the problem and chooses the configuration: 128 columns per CTA (at most 128
 /// registers, so four CTAs of 4 warps fit an SM), two W buffers (one superblock in flight
-/// while one is multiplied: the fastest on the H200, bench/gpu/README.md), byte
-/// dequantization ([`W4Dequant::Bytes`]: [`W4Dequant::Pairs`] saves instructions but its A
-/// interleave costs more than they do, measured),
+/// while one is multiplied: the fastest on the H200, bench/gpu/README.md), the packing's
+/// dequantization ([`default_dequant`]; for the split-K CTA of the sequential packing bytes:
+/// pairs save instructions but their A interleave costs more than they do, measured),
 /// splits doubling while the grid stays within about four CTAs per SM of an H100/H200 (528)
 /// or a CTA's K-range is above 2048, and the reduction of [`default_cluster`].
 pub fn choose(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
@@ -275,13 +352,22 @@ pub fn choose_split_k(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
         splits,
         depth: 2,
         cluster: 1,
-        dequant: W4Dequant::Bytes,
+        dequant: default_dequant(spec),
         kwarps: 1,
         cwarps: 0,
         aslots: 0,
     };
     c.cluster = default_cluster(spec, &c);
     Ok(c)
+}
+
+/// The dequantization a packing is served with by default: nibble pairs where they are two
+/// consecutive k ([`W4Packing::Interleaved`]), bytes otherwise.
+pub fn default_dequant(spec: &W4a16Spec) -> W4Dequant {
+    match spec.packing {
+        W4Packing::Interleaved => W4Dequant::Pairs,
+        W4Packing::Sequential => W4Dequant::Bytes,
+    }
 }
 
 /// The K-group CTA [`choose`] takes instead of split-K where it fills the GPU: 8 K-warps of
@@ -296,13 +382,18 @@ pub fn choose_split_k(spec: &W4a16Spec) -> Result<W4a16Config, CodegenError> {
 /// - M > 8: bytes (the interleave of 16 rows costs more than the pairs save: 21.2), two column
 ///   warps, 4 slots: M = 16 19.0-19.1 (20.2).
 ///
+/// Those are the sequential packing's. The interleaved packing takes pairs at every M (no
+/// interleave of A: session 19, cold, us, interleaved against sequential: M = 1 16.9-17.0
+/// (17.4-17.6), 2 17.1-17.2 (17.6-17.7), 4 17.4-17.5 (18.4-18.5), 8 18.1-18.2 (19.1),
+/// 16 18.3-18.6 (19.2)).
+///
 /// At 16x14336x4096 (448 CTAs of 4 warps) the same CTA was no faster than the cluster, so
 /// narrower grids keep split-K.
 pub fn default_kgroup(spec: &W4a16Spec, base: &W4a16Config) -> Option<W4a16Config> {
-    let (dequant, cwarps, aslots) = match spec.m {
-        ..=4 => (W4Dequant::Pairs, 1, 2),
-        5..=8 => (W4Dequant::Pairs, 2, 4),
-        _ => (W4Dequant::Bytes, 2, 4),
+    let (dequant, cwarps, aslots) = match (spec.packing, spec.m) {
+        (_, ..=4) => (W4Dequant::Pairs, 1, 2),
+        (W4Packing::Sequential, 9..) => (W4Dequant::Bytes, 2, 4),
+        _ => (W4Dequant::Pairs, 2, 4),
     };
     let c = W4a16Config {
         splits: 1,
@@ -369,6 +460,13 @@ fn check_spec(spec: &W4a16Spec) -> Result<(), CodegenError> {
 
 fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
     check_spec(spec)?;
+    if spec.packing == W4Packing::Interleaved && c.dequant == W4Dequant::Bytes {
+        return Err(bad(
+            "dequantization by bytes of the interleaved packing: a byte there is k and k + 8; \
+             use nibble pairs (the default) or --packing sequential"
+                .into(),
+        ));
+    }
     if c.bn != 128 && c.bn != 256 || spec.n % c.bn != 0 {
         return Err(bad(format!(
             "bn {}: 128 or 256 columns per CTA, dividing N = {}",
@@ -447,9 +545,10 @@ pub fn smem_bytes(spec: &W4a16Spec, c: &W4a16Config) -> i64 {
 }
 
 /// The packed layout of all of W over `(N, K)`, in nibbles.
-pub fn packed_layout(n: i64, k: i64) -> String {
+pub fn packed_layout(packing: W4Packing, n: i64, k: i64) -> String {
+    let [s0, s1, s2, s3, sb] = packing.k_strides();
     format!(
-        "((8,{}),(2,2,2,4,4,{})):((64,{}),(1,32,512,2,8,1024))",
+        "((8,{}),(2,2,2,4,4,{})):((64,{}),({s0},{s1},{s2},{s3},{sb},1024))",
         n / 8,
         k / 128,
         8 * k
@@ -459,11 +558,15 @@ pub fn packed_layout(n: i64, k: i64) -> String {
 /// The CTA's tile program: one (16 x bn x 128) step.
 pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
     let bn = c.bn;
+    // The plan sees each word's values in k order (the sequential packing); the interleaved
+    // packing differs only inside a word, which the dequantization undoes (validated nibble by
+    // nibble: [`W4Packing::nibble_value`]).
+    let [s0, s1, s2, s3, sb] = W4Packing::Sequential.k_strides();
     format!(
         "program laycert_w4a16_16x{bn}x128\n\
          threads {threads}\n\
          a_g = global_view(f16, [16, 128], (16,128):({k},1))\n\
-         w_g = global_view(i4, [{bn}, 128], ((8,{nb}),(2,2,2,4,4)):((64,{nbs}),(1,32,512,2,8)))\n\
+         w_g = global_view(i4, [{bn}, 128], ((8,{nb}),(2,2,2,4,4)):((64,{nbs}),({s0},{s1},{s2},{s3},{sb})))\n\
          s_g = global_view(f16, [{bn}], {bn}:{g})\n\
          c_g = global_view(f32, [16, {bn}], (16,{bn}):({n},1))\n\
          a_s = shared_tensor(f16, [16, 128])\n\
@@ -602,7 +705,11 @@ fn find_value(tv: &Tv, t: i64, want: (i64, i64)) -> Option<i64> {
 /// B registers dequantized from piece x0 of word w0 and piece x1 of word w1 of vector j: the
 /// byte x with [`W4Dequant::Bytes`], the nibble pair (x, x + 4) with [`W4Dequant::Pairs`]).
 /// The atom's B value at the mma's k-position kappa is W at k = [`mma_k`]`(kappa)`.
-fn schedule(plan: &Plan, dequant: W4Dequant) -> Result<Vec<String>, CodegenError> {
+fn schedule(
+    plan: &Plan,
+    packing: W4Packing,
+    dequant: W4Dequant,
+) -> Result<Vec<String>, CodegenError> {
     let (_, atom) = plan_atom(plan)?;
     let (aa, ab) = match (&atom.a, &atom.b) {
         (Some(a), Some(b)) => (a, b),
@@ -644,7 +751,7 @@ fn schedule(plan: &Plan, dequant: W4Dequant) -> Result<Vec<String>, CodegenError
                 let mut halves = [0i64; 2];
                 for (h, half) in halves.iter_mut().enumerate() {
                     let at = ab.eval(0, 2 * p + h as i64)?;
-                    let k = mma_k(dequant, 16 * kk + at[1]);
+                    let k = mma_k(packing, dequant, 16 * kk + at[1]);
                     *half = find_value(tv_b, 0, (n0 + at[0], k)).ok_or_else(|| {
                         bad(format!(
                             "the plan's b has no value at ({}, {k})",
@@ -652,13 +759,14 @@ fn schedule(plan: &Plan, dequant: W4Dequant) -> Result<Vec<String>, CodegenError
                         ))
                     })?;
                 }
-                let [lo, hi] = halves;
+                // the nibbles (of the vector's 32) that hold the two values
+                let [lo, hi] = halves.map(|x| x - x % 8 + packing.value_nibble(x % 8));
                 let piece = match dequant {
                     W4Dequant::Bytes if lo % 2 == 0 && hi == lo + 1 => (lo % 8) / 2,
                     W4Dequant::Pairs if lo % 8 < 4 && hi == lo + 4 => lo % 8,
                     _ => {
                         return Err(bad(format!(
-                            "a B register's halves are the plan's w values {lo} and {hi}: not \
+                            "a B register's halves are the vector's nibbles {lo} and {hi}: not \
                              one {} of a word",
                             match dequant {
                                 W4Dequant::Bytes => "byte",
@@ -729,9 +837,10 @@ pub fn emitted_text(
     let (c_row, c_col) = tv_at(tv_c, "t", "v", "c")?;
     let g = spec.k / spec.group;
     // W's nibble offset: the packed layout's terms for n and k.
+    let [s0, s1, s2, s3, sb] = spec.packing.k_strides();
     let w_goff = format!(
-        "(n % 8) * 64 + (n / 8) * {} + (k % 2) + (k / 2 % 2) * 32 + (k / 4 % 2) * 512 + \
-         (k / 8 % 4) * 2 + (k / 32 % 4) * 8 + (k / 128) * 1024",
+        "(n % 8) * 64 + (n / 8) * {} + (k % 2) * {s0} + (k / 2 % 2) * {s1} + (k / 4 % 2) * {s2} + \
+         (k / 8 % 4) * {s3} + (k / 32 % 4) * {sb} + (k / 128) * 1024",
         8 * spec.k
     );
     let pairs = 16 * c.bn / 2;
@@ -772,7 +881,7 @@ pub fn emitted_text(
         c_guard: format!("r < {} && c < {}", spec.m, spec.n),
         a_pr_row: "x / 8".into(),
         a_pr_k: "(x % 8 / 2) * 32 + (x % 2) * 8".into(),
-        schedule: schedule(plan, c.dequant)?,
+        schedule: schedule(plan, spec.packing, c.dequant)?,
         kg_tile: format!("b / {halves}"),
         kg_tc: format!("(b % {halves}) * {gt} + t % {gt}"),
         kg_kw: format!("t / {gt}"),
@@ -972,21 +1081,20 @@ pub fn validate_w4a16(
         &mut v,
     )?;
     // What each cell (r, kappa) of a superblock's a_s holds: A at (r, staged[r][kappa]).
-    let staged = match c.dequant {
-        W4Dequant::Bytes => {
-            check_a_cp_async(text, &sa, nt)?;
-            (0..16)
-                .map(|_| (0..128).collect::<Vec<i64>>())
-                .collect::<Vec<_>>()
-        }
-        W4Dequant::Pairs => check_a_pairs(text, &sa)?,
+    let staged = if a_kperm(spec.packing, c.dequant) {
+        check_a_pairs(text, &sa)?
+    } else {
+        check_a_cp_async(text, &sa, nt)?;
+        (0..16)
+            .map(|_| (0..128).collect::<Vec<i64>>())
+            .collect::<Vec<_>>()
     };
     for (r, row) in staged.iter().enumerate() {
         for (kappa, &k) in row.iter().enumerate() {
-            if k != mma_k(c.dequant, kappa as i64) {
+            let want = mma_k(spec.packing, c.dequant, kappa as i64);
+            if k != want {
                 return Err(fail(format!(
-                    "A staging: a_s cell ({r}, {kappa}) holds A's k {k}; the mma multiplies k {} there",
-                    mma_k(c.dequant, kappa as i64)
+                    "A staging: a_s cell ({r}, {kappa}) holds A's k {k}; the mma multiplies k {want} there"
                 )));
             }
             v.smem_cells += 1;
@@ -1077,7 +1185,7 @@ pub fn validate_w4a16(
         }
     }
     // W: the printed offset is the packed layout along each axis (one-coordinate terms).
-    let wl = layout::Layout::parse(&packed_layout(spec.n, spec.k), None)?;
+    let wl = layout::Layout::parse(&packed_layout(spec.packing, spec.n, spec.k), None)?;
     let wg = CExpr::parse(&text.w_goff)?;
     for term in wg.summands() {
         if term.vars().len() > 1 {
@@ -1117,7 +1225,8 @@ pub fn validate_w4a16(
         }
         v.global_offsets += 1;
     }
-    // The plan's view of a tile is the packed layout at the tile origin.
+    // The plan's view of a tile is the packed layout at the tile origin, up to where a value
+    // sits inside its word (the view has each word's values in k order).
     let wid = plan
         .program
         .tensor("w_g")
@@ -1129,6 +1238,7 @@ pub fn validate_w4a16(
     for n in 0..c.bn {
         for k in 0..128 {
             let a = memory_offset(&view, &[c.bn, 128], &[n, k])?;
+            let a = a - a % 8 + spec.packing.value_nibble(a % 8);
             let b = memory_offset(&wl, &[spec.n, spec.k], &[n, k])?;
             if a != b {
                 return Err(fail(format!(
@@ -1137,8 +1247,9 @@ pub fn validate_w4a16(
             }
         }
     }
-    // Vectors: nibble e of vector j of thread t is the plan's w value 32 j + e, for tile
-    // origins at the first and last column tile and superblock.
+    // Vectors: the plan's w value 32 j + x of thread t is nibble 8 (x / 8) + value_nibble(x % 8)
+    // of its vector j (nibble x without the interleave), for tile origins at the first and last
+    // column tile and superblock.
     let (wr, wk, sn) = (
         CExpr::parse(&text.w_row)?,
         CExpr::parse(&text.w_k)?,
@@ -1169,12 +1280,13 @@ pub fn validate_w4a16(
                             return Err(fail(format!("thread {t} vector {j} spans two scales")));
                         }
                         let want = memory_offset(&wl, &[spec.n, spec.k], &[n0 + cn, k0 + ck])?;
-                        if want != off + e {
+                        let nib = e - e % 8 + spec.packing.value_nibble(e % 8);
+                        if want != off + nib {
                             return Err(fail(format!(
-                                "thread {t} vector {j} nibble {e}: the kernel reads W nibble {}, \
-                                 the plan's w value {} is at {want}",
-                                off + e,
-                                32 * j + e
+                                "thread {t} vector {j}: the plan's w value {} is W nibble {want}, \
+                                 the kernel reads it from nibble {}",
+                                32 * j + e,
+                                off + nib
                             )));
                         }
                         v.fragment_cells += 1;
@@ -1263,14 +1375,15 @@ pub fn validate_w4a16(
                         // The nibble lc_dq puts in half h of the register (w4a16_dequant.rs
                         // replays both on every byte and word).
                         let e = match c.dequant {
-                            W4Dequant::Bytes => 8 * wd + 2 * by + h,
-                            W4Dequant::Pairs => 8 * wd + by + 4 * h,
+                            W4Dequant::Bytes => 2 * by + h,
+                            W4Dequant::Pairs => by + 4 * h,
                         };
-                        let x = 32 * j + e;
+                        // ... and the plan's value that nibble holds
+                        let x = 32 * j + 8 * wd + spec.packing.nibble_value(e);
                         let (gn, gk) = rc(tv_w, t, x);
                         // W at k is what the mma multiplies at its k-position mma_k(k) (an
                         // involution); A's side is the staged a_s, checked against mma_k above.
-                        let got = (gn, mma_k(c.dequant, gk));
+                        let got = (gn, mma_k(spec.packing, c.dequant, gk));
                         // the scale multiplied into this half: vector j's (validated above)
                         if tv_s.cell(t, x) != got.0 {
                             return Err(fail(format!(
@@ -1540,7 +1653,7 @@ fn check_kgroup(
         }
         v.smem_cells += 8;
     }
-    if c.dequant == W4Dequant::Pairs {
+    if a_kperm(spec.packing, c.dequant) {
         let pr = CExpr::parse(&text.a_pr_row)?;
         for x in 0..A_PAIRS {
             if (x < 8 * spec.m) != (eval1(&pr, "x", x)? < spec.m) {
@@ -1636,6 +1749,8 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_W_SB_WORDS", t.w_sb_words),
             ("LC_CLUSTER_REDUCE", c.cluster_reduce() as i64),
             ("LC_DQ_PAIRS", (c.dequant == W4Dequant::Pairs) as i64),
+            ("LC_A_KPERM", a_kperm(spec.packing, c.dequant) as i64),
+            ("LC_W_PACK", spec.packing.code()),
             ("LC_A_PAIRS", A_PAIRS),
             ("LC_KGROUP", c.kgroup() as i64),
         ],
@@ -1661,13 +1776,13 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             t.kg_tile, t.kg_tc, t.kg_kw, t.kg_k0, t.kg_a_row, t.kg_a_k, t.kg_p_off, t.kg_r_p, t.kg_r_v
         );
     }
-    let staging = match c.dequant {
-        W4Dequant::Bytes => format!(
+    let staging = match a_kperm(spec.packing, c.dequant) {
+        false => format!(
             "// cp.async chunk j of one A superblock [16, 128] (coalesced copy layout) and a_s.\n\
              #define LC_A_CP_ROW(t, j) ({})\n#define LC_A_CP_K(t, j) ({})",
             t.a_cp_row, t.a_cp_k
         ),
-        W4Dequant::Pairs => format!(
+        true => format!(
             "// Chunk pair x of one A superblock [16, 128]: A's 16-byte chunks at (row, k) and\n\
              // (row, k + 16), stored interleaved at a_s (row, k) and (row, k + 16): the mma's k order.\n\
              #define LC_A_PR_ROW(x) ({})\n#define LC_A_PR_K(x) ({})",
@@ -1800,11 +1915,17 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
         &[
             format!(
                 "dequant(W)[n,k] = q[n,k] * scale[n, k / {}] (q signed int4, scale f16 row-major \
-                 ({}, {})); W packed in nibbles as {} (nibble i of a 32-bit word = bits 4i..4i+3).",
+                 ({}, {})); W packed in nibbles as {} (nibble i of a 32-bit word = bits 4i..4i+3; {}).",
                 spec.group,
                 spec.n,
                 spec.k / spec.group,
-                packed_layout(spec.n, spec.k)
+                packed_layout(spec.packing, spec.n, spec.k),
+                match spec.packing {
+                    W4Packing::Interleaved => "TensorRT-LLM's interleave: a word's nibbles 0..7 hold \
+                                               k' + 0, 8, 16, 24, 1, 9, 17, 25; LC_W_PACK 1",
+                    W4Packing::Sequential => "a word's nibbles 0..7 hold k' + 0, 1, 8, 9, 16, 17, \
+                                              24, 25; LC_W_PACK 0",
+                }
             ),
             if c.kgroup() {
                 format!(
@@ -1828,11 +1949,15 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
                     grid
                 )
             },
-            match c.dequant {
-                W4Dequant::Bytes => "Dequantization by bytes: a B register is nibbles (2b, 2b + 1) \
+            match (c.dequant, a_kperm(spec.packing, c.dequant)) {
+                (W4Dequant::Bytes, _) => "Dequantization by bytes: a B register is nibbles (2b, 2b + 1) \
                                      of a word; the mma runs over k in order."
                     .to_string(),
-                W4Dequant::Pairs => "Dequantization by nibble pairs: a B register is nibbles \
+                (W4Dequant::Pairs, false) => "Dequantization by nibble pairs: a B register is \
+                                              nibbles (i, i + 4) of a word (k and k + 1 in the \
+                                              interleaved packing); the mma runs over k in order."
+                    .to_string(),
+                (W4Dequant::Pairs, true) => "Dequantization by nibble pairs: a B register is nibbles \
                                      (i, i + 4) of a word (k and k + 16); the mma runs over k \
                                      with bits 0 and 4 swapped inside each 32 (the sum over k is \
                                      the same): A's chunks at k and k + 16 are copied by one \

@@ -7,12 +7,13 @@
 // zero-filled); W streams with 16-byte loads, LC_W_DEPTH - 1 superblocks ahead of the one
 // being multiplied (the scales with them); each B register is dequantized from two signed
 // nibbles of a W word, the scale's mul.f16x2 the only rounding (as q * s in f16):
-//   LC_DQ_PAIRS 0: the byte (2b, 2b + 1), consecutive k (prmt, lop3, exact sub.f16x2, mul);
-//     A staged by cp.async in k order;
-//   LC_DQ_PAIRS 1: the nibble pair (p, p + 4), k and k + 16 in the packing (lop3, exact
-//     sub.f16x2 or fma.f16x2, mul): the mma runs over k with bits 0 and 4 swapped inside each
-//     32, so A is staged in that order (two 16-byte chunks at k and k + 16 through registers,
-//     interleaved by prmt); the sum over k is the same. LC_CLUSTER_REDUCE: the LC_SPLITS CTAs of a column tile are
+//   LC_DQ_PAIRS 0: the byte (2b, 2b + 1) (prmt, lop3, exact sub.f16x2, mul);
+//   LC_DQ_PAIRS 1: the nibble pair (p, p + 4) (lop3, exact sub.f16x2 or fma.f16x2, mul).
+// Either is two consecutive k of the packing (LC_W_PACK 0 with bytes, 1 with pairs: the mma
+// runs over k in order and A is staged by cp.async in k order), or, with LC_A_KPERM (LC_W_PACK
+// 0 with pairs), k and k + 16: the mma runs over k with bits 0 and 4 swapped inside each 32,
+// so A is staged in that order (two 16-byte chunks at k and k + 16, interleaved in place by
+// prmt); the sum over k is the same. LC_CLUSTER_REDUCE: the LC_SPLITS CTAs of a column tile are
 // one thread-block cluster; each writes its f32 partial tile into its own shared memory, and
 // after a cluster barrier CTA p sums its share of the tile's pairs over every split's partial
 // (distributed shared memory, split order) and stores C. Otherwise each split stores its
@@ -64,6 +65,33 @@ __device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int p, un
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
     return r;
 }
+#else
+// The byte dequantization constants (see lc_dq): prmt selector of byte 0 and its step per byte;
+// the nibble mask; the exponent bias XOR the nibble's top bit; 1032 in both halves.
+#define LC_DQ_SHIFT 4
+#define LC_DQ_SEL 0x4400u
+#define LC_DQ_SEL_STEP 0x1111u
+#define LC_DQ_MASK 0x000F000Fu
+#define LC_DQ_BIAS 0x64086408u
+#define LC_DQ_SUB 0x64086408u
+// Byte `b` of `word` (two signed int4: the low nibble -> the low half) as f16x2, times s2
+// (f16x2). `sh4` is word >> 4: prmt puts byte b of word in the low half and byte b of sh4 in
+// the high half, so the two nibbles land in bits 0..3 of each half; one lop3 masks them and
+// sets the exponent of 1024 with the nibble's top bit flipped (n ^ 8 = q + 8 for the
+// two's-complement nibble n of q), sub.f16x2 takes 1032 away (q exactly), mul.f16x2 applies
+// the scale (one rounding, as q * s in f16). `codegen/tests/w4a16_dequant.rs` replays the bit
+// arithmetic on all 256 bytes.
+__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh4, int b, unsigned s2) {
+    const unsigned d = __byte_perm(word, sh4, LC_DQ_SEL + LC_DQ_SEL_STEP * (unsigned)b);
+    unsigned x, r;
+    asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(d), "r"(LC_DQ_MASK), "r"(LC_DQ_BIAS));
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(LC_DQ_SUB));
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
+    return r;
+}
+
+#endif
+#if LC_A_KPERM
 // A's staging in the mma's k order: the 16-byte chunks lo (k .. k + 7) and hi (k + 16 ..
 // k + 23) of one row, copied in k order, become in place, word by word, prmt(lo, hi, LC_A_PRMT_LO) (the low halves: A's
 // k + 2i, k + 16 + 2i) at the mma's k-positions k .. k + 7 and prmt(lo, hi, LC_A_PRMT_HI) (the
@@ -103,31 +131,6 @@ __device__ __forceinline__ void lc_a_interleave(unsigned base, const unsigned (&
         }
     }
 }
-#else
-// The byte dequantization constants (see lc_dq): prmt selector of byte 0 and its step per byte;
-// the nibble mask; the exponent bias XOR the nibble's top bit; 1032 in both halves.
-#define LC_DQ_SHIFT 4
-#define LC_DQ_SEL 0x4400u
-#define LC_DQ_SEL_STEP 0x1111u
-#define LC_DQ_MASK 0x000F000Fu
-#define LC_DQ_BIAS 0x64086408u
-#define LC_DQ_SUB 0x64086408u
-// Byte `b` of `word` (two signed int4: the low nibble -> the low half) as f16x2, times s2
-// (f16x2). `sh4` is word >> 4: prmt puts byte b of word in the low half and byte b of sh4 in
-// the high half, so the two nibbles land in bits 0..3 of each half; one lop3 masks them and
-// sets the exponent of 1024 with the nibble's top bit flipped (n ^ 8 = q + 8 for the
-// two's-complement nibble n of q), sub.f16x2 takes 1032 away (q exactly), mul.f16x2 applies
-// the scale (one rounding, as q * s in f16). `codegen/tests/w4a16_dequant.rs` replays the bit
-// arithmetic on all 256 bytes.
-__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh4, int b, unsigned s2) {
-    const unsigned d = __byte_perm(word, sh4, LC_DQ_SEL + LC_DQ_SEL_STEP * (unsigned)b);
-    unsigned x, r;
-    asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(d), "r"(LC_DQ_MASK), "r"(LC_DQ_BIAS));
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(LC_DQ_SUB));
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));
-    return r;
-}
-
 #endif
 
 #define LC_LDSM_A(g) lc_ldsm_x4(af[g], sa + a_lo[g])
@@ -252,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
                                 lc_v4{0u, 0u, 0u, 0u});
         }
     }
-#if LC_DQ_PAIRS
+#if LC_A_KPERM
     // A in the mma's k order: a thread copies chunk pairs (k, k + 16) of rows < M (the plan's
     // pairs 0 .. 8 M - 1) and, once they land, interleaves them in place (as lc_a_interleave)
     // before the group barrier.
@@ -401,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
     for (int i = 0; i + 1 < LC_W_DEPTH; ++i)
         if (i < LC_SB) lc_load_w(wp, wb[i], sb_s[i], k0, i);
 
-#if LC_DQ_PAIRS
+#if LC_A_KPERM
     // A's K-range into shared memory by chunk pairs (see LC_A_PRMT_LO): the CTA's threads take
     // the LC_SB * LC_A_PAIRS pairs in turn and copy both 16-byte chunks of each in k order
     // (cp.async, rows >= M zero-filled); after the wait each thread interleaves its own pairs in
@@ -449,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
 #pragma unroll
     for (int i = 0; i < LC_ACC; ++i) acc[i] = 0.0f;
     lc_cp_wait<0>();
-#if LC_DQ_PAIRS
+#if LC_A_KPERM
     lc_a_interleave(base + (unsigned)(t / LC_A_PAIRS) * LC_A_SB_BYTES, a_pr_at, t / LC_A_PAIRS);
 #endif
     __syncthreads();
