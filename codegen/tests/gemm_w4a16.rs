@@ -4,8 +4,8 @@
 use solver::synth::Plan;
 
 use codegen::gemm::w4a16::{
-    choose, choose_split_k, emit_w4a16, emit_w4a16_with, emitted_text, mma_k, packed_layout,
-    plan_for, validate_w4a16, W4Dequant, W4Packing, W4Text, W4a16Config, W4a16Spec,
+    a_kperm, choose, choose_split_k, emit_w4a16, emit_w4a16_with, emitted_text, mma_k,
+    packed_layout, plan_for, validate_w4a16, W4Dequant, W4Packing, W4Text, W4a16Config, W4a16Spec,
 };
 
 /// A named edit of the printed text.
@@ -208,6 +208,9 @@ fn w4a16_validation_refuses_tampered_expressions() {
         ),
         ("W k", Box::new(|t| t.w_k = format!("({}) ^ 16", t.w_k))),
         ("W superblock step", Box::new(|t| t.w_sb_words = 64)),
+        ("W vector step", Box::new(|t| t.w_vstep += 4)),
+        ("W vector step 0", Box::new(|t| t.w_vstep = 0)),
+        ("scale vector step", Box::new(|t| t.s_vstep += 1)),
         (
             "scale row",
             Box::new(|t| t.s_n = format!("({}) ^ 1", t.s_n)),
@@ -501,6 +504,10 @@ fn w4a16_kgroup_tampers_are_refused() {
             kgroup(128, 8, 2, 4, W4Dequant::Bytes),
         ),
         (
+            spec_i(16, 8192, 8192, 128),
+            kgroup(128, 8, 2, 4, W4Dequant::Pairs),
+        ),
+        (
             spec(1, 1024, 2048, 128),
             kgroup(128, 4, 1, 2, W4Dequant::Pairs),
         ),
@@ -552,6 +559,18 @@ fn w4a16_kgroup_tampers_are_refused() {
                 Box::new(move |t| t.kg_r_p = format!("x % {gt} / 2")),
             ),
         ];
+        if !a_kperm(s.packing, c.dequant) {
+            // A staged in k order from one pointer (the pairs' staging of the sequential
+            // packing addresses each chunk pair itself)
+            cases.push((
+                "A chunk step one row short",
+                Box::new(move |t| t.kg_a_istep -= s.k),
+            ));
+            cases.push((
+                "A chunk step half a chunk off",
+                Box::new(|t| t.kg_a_istep += 4),
+            ));
+        }
         if c.cwarps == 1 {
             // with one column warp the K-warps-by-warp tamper is the identity: replace it
             cases.retain(|(w, _)| *w != "K-warps by warp");
@@ -716,6 +735,8 @@ fn interleaved_packing_validation_refuses_the_sequential_text_and_tampers() {
             "pair 1 for pair 2",
             Box::new(|t| edit_first_mma(t, ", 0, 1);", ", 0, 2);")),
         ),
+        ("W vector step", Box::new(|t| t.w_vstep /= 2)),
+        ("scale vector step", Box::new(|t| t.s_vstep = 0)),
         (
             "pair 0 for pair 1",
             Box::new(|t| edit_first_mma(t, "0, 0, 0, 0, 0, 1);", "0, 0, 0, 0, 0, 0);")),

@@ -561,7 +561,7 @@ def resolve_dq(t):
     so the probes below edit the dequantization and staging the kernel compiles (not the
     inactive branch). (session 16) Likewise `#if LC_KGROUP` (the K-group kernel, which comes
     first in the body: without this the split-K probes' first-occurrence edits landed in it)."""
-    for name in ("LC_KGROUP", "LC_DQ_PAIRS"):
+    for name in ("LC_KGROUP", "LC_DQ_PAIRS", "LC_A_KPERM"):
         t = resolve_flag(t, name)
     return t
 

@@ -66,7 +66,12 @@
 //! K-group CTAs add `check_kgroup`: every (column tile, plan thread, K-warp) is one CTA thread
 //! exactly once, hardware lane = plan lane in one plan warp per hardware warp; the K-warps'
 //! ranges partition K; the ring's chunks are the rows < M, aligned and contiguous in `a_s`; the
-//! partial slots and the reduction pairs cover their sets once.
+//! partial slots and the reduction pairs cover their sets once. The kernel addresses a thread's
+//! W vectors and scales from one pointer each (`LC_W_VSTEP`, `LC_S_VSTEP`: checked for every
+//! thread and column tile) and, in a K-group CTA, its A chunks from one pointer
+//! (`LC_KG_A_ISTEP`: checked for every chunk, K-warp and superblock), so the loads take
+//! constant offsets: about 45 fewer instructions per two superblocks, which at M = 16 is the
+//! difference between 18.4 and 17.1 us cold on the H200 (bench/gpu/README.md, session 19).
 
 use std::fmt::Write as _;
 
@@ -385,7 +390,8 @@ pub fn default_dequant(spec: &W4a16Spec) -> W4Dequant {
 /// Those are the sequential packing's. The interleaved packing takes pairs at every M (no
 /// interleave of A: session 19, cold, us, interleaved against sequential: M = 1 16.9-17.0
 /// (17.4-17.6), 2 17.1-17.2 (17.6-17.7), 4 17.4-17.5 (18.4-18.5), 8 18.1-18.2 (19.1),
-/// 16 18.3-18.6 (19.2)).
+/// 16 18.3-18.6 (19.2)); with the one-pointer addressing after it, M = 1 16.3-16.4, 2 16.1,
+/// 4 16.4, 8 16.6-16.8, 16 17.1 (2.5x cuBLAS f16 and more at every M).
 ///
 /// At 16x14336x4096 (448 CTAs of 4 warps) the same CTA was no faster than the cluster, so
 /// narrower grids keep split-K.
@@ -641,6 +647,12 @@ pub struct W4Text {
     /// (`LC_W_GOFF(n, k + 128) = LC_W_GOFF(n, k) + 8 * LC_W_SB_WORDS`, validated), so the
     /// kernel computes each vector's address once and steps it.
     pub w_sb_words: i64,
+    /// `LC_W_VSTEP`: 32-bit words from a thread's W vector j to vector j + 1 (the same for
+    /// every thread, column tile and superblock: validated), so the kernel addresses all of a
+    /// thread's vectors from one pointer with constant offsets.
+    pub w_vstep: i64,
+    /// `LC_S_VSTEP`: scale elements from vector j's scale to vector j + 1's (validated likewise).
+    pub s_vstep: i64,
     /// `LC_S_N(t, j)`: the tile row whose scale multiplies vector j.
     pub s_n: String,
     /// `LC_S_GOFF(n, g)`: the scale's element offset.
@@ -681,6 +693,10 @@ pub struct W4Text {
     pub kg_a_row: String,
     /// See `kg_a_row`.
     pub kg_a_k: String,
+    /// `LC_KG_A_ISTEP`: A elements from group thread p's ring chunk p to its chunk p + i x
+    /// (group threads), per i (validated for every chunk a thread stages, in every K-warp and
+    /// superblock), so a thread stages A from one pointer.
+    pub kg_a_istep: i64,
     /// `LC_KG_P_OFF(w, v, p)`: f32 slot of accumulator v of K-group thread p of K-warp w.
     pub kg_p_off: String,
     /// `LC_KG_R_P(x)`, `LC_KG_R_V(x)`: the K-group thread and the (even) accumulator of
@@ -850,6 +866,32 @@ pub fn emitted_text(
     let halves = (c.bn / gt).max(1);
     // One superblock further along k: the packed layout's (k / 128) term.
     let w_sb_words = 1024 / 8;
+    // A thread's vector j + 1 against vector j (thread 0, the first tile; validated for all).
+    let ev = |e: &str, a: (&str, i64), b: (&str, i64)| -> Result<i64, CodegenError> {
+        eval2(&CExpr::parse(e)?, a, b)
+    };
+    let w_at = |j: i64| -> Result<i64, CodegenError> {
+        let n = ev(&w_row, ("t", 0), ("j", j))?;
+        let k = ev(&w_k, ("t", 0), ("j", j))?;
+        ev(&w_goff, ("n", n), ("k", k))
+    };
+    let s_goff = format!("n * {g} + g");
+    let s_at = |j: i64| -> Result<i64, CodegenError> {
+        ev(&s_goff, ("n", ev(&s_n, ("t", 0), ("j", j))?), ("g", 0))
+    };
+    let (w_vstep, s_vstep) = if tv_w.nvalues() > 32 {
+        ((w_at(1)? - w_at(0)?) / 8, s_at(1)? - s_at(0)?)
+    } else {
+        (0, 0)
+    };
+    let a_goff = format!("r * {} + k", spec.k);
+    let (kg_a_row, kg_a_k) = ("c / 16".to_string(), "c % 16 * 8".to_string());
+    let a_chunk = |ch: i64| -> Result<i64, CodegenError> {
+        let r = eval2(&CExpr::parse(&kg_a_row)?, ("c", ch), ("_", 0))?;
+        let k = eval2(&CExpr::parse(&kg_a_k)?, ("c", ch), ("_", 0))?;
+        ev(&a_goff, ("r", r), ("k", k))
+    };
+    let kg_a_istep = a_chunk(gt)? - a_chunk(0)?;
     Ok(W4Text {
         mma_instr: name,
         a_groups: tv_a.nvalues() / 8,
@@ -867,13 +909,15 @@ pub fn emitted_text(
         w_k,
         w_goff,
         w_sb_words,
+        w_vstep,
+        s_vstep,
         s_n,
-        s_goff: format!("n * {g} + g"),
+        s_goff,
         c_row,
         c_col,
         r_row: format!("(t + i * {}) * 2 / {}", c.bn, c.bn),
         r_col: format!("(t + i * {}) * 2 % {}", c.bn, c.bn),
-        a_goff: format!("r * {} + k", spec.k),
+        a_goff,
         c_goff: format!("r * {} + c", spec.n),
         ws_off: format!("p * {} + r * {} + c", spec.m * spec.n, spec.n),
         p_off: format!("r * {} + c", c.bn),
@@ -886,8 +930,9 @@ pub fn emitted_text(
         kg_tc: format!("(b % {halves}) * {gt} + t % {gt}"),
         kg_kw: format!("t / {gt}"),
         kg_k0: format!("w * {}", c.ks(spec)),
-        kg_a_row: "c / 16".into(),
-        kg_a_k: "c % 16 * 8".into(),
+        kg_a_row,
+        kg_a_k,
+        kg_a_istep,
         kg_p_off: format!("(w * {} + v) * {gt} + p", tv_c.nvalues()),
         kg_r_p: format!("x % {gt}"),
         kg_r_v: format!("x / {gt} * 2"),
@@ -1296,6 +1341,48 @@ pub fn validate_w4a16(
         }
     }
 
+    // One pointer per thread: vector j's W words are j LC_W_VSTEP words after vector 0's, and
+    // its scale j LC_S_VSTEP elements after vector 0's (the scale offset of (n, g) is the sum
+    // of an n term and a g term: check_offset-style, below), in every column tile, at the
+    // first and last superblock.
+    let sg = CExpr::parse(&text.s_goff)?;
+    for term in sg.summands() {
+        if term.vars().len() > 1 {
+            return Err(fail(format!(
+                "the scale offset term {term:?} reads more than one coordinate"
+            )));
+        }
+    }
+    for n0 in (0..spec.n).step_by(c.bn as usize) {
+        for t in 0..nt {
+            let at = |j: i64, k0: i64| -> Result<(i64, i64), CodegenError> {
+                let (r, k) = (
+                    eval2(&wr, ("t", t), ("j", j))?,
+                    eval2(&wk, ("t", t), ("j", j))?,
+                );
+                Ok((
+                    eval2(&wg, ("n", n0 + r), ("k", k0 + k))?,
+                    eval2(&sg, ("n", n0 + eval2(&sn, ("t", t), ("j", j))?), ("g", 0))?,
+                ))
+            };
+            for k0 in [0, spec.k - 128] {
+                let (w0, s0) = at(0, k0)?;
+                for j in 1..text.w_vectors {
+                    let (wj, sj) = at(j, k0)?;
+                    if wj - w0 != 8 * j * text.w_vstep || sj - s0 != j * text.s_vstep {
+                        return Err(fail(format!(
+                            "thread {t} vector {j} (tile {n0}, k {k0}): W nibble {wj} and scale {sj} \
+                             are not LC_W_VSTEP {} words and LC_S_VSTEP {} after vector 0's {w0} \
+                             and {s0}",
+                            text.w_vstep, text.s_vstep
+                        )));
+                    }
+                    v.global_offsets += 1;
+                }
+            }
+        }
+    }
+
     // The schedule and the mma semantics.
     if tv_c.nthreads() != nt || tv_c.nvalues() != text.acc || tv_c.shape != [16, c.bn] {
         return Err(fail(
@@ -1653,6 +1740,41 @@ fn check_kgroup(
         }
         v.smem_cells += 8;
     }
+    // In k order a group thread p stages its chunks p + i x (group threads) of superblock sb
+    // from one pointer: A's offset of chunk p at K-warp w's first k, plus sb superblocks, plus
+    // i LC_KG_A_ISTEP.
+    if !a_kperm(spec.packing, c.dequant) {
+        let ag = CExpr::parse(&text.a_goff)?;
+        let k0e = CExpr::parse(&text.kg_k0)?;
+        let off = |ch: i64, k: i64| -> Result<i64, CodegenError> {
+            let (r, kc) = (eval1(&ar, "c", ch)?, eval1(&ak, "c", ch)?);
+            eval2(&ag, ("r", r), ("k", k + kc))
+        };
+        for w in 0..c.kwarps {
+            let kw = eval1(&k0e, "w", w)?;
+            for p in 0..gt {
+                let base = off(p, kw)?;
+                for sb in 0..c.ks(spec) / 128 {
+                    for i in 0..(16 * spec.m + gt - 1) / gt {
+                        let ch = i * gt + p;
+                        if ch >= 16 * spec.m {
+                            continue;
+                        }
+                        let want = off(ch, kw + 128 * sb)?;
+                        if base + 128 * sb + i * text.kg_a_istep != want {
+                            return Err(fail(format!(
+                                "K-warp {w} group thread {p}: A chunk {ch} of superblock {sb} is \
+                                 at {want}, not the thread's pointer {base} + 128 x {sb} + \
+                                 LC_KG_A_ISTEP {} x {i}",
+                                text.kg_a_istep
+                            )));
+                        }
+                        v.global_offsets += 1;
+                    }
+                }
+            }
+        }
+    }
     if a_kperm(spec.packing, c.dequant) {
         let pr = CExpr::parse(&text.a_pr_row)?;
         for x in 0..A_PAIRS {
@@ -1747,6 +1869,8 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
             ("LC_A_CHUNKS", t.a_chunks),
             ("LC_R_ITERS", t.r_iters),
             ("LC_W_SB_WORDS", t.w_sb_words),
+            ("LC_W_VSTEP", t.w_vstep),
+            ("LC_S_VSTEP", t.s_vstep),
             ("LC_CLUSTER_REDUCE", c.cluster_reduce() as i64),
             ("LC_DQ_PAIRS", (c.dequant == W4Dequant::Pairs) as i64),
             ("LC_A_KPERM", a_kperm(spec.packing, c.dequant) as i64),
@@ -1763,6 +1887,7 @@ fn print_text(spec: &W4a16Spec, c: &W4a16Config, t: &W4Text) -> String {
                 ("LC_KWARPS", c.kwarps),
                 ("LC_GROUP_THREADS", c.group_threads()),
                 ("LC_A_SLOTS", c.aslots),
+                ("LC_KG_A_ISTEP", t.kg_a_istep),
             ],
         );
         let _ = writeln!(

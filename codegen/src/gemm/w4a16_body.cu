@@ -139,25 +139,21 @@ __device__ __forceinline__ void lc_a_interleave(unsigned base, const unsigned (&
            af[g][3], lc_dq(lc_word(wv[j], w0), lc_word(wh[j], w0), b0, sv[j]),                  \
            lc_dq(lc_word(wv[j], w1), lc_word(wh[j], w1), b1, sv[j]))
 
-// This thread's W vectors and scales, addressed once: vector j of superblock sb is
-// wp[j] + sb * LC_W_SB_WORDS (LC_W_GOFF is a sum of one-coordinate terms and one superblock
-// along k is LC_W_SB_WORDS words everywhere, both validated), its scale sp[j][LC_S_GOFF(0, g)].
+// This thread's W vectors and scales, addressed from one pointer each: vector j of superblock
+// sb is w + sb * LC_W_SB_WORDS + j * LC_W_VSTEP (LC_W_GOFF is a sum of one-coordinate terms,
+// one superblock along k is LC_W_SB_WORDS words everywhere and vector j + 1 LC_W_VSTEP words
+// after vector j: validated), its scale s[LC_S_GOFF(0, g) + j * LC_S_VSTEP] (constant offsets
+// the loads take as immediates: session 19, fewer address instructions per superblock).
 struct lc_wptr {
-    const unsigned* w[LC_WV];
-    const lc_elem* s[LC_WV];
+    const unsigned* w;
+    const lc_elem* s;
 };
 __device__ __forceinline__ lc_wptr lc_w_bases(const unsigned* __restrict__ W,
                                               const lc_elem* __restrict__ S, int n0, int k0,
                                               int t) {
     lc_wptr p;
-#pragma unroll
-    for (int j = 0; j < LC_WV; ++j) {
-        const long long n = (long long)n0 + LC_W_ROW(t, j);
-        const long long kk = (long long)k0 + LC_W_K(t, j);
-        p.w[j] = W + LC_W_GOFF(n, kk) / 8;
-        const long long ns = (long long)n0 + LC_S_N(t, j);
-        p.s[j] = S + LC_S_GOFF(ns, 0);
-    }
+    p.w = W + LC_W_GOFF((long long)n0 + LC_W_ROW(t, 0), (long long)k0 + LC_W_K(t, 0)) / 8;
+    p.s = S + LC_S_GOFF((long long)n0 + LC_S_N(t, 0), 0);
     return p;
 }
 // The 16-byte W vectors and the group scales (as f16x2) of this thread for superblock sb:
@@ -168,8 +164,8 @@ __device__ __forceinline__ void lc_load_w(const lc_wptr& p, lc_v4 (&wv)[LC_WV],
     const int g = (k0 + sb * 128) / LC_GROUP;
 #pragma unroll
     for (int j = 0; j < LC_WV; ++j) {
-        wv[j] = lc_ldg_stream(p.w[j] + sb * LC_W_SB_WORDS);
-        sv[j] = p.s[j][LC_S_GOFF(0, g)];
+        wv[j] = lc_ldg_stream(p.w + sb * LC_W_SB_WORDS + j * LC_W_VSTEP);
+        sv[j] = p.s[LC_S_GOFF(0, g) + j * LC_S_VSTEP];
     }
 }
 
@@ -181,7 +177,8 @@ __device__ __forceinline__ void lc_superblock(const lc_v4 (&wv)[LC_WV], const un
     lc_v4 wh[LC_WV];  // each W word >> LC_DQ_SHIFT (lc_dq)
 #pragma unroll
     for (int j = 0; j < LC_WV; ++j) {
-        sv[j] = s1[j] | (s1[j] << 16);
+        // (s, s): the mul's operand selects the low half twice (HMUL2 .H0_H0), no instruction
+        asm("mov.b32 %0, {%1, %1};" : "=r"(sv[j]) : "h"((unsigned short)s1[j]));
         wh[j] = {wv[j].x >> LC_DQ_SHIFT, wv[j].y >> LC_DQ_SHIFT, wv[j].z >> LC_DQ_SHIFT,
                  wv[j].w >> LC_DQ_SHIFT};
     }
@@ -292,19 +289,24 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, LC_MIN_CTAS)
         }
     };
 #else
-    // A in k order: chunks 0 .. 16 M - 1 (the rows < M).
+    // A in k order: chunks 0 .. 16 M - 1 (the rows < M); this thread's chunk p + i x (group
+    // threads) from one pointer (+ sb superblocks + i LC_KG_A_ISTEP: validated), its a_s
+    // offsets computed once.
+    constexpr int LC_A_ITERS = (LC_M * 16 + LC_GROUP_THREADS - 1) / LC_GROUP_THREADS;
+    const lc_elem* a_src = A + LC_A_GOFF((long long)LC_KG_A_ROW(p), (long long)(k0 + LC_KG_A_K(p)));
+    unsigned a_dst[LC_A_ITERS];
+#pragma unroll
+    for (int i = 0; i < LC_A_ITERS; ++i) {
+        const int c = i * LC_GROUP_THREADS + p;
+        a_dst[i] = 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_KG_A_ROW(c), LC_KG_A_K(c)));
+    }
     auto stage = [&](int sb) {
         if (sb < LC_SB) {
             const unsigned slot = ring + (unsigned)(sb % LC_A_SLOTS) * LC_A_SB_BYTES;
 #pragma unroll
-            for (int c0 = 0; c0 < LC_M * 16; c0 += LC_GROUP_THREADS) {
-                const int c = c0 + p;
-                if (c < LC_M * 16) {
-                    const int r = LC_KG_A_ROW(c), k = LC_KG_A_K(c);
-                    lc_cp_async16(slot + 2u * (unsigned)lc_swz_a(LC_A_SLIN(r, k)),
-                                  A + LC_A_GOFF((long long)r, (long long)(k0 + sb * 128 + k)), 16u);
-                }
-            }
+            for (int i = 0; i < LC_A_ITERS; ++i)
+                if (i * LC_GROUP_THREADS + p < LC_M * 16)
+                    lc_cp_async16(slot + a_dst[i], a_src + sb * 128 + (long long)i * LC_KG_A_ISTEP, 16u);
         }
         lc_cp_commit();
     };
