@@ -3,7 +3,8 @@
 
 Usage: python3 w4_fold.py EMITTED.cu OUT.cu MODE   (MODE: pairs, fold or pairs+fold)
 EMITTED is a K-group kernel with the byte dequantization (`laycert gen gemm --weights int4
-... --dequant bytes`, the default at M = 16). Correct products (w4a16.py checks them), not
+... --packing sequential --dequant bytes`, the default at M = 16 before session 19; `pairs` here
+is what `--packing interleaved`, now the default, emits). Correct products (w4a16.py checks them), not
 validated by codegen: probes.
   pairs: W packed with each word's nibbles in the order k' + (0, 8, 16, 24, 1, 9, 17, 25)
     (`#define LC_W_PACK 1`, which w4a16.py packs for), so the nibble pair (p, p + 4) is the
@@ -16,8 +17,12 @@ validated by codegen: probes.
     and thread 16 FFMA, 8 SHFL and 8 conversions instead of 64 mul.f16x2. Rounding differs from
     the kernel's (q * s is not rounded to f16; the sum is scaled in f32).
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm80_probe import PAIRS_DQ  # noqa: E402
 
 src, dst, mode = sys.argv[1:4]
 t = open(src).read()
@@ -40,21 +45,9 @@ if "pairs" in modes:
     # the pair (p, p + 4) of the LC_W_PACK 1 packing)
     i = t.index("#define LC_DQ_SHIFT 4\n")
     j = t.index("#endif", i)
-    t = t[:i] + """#define LC_DQ_SHIFT 8
-__device__ __forceinline__ unsigned lc_dq(unsigned word, unsigned sh8, int p, unsigned s2) {
-    const unsigned w = p < 2 ? word : sh8;
-    unsigned x, r;
-    if (p % 2 == 0) {
-        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x000F000Fu), "r"(0x64086408u));
-        asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(0x64086408u));
-    } else {
-        asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(x) : "r"(w), "r"(0x00F000F0u), "r"(0x64806480u));
-        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x2C002C00u), "r"(0xD480D480u));
-    }
-    LC_DQ_SCALE
-    return r;
-}
-""" + t[j:]
+    mul = '    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));\n'
+    assert mul in PAIRS_DQ
+    t = t[:i] + "#define LC_DQ_SHIFT 8\n" + PAIRS_DQ.replace(mul, "    LC_DQ_SCALE\n") + "\n" + t[j:]
 else:
     sub('    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(LC_DQ_SUB));\n'
         '    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(r), "r"(s2));\n',
