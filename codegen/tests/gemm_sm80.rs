@@ -97,11 +97,7 @@ fn sm80_fast_addressing_and_pipelining_follow_the_shape() {
     assert_eq!(f.a_ldsm_x, "(g / 1 % 2) * 32 + (g / 2 % 2) * 64");
     assert_eq!(f.a_cp_sd, "(j / 1 % 2) * 4096 + (j / 2 % 2) * 8192");
     assert_eq!(f.a_cp_gd, "(j / 1 % 2) * 131072 + (j / 2 % 2) * 262144");
-    let adv = t
-        .schedule
-        .iter()
-        .position(|l| l == "LC_ADVANCE();")
-        .unwrap();
+    let adv = line_at(&t.schedule, "LC_ADVANCE();");
     assert_eq!(
         t.schedule[adv + 1..adv + 1 + t.preload.len()],
         t.preload[..]
@@ -109,6 +105,14 @@ fn sm80_fast_addressing_and_pipelining_follow_the_shape() {
     // Skinny M (64 x 128 x 32 tiles): two k-steps share every B group, so no pipelining.
     let t = text(16, 4096, 4096);
     assert!(t.fast.is_none() && t.preload.is_empty());
+}
+
+/// The index of the schedule line `line` (which must be there).
+fn line_at(schedule: &[String], line: &str) -> usize {
+    schedule
+        .iter()
+        .position(|l| l == line)
+        .unwrap_or_else(|| panic!("no {line} in the schedule"))
 }
 
 #[test]
@@ -147,17 +151,9 @@ fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
             "advance before the next stage",
             "before LC_NEXT_STAGE",
             Box::new(|t: &mut Sm80Text| {
-                let i = t
-                    .schedule
-                    .iter()
-                    .position(|l| l == "LC_NEXT_STAGE();")
-                    .unwrap();
+                let i = line_at(&t.schedule, "LC_NEXT_STAGE();");
                 let l = t.schedule.remove(i);
-                let a = t
-                    .schedule
-                    .iter()
-                    .position(|l| l == "LC_ADVANCE();")
-                    .unwrap();
+                let a = line_at(&t.schedule, "LC_ADVANCE();");
                 t.schedule.insert(a + 1, l);
             }),
         ),
@@ -170,11 +166,7 @@ fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
             "a reload dropped",
             "preloaded groups",
             Box::new(|t: &mut Sm80Text| {
-                let a = t
-                    .schedule
-                    .iter()
-                    .position(|l| l == "LC_ADVANCE();")
-                    .unwrap();
+                let a = line_at(&t.schedule, "LC_ADVANCE();");
                 t.schedule.remove(a + 1);
             }),
         ),
@@ -189,11 +181,7 @@ fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
             "the last k-step reads a reloaded group",
             "holds the next",
             Box::new(|t: &mut Sm80Text| {
-                let a = t
-                    .schedule
-                    .iter()
-                    .position(|l| l == "LC_ADVANCE();")
-                    .unwrap();
+                let a = line_at(&t.schedule, "LC_ADVANCE();");
                 let n = t.preload.len();
                 // Move the reloads after the last mma's first line: an mma then reads a group
                 // that already holds the next k-block.
