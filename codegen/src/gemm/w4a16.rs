@@ -887,8 +887,8 @@ pub fn emitted_text(
     let a_goff = format!("r * {} + k", spec.k);
     let (kg_a_row, kg_a_k) = ("c / 16".to_string(), "c % 16 * 8".to_string());
     let a_chunk = |ch: i64| -> Result<i64, CodegenError> {
-        let r = eval2(&CExpr::parse(&kg_a_row)?, ("c", ch), ("_", 0))?;
-        let k = eval2(&CExpr::parse(&kg_a_k)?, ("c", ch), ("_", 0))?;
+        let r = eval1(&CExpr::parse(&kg_a_row)?, "c", ch)?;
+        let k = eval1(&CExpr::parse(&kg_a_k)?, "c", ch)?;
         ev(&a_goff, ("r", r), ("k", k))
     };
     let kg_a_istep = a_chunk(gt)? - a_chunk(0)?;
@@ -1343,16 +1343,9 @@ pub fn validate_w4a16(
 
     // One pointer per thread: vector j's W words are j LC_W_VSTEP words after vector 0's, and
     // its scale j LC_S_VSTEP elements after vector 0's (the scale offset of (n, g) is the sum
-    // of an n term and a g term: check_offset-style, below), in every column tile, at the
-    // first and last superblock.
+    // of an n term and a g term: check_offset above), in every column tile, at the first and
+    // last superblock.
     let sg = CExpr::parse(&text.s_goff)?;
-    for term in sg.summands() {
-        if term.vars().len() > 1 {
-            return Err(fail(format!(
-                "the scale offset term {term:?} reads more than one coordinate"
-            )));
-        }
-    }
     for n0 in (0..spec.n).step_by(c.bn as usize) {
         for t in 0..nt {
             let at = |j: i64, k0: i64| -> Result<(i64, i64), CodegenError> {
