@@ -739,3 +739,80 @@ proptest! {
         }
     }
 }
+
+/// An Axe literal's top-level `+` separates offsets (axe.md 3): `S[4:1] + 3 + 2@F` has the
+/// offsets 3 (on m) and 2@F, never 5@F. The rule parser once read an offset hole as a sum
+/// reaching across the separator, and both paths then PROVED these false rules.
+#[test]
+fn offsets_after_a_top_level_plus_are_separate() {
+    let false_rules = "rule two_offsets
+        S[4:1] + 3 + 2@F == S[4:1] + 5@F
+      rule param_offset forall c : int where 0 <= c <= 3
+        S[4:1] + c + 2@laneid == S[4:1] + (c+2)@laneid
+      rule two_on_m
+        S[4:1] + 3 + 2 == S[4:1] + 5
+      rule wide_param_offset forall c : int where 0 <= c <= 1000000
+        S[4:1] + c + 2@F == S[4:1] + (c+2)@F";
+    let true_rules = "rule swapped forall c : int where -5 <= c <= 5
+        S[4:1] + c + 2@F == S[4:1] + 2@F + c
+      rule negated forall c : int where -3 <= c <= 3
+        S[4:1] + -c + 1@F == S[4:1] + (0-c) + 1@F
+      rule grouped forall c : int where 0 <= c <= 3
+        S[4:1] + (c+2)@laneid == S[4:1] + (2+c)@laneid
+      rule wide_swapped forall c : int where 0 <= c <= 1000000
+        S[4:1] + c + 2@F == S[4:1] + 2@F + c";
+    let z3_only = Options {
+        max_instances: 0,
+        ..Options::default()
+    };
+    for opts in [Options::default(), z3_only] {
+        for r in prove_source("f", false_rules, &opts).unwrap() {
+            assert_eq!(r.word(), "REFUTED", "{}", r.line());
+        }
+        for r in prove_source("t", true_rules, &opts).unwrap() {
+            assert_eq!(r.word(), "PROVED", "{}", r.line());
+        }
+    }
+    // The refutation of the first names the offsets as written.
+    let r = &prove_source("f", false_rules, &Options::default()).unwrap()[0];
+    assert!(r.line().contains("{F:2, m:3}"), "{}", r.line());
+}
+
+fn axe_text() -> impl Strategy<Value = String> {
+    let axes = prop::sample::select(vec!["m", "F", "P", "laneid", "warpid"]);
+    let iter = (1i64..6, -3i64..6, axes.clone());
+    (
+        prop::collection::vec(iter.clone(), 1..4),
+        prop::option::of(prop::collection::vec(iter, 1..3)),
+        prop::collection::btree_map(axes, -6i64..40, 0..4),
+    )
+        .prop_map(|(d, r, o)| {
+            let tuple = |it: &[(i64, i64, &str)]| {
+                let e: Vec<String> = it.iter().map(|x| x.0.to_string()).collect();
+                let s: Vec<String> = it.iter().map(|x| format!("{}@{}", x.1, x.2)).collect();
+                format!("({}):({})", e.join(","), s.join(","))
+            };
+            let mut t = format!("S[{}]", tuple(&d));
+            if let Some(r) = r {
+                t += &format!(" + R[{}]", tuple(&r));
+            }
+            for (a, v) in o {
+                t += &format!(" + {v}@{a}");
+            }
+            t
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Every Axe layout laycert prints reads back through the rule-file parser as the layout
+    /// parser reads it (offsets on several axes, negative ones, replicas).
+    #[test]
+    fn printed_axe_layouts_read_back_through_the_rule_parser(text in axe_text()) {
+        let Ok(l) = Layout::parse(&text, None) else { return Ok(()) };
+        let printed = l.print();
+        let file = parse_source("p", &format!("rule r\n  {printed} == {printed}")).unwrap();
+        let got = eval::term(&file.rules[0].lhs, &Assignment::new()).unwrap();
+        prop_assert_eq!(got.print(), printed);
+    }
+}

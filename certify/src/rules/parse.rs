@@ -747,7 +747,11 @@ impl<'a> Parser<'a> {
         while self.pos < span.end {
             let c = self.rest().chars().next().expect("inside the literal");
             let prev = self.src[span.start..self.pos].trim_end().chars().last();
-            let unary_ok = matches!(prev, None | Some('(' | ',' | ':' | '['));
+            // After an Axe literal's top-level `+`, the run is one offset (`3`, `-c`,
+            // `(c+2)@F`): its own `+` and `-` separate offsets (axe.md 3), so it is one product,
+            // never a sum (`S[4:1] + 3 + 2@F` has the offsets 3 and 2@F, not 5@F).
+            let offset = prev == Some('+') && self.at_top_level(span.start);
+            let unary_ok = matches!(prev, None | Some('(' | ',' | ':' | '[')) || offset;
             let starts_run = c.is_ascii_digit()
                 || (c == '-' && unary_ok)
                 || (c == '(' && self.arithmetic_paren(span.end))
@@ -757,7 +761,11 @@ impl<'a> Parser<'a> {
                     && prev != Some('@');
             if starts_run {
                 let at = self.pos;
-                let e = self.expr()?;
+                let e = if offset {
+                    self.product()?
+                } else {
+                    self.expr()?
+                };
                 if self.pos > span.end {
                     return Err(self.err_at(
                         at..span.end,
@@ -803,6 +811,19 @@ impl<'a> Parser<'a> {
             self.pos += c.len_utf8();
         }
         Ok(out)
+    }
+
+    /// Whether the cursor is outside every bracket of the literal that starts at `start`.
+    fn at_top_level(&self, start: usize) -> bool {
+        let mut depth = 0i64;
+        for c in self.src[start..self.pos].chars() {
+            match c {
+                '(' | '[' | '<' => depth += 1,
+                ')' | ']' | '>' => depth -= 1,
+                _ => {}
+            }
+        }
+        depth == 0
     }
 
     fn peek_ident_here(&self) -> Option<String> {
