@@ -659,13 +659,13 @@ fn main() -> ExitCode {
     let args = Args::parse_from(gpu_bench_gemm_argv(std::env::args_os().collect()));
     if let Some(path) = &args.mlir {
         if let Err(e) = cli::input::set_mlir(path) {
-            eprintln!("{}", e.message);
+            eprintln!("{}", cli::bounded_message(&e.message));
             return ExitCode::from(cli::BAD_INPUT);
         }
     }
     if let Some(text) = &args.axes {
         if let Err(e) = cli::input::set_axes(text) {
-            eprintln!("{}", e.message);
+            eprintln!("{}", cli::bounded_message(&e.message));
             return ExitCode::from(cli::BAD_INPUT);
         }
     }
@@ -823,14 +823,21 @@ fn main() -> ExitCode {
     match result {
         Ok(report) => {
             let mut out = std::io::stdout().lock();
-            // A closed stdout (e.g. `| head -1`) is not an error of the command.
-            let _ = out
+            // A closed stdout (e.g. `| head -1`) is not an error of the command; any other
+            // failure to write (a full disk) is: the answer did not reach its reader.
+            match out
                 .write_all(report.stdout.as_bytes())
-                .and_then(|_| out.flush());
-            ExitCode::from(report.code)
+                .and_then(|_| out.flush())
+            {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: writing the output: {e}");
+                    ExitCode::from(cli::BAD_INPUT)
+                }
+                _ => ExitCode::from(report.code),
+            }
         }
         Err(e) => {
-            eprintln!("{}", e.message);
+            eprintln!("{}", cli::bounded_message(&e.message));
             ExitCode::from(cli::BAD_INPUT)
         }
     }

@@ -102,7 +102,13 @@ proptest! {
             Ok(li) => for i in 0..l.size() {
                 prop_assert_eq!(eval_extended(&li, l.eval_index(i).unwrap()).unwrap(), i);
             },
-            Err(e) => prop_assert!(e.to_string().contains("holes"), "{}", e),
+            // Refused only where CUTLASS's construction has no left inverse, and never
+            // with a claim that this injective layout is not injective.
+            Err(e) => prop_assert!(
+                e.to_string().contains("does not start at a multiple")
+                    || e.to_string().contains("the layout is injective"),
+                "{}", e
+            ),
         }
     }
 

@@ -2,8 +2,8 @@
 //!
 //! Definition: take A's flat modes with extent > 1 and stride != 0, sorted by (stride, extent).
 //! Walking them with `current = 1`, each mode `s:d` needs `d >= current` (else it starts inside
-//! the span of the modes before it: A overlaps itself there and no ordered layout fills the
-//! holes); it contributes `floor(d/current) : current`, and `current` becomes `s*d`. Finally
+//! the span of the modes before it: the modes interleave, whether or not they repeat an offset,
+//! and no ordered layout fills the holes); it contributes `floor(d/current) : current`, and `current` becomes `s*d`. Finally
 //! `ceil(M/current) : current` covers the rest up to M. The result is coalesced; its strides
 //! increase, so it is ordered, and `(A, complement(A, M))` is injective. When every `d` is a
 //! multiple of `current` (A is "exact"), `(A, complement)` is moreover onto an interval.
@@ -92,7 +92,8 @@ fn complement_walk(a: &CuteLayout, cotarget: i64) -> Result<CuteLayout> {
             return Err(LayoutError::invalid(
                 format!("complement of {a}"),
                 format!(
-                    "the mode {s}:{d} starts below {current}, where the modes of smaller stride end: A overlaps itself there"
+                    "the mode {s}:{d} starts below {current}, where the modes of smaller stride end: {}",
+                    super::inverse::interleaving(a, "no ordered layout fills the holes between them")
                 ),
             ));
         }
@@ -138,8 +139,13 @@ mod tests {
     #[test]
     fn complement_rejects_overlapping_modes() {
         let e = comp("(2,2):(1,1)", 4).unwrap_err().to_string();
-        assert!(e.contains("overlaps itself"), "{e}");
-        assert!(comp("(2,2):(2,3)", 12).is_err());
+        assert!(
+            e.contains("the indices 1 and 2 both reach the offset 1"),
+            "{e}"
+        );
+        // Interleaved but injective (0, 2, 3, 5): refused, and the error does not say otherwise.
+        let e = comp("(2,2):(2,3)", 12).unwrap_err().to_string();
+        assert!(e.contains("the layout is injective"), "{e}");
         assert_eq!(comp("(2,2):(2,5)", 20).unwrap(), "(2, 2):(1, 10)");
         assert!(comp("4:1", 0).is_err());
     }

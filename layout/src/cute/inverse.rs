@@ -9,7 +9,8 @@
 //! Left inverse (CUTLASS's construction): L's coalesced modes `s_k:d_k` sorted by stride, read
 //! as the mixed radix `(d_0, d_1/d_0, .., d_n/d_{n-1}, s_n)` with strides `(0, i_0, .., i_n)`.
 //! It is a left inverse exactly when every stride is a multiple of the one below it and at
-//! least where that mode ends; otherwise no layout of this form is one and the error says why
+//! least where that mode ends; otherwise no layout of this form is one (another may be:
+//! `(2,4):(0,1)` reads `(2,2):(2,5)` back) and the error says why
 //! (CUTLASS answers anyway, with a layout that fails `Li(L(i)) == i`). On offsets L never
 //! produces, CUTLASS's choice differs from the right inverse of `(L, complement(L))` that
 //! pycute returns: `left_inverse(4:2)` is `(2, 4):(0, 1)` here and in CUTLASS, `(2, 4):(4, 1)`
@@ -77,13 +78,14 @@ pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout> {
         let ((d0, s0, _), (d1, s1, _)) = (w[0], w[1]);
         if d1 < s0.saturating_mul(d0) {
             return Err(bad(format!(
-                "the mode {s1}:{d1} starts below {}, where the mode {s0}:{d0} ends: the layout overlaps itself, so it is not injective",
-                s0.saturating_mul(d0)
+                "the mode {s1}:{d1} starts below {}, where the mode {s0}:{d0} ends: {}",
+                s0.saturating_mul(d0),
+                interleaving(l, "CUTLASS's construction (a mixed radix of the sorted strides) has no left inverse")
             )));
         }
         if d1 % d0 != 0 {
             return Err(bad(format!(
-                "the mode {s1}:{d1} does not start at a multiple of the stride {d0} below it, leaving holes no layout reads back"
+                "the mode {s1}:{d1} does not start at a multiple of the stride {d0} below it, and CUTLASS's construction (a mixed radix of the sorted strides) has no left inverse then"
             )));
         }
     }
@@ -101,6 +103,33 @@ pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout> {
     Ok(coalesce(&from_modes(&out)))
 }
 
+/// Most indices [`interleaving`] enumerates to say whether interleaved modes repeat an offset.
+const ENUMERATED: i64 = 1 << 16;
+
+/// What interleaved modes (one starts inside the span of another) mean for `l`: a repeated
+/// offset when enumeration finds one (then `l` is not injective), else that `l` is injective
+/// and `what` follows from the interleaving alone. Interleaved modes need not overlap:
+/// `(2,2):(2,3)` reaches 0, 2, 3, 5.
+pub(crate) fn interleaving(l: &CuteLayout, what: &str) -> String {
+    if l.size() <= ENUMERATED {
+        let mut seen = std::collections::HashMap::new();
+        for i in 0..l.size() {
+            let Ok(x) = l.eval_index(i) else { break };
+            if let Some(j) = seen.insert(x, i) {
+                return format!(
+                    "the indices {j} and {i} both reach the offset {x}, so the layout is not injective"
+                );
+            }
+        }
+        if seen.len() as i64 == l.size() {
+            return format!(
+                "the modes interleave (the layout is injective, but {what} for interleaved modes)"
+            );
+        }
+    }
+    format!("the modes interleave, and {what} for interleaved modes (whether the layout is injective: `laycert prove-property injective`)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +137,21 @@ mod tests {
 
     fn l(t: &str) -> CuteLayout {
         parse_layout(t).unwrap()
+    }
+
+    #[test]
+    fn interleaved_modes_are_refused_truthfully() {
+        // (2,2):(2,3) reaches 0, 2, 3, 5: injective, and a left inverse exists ((2,3):(1,1)),
+        // but not of CUTLASS's form; the error must not call it non-injective.
+        let e = left_inverse(&l("(2,2):(2,3)")).unwrap_err().to_string();
+        assert!(e.contains("the layout is injective"), "{e}");
+        let e = left_inverse(&l("(2,2):(1,1)")).unwrap_err().to_string();
+        assert!(
+            e.contains("both reach the offset 1, so the layout is not injective"),
+            "{e}"
+        );
+        let e = left_inverse(&l("(512,512):(1,3)")).unwrap_err().to_string();
+        assert!(e.contains("prove-property injective"), "{e}");
     }
 
     #[test]

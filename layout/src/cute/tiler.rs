@@ -46,7 +46,20 @@ impl fmt::Display for Tiler {
 /// Parses a tiler: a CuTe layout (`4:2`, `(2,2):(1,4)`), an integer `n` (`n:1`), `_`, or a
 /// parenthesized tuple of those (`(2:1, 3:2)`, `(4, _)`).
 pub fn parse_tiler(text: &str) -> Result<Tiler> {
+    parse_tiler_at(text, 0)
+}
+
+/// Most levels of tuple nesting in a tiler, as in a layout (`notation::cute`).
+const MAX_TILER_DEPTH: usize = 64;
+
+fn parse_tiler_at(text: &str, level: usize) -> Result<Tiler> {
     let t = text.trim();
+    if level > MAX_TILER_DEPTH {
+        return Err(LayoutError::invalid(
+            "tiler",
+            format!("at most {MAX_TILER_DEPTH} levels of nesting"),
+        ));
+    }
     let bad = |why: &str| LayoutError::invalid(format!("tiler {text:?}"), why.to_string());
     if t == "_" {
         return Ok(Tiler::Skip);
@@ -90,7 +103,10 @@ pub fn parse_tiler(text: &str) -> Result<Tiler> {
         return Err(bad("an empty element"));
     }
     Ok(Tiler::Modes(
-        parts.into_iter().map(parse_tiler).collect::<Result<_>>()?,
+        parts
+            .into_iter()
+            .map(|p| parse_tiler_at(p, level + 1))
+            .collect::<Result<_>>()?,
     ))
 }
 
@@ -327,6 +343,11 @@ mod tests {
         for bad in ["(2:1,", "(2:1,,3)", "x", "(2:1))"] {
             assert!(parse_tiler(bad).is_err(), "{bad}");
         }
+        // Deep nesting is refused at the layout parser's depth, not by the stack.
+        let deep = |n: usize| format!("{}4,{}", "(".repeat(n), ")".repeat(n));
+        assert!(parse_tiler(&deep(60)).is_ok());
+        let e = parse_tiler(&deep(100_000)).unwrap_err().to_string();
+        assert!(e.contains("levels of nesting"), "{e}");
         let e = logical_divide_by(
             &parse_layout("8:1").unwrap(),
             &parse_tiler("(2:1, 2:1)").unwrap(),
