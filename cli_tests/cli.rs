@@ -1165,6 +1165,30 @@ fn simplify_and_equiv_expr_write_certificates_that_check() {
     assert_eq!(first_line(&c), "valid", "{}", stdout(&c));
 }
 
+/// `equiv-expr --shape` is checked as `equiv` checks it: a shape that does not fit the
+/// expressions is bad input (it once printed `equal` and wrote a certificate `check` accepted),
+/// and so is an undefined expression.
+#[test]
+fn equiv_expr_refuses_a_shape_that_does_not_fit() {
+    for shape in ["--shape=-4", "--shape=7", "--shape=0,0"] {
+        let o = laycert(&["equiv-expr", shape, "32:1", "32:1"]);
+        assert_eq!(o.status.code(), Some(2), "{shape}: {}", stdout(&o));
+        assert!(stderr(&o).contains("does not fit"), "{}", stderr(&o));
+    }
+    let o = laycert(&["equiv-expr", "--shape=4,8", "32:1", "32:1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).lines().nth(1),
+        Some("logical shape: (4,8) (every step decided over it)")
+    );
+    let o = laycert(&[
+        "equiv-expr",
+        "left_inverse((2,2):(1,1))",
+        "left_inverse((2,2):(1,1))",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+}
+
 const RULES: &str = "rule merge forall e1 e2 s : int, a : axis
   where 1 <= e1 <= 4, 1 <= e2 <= 4, -3 <= s <= 3
   S[(e1,e2):((e2*s)@a, s@a)] == S[(e1*e2):(s@a)]
@@ -1648,4 +1672,102 @@ fn linear_takes_a_thread_value_atom_by_name() {
     );
     let o = laycert(&["linear", "from", "atom:NO_SUCH_ATOM", "--shape", "16,16"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Configuration overrides of `gen gemm` (and `gpu bench gemm`) below 1 are bad input naming
+/// the flag; `--cluster 0` and `--bm 0` once divided by zero (exit 101).
+#[test]
+fn gemm_overrides_below_one_exit_2_naming_the_flag() {
+    let base = ["gen", "gemm", "--m", "256", "--n", "256", "--k", "256"];
+    for (extra, flag) in [
+        (vec!["--cluster", "0"], "--cluster 0"),
+        (vec!["--bm", "0"], "--bm 0"),
+        (vec!["--bn", "0"], "--bn 0"),
+        (vec!["--bk", "0"], "--bk 0"),
+        (
+            vec!["--bm", "4611686018427387904"],
+            "--bm 4611686018427387904",
+        ),
+        (
+            vec!["--target", "sm80", "--warpgroups", "0"],
+            "--warpgroups 0",
+        ),
+        (vec!["--weights", "int4", "--kwarps", "0"], "--kwarps 0"),
+    ] {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(&extra);
+        args.extend(["-o", "/dev/null"]);
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(flag), "{extra:?}: {}", stderr(&o));
+    }
+    let o = laycert(&[
+        "gpu",
+        "bench",
+        "gemm",
+        "--m",
+        "256",
+        "--n",
+        "256",
+        "--k",
+        "256",
+        "--cluster",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// An endless input file is refused after a bounded read, for every command that reads one.
+#[test]
+fn endless_input_files_are_refused_after_a_bounded_read() {
+    if !std::path::Path::new("/dev/zero").exists() {
+        return;
+    }
+    for args in [
+        vec!["check", "/dev/zero"],
+        vec!["prove", "/dev/zero"],
+        vec!["validate", "/dev/zero"],
+        vec!["verify", "/dev/zero"],
+        vec!["--mlir", "/dev/zero", "show", "4:1"],
+        vec!["simplify", "4:1", "--rules", "/dev/zero"],
+    ] {
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("more than"), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// A huge bad input gives a bounded error: each line cut around what matters, the caret
+/// still under the error.
+#[test]
+fn a_huge_bad_input_gives_a_short_error_with_its_caret_in_place() {
+    let text = format!("S[({}", "4,".repeat(50_000));
+    let o = laycert(&["show", &text]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.len() < 8_000, "{} bytes of error", e.len());
+    let lines: Vec<&str> = e.lines().collect();
+    let caret = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with('^'))
+        .expect("a caret line");
+    let col = lines[caret].find('^').unwrap();
+    // The error is at the end of the input: the caret sits just past the window's last byte.
+    assert_eq!(col, lines[caret - 1].trim_end().len(), "{e}");
+    assert!(lines[caret - 1].contains("chars]"), "{e}");
+}
+
+/// An answer that cannot be written (a full disk) is an error, not a silent exit 0.
+#[test]
+fn a_failed_write_of_the_answer_exits_2() {
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        return;
+    };
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(["show", "4:1"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("writing the output"), "{}", stderr(&o));
 }

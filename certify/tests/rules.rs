@@ -209,6 +209,28 @@ fn explanation_certificate_checks() {
     check_explanation(&c.to_json()).unwrap();
 }
 
+/// An empty chain still claims `start == start` over its shape: `check` refuses a named shape
+/// that does not fit (or an undefined start under one), as it refuses them in a chain with
+/// steps.
+#[test]
+fn an_empty_chain_checks_its_domain() {
+    let empty = |start: &str, shape: Option<Vec<i64>>| {
+        ExplanationCertificate::new(BTreeMap::new(), start.into(), Vec::new()).with_shape(shape)
+    };
+    check_explanation(&empty("32:1", Some(vec![4, 8])).to_json()).unwrap();
+    check_explanation(&empty("32:1", None).to_json()).unwrap();
+    for shape in [vec![-4], vec![7], vec![0, 0]] {
+        let e = check_explanation(&empty("32:1", Some(shape.clone())).to_json()).unwrap_err();
+        assert!(e.contains("does not fit"), "{shape:?}: {e}");
+    }
+    // Without a shape an empty chain is reflexivity, even of an undefined term (what
+    // `simplify` certifies for a term it cannot rewrite); with one, the term must be defined.
+    check_explanation(&empty("left_inverse((2,2):(1,1))", None).to_json()).unwrap();
+    let e = check_explanation(&empty("left_inverse((2,2):(1,1))", Some(vec![4])).to_json())
+        .unwrap_err();
+    assert!(e.contains("undefined"), "{e}");
+}
+
 #[test]
 fn explanation_with_a_wrong_substitution_fails() {
     let c = explanation(

@@ -41,5 +41,6 @@ pub mod vector;
 pub use atom::Atom;
 pub use claim::{Claim, ClaimKind, Operand};
 pub use error::CorpusError;
+pub use load::read_text;
 pub use load::Corpus;
 pub use vector::Vector;

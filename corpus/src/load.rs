@@ -64,13 +64,12 @@ impl Corpus {
             collect_toml(path, path, &mut found).map_err(|e| io(path, e))?;
             let mut files = Vec::new();
             for rel in found {
-                let text = std::fs::read_to_string(path.join(&rel))
-                    .map_err(|e| io(&path.join(&rel), e))?;
+                let text = read_text(&path.join(&rel)).map_err(|e| io(&path.join(&rel), e))?;
                 files.push((rel, text));
             }
             return Corpus::from_texts(&files, &[]);
         }
-        let text = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+        let text = read_text(path).map_err(|e| io(path, e))?;
         let known = Corpus::embedded()?.atoms;
         Corpus::from_texts(&[(path.display().to_string(), text)], &known)
     }
@@ -203,4 +202,24 @@ pub fn collect_toml(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::
         }
     }
     Ok(())
+}
+
+/// Most bytes a corpus or rule file is read for: a larger (or endless) file is an error, not
+/// read whole.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of the file at `path`, read for at most [`MAX_FILE_BYTES`].
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("more than {MAX_FILE_BYTES} bytes; at most {MAX_FILE_BYTES} are read"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }

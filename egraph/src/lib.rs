@@ -272,6 +272,14 @@ pub fn join(a: &str, b: &str, rules: &[ProvedRule], sat: &Saturation) -> Result<
     join_over(a, b, None, rules, sat)
 }
 
+/// The domain of the claim `a == b` over `shape` (see
+/// `certify::rules::explain::claim_domain`): an error when a side is undefined or the shape does
+/// not fit them, so a claim that names an impossible domain is refused before saturation.
+pub fn claim_domain(a: &str, b: &str, shape: Option<&[i64]>) -> Result<Vec<i64>, String> {
+    let (ea, eb) = (parse_concrete(a)?, parse_concrete(b)?);
+    certify::rules::explain::claim_domain(&print_expr(&ea), &print_expr(&eb), shape)
+}
+
 /// [`join`] over a named logical domain (`None`: the one `certify::domain::resolve` gives for
 /// the two values); the certificate records it and every step is decided over it.
 pub fn join_over(

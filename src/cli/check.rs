@@ -11,9 +11,7 @@ use super::{BadInput, Report};
 
 /// Runs `check`.
 pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
-    let text = std::fs::read_to_string(path).map_err(|e| BadInput {
-        message: format!("error: certificate {path:?}: cannot read: {e}"),
-    })?;
+    let text = super::input::read_bounded(path, "certificate", super::input::MAX_FILE_BYTES)?;
     // Rule, explanation and movement certificates carry a `kind`; equivalence certificates do not.
     let kind = serde_json::from_str::<serde_json::Value>(&text)
         .ok()

@@ -29,6 +29,7 @@ use layout::mesh::{Mesh, MeshLayout};
 use layout::notation::{dtensor, hlo, jax};
 use solver::dist::{peer, DistPlan, PlanOptions, Topology};
 
+use super::input::MAX_FILE_BYTES;
 use super::{BadInput, Report};
 
 /// The `dist` command's arguments.
@@ -382,8 +383,7 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             let mut recv_line = None;
             let lowered = match (dtensor_steps, plan, xla_hlo) {
                 (None, None, Some(path)) => {
-                    let text = std::fs::read_to_string(path)
-                        .map_err(|e| bad(format!("--xla-hlo {path}: {e}")))?;
+                    let text = super::input::read_bounded(path, "--xla-hlo", MAX_FILE_BYTES)?;
                     let x = solver::dist::xla::lower_xla(&text, &i.source, &i.target)
                         .map_err(|e| bad(format!("--xla-hlo {path}: {e}")))?;
                     recv_line = Some(xla_recv_line(&x, &i));
@@ -404,8 +404,7 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                     }
                 }
                 (None, Some(path), None) => {
-                    let text = std::fs::read_to_string(path)
-                        .map_err(|e| bad(format!("--plan {path}: {e}")))?;
+                    let text = super::input::read_bounded(path, "--plan", MAX_FILE_BYTES)?;
                     serde_json::from_str::<certify::dist::Plan>(&text)
                         .or_else(|_| {
                             serde_json::from_str::<certify::dist::DistCertificate>(&text)

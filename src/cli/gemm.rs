@@ -70,8 +70,41 @@ fn bad(message: String) -> BadInput {
     BadInput { message }
 }
 
+/// Largest value a configuration override may take: every one counts rows, columns, stages,
+/// CTAs, warps or elements of one CTA's work, so anything larger is a typo, and arithmetic on
+/// it cannot overflow.
+const MAX_OVERRIDE: i64 = 1 << 16;
+
+/// Refuses an override below 1 or above [`MAX_OVERRIDE`] before any configuration arithmetic
+/// divides by it, naming the flag.
+fn check_overrides(a: &GemmArgs) -> Result<(), BadInput> {
+    let flags = [
+        ("--stages", a.stages),
+        ("--cluster", a.cluster),
+        ("--bn", a.bn),
+        ("--bm", a.bm),
+        ("--warpgroups", a.warpgroups),
+        ("--bk", a.bk),
+        ("--group-m", a.group_m),
+        ("--group", a.group),
+        ("--splits", a.splits),
+        ("--kwarps", a.kwarps),
+        ("--cwarps", a.cwarps),
+        ("--aslots", a.aslots),
+    ];
+    for (flag, v) in flags {
+        if let Some(v) = v.filter(|v| !(1..=MAX_OVERRIDE).contains(v)) {
+            return Err(bad(format!(
+                "error: gemm: {flag} {v}: must be in 1..={MAX_OVERRIDE}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Parses, configures, synthesizes, emits and validates.
 pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
+    check_overrides(a)?;
     let dtype = GemmDtype::parse(a.dtype).ok_or_else(|| {
         bad(format!(
             "error: --dtype {:?}: expected f16 or bf16",
@@ -165,6 +198,7 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
 
 /// Parses and emits the W4A16 kernel (`--weights int4`).
 pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
+    check_overrides(a)?;
     if a.weights != Some("int4") {
         return Err(bad(format!(
             "error: --weights {:?}: expected int4",

@@ -99,7 +99,7 @@ pub struct BadInput {
 
 /// Widest line of an error message, in characters: a longer one (an echoed 10 MB input) is cut
 /// around what matters, so bad input never gives megabytes of output.
-pub const MAX_ERROR_LINE: usize = 240;
+pub const MAX_ERROR_LINE: usize = 1000;
 
 /// Most lines of an error message; the rest are summarized by their count.
 pub const MAX_ERROR_LINES: usize = 60;
@@ -107,7 +107,7 @@ pub const MAX_ERROR_LINES: usize = 60;
 /// `message` with every line at most [`MAX_ERROR_LINE`] characters and at most
 /// [`MAX_ERROR_LINES`] lines. A source line followed by its caret line (`    ^^^`) keeps the
 /// window around the caret in both, so the caret still points at the error:
-/// `bounded_message(&format!("x {}", "9".repeat(1000)))` is 240 characters with the count of
+/// `bounded_message(&format!("x {}", "9".repeat(5000)))` is about 1000 characters with the count of
 /// those elided.
 pub fn bounded_message(message: &str) -> String {
     let lines: Vec<&str> = message.lines().collect();

@@ -28,9 +28,7 @@ pub struct Outputs<'a> {
 }
 
 fn read(path: &str, what: &str) -> Result<String, BadInput> {
-    std::fs::read_to_string(path).map_err(|e| BadInput {
-        message: format!("error: {what} {path:?}: cannot read: {e}"),
-    })
+    super::input::read_bounded(path, what, super::input::MAX_FILE_BYTES)
 }
 
 fn options(out: &Outputs) -> Result<Options, BadInput> {

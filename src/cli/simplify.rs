@@ -39,11 +39,8 @@ fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), Bad
         files
             .iter()
             .map(|f| {
-                std::fs::read_to_string(f)
+                super::input::read_bounded(f, "rule file", super::input::MAX_FILE_BYTES)
                     .map(|t| (f.clone(), t))
-                    .map_err(|e| BadInput {
-                        message: format!("error: rule file {f:?}: cannot read: {e}"),
-                    })
             })
             .collect::<Result<_, _>>()?
     };
@@ -115,6 +112,9 @@ pub fn equiv_expr(
     as_json: bool,
 ) -> Result<Report, BadInput> {
     let shape = super::input::shape(shape)?;
+    egraph::claim_domain(a, b, shape.as_deref()).map_err(|e| BadInput {
+        message: format!("error: the claim: {e}"),
+    })?;
     let (rules, _) = rules(rule_files)?;
     let out =
         egraph::join_over(a, b, shape, &rules, &egraph::Saturation::default()).map_err(|e| {

@@ -27,17 +27,7 @@ pub fn run(
     let target = Target::parse(target).ok_or_else(|| BadInput {
         message: format!("error: --target {target:?}: expected sm80 or sm90"),
     })?;
-    let meta = std::fs::metadata(path).map_err(|e| BadInput {
-        message: format!("error: program {path:?}: cannot read: {e}"),
-    })?;
-    if meta.len() > 1 << 20 {
-        return Err(BadInput {
-            message: format!("error: program {path:?}: larger than 1 MiB"),
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| BadInput {
-        message: format!("error: program {path:?}: cannot read: {e}"),
-    })?;
+    let text = super::input::read_bounded(path, "program", 1 << 20)?;
     let program = Program::parse(&text).map_err(|e| BadInput {
         message: format!("error: {path}: {e}"),
     })?;

@@ -451,15 +451,23 @@ pub fn equal_by_decider(a: &Term, b: &Term, shape: Option<&[i64]>) -> Result<(),
 /// `certify::domain::resolve` gives for the values of its first and last terms (both must be
 /// defined: a chain between undefined terms proves nothing).
 pub fn chain_domain(c: &ExplanationCertificate) -> Result<Vec<i64>, String> {
+    claim_domain(&c.start, c.end(), c.shape.as_deref())
+}
+
+/// The domain of the claim `start == end` over `shape` (absent: the one
+/// `certify::domain::resolve` gives): both terms must be defined, and a named shape must fit
+/// them (extents at least 1, the layouts' size), as `equiv` requires of its `--shape`.
+pub fn claim_domain(start: &str, end: &str, shape: Option<&[i64]>) -> Result<Vec<i64>, String> {
     let e = Assignment::new();
     let value = |what: &str, text: &str| -> Result<Layout, String> {
         let t = parse_term(text).map_err(|err| format!("{what}: {err}"))?;
         eval::term(&t, &e).map_err(|err| format!("the {what} term {text} is undefined: {err}"))
     };
-    let (a, b) = (value("start", &c.start)?, value("end", c.end())?);
-    resolve(&a, &b, c.shape.as_deref())
-        .map(|d| d.shape)
-        .map_err(|err| err.to_string())
+    let (a, b) = (value("start", start)?, value("end", end)?);
+    let d = resolve(&a, &b, shape).map_err(|err| err.to_string())?;
+    // The shape fits both sides exactly as `equiv` requires (the same forward forms).
+    crate::claim::forms(&a, &b, &d.shape).map_err(|err| err.to_string())?;
+    Ok(d.shape)
 }
 
 /// Checks one rule step: `before` -> `after` by `rule` in `direction` with `subst`.
@@ -612,6 +620,13 @@ fn proved_cached(rule: &Rule) -> Result<(), String> {
 /// so the checked prefix proves `start == (its last term)` over that domain.
 pub fn valid_prefix(c: &ExplanationCertificate) -> (usize, Option<String>) {
     if c.steps.is_empty() {
+        // `start == start` holds by reflexivity, but over a NAMED shape only where that shape
+        // fits the term (which must then be defined), as `equiv` requires of its `--shape`.
+        if c.shape.is_some() {
+            if let Err(why) = chain_domain(c) {
+                return (0, Some(format!("the chain's domain: {why}")));
+            }
+        }
         return (0, None);
     }
     let rules = certificate_rules(c);

@@ -96,7 +96,7 @@ impl Rules {
         found.sort();
         let files = found
             .into_iter()
-            .map(|p| Ok((p.display().to_string(), std::fs::read_to_string(&p)?)))
+            .map(|p| Ok((p.display().to_string(), corpus::read_text(&p)?)))
             .collect::<std::io::Result<Vec<_>>>()?;
         Ok(Rules::new(&files))
     }
