@@ -127,6 +127,19 @@ fn convert_refuses_with_the_reason() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not a power of two"), "{}", stderr(&o));
     assert!(stdout(&o).is_empty());
+    // The SM80 C atom's threads on a 16x16 tile hold half of it: no exact linear form.
+    let o = laycert(&[
+        "convert",
+        "((4,8),(2,2)):((32,1),(16,8)) -> (16,16)",
+        "--to",
+        "linear",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("tile cell 128 is held by no"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Bad layouts exit 2 with the message and a caret on stderr, nothing on stdout.

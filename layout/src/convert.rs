@@ -657,6 +657,21 @@ pub fn tv_to_linear(t: &TvLayout) -> Result<LinearLayout> {
             "the step {v} shares bits with another step, so adding them carries (not XOR)"
         )));
     }
+    // The steps share no bit, so the cells reached are those whose bits all are steps' bits; a
+    // linear layout must reach every cell of its out-dims (Triton's layouts are surjective).
+    let reached = bit_lists.iter().flatten().fold(0i64, |u, &v| u | v);
+    let cells: i64 = t.tile().iter().product();
+    if reached & !(cells - 1) != 0 {
+        return Err(refuse(format!(
+            "a (thread, value) reaches cell {reached} or beyond, outside the {cells}-cell tile"
+        )));
+    }
+    if reached != cells - 1 {
+        return Err(refuse(format!(
+            "tile cell {} is held by no (thread, value)",
+            1i64 << (!reached).trailing_zeros()
+        )));
+    }
     let to_dims = |x: i64| -> Vec<i64> {
         let mut rest = x;
         t.tile()

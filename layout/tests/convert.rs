@@ -310,6 +310,21 @@ proptest! {
         }
     }
 
+    /// A TV layout that holds only half its tile has no exact linear form (Triton's layouts
+    /// reach every cell): refused, as the Axe conversion refuses it. The linear conversion once
+    /// answered with a layout over the half it held.
+    #[test]
+    fn tv_layouts_missing_tile_cells_are_refused(t in pow2_tv()) {
+        let (tv, tile) = t.rsplit_once(" -> (").unwrap();
+        let (a, b) = tile.trim_end_matches(')').split_once(',').unwrap();
+        let a: i64 = a.parse().unwrap();
+        let half = parse(&format!("{tv} -> ({},{b})", 2 * a));
+        for to in [Target::Linear, Target::Axe] {
+            let why = refusal(&half.print(), to, None);
+            prop_assert!(why.contains("is held by no (thread, value)"), "{}", why);
+        }
+    }
+
     #[test]
     fn tv_conversions_preserve_the_relation(t in pow2_tv()) {
         let tv = parse(&t);
