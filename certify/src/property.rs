@@ -80,6 +80,9 @@ pub fn prove_property(
     let shape = shape
         .map(<[i64]>::to_vec)
         .unwrap_or_else(|| default_logical_shape(l));
+    if matches!(l, Layout::Tv(_) | Layout::Linear(_)) {
+        return physical_to_logical(l, &shape, prop, policy);
+    }
     let f = forward(l, Some(&shape))?;
     let structural = strided_analysis(&f);
     if let Some(a) = &structural {
@@ -175,6 +178,127 @@ pub fn prove_property(
         deciders,
         detail,
     })
+}
+
+/// A property of a physical -> logical notation (CuTe TV layouts, linear layouts and the
+/// Triton attributes read as them; certify.md 1) is a property of THAT map, as `show` reports
+/// it: injective when no logical cell is held by two physical points (a broadcast is not);
+/// surjective when the held cells fill the tile's bounding box of them (TV) or every cell of
+/// the out-dims (linear). Two deciders must agree: the layout's facts (F2 rank for linear
+/// layouts, the enumerated relation for TV) and an enumeration of certify's own forward form
+/// (cell -> the points holding it), when its work is within the exhaustive limit.
+fn physical_to_logical(
+    l: &Layout,
+    shape: &[i64],
+    prop: Property,
+    policy: &Policy,
+) -> Result<PropertyReport, LayoutError> {
+    use layout::facts::Fact;
+    let facts = layout::facts::facts(l, Some(shape))?;
+    let fact = |f: &Fact| match f {
+        Fact::Yes => Some((true, None)),
+        Fact::No(w) => Some((false, Some(w.clone()))),
+        Fact::Unknown(_) => None,
+    };
+    let by_facts = (fact(&facts.injective), fact(&facts.surjective));
+    let f = forward(l, Some(shape))?;
+    let work = f
+        .size()
+        .checked_mul(crate::exhaustive::points_per_index(&f).max(1))
+        .unwrap_or(i64::MAX);
+    let by_forward = (work <= policy.exhaustive_limit).then(|| held_cells(&f, shape, l));
+    let combine = |p: Property,
+                   x: (
+        Option<(bool, Option<String>)>,
+        Option<(bool, Option<String>)>,
+    )| {
+        match p {
+            Property::Injective => x.0,
+            Property::Surjective => x.1,
+            Property::Bijective => match (x.0, x.1) {
+                (Some((false, w)), _) | (_, Some((false, w))) => Some((false, w)),
+                (Some((true, _)), Some((true, _))) => Some((true, None)),
+                _ => None,
+            },
+        }
+    };
+    let a = combine(prop, by_facts);
+    let b = by_forward.map(|x| combine(prop, x)).flatten();
+    let mut deciders = Vec::new();
+    let kind = if matches!(l, Layout::Linear(_)) {
+        "F2 rank"
+    } else {
+        "relation"
+    };
+    if let Some((h, _)) = &a {
+        deciders.push((kind.to_string(), word(*h)));
+    }
+    if let Some((h, _)) = &b {
+        deciders.push(("exhaustive".to_string(), word(*h)));
+    }
+    match (a, b) {
+        (Some((x, _)), Some((y, _))) if x != y => Err(LayoutError::invalid(
+            "decision",
+            format!("the {kind} and exhaustive deciders disagree on a property"),
+        )),
+        (Some((holds, w)), _) | (None, Some((holds, w))) => Ok(PropertyReport {
+            verdict: if holds { "proved" } else { "refuted" },
+            deciders,
+            detail: w,
+        }),
+        (None, None) => Ok(PropertyReport {
+            verdict: "unknown",
+            deciders,
+            detail: Some(format!(
+                "the relation is past what the deciders enumerate ({work} points; limit {})",
+                policy.exhaustive_limit
+            )),
+        }),
+    }
+}
+
+type Decided = Option<(bool, Option<String>)>;
+
+/// Injectivity and surjectivity of a physical -> logical map by enumerating its forward form:
+/// a cell held by two points is a collision (named), and the held cells must fill their
+/// bounding box (TV) or the whole shape (linear).
+fn held_cells(f: &Forward, shape: &[i64], l: &Layout) -> (Decided, Decided) {
+    let coord = |x: i64| layout::shape::unflatten_row_major(shape, x).unwrap_or_default();
+    let mut collision = None;
+    let mut held = Vec::new();
+    for x in 0..f.size() {
+        let ps = f.points(x);
+        if ps.len() > 1 && collision.is_none() {
+            collision = Some(format!(
+                "cell {:?} is held by two physical points ({:?} and {:?} over {:?})",
+                coord(x),
+                ps[0],
+                ps[1],
+                f.axes.iter().map(ToString::to_string).collect::<Vec<_>>()
+            ));
+        }
+        if !ps.is_empty() {
+            held.push(coord(x));
+        }
+    }
+    let injective = Some((collision.is_none(), collision));
+    let wanted = if matches!(l, Layout::Linear(_)) {
+        Some(f.size())
+    } else {
+        (0..shape.len()).try_fold(1i64, |acc, d| {
+            let lo = held.iter().map(|c| c[d]).min()?;
+            let hi = held.iter().map(|c| c[d]).max()?;
+            acc.checked_mul(hi - lo + 1)
+        })
+    };
+    let surjective = wanted.map(|n| {
+        let ok = n == held.len() as i64;
+        (
+            ok,
+            (!ok).then(|| format!("{} of the {n} cells are held", held.len())),
+        )
+    });
+    (injective, surjective)
 }
 
 /// Confirms by the semantics that logical indices `x` and `y` reach a common point.

@@ -240,3 +240,91 @@ proptest! {
         }
     }
 }
+
+/// TV and linear layouts map physical points to logical cells (certify.md 1): a property is of
+/// that map, as `show` reports it. A broadcast (a cell held by several threads) is not
+/// injective; prove-property once answered "proved" for every such layout.
+#[test]
+fn physical_to_logical_layouts_are_judged_in_their_own_direction() {
+    let broadcast = "((2,4),2):((0,1),4) -> (8)";
+    assert_eq!(verdict(broadcast, Property::Injective), "refuted");
+    assert_eq!(verdict(broadcast, Property::Bijective), "refuted");
+    assert_eq!(verdict(broadcast, Property::Surjective), "proved");
+    let blocked = Layout::parse(
+        "#ttg.blocked<{sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]}>",
+        Some(&[32]),
+    )
+    .unwrap();
+    let r = prove_property(&blocked, Property::Bijective, None, &Policy::default()).unwrap();
+    assert_eq!(r.verdict, "refuted", "{r:?}");
+    assert_eq!(r.deciders.len(), 2, "{:?}", r.deciders);
+    let fig1 =
+        "#ttg.linear<{register=[[0,1],[1,0]], lane=[[0,2],[0,4],[0,8],[2,0],[4,0]], warp=[[8,0]]}>";
+    assert_eq!(verdict(fig1, Property::Bijective), "proved");
+}
+
+fn pow2_tv() -> impl Strategy<Value = String> {
+    // Thread and value modes over the bits of a 2^m x 2^n tile, some dropped (cells held by
+    // nobody), some doubled as stride 0 (broadcast).
+    (
+        1u32..3,
+        1u32..3,
+        Just(()).prop_perturb(|_, mut rng| {
+            let mut bits: Vec<u32> = (0..4).collect();
+            for i in (1..bits.len()).rev() {
+                bits.swap(i, rng.random_range(0..=i));
+            }
+            (
+                bits,
+                rng.random_range(1..4usize),
+                rng.random_range(0..2usize),
+                rng.random_range(0..2usize),
+            )
+        }),
+    )
+        .prop_map(|(m, n, (bits, split, zeros, drop))| {
+            let total = (m + n) as usize;
+            let mut bits: Vec<i64> = bits
+                .into_iter()
+                .filter(|&b| (b as usize) < total)
+                .map(|b| 1 << b)
+                .collect();
+            bits.truncate(total - drop.min(total - 1));
+            let split = split.min(bits.len() - 1).max(1);
+            let mut thread = bits[..split].to_vec();
+            thread.extend(std::iter::repeat_n(0, zeros));
+            let value = if split < bits.len() {
+                bits[split..].to_vec()
+            } else {
+                vec![0]
+            };
+            let mode = |v: &[i64]| {
+                let e = vec!["2"; v.len()].join(",");
+                let s: Vec<String> = v.iter().map(i64::to_string).collect();
+                (format!("({e},)"), format!("({},)", s.join(",")))
+            };
+            let ((ts, td), (vs, vd)) = (mode(&thread), mode(&value));
+            format!("({ts},{vs}):({td},{vd}) -> ({},{})", 1 << m, 1 << n)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// prove-property and show's facts agree on TV layouts (broadcast, partial, bijective),
+    /// and injectivity matches the definition: no cell held by two (thread, value) points.
+    #[test]
+    fn tv_properties_agree_with_show_and_the_definition(t in pow2_tv()) {
+        let l = parse(&t);
+        let f = layout::facts::facts(&l, None).unwrap();
+        let inj = verdict(&t, Property::Injective);
+        prop_assert_eq!(inj == "proved", f.injective == layout::facts::Fact::Yes, "{}", t);
+        let sur = verdict(&t, Property::Surjective);
+        prop_assert_eq!(sur == "proved", f.surjective == layout::facts::Fact::Yes, "{}", t);
+        let pairs = layout::relation::relation(&l, None).unwrap();
+        let mut holders = std::collections::BTreeMap::new();
+        for (cell, _) in &pairs {
+            *holders.entry(cell.clone()).or_insert(0) += 1;
+        }
+        prop_assert_eq!(inj == "proved", holders.values().all(|&n| n == 1), "{}", t);
+    }
+}
