@@ -291,6 +291,47 @@ fn dist_hostile_sizes_are_refused_quickly() {
     }
 }
 
+/// A 1-D mesh of many ranks: point to point, the move is one message per pair of ranks (16M at
+/// 4096; the plan ran for minutes and gigabytes). Such a send-recv is no candidate: the one
+/// all-to-all over the axis moves the tensor, certified symbolically.
+#[test]
+fn dist_plan_on_a_large_one_axis_mesh_is_one_all_to_all() {
+    let o = plan("4096", "4096,4096", "[Shard(0)]", "[Shard(1)]");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        first_line(&o).starts_with("plan: 1 steps") && first_line(&o).ends_with(", certified"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1. all-to-all over gpuid (dim 0 -> dim 1)"),
+        "{text}"
+    );
+    // Where only a send-recv moves the tensor (another mesh), past the limit: exit 2 naming it.
+    let o = laycert(&[
+        "dist",
+        "plan",
+        "--mesh",
+        "1024",
+        "--to-mesh",
+        "a=32,b=32",
+        "--shape",
+        "1024,1024",
+        "--from",
+        "[Shard(0)]",
+        "--to",
+        "[Shard(1), Replicate()]",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "a send-recv straight to it would take 1048576 messages, above the limit of 262144"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
     let dir = std::env::temp_dir();
