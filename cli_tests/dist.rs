@@ -332,6 +332,31 @@ fn dist_plan_on_a_large_one_axis_mesh_is_one_all_to_all() {
     );
 }
 
+/// `run --host` holds at most the plan simulator's cells (it aborted allocating 2^32 cells).
+#[test]
+fn dist_run_on_the_host_refuses_past_the_simulator_cell_limit() {
+    let o = laycert(&[
+        "dist",
+        "run",
+        "--host",
+        "--mesh",
+        "64",
+        "--shape",
+        "65536,65536",
+        "--from",
+        "[Shard(0)]",
+        "--to",
+        "[Shard(1)]",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("would hold 4294967296 cells at the start")
+            && stderr(&o).contains("holds at most 16777216"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
     let dir = std::env::temp_dir();
