@@ -357,6 +357,53 @@ fn dist_run_on_the_host_refuses_past_the_simulator_cell_limit() {
     );
 }
 
+/// `--dtensor-steps` text that is not `[(mesh_dim, src, dst), ...]` is bad input naming the
+/// column (it was read as no steps, and the claim refuted).
+#[test]
+fn dist_check_refuses_unparsable_dtensor_steps_naming_the_column() {
+    for (steps, why) in [
+        ("hello", "`[` at column 1, found \"hello\""),
+        ("", "`[` at column 1, found the end"),
+        ("[(((((", "a step closed by `)` at column 2"),
+        (
+            "[(0, Shard(0), Replicate()),,,]",
+            "a step `(mesh_dim, src, dst)` at column 29",
+        ),
+        (
+            "[(0, Shard(0), Replicate())] x",
+            "the end after `]` at column 30",
+        ),
+        ("[(0, Shard(0))]", "a step of three fields"),
+        (
+            "[(x, Shard(0), Replicate())]",
+            "a mesh dim (0, 1, ...) at column 3",
+        ),
+    ] {
+        let o = check_steps(
+            "dp=2,tp=4",
+            "[Shard(0), Shard(1)]",
+            "[Shard(1), Shard(0)]",
+            steps,
+        );
+        assert_eq!(o.status.code(), Some(2), "{steps:?}: {}", first_line(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "--dtensor-steps: expected [(mesh_dim, src, dst), ...]: {why}"
+            )),
+            "{steps:?}: {}",
+            stderr(&o)
+        );
+    }
+    // The empty list is no steps: read, and refuted.
+    let o = check_steps(
+        "dp=2,tp=4",
+        "[Shard(0), Shard(1)]",
+        "[Shard(1), Shard(0)]",
+        " [ ] ",
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
 #[test]
 fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
     let dir = std::env::temp_dir();
