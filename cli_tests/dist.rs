@@ -291,6 +291,119 @@ fn dist_hostile_sizes_are_refused_quickly() {
     }
 }
 
+/// A 1-D mesh of many ranks: point to point, the move is one message per pair of ranks (16M at
+/// 4096; the plan ran for minutes and gigabytes). Such a send-recv is no candidate: the one
+/// all-to-all over the axis moves the tensor, certified symbolically.
+#[test]
+fn dist_plan_on_a_large_one_axis_mesh_is_one_all_to_all() {
+    let o = plan("4096", "4096,4096", "[Shard(0)]", "[Shard(1)]");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        first_line(&o).starts_with("plan: 1 steps") && first_line(&o).ends_with(", certified"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1. all-to-all over gpuid (dim 0 -> dim 1)"),
+        "{text}"
+    );
+    // Where only a send-recv moves the tensor (another mesh), past the limit: exit 2 naming it.
+    let o = laycert(&[
+        "dist",
+        "plan",
+        "--mesh",
+        "1024",
+        "--to-mesh",
+        "a=32,b=32",
+        "--shape",
+        "1024,1024",
+        "--from",
+        "[Shard(0)]",
+        "--to",
+        "[Shard(1), Replicate()]",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "a send-recv straight to it would take 1048576 messages, above the limit of 262144"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `run --host` holds at most the plan simulator's cells (it aborted allocating 2^32 cells).
+#[test]
+fn dist_run_on_the_host_refuses_past_the_simulator_cell_limit() {
+    let o = laycert(&[
+        "dist",
+        "run",
+        "--host",
+        "--mesh",
+        "64",
+        "--shape",
+        "65536,65536",
+        "--from",
+        "[Shard(0)]",
+        "--to",
+        "[Shard(1)]",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("would hold 4294967296 cells at the start")
+            && stderr(&o).contains("holds at most 16777216"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `--dtensor-steps` text that is not `[(mesh_dim, src, dst), ...]` is bad input naming the
+/// column (it was read as no steps, and the claim refuted).
+#[test]
+fn dist_check_refuses_unparsable_dtensor_steps_naming_the_column() {
+    for (steps, why) in [
+        ("hello", "`[` at column 1, found \"hello\""),
+        ("", "`[` at column 1, found the end"),
+        ("[(((((", "a step closed by `)` at column 2"),
+        (
+            "[(0, Shard(0), Replicate()),,,]",
+            "a step `(mesh_dim, src, dst)` at column 29",
+        ),
+        (
+            "[(0, Shard(0), Replicate())] x",
+            "the end after `]` at column 30",
+        ),
+        ("[(0, Shard(0))]", "a step of three fields"),
+        (
+            "[(x, Shard(0), Replicate())]",
+            "a mesh dim (0, 1, ...) at column 3",
+        ),
+    ] {
+        let o = check_steps(
+            "dp=2,tp=4",
+            "[Shard(0), Shard(1)]",
+            "[Shard(1), Shard(0)]",
+            steps,
+        );
+        assert_eq!(o.status.code(), Some(2), "{steps:?}: {}", first_line(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "--dtensor-steps: expected [(mesh_dim, src, dst), ...]: {why}"
+            )),
+            "{steps:?}: {}",
+            stderr(&o)
+        );
+    }
+    // The empty list is no steps: read, and refuted.
+    let o = check_steps(
+        "dp=2,tp=4",
+        "[Shard(0), Shard(1)]",
+        "[Shard(1), Shard(0)]",
+        " [ ] ",
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
 #[test]
 fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
     let dir = std::env::temp_dir();

@@ -213,3 +213,83 @@ fn nki_run_exit_codes() {
     let v: serde_json::Value = serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap();
     assert!(v["verdict"].as_str().unwrap().starts_with("match"));
 }
+
+/// A header whose sizes `gen nki` refuses is bad input with the generator's reason (the run
+/// used to end in exit 1 with nothing printed, `{"figures":null,"verdict":""}` under --json).
+#[test]
+fn nki_run_refuses_a_header_the_generator_refuses() {
+    for (i, (header, why)) in [
+        (
+            "kind=gemm m=0 n=0 k=0",
+            "gemm-size: M = 0 is not in [1, 65536]",
+        ),
+        ("kind=gemm m=128 n=x k=128", "n=x is not an integer"),
+        (
+            "kind=softmax rows=8 cols=0",
+            "rows 8 and cols 0 must be in [1, 2^24]",
+        ),
+        (
+            "kind=mha heads=1 seq=128 dim=256",
+            "matmul-partition: head dim 256",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let k = tmp(&format!("header{i}.py"));
+        std::fs::write(&k, format!("# laycert-nki: {header} dtype=bf16 entry=k\n")).unwrap();
+        for json in [false, true] {
+            let mut args = vec!["nki", "run", k.as_str()];
+            if json {
+                args.push("--json");
+            }
+            let o = laycert(&args);
+            assert_eq!(o.status.code(), Some(2), "{header}: {}", stderr(&o));
+            assert!(o.stdout.is_empty(), "{header}: {}", first_line(&o));
+            assert!(
+                stderr(&o).contains(&format!("header: {why}")),
+                "{header}: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
+/// A kernel that never ends is stopped at `--timeout` (exit 3, `timeout: ...`); a kernel that
+/// raises is exit 2 with the reason on stderr and nothing on stdout.
+#[test]
+fn nki_run_stops_a_kernel_past_its_timeout_and_reports_errors_on_stderr() {
+    if !numpy() {
+        return;
+    }
+    let header = "# laycert-nki: kind=gemm m=128 n=512 k=128 dtype=bf16 entry=laycert_gemm\n";
+    let k = tmp("loop.py");
+    std::fs::write(&k, format!("{header}while True:\n    pass\n")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(["nki", "run", "--timeout", "1", &k])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("nki run --timeout 1 still running after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        first_line(&o).starts_with("timeout: ") && first_line(&o).contains("1 s"),
+        "{}",
+        first_line(&o)
+    );
+    let k = tmp("raise.py");
+    std::fs::write(&k, format!("{header}raise RuntimeError('boom')\n")).unwrap();
+    let o = laycert(&["nki", "run", &k]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty(), "{}", first_line(&o));
+    assert!(stderr(&o).contains("RuntimeError: boom"), "{}", stderr(&o));
+}

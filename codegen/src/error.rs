@@ -38,6 +38,9 @@ pub enum CodegenError {
     /// A GEMM problem or plan the emitter cannot serve (names what and why).
     #[error("gemm: {0}")]
     Gemm(String),
+    /// The run would hold more than its backend's limit (names the limit).
+    #[error("too large: {0}")]
+    TooLarge(String),
     /// Checked arithmetic overflowed.
     #[error("arithmetic overflow in {0}")]
     Overflow(&'static str),

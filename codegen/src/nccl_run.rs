@@ -107,6 +107,11 @@ pub trait Mem {
     ) -> R<Self::Buf>;
     /// Every one of `n` values divided by `p` (avg).
     fn divide(&mut self, b: &mut Self::Buf, n: i64, p: f64) -> R<()>;
+    /// Most cells the ranks' buffers may hold after any step (checked before the run), if
+    /// bounded.
+    fn max_cells(&self) -> Option<i64> {
+        None
+    }
 }
 
 #[derive(Clone)]
@@ -158,6 +163,9 @@ pub fn run_with<M: Mem>(
         )));
     }
     let local = source.local_shape();
+    if let Some(limit) = m.max_cells() {
+        cells_fit(plan, &local, limit)?;
+    }
     let mut bufs: Vec<Held<M::Buf>> = Vec::new();
     for r in 0..ranks {
         let mut h = vec![0.0; numel(&local) as usize];
@@ -451,11 +459,72 @@ fn run_step<M: Mem>(m: &mut M, bufs: &mut [Held<M::Buf>], step: &Step, ranks: i6
     Ok(())
 }
 
+/// Refuses a plan whose buffers, over all ranks, hold more than `limit` cells after any step
+/// (from the source's `local` shape, by the steps' shapes alone, before anything is allocated).
+fn cells_fit(plan: &Plan, local: &[i64], limit: i64) -> R<()> {
+    let cells = |s: &[i64]| s.iter().fold(1i64, |a, &e| a.saturating_mul(e.max(0)));
+    let mut shapes = vec![local.to_vec(); plan.ranks.max(0) as usize];
+    let resize = |shapes: &mut [Vec<i64>], groups: &[Vec<i64>], f: &dyn Fn(&mut Vec<i64>, i64)| {
+        for g in groups {
+            for &r in g {
+                if let Some(s) = usize::try_from(r).ok().and_then(|r| shapes.get_mut(r)) {
+                    f(s, g.len() as i64);
+                }
+            }
+        }
+    };
+    let at = |s: &mut Vec<i64>, d: usize, f: &dyn Fn(i64) -> i64| {
+        if let Some(x) = s.get_mut(d) {
+            *x = f(*x);
+        }
+    };
+    let held = |shapes: &[Vec<i64>], when: String| -> R<()> {
+        let total = shapes.iter().fold(0i64, |a, s| a.saturating_add(cells(s)));
+        if total > limit {
+            return Err(CodegenError::TooLarge(format!(
+                "the {} ranks' buffers would hold {total} cells {when}; the host interpreter, \
+                 like the plan simulator (`dist sim`), holds at most {limit}",
+                plan.ranks
+            )));
+        }
+        Ok(())
+    };
+    held(&shapes, "at the start".into())?;
+    for (k, step) in plan.steps.iter().enumerate() {
+        match step {
+            Step::AllGather { groups, dim } => resize(&mut shapes, groups, &|s, p| {
+                at(s, *dim, &|x| x.saturating_mul(p))
+            }),
+            Step::ReduceScatter { groups, dim, .. } => {
+                resize(&mut shapes, groups, &|s, p| at(s, *dim, &|x| x / p.max(1)))
+            }
+            Step::AllToAll {
+                groups,
+                split_dim,
+                concat_dim,
+            } => resize(&mut shapes, groups, &|s, p| {
+                at(s, *split_dim, &|x| x / p.max(1));
+                at(s, *concat_dim, &|x| x.saturating_mul(p));
+            }),
+            Step::SendRecv { shape, .. } | Step::Local { shape, .. } => {
+                shapes.iter_mut().for_each(|s| *s = shape.clone())
+            }
+            Step::AllReduce { .. } | Step::Broadcast { .. } | Step::Zero { .. } => {}
+        }
+        held(&shapes, format!("after step {k} ({})", step.name()))?;
+    }
+    Ok(())
+}
+
 /// Host memory: the interpreter's reference backend (its steps are tested without a GPU).
+/// It holds at most [`certify::dist::simulate::MAX_CELLS`] cells, as the plan simulator does.
 pub struct HostMem;
 
 impl Mem for HostMem {
     type Buf = std::rc::Rc<Vec<f64>>;
+    fn max_cells(&self) -> Option<i64> {
+        Some(certify::dist::simulate::MAX_CELLS)
+    }
     fn zeros(&mut self, n: i64) -> R<Self::Buf> {
         Ok(std::rc::Rc::new(vec![0.0; n.max(0) as usize]))
     }

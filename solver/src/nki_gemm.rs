@@ -66,10 +66,9 @@ fn tiles(total: i64, size: i64) -> Vec<(i64, i64)> {
         .collect()
 }
 
-/// Plans and proves the GEMM; a rule it cannot meet is a [`Refusal`] naming it.
-pub fn plan_gemm(spec: &GemmSpec) -> Result<GemmPlan, Refusal> {
-    let [kt, mt, nt] = spec.tile;
-    for (what, v) in [("M", spec.m), ("N", spec.n), ("K", spec.k)] {
+/// The sizes the GEMM takes: M, N and K in [1, 65536] (rule `gemm-size`).
+pub fn check_size(m: i64, n: i64, k: i64) -> Result<(), Refusal> {
+    for (what, v) in [("M", m), ("N", n), ("K", k)] {
         if !(1..=1 << 16).contains(&v) {
             return Err(Refusal::Rule {
                 rule: "gemm-size",
@@ -77,6 +76,13 @@ pub fn plan_gemm(spec: &GemmSpec) -> Result<GemmPlan, Refusal> {
             });
         }
     }
+    Ok(())
+}
+
+/// Plans and proves the GEMM; a rule it cannot meet is a [`Refusal`] naming it.
+pub fn plan_gemm(spec: &GemmSpec) -> Result<GemmPlan, Refusal> {
+    let [kt, mt, nt] = spec.tile;
+    check_size(spec.m, spec.n, spec.k)?;
     let t = layout::trainium::target(&spec.target)?;
     let opts = Options {
         target: spec.target.clone(),

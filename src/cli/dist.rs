@@ -508,58 +508,94 @@ fn xla_recv_line(x: &solver::dist::xla::XlaPlan, i: &Inputs) -> String {
     lines.join("\n")
 }
 
-/// Reads `[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1))]`.
+/// Reads DTensor's transform steps as Python prints the list of `_TransformInfo`s' fields:
+/// `[(1, Shard(1), Replicate()), (0, Shard(0), Shard(1))]`, tuples `(mesh_dim, src, dst)`
+/// separated by commas (`[]`: no steps). Anything else is an error naming its column.
 fn parse_transforms(text: &str) -> Result<Vec<peer::Transform>, BadInput> {
-    let t = text.trim();
-    let inner = t
-        .strip_prefix('[')
-        .and_then(|s| s.strip_suffix(']'))
-        .unwrap_or(t);
+    let cs: Vec<char> = text.chars().collect();
+    let fail = |at: usize, want: &str| {
+        let found = if at >= cs.len() {
+            "the end".to_string()
+        } else {
+            let s: String = cs[at..].iter().take(24).collect();
+            let more = if cs.len() - at > 24 { "..." } else { "" };
+            format!("{s:?}{more}")
+        };
+        bad(format!(
+            "--dtensor-steps: expected [(mesh_dim, src, dst), ...]: {want} at column {}, found {found}",
+            at + 1
+        ))
+    };
+    let skip_ws = |mut i: usize| {
+        while cs.get(i).is_some_and(|c| c.is_whitespace()) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip_ws(0);
+    if cs.get(i) != Some(&'[') {
+        return Err(fail(i, "`[`"));
+    }
+    i = skip_ws(i + 1);
     let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut cur = String::new();
-    for ch in inner.chars() {
-        match ch {
-            '(' => {
-                depth += 1;
-                if depth == 1 {
-                    cur.clear();
-                    continue;
-                }
+    if cs.get(i) != Some(&']') {
+        loop {
+            if cs.get(i) != Some(&'(') {
+                return Err(fail(i, "a step `(mesh_dim, src, dst)`"));
             }
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    let parts = dtensor::parse_placements(&format!(
-                        "[{}]",
-                        cur.split_once(',').map(|x| x.1).unwrap_or("")
-                    ))
-                    .map_err(|e| bad(format!("--dtensor-steps: {e}")))?;
-                    let dim: usize =
-                        cur.split(',')
-                            .next()
-                            .unwrap_or("")
-                            .trim()
-                            .parse()
-                            .map_err(|_| {
-                                bad(format!(
-                                    "--dtensor-steps: `{cur}` does not start with a mesh dim"
-                                ))
-                            })?;
-                    if parts.len() != 2 {
-                        return Err(bad(format!(
-                            "--dtensor-steps: `({cur})` is not (mesh_dim, src, dst)"
-                        )));
+            // The tuple's closing parenthesis and its top-level commas.
+            let (mut depth, mut close, mut commas) = (0usize, None, Vec::new());
+            for (k, &c) in cs.iter().enumerate().skip(i) {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(k);
+                            break;
+                        }
                     }
-                    out.push((dim, parts[0].clone(), parts[1].clone()));
-                    continue;
+                    ',' if depth == 1 => commas.push(k),
+                    _ => {}
                 }
             }
-            _ => {}
+            let Some(close) = close else {
+                return Err(fail(i, "a step closed by `)`"));
+            };
+            if commas.len() != 2 {
+                return Err(fail(i, "a step of three fields `(mesh_dim, src, dst)`"));
+            }
+            let field = |a: usize, b: usize| cs[a + 1..b].iter().collect::<String>();
+            let dim_text = field(i, commas[0]);
+            let dim: usize = dim_text
+                .trim()
+                .parse()
+                .map_err(|_| fail(i + 1, "a mesh dim (0, 1, ...)"))?;
+            let placement = |a: usize, b: usize| {
+                let t = field(a, b);
+                match dtensor::parse_placements(&format!("[{t}]")) {
+                    Ok(p) if p.len() == 1 => Ok(p[0].clone()),
+                    Ok(_) => Err(fail(a + 1, "one placement")),
+                    Err(e) => Err(bad(format!(
+                        "--dtensor-steps: the placement at column {}: {e}",
+                        skip_ws(a + 1) + 1
+                    ))),
+                }
+            };
+            let src = placement(commas[0], commas[1])?;
+            let dst = placement(commas[1], close)?;
+            out.push((dim, src, dst));
+            i = skip_ws(close + 1);
+            match cs.get(i) {
+                Some(',') => i = skip_ws(i + 1),
+                Some(']') => break,
+                _ => return Err(fail(i, "`,` or `]`")),
+            }
         }
-        if depth >= 1 {
-            cur.push(ch);
-        }
+    }
+    i = skip_ws(i + 1);
+    if i < cs.len() {
+        return Err(fail(i, "the end after `]`"));
     }
     Ok(out)
 }

@@ -6,8 +6,12 @@
 //!   its message `error: <rule>: ...`.
 //! - `laycert nki run KERNEL.py [--target trn1|trn2]`: runs the kernel on laycert's reference
 //!   interpreter against NumPy. First line `match` (exit 0), `mismatch` (exit 1) or
-//!   `rule violated: <rule>: ...` (exit 2; also a file that is not a runnable laycert kernel);
-//!   exit 3 when no Python with NumPy is available (`LAYCERT_PYTHON`).
+//!   `rule violated: <rule>: ...` (exit 2). A file that is not a runnable laycert kernel (a
+//!   header whose sizes the generator refuses, a kernel that raises) is exit 2 with the reason
+//!   on stderr. Exit 3: `cannot run: ...` when no Python with NumPy is available
+//!   (`LAYCERT_PYTHON`), `timeout: ...` when the run passed `--timeout SECONDS` (default 600;
+//!   the interpreter and every process it started are killed). The kernel file is trusted code:
+//!   Python executes it.
 //! - `laycert nki dispatch --a L --b L --c L --dims K,M,N [--instruction K,M,N] [--cert FILE]`:
 //!   the Axe paper's TensorE dispatch of `C[M,N] += A[K,M].T @ B[K,N]` over the axes P and F.
 //!   First line `dispatch: ...` (exit 0) or `refused: <rule>: ...` (exit 1).
@@ -106,6 +110,9 @@ pub enum NkiCommand {
         /// trn1 or trn2 (SBUF capacity).
         #[arg(long, default_value = "trn1")]
         target: String,
+        /// Wall-clock limit in seconds; past it the run is killed (exit 3).
+        #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86400))]
+        timeout: u64,
     },
     /// TensorE dispatch of `C[M,N] += A[K,M].T @ B[K,N]` from Axe layouts over P and F.
     Dispatch {
@@ -292,12 +299,16 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
 /// `nki ...`.
 pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
     match what {
-        NkiCommand::Run { kernel, target } => {
+        NkiCommand::Run {
+            kernel,
+            target,
+            timeout,
+        } => {
             let path = std::path::Path::new(kernel);
             if !path.is_file() {
                 return Err(bad(format!("kernel {kernel:?}: no such file")));
             }
-            match nki::run(path, target) {
+            match nki::run_within(path, target, std::time::Duration::from_secs(*timeout)) {
                 Ok(o) => {
                     let code = u8::try_from(o.code).unwrap_or(2);
                     if as_json {
@@ -318,6 +329,10 @@ pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
                 }
                 Err(nki::NkiError::NoPython(why)) => Ok(Report {
                     stdout: format!("cannot run: {why}\n"),
+                    code: 3,
+                }),
+                Err(e @ nki::NkiError::Timeout(_)) => Ok(Report {
+                    stdout: format!("timeout: {kernel}: {e} (--timeout)\n"),
                     code: 3,
                 }),
                 Err(e) => Err(bad(e)),

@@ -101,6 +101,9 @@ impl Addends {
 impl Piece {
     /// The part of the piece inside the box `[from, from + len)`, if any.
     pub fn clip(&self, from: &[i64], len: &[i64]) -> Option<Piece> {
+        if !self.meets(from, len) {
+            return None;
+        }
         let mut p = self.clone();
         for d in 0..self.lo.len() {
             let a = self.lo[d].max(from[d]);
@@ -113,6 +116,12 @@ impl Piece {
             p.len[d] = b - a;
         }
         Some(p)
+    }
+
+    /// Whether the piece has a cell inside the box `[from, from + len)`.
+    fn meets(&self, from: &[i64], len: &[i64]) -> bool {
+        (0..self.lo.len())
+            .all(|d| self.lo[d].max(from[d]) < (self.lo[d] + self.len[d]).min(from[d] + len[d]))
     }
 
     /// The piece restricted to `[a, b)` along dim `d` (inside it).
@@ -132,7 +141,7 @@ impl Piece {
 
     /// The cells of the piece outside the box `[from, from + len)`: at most two pieces per dim.
     fn minus(&self, from: &[i64], len: &[i64]) -> Vec<Piece> {
-        if self.clip(from, len).is_none() {
+        if !self.meets(from, len) {
             return vec![self.clone()];
         }
         let mut out = Vec::new();
@@ -154,6 +163,17 @@ impl Piece {
     /// The element offset along dim `d` (element minus buffer coordinate).
     fn offset(&self, d: usize) -> i64 {
         self.elem[d] - self.lo[d]
+    }
+
+    /// Whether `o` is this piece moved along dim `d` only, holding the elements that continue
+    /// it there (same box across `d`, same element offsets, same addends).
+    fn continued_by(&self, o: &Piece, d: usize) -> bool {
+        (0..self.lo.len()).all(|e| {
+            e == d
+                || (self.lo[e] == o.lo[e] && self.len[e] == o.len[e] && self.elem[e] == o.elem[e])
+        }) && self.offset(d) == o.offset(d)
+            && self.count == o.count
+            && self.addends == o.addends
     }
 
     fn same_elements(&self, o: &Piece) -> bool {
@@ -281,11 +301,7 @@ fn coalesce(mut v: Vec<Piece>) -> Vec<Piece> {
                 let mut out: Vec<Piece> = Vec::with_capacity(v.len());
                 for p in v.drain(..) {
                     if let Some(last) = out.last_mut() {
-                        let mut q = last.clone();
-                        q.lo[d] = p.lo[d];
-                        q.len[d] = p.len[d];
-                        q.elem[d] = last.offset(d) + p.lo[d];
-                        if last.lo[d] + last.len[d] == p.lo[d] && q == p {
+                        if last.lo[d] + last.len[d] == p.lo[d] && last.continued_by(&p, d) {
                             last.len[d] += p.len[d];
                             continue;
                         }
@@ -647,10 +663,13 @@ fn run_step(
                 // The box is written over: what the receiver had there is gone, padding included.
                 let dst = &mut out[m.dst as usize];
                 budget.spend(dst.len() + src.pieces.len())?;
-                *dst = dst
-                    .iter()
-                    .flat_map(|p| p.minus(&m.dst_start, &m.len))
-                    .collect();
+                // Rebuilt only when the box covers some of it (messages are mostly disjoint).
+                if dst.iter().any(|p| p.meets(&m.dst_start, &m.len)) {
+                    *dst = dst
+                        .iter()
+                        .flat_map(|p| p.minus(&m.dst_start, &m.len))
+                        .collect();
+                }
                 let by: Vec<i64> = m
                     .dst_start
                     .iter()

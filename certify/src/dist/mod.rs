@@ -95,6 +95,12 @@ pub struct DistCertificate {
 /// decided twice, on boxes and cell by cell, and the two verdicts must be equal (2^18).
 pub const RECHECK_CELLS: i64 = 1 << 18;
 
+/// Symbolic certifications whose collectives have at most this many member pairs (the sum over
+/// groups of the group size squared: what every member of an all-to-all or all-gather receives,
+/// one box from each, costs the box decider at least that) are re-decided on boxes (2^20). A
+/// 1-D mesh of 4096 ranks has 2^24 pairs per collective: seconds and gigabytes on boxes.
+pub const SYMBOLIC_RECHECK_PAIRS: i64 = 1 << 20;
+
 /// Why a plan was not certified.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DistError {
@@ -343,8 +349,8 @@ pub fn certify_plan(
 }
 
 /// A symbolic certification, re-decided on boxes (on at most
-/// [`symbolic::SYMBOLIC_RECHECK_RANKS`] devices) and on cells (at most [`RECHECK_CELLS`]
-/// cells): each must agree where it decides.
+/// [`symbolic::SYMBOLIC_RECHECK_RANKS`] devices and [`SYMBOLIC_RECHECK_PAIRS`] member pairs)
+/// and on cells (at most [`RECHECK_CELLS`] cells): each must agree where it decides.
 fn certify_symbolic(
     source: &MeshLayout,
     target: &MeshLayout,
@@ -352,7 +358,9 @@ fn certify_symbolic(
     sym: symbolic::Symbolic,
 ) -> Result<DistCertificate, DistError> {
     let mut c = certificate(source, target, plan, sym.places, sym.digest, "symbolic");
-    if source.mesh.size() <= symbolic::SYMBOLIC_RECHECK_RANKS {
+    if source.mesh.size() <= symbolic::SYMBOLIC_RECHECK_RANKS
+        && member_pairs(plan) <= SYMBOLIC_RECHECK_PAIRS
+    {
         let b = decide_on_boxes(source, target, plan);
         c.boxes_rechecked = confirms(b, sym.places, "the box decider")?;
     }
@@ -361,6 +369,25 @@ fn certify_symbolic(
         c.cells_rechecked = confirms(k, sym.places, "the cell simulator")?;
     }
     Ok(c)
+}
+
+/// The member pairs of the plan's collectives: the sum over their groups of the size squared.
+fn member_pairs(plan: &Plan) -> i64 {
+    let pairs = |groups: &[Vec<i64>]| {
+        groups.iter().fold(0i64, |a, g| {
+            a.saturating_add((g.len() as i64).saturating_mul(g.len() as i64))
+        })
+    };
+    plan.steps.iter().fold(0i64, |a, s| {
+        a.saturating_add(match s {
+            Step::AllGather { groups, .. }
+            | Step::ReduceScatter { groups, .. }
+            | Step::AllReduce { groups, .. }
+            | Step::AllToAll { groups, .. }
+            | Step::Broadcast { groups, .. } => pairs(groups),
+            Step::SendRecv { .. } | Step::Local { .. } | Step::Zero { .. } => 0,
+        })
+    })
 }
 
 /// Whether another decider's verdict confirms a certification of `places` places: `true` when

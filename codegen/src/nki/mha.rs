@@ -73,9 +73,9 @@ fn prove(
         .map_err(|e| NkiError::from(solver::tensore::Refusal::from(e)))
 }
 
-/// Emits the kernel.
-pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
-    let (h, s, d) = (spec.heads, spec.seq, spec.dim);
+/// The sizes the attention takes: heads in [1, 4096], seq in [1, 2^17], head dim in [1, 128]
+/// (the contraction of Q K^T on the partitions).
+pub fn check_size(h: i64, s: i64, d: i64) -> Result<(), NkiError> {
     if !(1..=4096).contains(&h) || !(1..=1 << 17).contains(&s) {
         return Err(NkiError::Input(format!(
             "heads {h} must be in [1, 4096] and seq {s} in [1, 131072]"
@@ -87,6 +87,13 @@ pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
             why: format!("head dim {d} is the contraction of Q K^T on the partitions: it must be in [1, 128]"),
         });
     }
+    Ok(())
+}
+
+/// Emits the kernel.
+pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
+    let (h, s, d) = (spec.heads, spec.seq, spec.dim);
+    check_size(h, s, d)?;
     let scale = 1.0 / (d as f64).sqrt();
     let q_tiles = tile_runs(s, Q_TILE);
     let kv_tiles = tile_runs(s, KV_TILE);

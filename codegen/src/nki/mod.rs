@@ -19,7 +19,7 @@ pub mod softmax;
 pub use cost::{CostReport, Figures};
 pub use gemm::emit_gemm;
 pub use mha::{emit_mha, MhaKernel, MhaSpec};
-pub use run::{run, RunOutcome};
+pub use run::{run, run_within, RunOutcome, DEFAULT_TIMEOUT};
 pub use softmax::emit_softmax;
 
 /// Why an NKI kernel cannot be emitted or run.
@@ -42,6 +42,9 @@ pub enum NkiError {
     /// Python or NumPy is missing, or the interpreter could not be started.
     #[error("{0}")]
     NoPython(String),
+    /// The run passed its wall-clock limit (seconds); the interpreter was killed.
+    #[error("the kernel ran past the {0} s limit; the interpreter was killed")]
+    Timeout(f64),
 }
 
 impl NkiError {

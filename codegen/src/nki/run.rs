@@ -2,8 +2,10 @@
 //! written to a fresh temporary directory, and `python3` (or `$LAYCERT_PYTHON`) runs
 //! `harness.py KERNEL.py` with it on `PYTHONPATH`.
 
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use super::NkiError;
 
@@ -63,9 +65,25 @@ fn install() -> Result<PathBuf, NkiError> {
     Ok(dir)
 }
 
-/// Runs `kernel` (a file) on the interpreter for `target` (`trn1`, `trn2`).
+/// Default wall-clock limit of [`run`]: 600 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Most bytes of the interpreter's output kept (stdout and stderr each): 64 KiB.
+const MAX_OUTPUT: u64 = 64 * 1024;
+
+/// Runs `kernel` (a file) on the interpreter for `target` (`trn1`, `trn2`), within
+/// [`DEFAULT_TIMEOUT`].
 pub fn run(kernel: &Path, target: &str) -> Result<RunOutcome, NkiError> {
+    run_within(kernel, target, DEFAULT_TIMEOUT)
+}
+
+/// [`run`] within `timeout` of wall-clock time: past it the interpreter and every process it
+/// started (its process group) are killed and the answer is [`NkiError::Timeout`]. The kernel
+/// file is trusted code: Python runs it as it is. A kernel that fails to run (an exception, an
+/// interpreter that dies) is [`NkiError::Input`] with the interpreter's message.
+pub fn run_within(kernel: &Path, target: &str, timeout: Duration) -> Result<RunOutcome, NkiError> {
     layout::trainium::target(target).map_err(|e| NkiError::Input(e.to_string()))?;
+    check_header(kernel)?;
     if !numpy_available() {
         return Err(NkiError::NoPython(format!(
             "{} with numpy is needed to run NKI kernels (set LAYCERT_PYTHON)",
@@ -73,25 +91,156 @@ pub fn run(kernel: &Path, target: &str) -> Result<RunOutcome, NkiError> {
         )));
     }
     let dir = install()?;
-    let out = Command::new(python())
-        .arg(dir.join("harness.py"))
-        .arg(kernel)
-        .env("PYTHONPATH", &dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("NKI_REF_TARGET", target)
-        .output();
+    let out = run_child(
+        Command::new(python())
+            .arg(dir.join("harness.py"))
+            .arg(kernel)
+            .env("PYTHONPATH", &dir)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("NKI_REF_TARGET", target),
+        timeout,
+    );
     let _ = std::fs::remove_dir_all(&dir);
-    let out = out.map_err(|e| NkiError::NoPython(format!("cannot run {}: {e}", python())))?;
-    let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    stdout.truncate(64 * 1024);
-    let code = match out.status.code() {
-        Some(c @ 0..=2) => c,
+    let (status, stdout, stderr) = out?;
+    let first = stdout.lines().next().unwrap_or("");
+    // A verdict is the harness's first line; anything else is the kernel failing to run.
+    let verdict = match status.code() {
+        Some(0) => first.starts_with("match"),
+        Some(1) => first.starts_with("mismatch"),
+        Some(2) => first.starts_with("rule violated"),
+        _ => false,
+    };
+    if verdict {
+        return Ok(RunOutcome {
+            code: status.code().unwrap_or(2),
+            stdout,
+        });
+    }
+    let why = match first.strip_prefix("error: ") {
+        Some(e) if status.code() == Some(2) => e.to_string(),
         _ => {
-            let err = String::from_utf8_lossy(&out.stderr);
-            let last = err.lines().last().unwrap_or("").to_string();
-            stdout = format!("error: the interpreter failed: {last}\n");
-            2
+            let last = stderr.lines().last().unwrap_or("").trim();
+            match status.code() {
+                Some(c) => format!("the interpreter failed (exit {c}): {last}"),
+                None => format!("the interpreter was killed ({status}): {last}"),
+            }
         }
     };
-    Ok(RunOutcome { code, stdout })
+    Err(NkiError::Input(format!("{}: {why}", kernel.display())))
+}
+
+/// The interpreter's status and output (each cut at [`MAX_OUTPUT`]), or
+/// [`NkiError::Timeout`] after killing its process group past `timeout`.
+fn run_child(
+    cmd: &mut Command,
+    timeout: Duration,
+) -> Result<(ExitStatus, String, String), NkiError> {
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so that whatever it starts is killed with it.
+        .process_group(0)
+        .spawn()
+        .map_err(|e| NkiError::NoPython(format!("cannot run {}: {e}", python())))?;
+    // Each pipe read on its own thread (the child never blocks on a full pipe); the text comes
+    // back through a channel, so a process that escaped the group and holds a pipe open cannot
+    // hold up the answer.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.by_ref().take(MAX_OUTPUT).read_to_end(&mut kept);
+                let _ = std::io::copy(&mut p, &mut std::io::sink());
+            }
+            let _ = tx.send(String::from_utf8_lossy(&kept).into_owned());
+        });
+        rx
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) if start.elapsed() >= timeout => break Err(()),
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                kill_group(&mut child);
+                return Err(NkiError::NoPython(format!("waiting for {}: {e}", python())));
+            }
+        }
+    };
+    let Ok(status) = status else {
+        kill_group(&mut child);
+        return Err(NkiError::Timeout(timeout.as_secs_f64()));
+    };
+    // A process the kernel left behind keeps the pipes open: it goes with the group.
+    kill_group_only(child.id());
+    let text = |rx: std::sync::mpsc::Receiver<String>| {
+        rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default()
+    };
+    Ok((status, text(out), text(err)))
+}
+
+/// Kills the child's process group and reaps the child.
+fn kill_group(child: &mut Child) {
+    kill_group_only(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn kill_group_only(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) on the process group the child leads (created by `process_group(0)`
+        // at spawn, so its id is the child's); no memory is touched.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Refuses a kernel whose header (`# laycert-nki: kind=gemm m=M n=N k=K ...`) names sizes the
+/// generator refuses (`gen nki gemm|softmax|mha`), with the generator's reason. A first line that
+/// is no header, or an unknown kind, is left to the harness.
+fn check_header(kernel: &Path) -> Result<(), NkiError> {
+    let file = std::fs::File::open(kernel)
+        .map_err(|e| NkiError::Input(format!("{}: {e}", kernel.display())))?;
+    let mut first = String::new();
+    let _ = std::io::BufReader::new(file.take(4096)).read_line(&mut first);
+    let Some(fields) = first.trim_end().strip_prefix("# laycert-nki:") else {
+        return Ok(());
+    };
+    let fields: Vec<(&str, &str)> = fields
+        .split_whitespace()
+        .filter_map(|f| f.split_once('='))
+        .collect();
+    let get = |name: &str| fields.iter().find(|f| f.0 == name).map(|f| f.1);
+    let header = |e: String| NkiError::Input(format!("{} header: {e}", kernel.display()));
+    let size = |name: &str| -> Result<i64, NkiError> {
+        let v = get(name).ok_or_else(|| header(format!("no {name}=")))?;
+        v.parse()
+            .map_err(|_| header(format!("{name}={v} is not an integer")))
+    };
+    match get("kind") {
+        Some("gemm") => solver::nki_gemm::check_size(size("m")?, size("n")?, size("k")?)
+            .map_err(|e| header(e.to_string())),
+        Some("softmax") => super::softmax::check_size(size("rows")?, size("cols")?)
+            .map_err(|e| header(e.to_string())),
+        Some("mha") => super::mha::check_size(size("heads")?, size("seq")?, size("dim")?)
+            .map_err(|e| header(e.to_string())),
+        _ => Ok(()),
+    }
 }

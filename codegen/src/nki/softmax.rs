@@ -5,14 +5,20 @@
 use super::py::Py;
 use super::NkiError;
 
-/// Emits the softmax of an `rows x cols` matrix (`dtype` `f32`, `bf16` or `f16`).
-pub fn emit_softmax(rows: i64, cols: i64, dtype: &str, target: &str) -> Result<String, NkiError> {
-    let t = layout::trainium::target(target).map_err(|e| NkiError::Input(e.to_string()))?;
+/// The sizes the softmax takes: rows and cols in [1, 2^24].
+pub fn check_size(rows: i64, cols: i64) -> Result<(), NkiError> {
     if !(1..=1 << 24).contains(&rows) || !(1..=1 << 24).contains(&cols) {
         return Err(NkiError::Input(format!(
             "rows {rows} and cols {cols} must be in [1, 2^24]"
         )));
     }
+    Ok(())
+}
+
+/// Emits the softmax of an `rows x cols` matrix (`dtype` `f32`, `bf16` or `f16`).
+pub fn emit_softmax(rows: i64, cols: i64, dtype: &str, target: &str) -> Result<String, NkiError> {
+    let t = layout::trainium::target(target).map_err(|e| NkiError::Input(e.to_string()))?;
+    check_size(rows, cols)?;
     let bytes = super::dtype_bytes(dtype)?;
     // Per partition: the input row, its exponentials (fp32) and the output row, 3 columns of stats.
     let sbuf = cols * (2 * bytes + 4) + 12;

@@ -169,14 +169,20 @@ fn rebase(new: (i64, i64), new_pad: i64, old: (i64, i64)) -> Vec<i64> {
         .collect()
 }
 
-/// The group of `r` among `groups`, and `r`'s index in it.
-fn group_of(groups: &[Vec<i64>], r: i64) -> (&[i64], usize) {
+/// The group of each of the `n` ranks among `groups` (the first that names it; none: empty),
+/// built once per move (a lookup per rank would cost ranks squared on a 1-D mesh).
+fn group_of_rank(groups: &[Vec<i64>], n: i64) -> Vec<&[i64]> {
+    let mut of: Vec<&[i64]> = vec![&[]; n.max(0) as usize];
     for g in groups {
-        if let Some(i) = g.iter().position(|&x| x == r) {
-            return (g, i);
+        for &r in g {
+            if let Some(at) = usize::try_from(r).ok().and_then(|r| of.get_mut(r)) {
+                if at.is_empty() {
+                    *at = g;
+                }
+            }
         }
     }
-    (&[], 0)
+    of
 }
 
 /// Pack along `dim`: `p` pieces of `c` where piece `m` is member `m`'s block in `b` (relative to
@@ -218,16 +224,22 @@ fn unpack_map(
                 .collect(),
         );
     }
+    // Index u of the block comes from the first member whose block holds it: filled member by
+    // member over the overlap only (a search per index would cost indices x members).
+    let mut from: Vec<Option<i64>> = vec![None; new_pad.max(0) as usize];
+    let end = new.1.min(new.0 + new_pad);
+    for (m, &(lo, hi)) in members.iter().enumerate() {
+        for g in lo.max(new.0)..hi.min(end) {
+            from[(g - new.0) as usize].get_or_insert(m as i64 * c + g - lo);
+        }
+    }
     (0..new_pad)
         .map(|u| {
-            let g = new.0 + u;
-            if g >= new.1 {
-                return Some(-1);
+            if new.0 + u >= new.1 {
+                Some(-1)
+            } else {
+                from[u as usize]
             }
-            members
-                .iter()
-                .position(|&(lo, hi)| lo <= g && g < hi)
-                .map(|m| m as i64 * c + g - members[m].0)
         })
         .collect()
 }
@@ -274,9 +286,10 @@ pub fn lower_as(
     Some(match m {
         Move::AllGather { axis, dim } => {
             let groups = a.mesh.groups(&[axis]);
+            let group_of = group_of_rank(&groups, n);
             let mut maps = Vec::new();
             for r in 0..n {
-                let (g, _) = group_of(&groups, r);
+                let g = group_of[r as usize];
                 let members: Vec<(i64, i64)> = g.iter().map(|&x| ablk[x as usize][dim]).collect();
                 let mut mp = local_to_b(r as usize);
                 mp[dim] = unpack_map(bblk[r as usize][dim], bl[dim], &members, al[dim], literal)?;
@@ -292,9 +305,10 @@ pub fn lower_as(
             let p = groups[0].len() as i64;
             let mut shape = al.clone();
             shape[dim] = p * bl[dim];
+            let group_of = group_of_rank(&groups, n);
             let maps = (0..n)
                 .map(|r| {
-                    let (g, _) = group_of(&groups, r);
+                    let g = group_of[r as usize];
                     let pieces: Vec<(i64, i64)> =
                         g.iter().map(|&x| bblk[x as usize][dim]).collect();
                     let mut mp: Vec<Vec<i64>> = al.iter().map(|&e| identity(e)).collect();
@@ -318,8 +332,9 @@ pub fn lower_as(
             packed[to] = p * bl[to];
             let mut pre = Vec::new();
             let mut post = Vec::new();
+            let group_of = group_of_rank(&groups, n);
             for r in 0..n {
-                let (g, _) = group_of(&groups, r);
+                let g = group_of[r as usize];
                 let pieces: Vec<(i64, i64)> = g.iter().map(|&x| bblk[x as usize][to]).collect();
                 let mut mp: Vec<Vec<i64>> = al.iter().map(|&e| identity(e)).collect();
                 mp[to] = pack_map(ablk[r as usize][to], &pieces, bl[to]);

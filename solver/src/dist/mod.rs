@@ -42,6 +42,12 @@ const STATE_WORK: i64 = 1 << 22;
 /// Most local-table entries a lowered plan may hold (ranks x buffer indices): 2^27.
 pub const MAX_TABLE_ENTRIES: i64 = 1 << 27;
 
+/// Most messages a send-recv may have (2^18): each is a box in the lowered plan, its certificate
+/// and the box decider, and an all-to-all pattern point to point has one per pair of ranks.
+/// A send-recv past it is no candidate (the collectives plan the move; on a 1-D mesh of more
+/// than 512 ranks, the all-to-all over the axis does).
+pub const MAX_SEND_RECV_MESSAGES: i64 = 1 << 18;
+
 /// Options of [`plan`].
 #[derive(Debug, Clone)]
 pub struct PlanOptions {
@@ -286,8 +292,9 @@ fn move_cost(
 /// a device receives one message per source cell of its target pieces that it does not hold
 /// (the cells are each target piece cut by the source's intervals, exactly as the messages
 /// are; it holds at most one cell of a piece per piece of its own), and every element it
-/// lacks, each at the fastest link's alpha and beta.
-fn send_recv_bound(a: &MeshLayout, tb: &Pieces, o: &PlanOptions) -> f64 {
+/// lacks, each at the fastest link's alpha and beta. With it, the number of cells over all
+/// devices: the messages of the lowered send-recv (the local copies included).
+fn send_recv_bound(a: &MeshLayout, tb: &Pieces, o: &PlanOptions) -> (f64, i64) {
     let topo = &o.topology;
     let alpha = topo.nvlink.alpha.min(topo.network.alpha);
     let beta = topo.nvlink.beta.max(topo.network.beta);
@@ -295,6 +302,7 @@ fn send_recv_bound(a: &MeshLayout, tb: &Pieces, o: &PlanOptions) -> f64 {
     let nd = a.shape.len();
     let cuts = lower::source_cuts(&ab, nd);
     let mut worst: f64 = 0.0;
+    let mut messages = 0i64;
     for (ts, own) in tb.iter().zip(&ab) {
         let (mut msgs, mut lack) = (0i64, 0i64);
         for (t, _) in ts {
@@ -310,11 +318,12 @@ fn send_recv_bound(a: &MeshLayout, tb: &Pieces, o: &PlanOptions) -> f64 {
                 mine += m;
             }
             msgs += cells - held;
+            messages = messages.saturating_add(cells);
             lack += size(&t.iter().map(|(lo, hi)| hi - lo).collect::<Vec<_>>()) - mine;
         }
         worst = worst.max(msgs as f64 * alpha + (lack * o.elem_bytes) as f64 / beta);
     }
-    worst
+    (worst, messages)
 }
 
 fn moves_from(a: &MeshLayout) -> Vec<Move> {
@@ -419,6 +428,8 @@ pub fn plan(
     // A send-recv goal a collective one tied.
     let mut tied_send_recv: Option<(u64, usize, Option<Move>)> = None;
     let target_plain = target.partial.is_empty();
+    // The most messages of a send-recv left out for MAX_SEND_RECV_MESSAGES.
+    let mut too_many_messages = 0i64;
     while let Some(std::cmp::Reverse((c, what, i))) = heap.pop() {
         let send_recv_goal = |g: &(u64, usize, Option<Move>)| g.2 == Some(Move::SendRecv);
         match &best_goal {
@@ -457,8 +468,12 @@ pub fn plan(
             continue;
         }
         if a.partial.is_empty() && target_plain {
-            let bound = key(states[i].2 + send_recv_bound(&a, &tb, o));
-            heap.push(std::cmp::Reverse((bound, 0, i)));
+            let (bound, messages) = send_recv_bound(&a, &tb, o);
+            if messages <= MAX_SEND_RECV_MESSAGES {
+                heap.push(std::cmp::Reverse((key(states[i].2 + bound), 0, i)));
+            } else {
+                too_many_messages = too_many_messages.max(messages);
+            }
         }
         if !same_mesh || states.len() >= max_states {
             continue;
@@ -485,8 +500,16 @@ pub fn plan(
         }
     }
     let Some(mut best) = best_goal else {
+        let send_recv = if too_many_messages > 0 {
+            format!(
+                " (a send-recv straight to it would take {too_many_messages} messages, \
+                 above the limit of {MAX_SEND_RECV_MESSAGES})"
+            )
+        } else {
+            String::new()
+        };
         return Err(DistPlanError::NoPlan(format!(
-            "no sequence of moves reaches the target within {} layouts",
+            "no sequence of moves reaches the target within {} layouts{send_recv}",
             o.max_states
         )));
     };
