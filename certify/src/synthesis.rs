@@ -980,6 +980,7 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
     }
     let ts = Tensors::new(&c.tensors)?;
     covered(&c)?;
+    cta_threads(&c, &ts)?;
     for (i, claim) in c.claims.iter().enumerate() {
         let at = |e: String| format!("claim #{} ({}): {e}", i + 1, claim_kind(claim));
         if matches!(claim, SynthClaim::Mma { .. }) {
@@ -988,6 +989,32 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
         decide(claim, &ts).map_err(at)?;
     }
     Ok(c)
+}
+
+/// Most threads of one CTA (CUDA's limit).
+pub const MAX_CTA_THREADS: i64 = 1024;
+
+/// The certificate's CTA size is a CTA size, and the one every register tensor is distributed
+/// over: `threads` is claimed data, and without this a forged value re-checked.
+fn cta_threads(c: &SynthesisCertificate, ts: &Tensors) -> Result<(), String> {
+    if !(1..=MAX_CTA_THREADS).contains(&c.threads) {
+        return Err(format!(
+            "threads {}: a CTA has 1..={MAX_CTA_THREADS} threads",
+            c.threads
+        ));
+    }
+    for t in c.tensors.iter().filter(|t| t.scope == "register") {
+        let (_, f) = ts.reg(&t.name)?;
+        if f.threads() != c.threads {
+            return Err(format!(
+                "tensor {}: distributed over {} threads, the CTA has {}",
+                t.name,
+                f.threads(),
+                c.threads
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The instruction an mma claim names, as the corpus defines it (corpus/data/atoms/

@@ -170,6 +170,16 @@ fn a_tampered_certificate_is_refused() {
     d.claims.retain(|k| !matches!(k, SynthClaim::Mma { .. }));
     let e = check(&d.seal().to_json()).unwrap_err();
     assert!(e.contains("no claim backing it"), "{e}");
+    // The CTA size is claimed data too: a forged one, re-sealed, is refused (it re-checked).
+    for threads in [0, 1 << 62, plan.certificate.threads * 2] {
+        let mut t = plan.certificate.clone();
+        t.threads = threads;
+        let e = check(&t.seal().to_json()).unwrap_err();
+        assert!(
+            e.contains("threads") || e.contains("the CTA has"),
+            "{threads}: {e}"
+        );
+    }
 }
 
 #[test]
