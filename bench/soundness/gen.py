@@ -614,7 +614,7 @@ def rule_cases(seed, count, start):
         rng = R(seed, "ru", i)
         big = rng.random() < 0.25
         t = rng.choice(["merge", "merge_miss", "cute_axe", "cute_axe_nd", "cute_coalesce",
-                        "overflow", "cute_axe_interior", "convert_to_cute"])
+                        "overflow", "cute_axe_interior", "convert_to_cute", "axe_offsets"])
         if t == "convert_to_cute":
             big = False
         hi = rng.choice([4096, 2048, 1000]) if big else rng.randint(2, 7)
@@ -684,6 +684,27 @@ def make_rule(name, t, hi, big, rng):
             return (cu, ax) if sw else (ax, cu)
         params = {"e1": (1, hi), "e2": (1, hi), "s1": (0, 4), "s2": (0, 4)}
         known = None
+    elif t == "axe_offsets":  # offset holes on two axes: '+' separates offsets (axe.md 3)
+        # (laneid and warpid are related to tx in the axis registry: outside z3's fragment)
+        a2 = rng.choice(["F", "P"] if big else ["F", "laneid", "warpid"])
+        lo = rng.choice([0, -3])
+        chi = 100_000 if big else 6
+        form = rng.choice(["swap", "sum", "neg"])
+        lhs = f"S[e:1] + {'-c' if form == 'neg' else 'c'} + d@{a2}"
+        rhs = {"swap": f"S[e:1] + d@{a2} + {'c'}",
+               "sum": f"S[e:1] + (c+d)@{a2}",
+               "neg": f"S[e:1] + (0-c) + d@{a2}"}[form]
+        text = (f"rule {name} forall e c d : int\n"
+                f"  where 1 <= e <= 4, {lo} <= c <= {chi}, 1 <= d <= 3\n"
+                f"  {lhs} == {rhs}\n")
+        sign = -1 if form == "neg" else 1
+
+        def inst(p):
+            left = ("axe", [(p["e"], 1, "m")], [], {"m": sign * p["c"], a2: p["d"]})
+            right = {"sum": {a2: p["c"] + p["d"]}}.get(form, {"m": sign * p["c"], a2: p["d"]})
+            return left, ("axe", [(p["e"], 1, "m")], [], right)
+        params = {"e": (1, 4), "c": (lo, chi), "d": (1, 3)}
+        known = form != "sum"
     elif t == "cute_axe_interior":  # differs only at an interior instance a == K (corners agree)
         K = rng.randint(2, max(2, hi - 1))
         text = (f"rule {name} forall a b : int where 1 <= a <= {hi}, 1 <= b <= {hi}, a == 1 || b == 1 || a == {K}\n"
