@@ -207,23 +207,17 @@ fn physical_to_logical(
         .checked_mul(crate::exhaustive::points_per_index(&f).max(1))
         .unwrap_or(i64::MAX);
     let by_forward = (work <= policy.exhaustive_limit).then(|| held_cells(&f, shape, l));
-    let combine = |p: Property,
-                   x: (
-        Option<(bool, Option<String>)>,
-        Option<(bool, Option<String>)>,
-    )| {
-        match p {
-            Property::Injective => x.0,
-            Property::Surjective => x.1,
-            Property::Bijective => match (x.0, x.1) {
-                (Some((false, w)), _) | (_, Some((false, w))) => Some((false, w)),
-                (Some((true, _)), Some((true, _))) => Some((true, None)),
-                _ => None,
-            },
-        }
+    let combine = |p: Property, (inj, sur): (Decided, Decided)| match p {
+        Property::Injective => inj,
+        Property::Surjective => sur,
+        Property::Bijective => match (inj, sur) {
+            (Some((false, w)), _) | (_, Some((false, w))) => Some((false, w)),
+            (Some((true, _)), Some((true, _))) => Some((true, None)),
+            _ => None,
+        },
     };
     let a = combine(prop, by_facts);
-    let b = by_forward.map(|x| combine(prop, x)).flatten();
+    let b = by_forward.and_then(|x| combine(prop, x));
     let mut deciders = Vec::new();
     let kind = if matches!(l, Layout::Linear(_)) {
         "F2 rank"
