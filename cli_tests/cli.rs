@@ -1714,19 +1714,10 @@ fn gemm_overrides_below_one_exit_2_naming_the_flag() {
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(flag), "{extra:?}: {}", stderr(&o));
     }
-    let o = laycert(&[
-        "gpu",
-        "bench",
-        "gemm",
-        "--m",
-        "256",
-        "--n",
-        "256",
-        "--k",
-        "256",
-        "--cluster",
-        "0",
-    ]);
+    let bench: Vec<&str> = "gpu bench gemm --m 256 --n 256 --k 256 --cluster 0"
+        .split(' ')
+        .collect();
+    let o = laycert(&bench);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
