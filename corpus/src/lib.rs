@@ -41,6 +41,6 @@ pub mod vector;
 pub use atom::Atom;
 pub use claim::{Claim, ClaimKind, Operand};
 pub use error::CorpusError;
-pub use load::read_text;
 pub use load::Corpus;
+pub use load::{read_text, read_text_at_most, MAX_FILE_BYTES};
 pub use vector::Vector;

@@ -204,22 +204,28 @@ pub fn collect_toml(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::
     Ok(())
 }
 
-/// Most bytes a corpus or rule file is read for: a larger (or endless) file is an error, not
-/// read whole.
+/// Most bytes an input file (a corpus, rule, certificate, plan or TTGIR file) is read for: a
+/// larger (or endless, `/dev/zero`) file is an error, not read whole.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// The text of the file at `path`, read for at most [`MAX_FILE_BYTES`].
 pub fn read_text(path: &Path) -> std::io::Result<String> {
+    read_text_at_most(path, MAX_FILE_BYTES)
+}
+
+/// The text of the file at `path`, read for at most `max` bytes: more is an
+/// [`std::io::ErrorKind::InvalidData`] error saying so, as is text that is not UTF-8.
+pub fn read_text_at_most(path: &Path, max: u64) -> std::io::Result<String> {
     use std::io::Read;
+    let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
     let mut bytes = Vec::new();
     std::fs::File::open(path)?
-        .take(MAX_FILE_BYTES + 1)
+        .take(max + 1)
         .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("more than {MAX_FILE_BYTES} bytes; at most {MAX_FILE_BYTES} are read"),
-        ));
+    if bytes.len() as u64 > max {
+        return Err(invalid(format!(
+            "more than {max} bytes; at most {max} are read"
+        )));
     }
-    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    String::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8 ({e})")))
 }

@@ -68,27 +68,15 @@ fn check_axis_names(l: &Layout, what: &str) -> Result<(), BadInput> {
     Ok(())
 }
 
-/// Most bytes any input file is read for (`--mlir`, rule files, logs, certificates, plans): a
-/// larger one, or an endless one (`/dev/zero`), is refused after this many, not read whole.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Most bytes any input file is read for (`--mlir`, rule files, logs, certificates, plans).
+pub use corpus::MAX_FILE_BYTES;
 
 /// The text of the file at `path`, read for at most `max` bytes: `what` names it in the error
-/// (`error: rule file "r.rules": cannot read: ...`, `...: more than 67108864 bytes`).
+/// (`error: rule file "r.rules": cannot read: ...`, `...: more than 67108864 bytes ...`).
 pub fn read_bounded(path: &str, what: &str, max: u64) -> Result<String, BadInput> {
-    use std::io::Read;
-    let bad = |why: String| BadInput {
-        message: format!("error: {what} {path:?}: {why}"),
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > max {
-        return Err(bad(format!(
-            "more than {max} bytes; at most {max} are read"
-        )));
-    }
-    String::from_utf8(bytes).map_err(|e| bad(format!("cannot read: not UTF-8 ({e})")))
+    corpus::read_text_at_most(std::path::Path::new(path), max).map_err(|e| BadInput {
+        message: format!("error: {what} {path:?}: cannot read: {e}"),
+    })
 }
 
 /// Reads `--mlir FILE`: its aliases become usable in every layout argument.
