@@ -528,3 +528,47 @@ fn linear_attribute_bases_outside_the_shape_are_refused() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("register = []"), "{out}");
 }
+
+/// A claim past every decider's reach is `unknown` (exit 3), not bad input: a side with no
+/// strided form over the given shape and a table past the limit. Merging modes that are one
+/// mode gives the CuTe side of the second claim a strided form, so it is decided.
+#[test]
+fn claims_past_the_table_limit_are_unknown_and_one_mode_chains_are_decided() {
+    let (code, out, err) = plain(&[
+        "equiv",
+        "(3,4194304):(4194304,1)",
+        "12582912:1",
+        "--shape",
+        "4194304,3",
+    ]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.starts_with("unknown\n"), "{out}");
+    assert!(out.contains("exceeds 4194304"), "{out}");
+    let (code, out, _) = plain(&[
+        "prove-property",
+        "injective",
+        "(3,4194304):(4194304,1)",
+        "--shape",
+        "4194304,3",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.starts_with("unknown\n"), "{out}");
+    let (code, out, err) = plain(&[
+        "equiv",
+        "(3,67108864):(1,3)",
+        "201326592:1",
+        "--shape",
+        "67108864,3",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("equivalent\n"), "{out}");
+    let (code, out, err) = plain(&[
+        "equiv",
+        "(3,67108864):(1,3)",
+        "201326592:2",
+        "--shape",
+        "67108864,3",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.starts_with("not equivalent\n"), "{out}");
+}

@@ -150,6 +150,16 @@ impl Forward {
 /// Largest table a [`ForwardKind::Table`] may hold (in logical indices).
 pub const MAX_TABLE: i64 = 1 << 22;
 
+/// What the error of a table past [`MAX_TABLE`] names.
+const TABLE_WHAT: &str = "forward table";
+
+/// Whether `e` is [`forward`]'s refusal to tabulate a layout with no strided form over a
+/// domain past [`MAX_TABLE`]: a limit of the deciders, not a fault of the claim, so callers
+/// answer `unknown` (exit 3) rather than bad input.
+pub fn beyond_table(e: &LayoutError) -> bool {
+    matches!(e, LayoutError::Invalid { what, .. } if what == TABLE_WHAT)
+}
+
 /// The logical shape a layout is read over by default: Axe `[size]`, CuTe its top-level mode
 /// sizes, TV its tile, linear its out-dim sizes.
 pub fn default_logical_shape(l: &Layout) -> Vec<i64> {
@@ -296,8 +306,11 @@ fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
     let n = layout::shape::size_of(shape)?;
     if n > MAX_TABLE {
         return Err(LayoutError::invalid(
-            "forward table",
-            format!("{n} logical indices exceed {MAX_TABLE}"),
+            TABLE_WHAT,
+            format!(
+                "{} has no strided form over {shape:?}, and its table of {n} logical indices exceeds {MAX_TABLE}",
+                l.print()
+            ),
         ));
     }
     // The relation's points are already `point_of` their components.

@@ -83,7 +83,11 @@ pub fn prove_property(
     if matches!(l, Layout::Tv(_) | Layout::Linear(_)) {
         return physical_to_logical(l, &shape, prop, policy);
     }
-    let f = forward(l, Some(&shape))?;
+    let f = match forward(l, Some(&shape)) {
+        Ok(f) => f,
+        Err(e) if crate::forward::beyond_table(&e) => return Ok(beyond_reach(&e)),
+        Err(e) => return Err(e),
+    };
     let structural = strided_analysis(&f);
     if let Some(a) = &structural {
         if let Some((x, y)) = a.injective.as_ref().and_then(|i| i.1) {
@@ -180,6 +184,15 @@ pub fn prove_property(
     })
 }
 
+/// `unknown`: the layout has no strided form over the shape and is too large to tabulate.
+fn beyond_reach(e: &LayoutError) -> PropertyReport {
+    PropertyReport {
+        verdict: "unknown",
+        deciders: vec![("exhaustive".into(), "unknown".into())],
+        detail: Some(e.to_string()),
+    }
+}
+
 /// A property of a physical -> logical notation (CuTe TV layouts, linear layouts and the
 /// Triton attributes read as them; certify.md 1) is a property of THAT map, as `show` reports
 /// it: injective when no logical cell is held by two physical points (a broadcast is not);
@@ -201,7 +214,11 @@ fn physical_to_logical(
         Fact::Unknown(_) => None,
     };
     let by_facts = (fact(&facts.injective), fact(&facts.surjective));
-    let f = forward(l, Some(shape))?;
+    let f = match forward(l, Some(shape)) {
+        Ok(f) => f,
+        Err(e) if crate::forward::beyond_table(&e) => return Ok(beyond_reach(&e)),
+        Err(e) => return Err(e),
+    };
     let work = f
         .size()
         .checked_mul(crate::exhaustive::points_per_index(&f).max(1))

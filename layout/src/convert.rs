@@ -102,16 +102,65 @@ fn shape_or_top(c: &CuteLayout, shape: Option<&[i64]>) -> Vec<i64> {
     shape.map(<[i64]>::to_vec).unwrap_or_else(|| c.top_shape())
 }
 
+/// A mode's stride, as [`group_colex`] splits and merges it: a plain address stride (CuTe) or a
+/// stride on a named axis (Axe iters, TV thread/value modes).
+trait ModeStride: Clone {
+    /// The stride of the part of a mode that starts `n` steps in.
+    fn scale(&self, n: i64) -> Result<Self>;
+    /// Whether a mode with this stride continues the mode `(e, prev)` (the two are one mode
+    /// of extent `e * next extent` with stride `prev`).
+    fn continues(&self, prev: &Self, e: i64) -> bool;
+}
+
+impl ModeStride for i64 {
+    fn scale(&self, n: i64) -> Result<Self> {
+        arith::mul(*self, n, "mode split")
+    }
+    fn continues(&self, prev: &Self, e: i64) -> bool {
+        prev.checked_mul(e) == Some(*self)
+    }
+}
+
+impl ModeStride for (i64, Axis) {
+    fn scale(&self, n: i64) -> Result<Self> {
+        Ok((arith::mul(self.0, n, "iter split")?, self.1.clone()))
+    }
+    fn continues(&self, prev: &Self, e: i64) -> bool {
+        self.1 == prev.1 && prev.0.checked_mul(e) == Some(self.0)
+    }
+}
+
 /// Splits fastest-first modes into one block per dim of `shape` (fastest dim first, i.e. CuTe's
 /// colexicographic order), splitting a mode `(e, s)` into `(n, s), (e/n, s*n)` where a dim
-/// boundary falls inside it. Extent-1 modes are dropped (they add nothing).
-fn group_colex<S: Clone>(
-    modes: &[(i64, S)],
-    shape: &[i64],
-    scale: impl Fn(&S, i64) -> Result<S>,
-) -> Result<Vec<Vec<(i64, S)>>> {
-    let mut rest: std::collections::VecDeque<(i64, S)> =
-        modes.iter().filter(|(e, _)| *e != 1).cloned().collect();
+/// boundary falls inside it. Extent-1 modes are dropped (they add nothing). When the modes as
+/// written do not split evenly, they are tried again with every run of modes that is one mode
+/// merged (`(3,64):(1,3)` is `192:1`, which splits by (64,3)). Merging only adds split points
+/// (a cut that splits the written modes also splits their merge), and the written modes are
+/// kept whenever they already fit.
+fn group_colex<S: ModeStride>(modes: &[(i64, S)], shape: &[i64]) -> Result<Vec<Vec<(i64, S)>>> {
+    let written: Vec<(i64, S)> = modes.iter().filter(|(e, _)| *e != 1).cloned().collect();
+    let first = split_by(&written, shape);
+    if first.is_ok() {
+        return first;
+    }
+    let mut merged: Vec<(i64, S)> = Vec::with_capacity(written.len());
+    for (e, s) in written.iter().cloned() {
+        match merged.last_mut() {
+            Some((pe, ps)) if s.continues(ps, *pe) => match pe.checked_mul(e) {
+                Some(n) => *pe = n,
+                None => merged.push((e, s)),
+            },
+            _ => merged.push((e, s)),
+        }
+    }
+    if merged.len() == written.len() {
+        return first;
+    }
+    split_by(&merged, shape).or(first)
+}
+
+fn split_by<S: ModeStride>(modes: &[(i64, S)], shape: &[i64]) -> Result<Vec<Vec<(i64, S)>>> {
+    let mut rest: std::collections::VecDeque<(i64, S)> = modes.iter().cloned().collect();
     let mut blocks = Vec::new();
     for (d, &dim) in shape.iter().enumerate() {
         let mut need = dim;
@@ -127,7 +176,7 @@ fn group_colex<S: Clone>(
                 need /= e;
                 block.push((e, s));
             } else if e % need == 0 {
-                rest.push_front((e / need, scale(&s, need)?));
+                rest.push_front((e / need, s.scale(need)?));
                 block.push((need, s));
                 need = 1;
             } else {
@@ -155,7 +204,7 @@ pub fn cute_to_axe(c: &CuteLayout, shape: Option<&[i64]>) -> Result<AxeLayout> {
     let shape = shape_or_top(c, shape);
     c.check_shape(&shape)?;
     let modes: Vec<(i64, i64)> = c.flat_modes();
-    let blocks = group_colex(&modes, &shape, |s, n| arith::mul(*s, n, "mode split"))?;
+    let blocks = group_colex(&modes, &shape)?;
     let shard = blocks
         .iter()
         .flat_map(|b| b.iter().rev().map(|&(e, s)| Iter::on_m(e, s)))
@@ -173,9 +222,7 @@ fn group_axe(a: &AxeLayout, shape: &[i64]) -> Result<Vec<Vec<Iter>>> {
         .map(|it| (it.extent, (it.stride, it.axis.clone())))
         .collect();
     let rev_shape: Vec<i64> = shape.iter().rev().copied().collect();
-    let blocks = group_colex(&fastest_first, &rev_shape, |(s, ax), n| {
-        Ok((arith::mul(*s, n, "iter split")?, ax.clone()))
-    })?;
+    let blocks = group_colex(&fastest_first, &rev_shape)?;
     Ok(blocks
         .into_iter()
         .rev()
@@ -401,9 +448,7 @@ pub fn tv_to_axe(t: &TvLayout) -> Result<AxeLayout> {
     }
     let fastest: Vec<(i64, (i64, Axis))> =
         shard.iter().map(|g| (g.0, (g.2, g.3.clone()))).collect();
-    let blocks = group_colex(&fastest, t.tile(), |(s, ax), n| {
-        Ok((arith::mul(*s, n, "split")?, ax.clone()))
-    })?;
+    let blocks = group_colex(&fastest, t.tile())?;
     let d: Vec<Iter> = blocks
         .iter()
         .flat_map(|b| {

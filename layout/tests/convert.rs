@@ -38,6 +38,36 @@ fn cute_to_axe_reverses_modes_per_dimension() {
     );
 }
 
+/// Modes that a dimension boundary splits unevenly as written are merged where they are one
+/// mode (`(3,64):(1,3)` is `192:1`), then split by the shape; modes that fit as written keep
+/// their structure.
+#[test]
+fn modes_that_are_one_mode_are_merged_before_splitting_by_the_shape() {
+    assert_eq!(
+        conv("(3,64):(1,3)", Target::Axe, Some(&[64, 3])).print(),
+        "S[(64,3):(1,64)]"
+    );
+    assert_eq!(
+        conv("((3,5),(2,7)):((1,3),(15,30))", Target::Axe, Some(&[7, 30])).print(),
+        "S[(7,30):(1,7)]"
+    );
+    assert_eq!(
+        conv("S[(3,64):(64,1)]", Target::Cute, Some(&[64, 3])).print(),
+        "(64, 3):(3, 1)"
+    );
+    // Written modes that fit are kept: no merge.
+    assert_eq!(
+        conv("((2,2),8):((1,2),4)", Target::Axe, None).print(),
+        "S[(2,2,8):(2,1,4)]"
+    );
+    // Modes that are not one mode still refuse: (3,4):(4,1) has no split at 4.
+    let e = convert(&parse("(3,4):(4,1)"), Target::Axe, Some(&[4, 3])).unwrap_err();
+    assert!(
+        e.to_string().contains("splits a mode of extent 3 unevenly"),
+        "{e}"
+    );
+}
+
 #[test]
 fn sm80_c_atom_as_axe_and_back() {
     let tv = "((4,8),(2,2)):((32,1),(16,8)) -> (16,8)";
@@ -294,6 +324,39 @@ proptest! {
         prop_assert_eq!(relation(&a, Some(&shape)).unwrap(), relation(&l, None).unwrap());
         let back = convert(&a, Target::Cute, Some(&shape)).unwrap();
         prop_assert_eq!(relation(&back, Some(&shape)).unwrap(), relation(&l, None).unwrap());
+    }
+
+    /// A compact chain of modes `(e1,e2,..):(d, d*e1, ..)`, grouped at random and given any
+    /// 2-D shape of its size, is one mode: it always converts, and the Axe form relates the
+    /// same pairs as the CuTe layout over that shape (both read by `relation`, the semantics).
+    #[test]
+    fn a_chain_of_modes_converts_over_every_shape_of_its_size(
+        ext in prop::collection::vec(1i64..7, 1..5),
+        d in prop::sample::select(vec![1i64, 2, 3, -1, 5]),
+        cut in 1usize..4,
+        p_pick in 0usize..64,
+    ) {
+        let mut strides = Vec::new();
+        let mut s = d;
+        for e in &ext {
+            strides.push(s);
+            s *= e;
+        }
+        let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let cut = cut.min(ext.len());
+        let text = if cut < ext.len() {
+            format!("(({}),({})):(({}),({}))", join(&ext[..cut]), join(&ext[cut..]),
+                join(&strides[..cut]), join(&strides[cut..]))
+        } else {
+            format!("({}):({})", join(&ext), join(&strides))
+        };
+        let l = parse(&text);
+        let n: i64 = ext.iter().product();
+        let divisors: Vec<i64> = (1..=n).filter(|q| n % q == 0).collect();
+        let p = divisors[p_pick % divisors.len()];
+        let shape = [p, n / p];
+        let a = convert(&l, Target::Axe, Some(&shape)).unwrap();
+        prop_assert_eq!(relation(&a, Some(&shape)).unwrap(), relation(&l, Some(&shape)).unwrap());
     }
 
     #[test]
