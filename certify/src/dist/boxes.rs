@@ -27,7 +27,7 @@ use std::sync::Arc;
 use layout::mesh::{MeshLayout, ReduceOp};
 
 use super::plan::{Plan, Step};
-use super::simulate::{check_groups, Buffer, Cell, SimError};
+use super::simulate::{check_groups, Buffer, Cell, SimError, UNDECIDED};
 use super::{DistCounterexample, DistError};
 
 /// Most pieces, over all ranks, the buffers may hold after a step (2^22).
@@ -77,6 +77,23 @@ impl Addends {
             }
         }
         Addends(Arc::new(out))
+    }
+
+    /// Whether the two sets share an index.
+    pub fn meets(&self, o: &Addends) -> bool {
+        let (mut i, mut j) = (0, 0);
+        while i < self.0.len() && j < o.0.len() {
+            let (a, b) = (self.0[i], o.0[j]);
+            if a.0 < b.1 && b.0 < a.1 {
+                return true;
+            }
+            if a.1 <= b.1 {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        false
     }
 
     /// The bit mask when every index is below 64 (as the cell simulator holds it).
@@ -319,17 +336,22 @@ fn coalesce(mut v: Vec<Piece>) -> Vec<Piece> {
     v
 }
 
-/// Each rank's buffer reduced with the next's, cell by cell: where both hold a value they must
-/// hold one element (else the row-major first such position, with both elements); the terms add.
+/// Each rank's buffer reduced by `op` with the next's, cell by cell, `acc` holding `j` members'
+/// reduction: where both hold a value they must hold one element (else the row-major first such
+/// position, with both elements); the terms add. As the cell simulator's `reduce`: for max,
+/// min and avg a value reduced with padding or zero is undecided (zero is the identity of sum
+/// only), and avg must reduce equally weighted, disjoint members ([`UNDECIDED`], a limit).
 fn reduce_pair(
     acc: &[Piece],
     other: &[Piece],
     shape: &[i64],
     elem_shape: &[i64],
+    (op, j): (ReduceOp, u32),
     budget: &mut Budget,
 ) -> Result<Vec<Piece>, Fail> {
     let mut out = Vec::new();
     let mut conflict: Option<(i64, i64, i64)> = None;
+    let mut undecided: Option<(i64, String)> = None;
     for a in acc {
         budget.spend(other.len())?;
         for b in other {
@@ -337,6 +359,22 @@ fn reduce_pair(
                 continue;
             };
             if a.same_elements(b) {
+                if op == ReduceOp::Avg
+                    && (a.addends.meets(&b.addends) || a.count != b.count.saturating_mul(j))
+                {
+                    let pos = flat(shape, &i.lo);
+                    if undecided.as_ref().is_none_or(|u| pos < u.0) {
+                        undecided = Some((
+                            pos,
+                            format!(
+                                "averages element #{} over members that are not equally weighted and disjoint ({} and {} addend(s))",
+                                flat(elem_shape, &i.elem),
+                                a.count / j.max(1),
+                                b.count
+                            ),
+                        ));
+                    }
+                }
                 out.push(Piece {
                     count: a.count.saturating_add(b.count),
                     addends: a.addends.union(&b.addends),
@@ -364,8 +402,26 @@ fn reduce_pair(
                 budget.spend(frags.len())?;
                 frags = frags.iter().flat_map(|f| f.minus(&b.lo, &b.len)).collect();
             }
+            if op != ReduceOp::Sum {
+                for f in &frags {
+                    let pos = flat(shape, &f.lo);
+                    if undecided.as_ref().is_none_or(|u| pos < u.0) {
+                        undecided = Some((
+                            pos,
+                            format!(
+                                "reduces element #{} with padding or zero by {}: zero is the identity of sum only",
+                                flat(elem_shape, &f.elem),
+                                op.name()
+                            ),
+                        ));
+                    }
+                }
+            }
             out.extend(frags);
         }
+    }
+    if let Some((pos, m)) = undecided {
+        return Err(Fail::Limit(format!("position {pos}: {UNDECIDED}{m}")));
     }
     Ok(coalesce(out))
 }
@@ -421,12 +477,14 @@ fn reduce_all(
     bufs: &[BoxBuffer],
     g: &[i64],
     elem_shape: &[i64],
+    op: ReduceOp,
     budget: &mut Budget,
 ) -> Result<Vec<Piece>, Fail> {
     let shape = &bufs[g[0] as usize].shape;
     let mut acc: Vec<Piece> = bufs[g[0] as usize].pieces.to_vec();
-    for &r in &g[1..] {
-        acc = match reduce_pair(&acc, &bufs[r as usize].pieces, shape, elem_shape, budget) {
+    for (j, &r) in g.iter().enumerate().skip(1) {
+        let pieces = &bufs[r as usize].pieces;
+        acc = match reduce_pair(&acc, pieces, shape, elem_shape, (op, j as u32), budget) {
             Err(Fail::At(_, m)) => return Err(Fail::At(Some(r), m)),
             other => other?,
         };
@@ -566,7 +624,7 @@ fn run_step(
                 }
             }
         }
-        Step::ReduceScatter { groups, dim, .. } => {
+        Step::ReduceScatter { groups, dim, op } => {
             check_groups(groups, n)?;
             for g in groups {
                 let s = same_shape(&bufs, g)?;
@@ -577,18 +635,18 @@ fn run_step(
                         format!("dim {dim} of shape {s:?} does not split into {p} pieces"),
                     ));
                 }
-                let sum = reduce_all(&bufs, g, elem_shape, budget)?;
+                let sum = reduce_all(&bufs, g, elem_shape, *op, budget)?;
                 for (i, &r) in g.iter().enumerate() {
                     let (v, shape) = piece_of(&sum, &s, *dim, p, i as i64);
                     bufs[r as usize] = BoxBuffer::new(shape, v);
                 }
             }
         }
-        Step::AllReduce { groups, .. } => {
+        Step::AllReduce { groups, op } => {
             check_groups(groups, n)?;
             for g in groups {
                 let s = same_shape(&bufs, g)?;
-                let sum = BoxBuffer::new(s, reduce_all(&bufs, g, elem_shape, budget)?);
+                let sum = BoxBuffer::new(s, reduce_all(&bufs, g, elem_shape, *op, budget)?);
                 for &r in g {
                     bufs[r as usize] = sum.clone();
                 }
@@ -811,6 +869,7 @@ pub fn check_final(
     source: &MeshLayout,
     target: &MeshLayout,
     bufs: &[BoxBuffer],
+    dup_ok: bool,
 ) -> Result<i64, DistError> {
     let mesh = &target.mesh;
     let n_add = source.addends();
@@ -882,7 +941,9 @@ pub fn check_final(
                 let here = format!("local {:?}", local_at(&p.lo));
                 if (0..ext.len()).any(|d| p.offset(d) != want[d]) {
                     note(p.lo.clone(), format!("{here} holds element {:?}", p.elem));
-                } else if !sum_partial && (p.count as i64 != n_add || p.addends != full) {
+                } else if !sum_partial
+                    && ((!dup_ok && p.count as i64 != n_add) || p.addends != full)
+                {
                     note(p.lo.clone(), addend_text(&here, p.count, &p.addends, n_add));
                 }
             }
@@ -924,7 +985,7 @@ pub fn check_final(
     for (key, (r, want, ext, members)) in groups {
         let mut acc: Vec<Piece> = Vec::new();
         for m in &members {
-            acc = match reduce_pair(&acc, m, &ext, &[], &mut budget) {
+            acc = match reduce_pair(&acc, m, &ext, &[], (ReduceOp::Sum, 0), &mut budget) {
                 Ok(v) => v,
                 Err(Fail::Limit(w)) => return Err(DistError::Unknown(w)),
                 // Every piece holds the element of its place (checked above): no conflict.

@@ -33,7 +33,7 @@ pub mod plan;
 pub mod simulate;
 pub mod symbolic;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use layout::mesh::{MeshLayout, ReduceOp};
 use serde::{Deserialize, Serialize};
@@ -190,13 +190,30 @@ fn for_each_in_block(bl: &[(i64, i64)], mut f: impl FnMut(&[i64])) {
     }
 }
 
+/// Whether reducing an addend more than once leaves the value right: every reduction of the
+/// plan (and the source's partial, if any) is one idempotent op, max or min.
+pub fn duplicates_harmless(source: &MeshLayout, plan: &Plan) -> bool {
+    let mut ops: BTreeSet<ReduceOp> = source.partial.values().copied().collect();
+    for s in &plan.steps {
+        if let Step::AllReduce { op, .. } | Step::ReduceScatter { op, .. } = s {
+            ops.insert(*op);
+        }
+    }
+    ops.len() == 1
+        && ops
+            .iter()
+            .all(|&o| matches!(o, ReduceOp::Max | ReduceOp::Min))
+}
+
 /// Checks final buffers against the target: every place of every target value holds that
-/// element with all of the source's addends exactly once; for a target partial in `sum`, the
-/// places of one value together hold them exactly once. Returns the places checked.
+/// element with all of the source's addends exactly once (at least once when
+/// [`duplicates_harmless`]); for a target partial in `sum`, the places of one value together
+/// hold them exactly once. Returns the places checked.
 pub fn check_final(
     source: &MeshLayout,
     target: &MeshLayout,
     bufs: &[Buffer],
+    dup_ok: bool,
 ) -> Result<i64, DistCounterexample> {
     let mesh = &target.mesh;
     let n_add = source.addends();
@@ -275,7 +292,7 @@ pub fn check_final(
                     bad = Some(ce(r, Some(x), format!("{} holds padding or zero", at())));
                 } else if cell.elem != want {
                     bad = Some(holds());
-                } else if cell.count as i64 != n_add || cell.mask != full {
+                } else if (!dup_ok && cell.count as i64 != n_add) || cell.mask != full {
                     bad = Some(ce(
                         r,
                         Some(x),
@@ -323,6 +340,7 @@ pub fn certify_plan(
     let on_boxes = decide_on_boxes(source, target, plan);
     if let Err(DistError::Unknown(why)) = on_boxes {
         return decide_on_cells(source, target, plan).map_err(|e| match e {
+            DistError::Unknown(w) if w == why => DistError::Unknown(w),
             DistError::Unknown(w) => DistError::Unknown(format!("{why}; {w}")),
             e => e,
         });
@@ -444,6 +462,20 @@ fn claim_fits(source: &MeshLayout, target: &MeshLayout, plan: &Plan) -> Result<(
             "a partial target other than sum from a partial source".into(),
         ));
     }
+    let ops = |l: &MeshLayout| l.partial.values().copied().collect::<BTreeSet<ReduceOp>>();
+    if ops(source).len() > 1 || ops(target).len() > 1 {
+        return Err(DistError::Unknown(
+            "a layout partial in several reductions (the addend model takes one)".into(),
+        ));
+    }
+    // A sum over the target's places of values reduced by max, min or avg is not the source's
+    // value in general, and the addend model counts terms as a sum does.
+    if !target.partial.is_empty() && source.partial.values().any(|&o| o != ReduceOp::Sum) {
+        return Err(DistError::Unknown(format!(
+            "a partial target from a source partial in {}",
+            source.partial.values().next().map_or("", |o| o.name())
+        )));
+    }
     if let Some(op) = source.partial.values().next() {
         for (k, s) in plan.steps.iter().enumerate() {
             if let Step::AllReduce { op: o, .. } | Step::ReduceScatter { op: o, .. } = s {
@@ -523,7 +555,7 @@ fn decide_on_boxes(
         boxes::Stop::Step(e) => not_executed(source, plan, e),
         boxes::Stop::Limit(w) => DistError::Unknown(w),
     })?;
-    let checked = boxes::check_final(source, target, &end)?;
+    let checked = boxes::check_final(source, target, &end, duplicates_harmless(source, plan))?;
     let mut h = Sha256::new();
     for b in &end {
         h.update((b.shape.len() as u64).to_le_bytes());
@@ -553,7 +585,8 @@ fn decide_on_cells(
     claim_fits(source, target, plan)?;
     let start = initial_buffers(source)?;
     let end = simulate::run(plan, start).map_err(|e| not_executed(source, plan, e))?;
-    let checked = check_final(source, target, &end).map_err(DistError::Refuted)?;
+    let checked = check_final(source, target, &end, duplicates_harmless(source, plan))
+        .map_err(DistError::Refuted)?;
     let mut h = Sha256::new();
     for b in &end {
         for c in &b.cells {

@@ -3,7 +3,14 @@
 //! addend exactly once" is checked exactly (count == addends and every bit set). It shares no code
 //! with the planner: it only knows the collective semantics of spec/distributed.md section 3.
 
+use layout::mesh::ReduceOp;
+
 use super::plan::{Plan, Step};
+
+/// How a step's message starts when the addend model cannot decide it (a max, min or avg
+/// reduction the count-and-set model does not cover): the simulation stops with `limit` set,
+/// so the claim is unknown, never refuted or certified on it.
+pub const UNDECIDED: &str = "undecided: ";
 
 /// Most cells (over all ranks) a simulation holds at once: 2^24.
 pub const MAX_CELLS: i64 = 1 << 24;
@@ -45,8 +52,8 @@ pub struct SimError {
     pub rank: Option<i64>,
     /// What went wrong.
     pub message: String,
-    /// True when the simulator's size limit stopped it (the plan may be right: unknown, not
-    /// refuted).
+    /// True when the simulator cannot decide: its size limit stopped it, or a reduction its
+    /// addend model does not cover ([`UNDECIDED`]); the plan may be right: unknown, not refuted.
     pub limit: bool,
 }
 
@@ -86,17 +93,38 @@ impl Buffer {
     }
 }
 
-fn reduce(a: Cell, b: Cell) -> Result<Cell, String> {
-    if a.elem == EMPTY {
-        return Ok(b);
-    }
-    if b.elem == EMPTY {
+/// Reduces cell `b` into `a`, which already holds `j` members' reduction, by `op`. The model
+/// (element, addend count, addend set) is exact for sum, where padding and zero are the
+/// identity. For max and min the value is the op over the set (duplicates are harmless), but
+/// zero is not their identity: a cell reduced with padding or zero is undecided. For avg the
+/// members must be equally weighted and disjoint (then the mean of means is the mean of the
+/// union); anything else is undecided.
+fn reduce(a: Cell, b: Cell, op: ReduceOp, j: u32) -> Result<Cell, String> {
+    if a.elem == EMPTY && b.elem == EMPTY {
         return Ok(a);
+    }
+    if a.elem == EMPTY || b.elem == EMPTY {
+        if op == ReduceOp::Sum {
+            return Ok(if a.elem == EMPTY { b } else { a });
+        }
+        let e = a.elem.min(b.elem);
+        return Err(format!(
+            "{UNDECIDED}reduces element #{e} with padding or zero by {}: zero is the identity of sum only",
+            op.name()
+        ));
     }
     if a.elem != b.elem {
         return Err(format!(
             "reduces element #{} with element #{}",
             a.elem, b.elem
+        ));
+    }
+    if op == ReduceOp::Avg && (a.mask & b.mask != 0 || a.count != b.count.saturating_mul(j)) {
+        return Err(format!(
+            "{UNDECIDED}averages element #{} over members that are not equally weighted and disjoint ({} and {} addend(s))",
+            a.elem,
+            a.count / j.max(1),
+            b.count
         ));
     }
     Ok(Cell {
@@ -131,7 +159,10 @@ pub fn run(plan: &Plan, start: Vec<Buffer>) -> Result<Vec<Buffer>, SimError> {
                 return Err(fail(None, m, true));
             }
         }
-        bufs = run_step(step, bufs).map_err(|(r, m)| fail(r, m, false))?;
+        bufs = run_step(step, bufs).map_err(|(r, m)| {
+            let undecided = m.contains(UNDECIDED);
+            fail(r, m, undecided)
+        })?;
         let total: i64 = bufs.iter().map(|b| b.cells.len() as i64).sum();
         if total > MAX_CELLS {
             return Err(fail(
@@ -209,12 +240,12 @@ fn concat(parts: &[Buffer], dim: usize) -> Buffer {
     out
 }
 
-fn reduce_all(bufs: &[Buffer], g: &[i64]) -> Result<Buffer, (Option<i64>, String)> {
+fn reduce_all(bufs: &[Buffer], g: &[i64], op: ReduceOp) -> Result<Buffer, (Option<i64>, String)> {
     let mut acc = bufs[g[0] as usize].clone();
-    for &r in &g[1..] {
+    for (j, &r) in g.iter().enumerate().skip(1) {
         for (i, c) in bufs[r as usize].cells.iter().enumerate() {
-            acc.cells[i] =
-                reduce(acc.cells[i], *c).map_err(|m| (Some(r), format!("position {i}: {m}")))?;
+            acc.cells[i] = reduce(acc.cells[i], *c, op, j as u32)
+                .map_err(|m| (Some(r), format!("position {i}: {m}")))?;
         }
     }
     Ok(acc)
@@ -237,7 +268,7 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
                 }
             }
         }
-        Step::ReduceScatter { groups, dim, .. } => {
+        Step::ReduceScatter { groups, dim, op } => {
             check_groups(groups, n)?;
             for g in groups {
                 let s = same_shape(&bufs, g)?;
@@ -248,17 +279,17 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
                         format!("dim {dim} of shape {s:?} does not split into {p} pieces"),
                     ));
                 }
-                let sum = reduce_all(&bufs, g)?;
+                let sum = reduce_all(&bufs, g, *op)?;
                 for (i, &r) in g.iter().enumerate() {
                     bufs[r as usize] = piece(&sum, *dim, p, i as i64);
                 }
             }
         }
-        Step::AllReduce { groups, .. } => {
+        Step::AllReduce { groups, op } => {
             check_groups(groups, n)?;
             for g in groups {
                 same_shape(&bufs, g)?;
-                let sum = reduce_all(&bufs, g)?;
+                let sum = reduce_all(&bufs, g, *op)?;
                 for &r in g {
                     bufs[r as usize] = sum.clone();
                 }

@@ -307,8 +307,11 @@ fn substitute(ctx: &Ctx, p: &SymPiece, a: usize, v: i64) -> R<SymPiece> {
     Ok(q)
 }
 
-/// The elementwise reduction over axis `a`'s groups (all members hold the same pieces).
-fn reduce(ctx: &Ctx, p: &SymPiece, a: usize) -> R<SymPiece> {
+/// The elementwise reduction by `op` over axis `a`'s groups (all members hold the same
+/// pieces). Zero is the identity of sum only: for max, min and avg, a reduction of zeroed
+/// members with terms is not decided here; nor is an average of members that hold the same
+/// addends (the box and cell deciders answer those, as undecided).
+fn reduce(ctx: &Ctx, p: &SymPiece, a: usize, op: ReduceOp) -> R<SymPiece> {
     if p.elem.iter().any(|e| e.coef[a] != 0) {
         return Err("a reduction of different elements".into());
     }
@@ -322,10 +325,16 @@ fn reduce(ctx: &Ctx, p: &SymPiece, a: usize) -> R<SymPiece> {
         if own.is_some_and(|o| t.own[o]) {
             return Err("zeroed own addends reduced".into());
         }
+        if op != ReduceOp::Sum {
+            return Err(format!("zeroed members reduced by {}", op.name()));
+        }
         t.zero_unless.remove(i);
     } else if let Some(o) = own.filter(|&o| t.own[o]) {
         t.own[o] = false;
     } else {
+        if op == ReduceOp::Avg {
+            return Err("an average of members holding the same addends".into());
+        }
         t.count = t
             .count
             .checked_mul(ctx.mesh.extent(a))
@@ -538,7 +547,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
             }
             reshape(shape, out)
         }
-        Step::ReduceScatter { groups, dim, .. } => {
+        Step::ReduceScatter { groups, dim, op } => {
             let a = ctx.axis_of(groups)?;
             let e = mesh.extent(a);
             if *dim >= nd || s.shape[*dim] % e != 0 {
@@ -547,7 +556,7 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
             let pieces = s
                 .pieces
                 .iter()
-                .map(|p| reduce(ctx, p, a))
+                .map(|p| reduce(ctx, p, a, *op))
                 .collect::<R<Vec<_>>>()?;
             let w = s.shape[*dim] / e;
             let mut len = s.shape.clone();
@@ -559,12 +568,12 @@ fn step(ctx: &mut Ctx, s: SymState, st: &Step) -> R<SymState> {
             let out = cut(&ctx.bounds, &red, &window(a, *dim, w), &len)?;
             reshape(len, out)
         }
-        Step::AllReduce { groups, .. } => {
+        Step::AllReduce { groups, op } => {
             let a = ctx.axis_of(groups)?;
             let pieces = s
                 .pieces
                 .iter()
-                .map(|p| reduce(ctx, p, a))
+                .map(|p| reduce(ctx, p, a, *op))
                 .collect::<R<Vec<_>>>()?;
             reshape(s.shape, pieces)
         }
@@ -737,7 +746,7 @@ fn check_final(
         let mut q = p.clone();
         if sum_partial {
             for &a in target.partial.keys() {
-                q = reduce(ctx, &q, a)?;
+                q = reduce(ctx, &q, a, ReduceOp::Sum)?;
             }
         }
         let t = &q.terms;

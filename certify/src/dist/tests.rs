@@ -842,3 +842,104 @@ mod symbolic_decider {
         assert_eq!((c.rank, c.element.clone()), (0, Some(vec![0, 0])), "{c}");
     }
 }
+
+/// Max, min and avg are not sums: zero is not their identity, and an average of unequally
+/// weighted members is not the mean. Each plan below was certified by the count-and-set model
+/// before (a hostile audit's forgeries); with real addends (1, 2, 3, 10), (-5, -7, -9) each
+/// computes a wrong value, so none may be certified. Duplicates are harmless for max: a second
+/// all-reduce leaves the value, and is certified.
+#[test]
+fn max_min_and_avg_reductions_are_not_sums() {
+    let unknown = |r: Result<DistCertificate, DistError>| match r {
+        Err(DistError::Unknown(w)) => w,
+        other => panic!("expected unknown, got {other:?}"),
+    };
+    let ar = |groups: Vec<Vec<i64>>, op| Step::AllReduce { groups, op };
+    // avg over [[0,1,2],[3]] then [[2,3]] weights 10 by 1/2: (2 + 10) / 2 = 6, not 4.
+    let (s, t) = (
+        lay("gpuid=4", &[4], "[Partial(avg)]"),
+        lay("gpuid=4", &[4], "[Replicate()]"),
+    );
+    let plan = Plan {
+        ranks: 4,
+        steps: vec![
+            ar(vec![vec![0, 1, 2], vec![3]], ReduceOp::Avg),
+            ar(vec![vec![2, 3], vec![0], vec![1]], ReduceOp::Avg),
+            Step::Broadcast {
+                groups: vec![vec![2, 0, 1, 3]],
+                root: 0,
+            },
+        ],
+    };
+    let w = unknown(certify_plan(&s, &t, &plan));
+    assert!(w.contains("not equally weighted"), "{w}");
+    // The same plan in sum is right: (1+2+3) + 10.
+    let (ss, _) = (lay("gpuid=4", &[4], "[Partial(sum)]"), ());
+    let mut sum = plan.clone();
+    for st in &mut sum.steps {
+        if let Step::AllReduce { op, .. } = st {
+            *op = ReduceOp::Sum;
+        }
+    }
+    certify_plan(&ss, &t, &sum).unwrap();
+    // max, then rank 2 zeroed, then max over [[0,2]]: max(-5, 0) = 0 on ranks 0 and 2.
+    let (s, t) = (
+        lay("gpuid=3", &[4], "[Partial(max)]"),
+        lay("gpuid=3", &[4], "[Replicate()]"),
+    );
+    let zeroed = Plan {
+        ranks: 3,
+        steps: vec![
+            ar(vec![vec![0, 1, 2]], ReduceOp::Max),
+            Step::Zero { ranks: vec![2] },
+            ar(vec![vec![0, 2], vec![1]], ReduceOp::Max),
+        ],
+    };
+    let w = unknown(certify_plan(&s, &t, &zeroed));
+    assert!(w.contains("zero is the identity of sum only"), "{w}");
+    // avg over a zeroed member halves the mean.
+    let (s2, t2) = (
+        lay("gpuid=2", &[4], "[Partial(avg)]"),
+        lay("gpuid=2", &[4], "[Replicate()]"),
+    );
+    let halved = Plan {
+        ranks: 2,
+        steps: vec![
+            ar(vec![vec![0, 1]], ReduceOp::Avg),
+            Step::Zero { ranks: vec![1] },
+            ar(vec![vec![0, 1]], ReduceOp::Avg),
+        ],
+    };
+    unknown(certify_plan(&s2, &t2, &halved));
+    // max twice: max(max(a)) = max(a), certified; the sum analogue is refuted.
+    let twice = Plan {
+        ranks: 3,
+        steps: vec![
+            ar(vec![vec![0, 1, 2]], ReduceOp::Max),
+            ar(vec![vec![0, 1, 2]], ReduceOp::Max),
+        ],
+    };
+    certify_plan(&s, &t, &twice).unwrap();
+    let (s3, t3) = (
+        lay("gpuid=3", &[4], "[Partial(sum)]"),
+        lay("gpuid=3", &[4], "[Replicate()]"),
+    );
+    let mut twice_sum = twice.clone();
+    for st in &mut twice_sum.steps {
+        if let Step::AllReduce { op, .. } = st {
+            *op = ReduceOp::Sum;
+        }
+    }
+    let c = refuted(certify_plan(&s3, &t3, &twice_sum));
+    assert!(c.message.contains("more than once"), "{c}");
+    // A sum over places of max-reduced values is not the max.
+    let tp = lay("gpuid=3", &[4], "[Partial(sum)]");
+    unknown(certify_plan(
+        &s,
+        &tp,
+        &Plan {
+            ranks: 3,
+            steps: vec![],
+        },
+    ));
+}

@@ -381,6 +381,16 @@ pub fn plan(
             source.shape, target.shape
         )));
     }
+    for l in [source, target] {
+        let ops: std::collections::BTreeSet<_> = l.partial.values().map(|o| o.name()).collect();
+        if ops.len() > 1 {
+            return Err(DistPlanError::Mismatch(format!(
+                "partial in several reductions ({}): the planner and the checker take one \
+                 reduction per layout",
+                ops.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
     if source.mesh.size() > MAX_PLAN_DEVICES {
         return Err(DistPlanError::Mismatch(format!(
             "a mesh of {} devices; the planner takes at most {MAX_PLAN_DEVICES}",
