@@ -931,13 +931,20 @@ fn shuffle_prints_a_simulated_plan_or_says_shared_memory() {
     let b = "#ttg.linear<{register=[[2,0]], lane=[[1,0]]}>";
     let o = laycert(&["shuffle", a, b]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // x1 and x2 swap lanes in one shuffle; x0 and x3 stay in their lane (register moves).
     assert!(
-        first_line(&o).starts_with("2 shuffles in 2 rounds"),
+        first_line(&o).starts_with("1 shuffles in 1 rounds"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("in-lane moves: 2 vector(s)"),
         "{}",
         stdout(&o)
     );
     let v = json(&laycert(&["shuffle", a, b, "--json"]));
-    assert_eq!(v["plan"]["rounds"], 2);
+    assert_eq!(v["plan"]["rounds"], 1);
+    assert_eq!(v["plan"]["moves"].as_array().map(Vec::len), Some(2));
     let o = laycert(&["shuffle", F2_WRITE, F2_READ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("needs shared memory"), "{}", stderr(&o));

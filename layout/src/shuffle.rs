@@ -6,14 +6,19 @@
 //! 32 bits), `I = A_Thr ∩ B_Thr`, `E = A_Thr \ I`, `F = B_Thr \ I` and `G = {e_i ⊕ f_i}`, the
 //! round `i` moves the elements of the coset `R(i) ⊕ span(V ∪ I ∪ G)`, `R` completing that span
 //! to the warp's elements: each lane sends one vector and receives one. With broadcasting a
-//! round may need several shuffles; the plan lists each one.
+//! round may need several shuffles; the plan lists each one. An element that is already in its
+//! `B` lane moves between registers inside the lane, with no shuffle (so converting a layout
+//! into itself takes none), and a round left with no such element is no round.
 //!
 //! A shuffle is data: what every lane sends (an `A` register), which lane every lane reads, and
 //! the `B` register it stores to. The simulator runs it with each register holding the logical
 //! coordinate it carries and checks the result is `B` everywhere.
 //!
 //! Example (a test checks it): `A = {register: [[1]], lane: [[2]]}`, `B = {register: [[2]],
-//! lane: [[1]]}` on 4 elements (2 lanes): two rounds of one shuffle each.
+//! lane: [[1]]}` on 4 elements (2 lanes): one shuffle (x1 and x2 cross) and two register moves
+//! (x0 and x3 stay in their lane).
+//!
+//! A shuffle moves 32 bits: an 8-byte element takes two ([`ShufflePlan::instructions`]).
 
 use std::collections::BTreeMap;
 
@@ -41,6 +46,17 @@ pub struct Shuffle {
     pub recv: Vec<Option<i64>>,
 }
 
+/// An element that is already in its `B` lane: a register move inside the lane, no shuffle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalMove {
+    /// The lane.
+    pub lane: i64,
+    /// The `A` register (vector start) it is read from.
+    pub src: i64,
+    /// The `B` register (vector start) it is stored to.
+    pub dst: i64,
+}
+
 /// A conversion plan from `A` to `B` by warp shuffles, the same for every warp.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShufflePlan {
@@ -50,10 +66,14 @@ pub struct ShufflePlan {
     pub src_vector: Vec<usize>,
     /// The matching register bits of `B`.
     pub dst_vector: Vec<usize>,
-    /// Number of rounds, `2^|R|`.
+    /// Number of rounds that move an element across lanes (of the `2^|R|` cosets, those
+    /// whose elements all stay in their lane need no shuffle).
     pub rounds: usize,
     /// The shuffles, round after round.
     pub shuffles: Vec<Shuffle>,
+    /// The elements already in their `B` lane, moved between registers inside it.
+    #[serde(default)]
+    pub moves: Vec<LocalMove>,
 }
 
 fn nonzero(v: &[u128]) -> Vec<u128> {
@@ -148,6 +168,7 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
     let rounds_ech = Echelon::of_columns(&s0.iter().chain(&r).copied().collect::<Vec<_>>());
     // Per round, (dst lane, dst register) -> (src lane, src register).
     let mut needs: BTreeMap<u128, Transfers> = BTreeMap::new();
+    let mut moves = Vec::new();
     for lane in 0..b_lanes {
         for reg in (0..1i64 << b_reg_bits).filter(|x| x & b_vmask == 0) {
             let x = f2::apply(&tb, (reg as u128) | (lane as u128) << b_reg_bits);
@@ -157,6 +178,14 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
             let src = a_inv.solve(x).ok_or_else(missing)?;
             let src_reg = (src & ((1u128 << a_reg_bits) - 1)) as i64;
             let src_lane = (src >> a_reg_bits) as i64;
+            if src_lane == lane {
+                moves.push(LocalMove {
+                    lane,
+                    src: src_reg,
+                    dst: reg,
+                });
+                continue;
+            }
             needs
                 .entry(round)
                 .or_default()
@@ -170,9 +199,18 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
         elem_bytes,
         src_vector,
         dst_vector,
-        rounds: 1 << r.len(),
+        rounds: needs.len(),
         shuffles,
+        moves,
     })
+}
+
+impl ShufflePlan {
+    /// The `shfl.sync` instructions one warp executes: each shuffle of the plan once per 32-bit
+    /// word of what it moves (twice for 8-byte elements).
+    pub fn instructions(&self) -> usize {
+        self.shuffles.len() * (self.elem_bytes as usize).div_ceil(4)
+    }
 }
 
 /// Packs one round's transfers into as few shuffles as possible: in one shuffle each lane sends
@@ -216,6 +254,22 @@ pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result
     for ctx in &a.context_inputs() {
         let a_at = |r: i64, l: i64| a.apply(&a.at_register_lane(ctx, r, l));
         let mut dst: BTreeMap<(i64, i64), Vec<i64>> = BTreeMap::new();
+        for m in &plan.moves {
+            if m.lane < 0 || m.lane >= a_lanes.min(b_lanes) {
+                return Err(bad(format!("move in lane {} out of range", m.lane)));
+            }
+            for t in 0..1i64 << plan.src_vector.len() {
+                let from = m.src | vector_register(&plan.src_vector, t);
+                let to = m.dst | vector_register(&plan.dst_vector, t);
+                if from < 0 || to < 0 || from >= a_regs || to >= b_regs {
+                    return Err(bad(format!(
+                        "move in lane {}: register {from} -> {to} out of range",
+                        m.lane
+                    )));
+                }
+                dst.insert((m.lane, to), a_at(from, m.lane)?);
+            }
+        }
         for (k, s) in plan.shuffles.iter().enumerate() {
             for (dl, src) in s.src_lane.iter().enumerate() {
                 let Some(sl) = *src else { continue };

@@ -20,10 +20,13 @@ fn two_lanes_swap_their_second_elements() {
         2,
         0,
     );
+    // Lane 0 holds x0, x1 and lane 1 x2, x3 under A; B puts x0, x2 in lane 0 and x1, x3 in
+    // lane 1: x1 and x2 cross in one shuffle, x0 and x3 stay (register moves).
     let plan = shuffle_plan(&a, &b, 4).unwrap();
-    assert_eq!(plan.rounds, 2);
-    assert_eq!(plan.shuffles.len(), 2);
-    assert_eq!(execute(&plan, &a, &b).unwrap(), 2);
+    assert_eq!(plan.rounds, 1);
+    assert_eq!(plan.shuffles.len(), 1);
+    assert_eq!(plan.moves.len(), 2);
+    assert_eq!(execute(&plan, &a, &b).unwrap(), 1);
     // The plan is data: it survives JSON.
     let text = serde_json::to_string(&plan).unwrap();
     let back: ShufflePlan = serde_json::from_str(&text).unwrap();
@@ -31,6 +34,35 @@ fn two_lanes_swap_their_second_elements() {
     // A plan for the wrong target fails in the simulator, naming the register.
     let e = execute(&plan, &a, &a).unwrap_err().to_string();
     assert!(e.contains("lane"), "{e}");
+}
+
+/// Converting a layout into itself moves nothing across lanes: no shuffle, every element a
+/// register move inside its lane, and the simulator agrees.
+#[test]
+fn a_layout_into_itself_needs_no_shuffle() {
+    let a = ll(
+        &[
+            ("register", vec![vec![0, 1], vec![0, 2]]),
+            (
+                "lane",
+                vec![vec![0, 4], vec![0, 8], vec![1, 0], vec![2, 0], vec![4, 0]],
+            ),
+        ],
+        3,
+        4,
+    );
+    for elem in [1, 2, 4, 8] {
+        let plan = shuffle_plan(&a, &a, elem).unwrap();
+        assert_eq!((plan.shuffles.len(), plan.rounds), (0, 0), "{elem} bytes");
+        let vector = 1usize << plan.src_vector.len();
+        assert_eq!(plan.moves.len() * vector, 4 * 32, "{elem} bytes");
+        assert_eq!(execute(&plan, &a, &a).unwrap(), 0);
+    }
+    // Dropping a move leaves a B register empty, and the simulator names it.
+    let mut plan = shuffle_plan(&a, &a, 4).unwrap();
+    plan.moves.pop();
+    let e = execute(&plan, &a, &a).unwrap_err().to_string();
+    assert!(e.contains("B says"), "{e}");
 }
 
 #[test]

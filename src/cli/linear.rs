@@ -152,12 +152,20 @@ pub fn shuffle(
     let (la, lb) = linear_pair(a, b, shape, ["A", "B"])?;
     let plan = shuffle_plan(&la, &lb, bytes).map_err(|e| input::render(&e, "shuffle", a))?;
     execute(&plan, &la, &lb).map_err(|e| input::render(&e, "the plan's simulation", a))?;
+    // A shuffle moves 32 bits: an 8-byte element is two of them.
+    let per = if plan.elem_bytes > 4 {
+        format!(
+            "one {}-byte element per {} shuffles",
+            plan.elem_bytes,
+            plan.elem_bytes / 4
+        )
+    } else {
+        format!("{} element(s) per shuffle", 1u32 << plan.src_vector.len())
+    };
     let head = format!(
-        "{} shuffles in {} rounds, {} element(s) per shuffle; simulated: every register of B \
-         holds its element",
-        plan.shuffles.len(),
+        "{} shuffles in {} rounds, {per}; simulated: every register of B holds its element",
+        plan.instructions(),
         plan.rounds,
-        1u32 << plan.src_vector.len()
     );
     if as_json {
         return Ok(Report::json(json!({ "summary": head, "plan": plan })));
@@ -168,7 +176,14 @@ pub fn shuffle(
         "vector: A registers bits {:?} -> B register bits {:?}",
         plan.src_vector, plan.dst_vector
     ));
-    for (k, s) in plan.shuffles.iter().enumerate() {
+    lines.push(format!(
+        "in-lane moves: {} vector(s) per warp already in their B lane (register moves, no shuffle)",
+        plan.moves.len()
+    ));
+    // Each shuffle prints a line per warp of 32 lanes; past MAX_LISTED the text names the
+    // count (`--json` holds the whole plan).
+    const MAX_LISTED: usize = 64;
+    for (k, s) in plan.shuffles.iter().enumerate().take(MAX_LISTED) {
         let reads: Vec<String> = s
             .src_lane
             .iter()
@@ -181,6 +196,12 @@ pub fn shuffle(
             "shuffle {k}: send [{}]; lane<-src:dst_reg {}",
             sends.join(" "),
             reads.join(" ")
+        ));
+    }
+    if plan.shuffles.len() > MAX_LISTED {
+        lines.push(format!(
+            "... {} more shuffles not listed (--json lists the whole plan)",
+            plan.shuffles.len() - MAX_LISTED
         ));
     }
     Ok(Report::ok(lines))
