@@ -572,3 +572,64 @@ fn claims_past_the_table_limit_are_unknown_and_one_mode_chains_are_decided() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.starts_with("not equivalent\n"), "{out}");
 }
+
+/// Flags the command would silently ignore are refused, naming the flag; errors carry one
+/// `error: ` prefix; a file of another kind is pointed to the command that checks it.
+#[test]
+fn ignored_flags_are_refused_and_errors_name_one_prefix() {
+    let (code, _, err) = plain(&[
+        "gen",
+        "gemm",
+        "--m",
+        "64",
+        "--n",
+        "64",
+        "--k",
+        "64",
+        "--kwarps",
+        "3",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--kwarps applies only to the W4A16 kernel"),
+        "{err}"
+    );
+    let (code, _, err) = plain(&[
+        "gen",
+        "gemm",
+        "--m",
+        "16",
+        "--n",
+        "64",
+        "--k",
+        "128",
+        "--weights",
+        "int4",
+        "--dtype",
+        "f16",
+        "--bm",
+        "64",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--bm does not apply to the W4A16 kernel"),
+        "{err}"
+    );
+    let (code, _, err) = plain(&["draw", "(4,8):(8,1)", "--access", "col", "-o", "/dev/null"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--banks"), "{err}");
+    for args in [
+        vec!["simplify", "compose(4:1, 2:1"],
+        vec!["equiv-expr", "compose(", "4:1"],
+        vec!["equiv", "foo", "4:1"],
+    ] {
+        let (code, _, err) = plain(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.starts_with("error: "), "{err}");
+        assert_eq!(err.matches("error:").count(), 1, "{err}");
+    }
+}

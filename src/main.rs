@@ -212,8 +212,8 @@ enum Command {
         /// Element size in bytes: colour cells by 4-byte bank and mark bank conflicts.
         #[arg(long)]
         banks: Option<i64>,
-        /// Which cells one 128-byte access reads together: `row` or `col`.
-        #[arg(long, default_value = "row")]
+        /// Which cells one 128-byte access reads together: `row` or `col` (with `--banks`).
+        #[arg(long, default_value = "row", requires = "banks")]
         access: String,
         /// The SVG file to write.
         #[arg(short, long)]
@@ -659,14 +659,12 @@ fn main() -> ExitCode {
     let args = Args::parse_from(gpu_bench_gemm_argv(std::env::args_os().collect()));
     if let Some(path) = &args.mlir {
         if let Err(e) = cli::input::set_mlir(path) {
-            eprintln!("{}", cli::bounded_message(&e.message));
-            return ExitCode::from(cli::BAD_INPUT);
+            return bad_input(&e.message);
         }
     }
     if let Some(text) = &args.axes {
         if let Err(e) = cli::input::set_axes(text) {
-            eprintln!("{}", cli::bounded_message(&e.message));
-            return ExitCode::from(cli::BAD_INPUT);
+            return bad_input(&e.message);
         }
     }
     let result = match &args.command {
@@ -836,9 +834,13 @@ fn main() -> ExitCode {
                 _ => ExitCode::from(report.code),
             }
         }
-        Err(e) => {
-            eprintln!("{}", cli::bounded_message(&e.message));
-            ExitCode::from(cli::BAD_INPUT)
-        }
+        Err(e) => bad_input(&e.message),
     }
+}
+
+/// Bad input: the message on stderr and exit 2, with or without `--json` (stdout carries only
+/// answers, so a script reading JSON reads nothing it could mistake for one).
+fn bad_input(message: &str) -> ExitCode {
+    eprintln!("{}", cli::bounded_message(message));
+    ExitCode::from(cli::BAD_INPUT)
 }

@@ -17,14 +17,15 @@ pub struct ParseError {
 }
 
 impl ParseError {
-    /// Renders the error with the input line and a caret under the span, for terminals.
+    /// Renders the error with the input line and a caret under the span, for terminals (no
+    /// `error: ` prefix: the caller, which knows the context, adds it once).
     pub fn render(&self, input: &str) -> String {
         let start = self.span.start.min(input.len());
         let end = self.span.end.clamp(start, input.len());
         let width = input[start..end].chars().count().max(1);
         let pad = input[..start].chars().count();
         format!(
-            "error: {self}\n  {input}\n  {}{}",
+            "{self}\n  {input}\n  {}{}",
             " ".repeat(pad),
             "^".repeat(width)
         )

@@ -180,7 +180,7 @@ pub fn prove_text(
     let t = std::time::Instant::now();
     let reports = py
         .detach(|| prove_source(name, text, &opts))
-        .map_err(|e| RuleFileError::new_err(format!("error: {}", e.render())))?;
+        .map_err(|e| RuleFileError::new_err(format!("error: {}", e.render_located())))?;
     report(py, reports, &opts, t.elapsed().as_secs_f64())
 }
 

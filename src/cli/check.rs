@@ -13,9 +13,23 @@ use super::{BadInput, Report};
 pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     let text = super::input::read_bounded(path, "certificate", super::input::MAX_FILE_BYTES)?;
     // Rule, explanation and movement certificates carry a `kind`; equivalence certificates do not.
-    let kind = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
+    let value = serde_json::from_str::<serde_json::Value>(&text).ok();
+    let kind = value
+        .as_ref()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    // A distributed plan's certificate re-verifies against its claim, which `dist check` takes.
+    if value.as_ref().is_some_and(|v| {
+        ["source", "target", "plan"]
+            .iter()
+            .all(|k| v.get(k).is_some())
+    }) {
+        return Err(BadInput {
+            message: format!(
+                "error: certificate {path:?} is a distributed plan's (`dist plan --cert`): check it \
+                 with `laycert dist check --plan {path:?} --mesh M --shape S --from A --to B`"
+            ),
+        });
+    }
     match kind.as_deref() {
         Some("rule") => {
             return Ok(other_kind(

@@ -102,9 +102,45 @@ fn check_overrides(a: &GemmArgs) -> Result<(), BadInput> {
     Ok(())
 }
 
+/// Refuses a flag given to the kernel it does not configure (a silently ignored override would
+/// emit a kernel other than the one asked for).
+fn check_applies(a: &GemmArgs, w4a16: bool) -> Result<(), BadInput> {
+    let only_w4a16 = [
+        ("--group", a.group.is_some()),
+        ("--kwarps", a.kwarps.is_some()),
+        ("--cwarps", a.cwarps.is_some()),
+        ("--aslots", a.aslots.is_some()),
+        ("--packing", a.packing.is_some()),
+        ("--dequant", a.dequant.is_some()),
+    ];
+    let not_w4a16 = [
+        ("--bm", a.bm.is_some()),
+        ("--warpgroups", a.warpgroups.is_some()),
+        ("--bk", a.bk.is_some()),
+        ("--group-m", a.group_m.is_some()),
+        ("--no-swizzle", a.no_swizzle),
+    ];
+    let (list, why): (&[(&str, bool)], _) = if w4a16 {
+        (
+            &not_w4a16,
+            "does not apply to the W4A16 kernel (--weights int4)",
+        )
+    } else {
+        (
+            &only_w4a16,
+            "applies only to the W4A16 kernel (--weights int4)",
+        )
+    };
+    match list.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(bad(format!("error: gemm: {flag} {why}"))),
+        None => Ok(()),
+    }
+}
+
 /// Parses, configures, synthesizes, emits and validates.
 pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
     check_overrides(a)?;
+    check_applies(a, false)?;
     let dtype = GemmDtype::parse(a.dtype).ok_or_else(|| {
         bad(format!(
             "error: --dtype {:?}: expected f16 or bf16",
@@ -199,6 +235,7 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
 /// Parses and emits the W4A16 kernel (`--weights int4`).
 pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
     check_overrides(a)?;
+    check_applies(a, true)?;
     if a.weights != Some("int4") {
         return Err(bad(format!(
             "error: --weights {:?}: expected int4",

@@ -8,7 +8,7 @@ use super::BadInput;
 /// Renders `e`, caused by the text `input` of the argument named `what`.
 pub fn render(e: &LayoutError, what: &str, input: &str) -> BadInput {
     let message = match e {
-        LayoutError::Parse(p) => format!("{}\n  (in {what})", p.render(input)),
+        LayoutError::Parse(p) => format!("error: {}\n  (in {what})", p.render(input)),
         other => format!("error: {what}: {other}"),
     };
     BadInput { message }

@@ -54,7 +54,8 @@ pub fn run(files: &[String], out: &Outputs, as_json: bool) -> Result<Report, Bad
     for f in files {
         let text = read(f, "rule file")?;
         let reports = certify::rules::prove_source(f, &text, &opts).map_err(|e| BadInput {
-            message: format!("error: {}", e.render()),
+            // `file:line:col: error: ...`, as compilers print it.
+            message: e.render(),
         })?;
         groups.push((f.clone(), reports));
     }

@@ -45,7 +45,8 @@ fn rules(files: &[String]) -> Result<(Vec<egraph::ProvedRule>, Vec<String>), Bad
             .collect::<Result<_, _>>()?
     };
     egraph::load_rules_lazy(&sources).map_err(|e| BadInput {
-        message: format!("error: {}", e.render()),
+        // `file:line:col: error: ...`, as compilers print it.
+        message: e.render(),
     })
 }
 

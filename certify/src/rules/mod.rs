@@ -57,9 +57,19 @@ pub struct RuleFileError {
 }
 
 impl RuleFileError {
-    /// The error as `file:line:col: error: ...`, with the offending line and a caret under the
-    /// span.
+    /// The error as `file:line:col: error: ...` (as compilers print it, for editors), with the
+    /// offending line and a caret under the span.
     pub fn render(&self) -> String {
+        self.render_as("error: ")
+    }
+
+    /// The error as `file:line:col: ...` with the line and caret, for a caller that prefixes
+    /// its own `error: ` (the Python package's messages all start so).
+    pub fn render_located(&self) -> String {
+        self.render_as("")
+    }
+
+    fn render_as(&self, severity: &str) -> String {
         let start = self.error.span.start.min(self.text.len());
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = self.text[start..]
@@ -70,7 +80,7 @@ impl RuleFileError {
         let mut e = (*self.error).clone();
         e.span = (start - line_start)..(self.error.span.end.min(line_end).max(start) - line_start);
         format!(
-            "{}:{line_no}:{col}: {}",
+            "{}:{line_no}:{col}: {severity}{}",
             self.name,
             e.render(&self.text[line_start..line_end])
         )

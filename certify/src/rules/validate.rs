@@ -57,7 +57,10 @@ pub fn validate(path: &str, text: &str, opts: &Options) -> Result<Vec<RuleReport
             let rule_text = format!("rule {}\n  {}\n  {} {}\n", p.name, p.before, p.op, p.after);
             let file = parse_source(&format!("{path}:{}", p.line), &rule_text).map_err(|e| {
                 ValidateError {
-                    message: e.render(),
+                    message: format!(
+                        "{path}:{}: the rule built from this line: {}",
+                        p.line, e.error
+                    ),
                 }
             })?;
             let [rule] = file.rules.as_slice() else {
@@ -105,6 +108,9 @@ fn pair(path: &str, line: usize, text: &str) -> Result<Pair, ValidateError> {
         if t.contains(['\n', '\r']) {
             return Err(bad(format!("field {k:?} spans lines: a term is one line")));
         }
+        // The term alone, so an error points into the user's text, not into the rule built
+        // from it.
+        super::parse::parse_term(t).map_err(|e| bad(format!("field {k:?}: {}", e.render(t))))?;
     }
     let op = match v
         .get("relation")
