@@ -622,6 +622,10 @@ fn ignored_flags_are_refused_and_errors_name_one_prefix() {
     let (code, _, err) = plain(&["draw", "(4,8):(8,1)", "--access", "col", "-o", "/dev/null"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--banks"), "{err}");
+    // An undefined term has no simplest form (it was printed back with exit 0).
+    let (code, out, err) = plain(&["simplify", "complement(4:2, -5)"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("is undefined"), "{err}");
     for args in [
         vec!["simplify", "compose(4:1, 2:1"],
         vec!["equiv-expr", "compose(", "4:1"],

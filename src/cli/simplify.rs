@@ -66,6 +66,11 @@ pub fn simplify(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
+    // An undefined term has no simplest form: refused as equiv-expr refuses it (the domain of
+    // `expr == expr` needs its value).
+    egraph::claim_domain(expr, expr, None).map_err(|e| BadInput {
+        message: format!("error: the term: {e}"),
+    })?;
     let (rules, left_out) = rules(rule_files)?;
     let out =
         egraph::simplify(expr, &rules, &egraph::Saturation::default()).map_err(|e| BadInput {
