@@ -44,7 +44,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// (`src/cli/input.rs`): a parse error with its caret, anything else as `error: what: ...`.
 pub fn render(e: &LayoutError, what: &str, input: &str) -> PyErr {
     match e {
-        LayoutError::Parse(p) => ParseError::new_err(format!("error: {}\n  (in {what})", p.render(input))),
+        LayoutError::Parse(p) => {
+            ParseError::new_err(format!("error: {}\n  (in {what})", p.render(input)))
+        }
         LayoutError::NotATile { .. }
         | LayoutError::NotADirectSum { .. }
         | LayoutError::NotASlice { .. }
