@@ -280,6 +280,13 @@ pub fn claim_domain(a: &str, b: &str, shape: Option<&[i64]>) -> Result<Vec<i64>,
     certify::rules::explain::claim_domain(&print_expr(&ea), &print_expr(&eb), shape)
 }
 
+/// `Ok` when the concrete expression `expr` has a value; else why not (an operator outside its
+/// domain): a term [`simplify`] cannot start from.
+pub fn check_defined(expr: &str) -> Result<(), String> {
+    let e = parse_concrete(expr)?;
+    certify::rules::explain::term_value("start", &print_expr(&e)).map(|_| ())
+}
+
 /// [`join`] over a named logical domain (`None`: the one `certify::domain::resolve` gives for
 /// the two values); the certificate records it and every step is decided over it.
 pub fn join_over(

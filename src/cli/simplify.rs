@@ -66,9 +66,8 @@ pub fn simplify(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    // An undefined term has no simplest form: refused as equiv-expr refuses it (the domain of
-    // `expr == expr` needs its value).
-    egraph::claim_domain(expr, expr, None).map_err(|e| BadInput {
+    // An undefined term has no simplest form: refused as equiv-expr refuses it.
+    egraph::check_defined(expr).map_err(|e| BadInput {
         message: format!("error: the term: {e}"),
     })?;
     let (rules, left_out) = rules(rule_files)?;

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use layout::mesh::{MeshLayout, ReduceOp};
 
 use super::plan::{Plan, Step};
-use super::simulate::{check_groups, Buffer, Cell, SimError, UNDECIDED};
+use super::simulate::{average_note, check_groups, padding_note, Buffer, Cell, SimError};
 use super::{DistCounterexample, DistError};
 
 /// Most pieces, over all ranks, the buffers may hold after a step (2^22).
@@ -340,7 +340,7 @@ fn coalesce(mut v: Vec<Piece>) -> Vec<Piece> {
 /// reduction: where both hold a value they must hold one element (else the row-major first such
 /// position, with both elements); the terms add. As the cell simulator's `reduce`: for max,
 /// min and avg a value reduced with padding or zero is undecided (zero is the identity of sum
-/// only), and avg must reduce equally weighted, disjoint members ([`UNDECIDED`], a limit).
+/// only), and avg must reduce equally weighted, disjoint members (a limit: unknown).
 fn reduce_pair(
     acc: &[Piece],
     other: &[Piece],
@@ -351,7 +351,13 @@ fn reduce_pair(
 ) -> Result<Vec<Piece>, Fail> {
     let mut out = Vec::new();
     let mut conflict: Option<(i64, i64, i64)> = None;
+    // The row-major first position the addend model cannot decide, and why.
     let mut undecided: Option<(i64, String)> = None;
+    let mut undecided_at = |pos: i64, why: &dyn Fn() -> String| {
+        if undecided.as_ref().is_none_or(|u| pos < u.0) {
+            undecided = Some((pos, why()));
+        }
+    };
     for a in acc {
         budget.spend(other.len())?;
         for b in other {
@@ -362,18 +368,9 @@ fn reduce_pair(
                 if op == ReduceOp::Avg
                     && (a.addends.meets(&b.addends) || a.count != b.count.saturating_mul(j))
                 {
-                    let pos = flat(shape, &i.lo);
-                    if undecided.as_ref().is_none_or(|u| pos < u.0) {
-                        undecided = Some((
-                            pos,
-                            format!(
-                                "averages element #{} over members that are not equally weighted and disjoint ({} and {} addend(s))",
-                                flat(elem_shape, &i.elem),
-                                a.count / j.max(1),
-                                b.count
-                            ),
-                        ));
-                    }
+                    undecided_at(flat(shape, &i.lo), &|| {
+                        average_note(flat(elem_shape, &i.elem), a.count, b.count, j)
+                    });
                 }
                 out.push(Piece {
                     count: a.count.saturating_add(b.count),
@@ -404,24 +401,16 @@ fn reduce_pair(
             }
             if op != ReduceOp::Sum {
                 for f in &frags {
-                    let pos = flat(shape, &f.lo);
-                    if undecided.as_ref().is_none_or(|u| pos < u.0) {
-                        undecided = Some((
-                            pos,
-                            format!(
-                                "reduces element #{} with padding or zero by {}: zero is the identity of sum only",
-                                flat(elem_shape, &f.elem),
-                                op.name()
-                            ),
-                        ));
-                    }
+                    undecided_at(flat(shape, &f.lo), &|| {
+                        padding_note(flat(elem_shape, &f.elem), op)
+                    });
                 }
             }
             out.extend(frags);
         }
     }
     if let Some((pos, m)) = undecided {
-        return Err(Fail::Limit(format!("position {pos}: {UNDECIDED}{m}")));
+        return Err(Fail::Limit(format!("position {pos}: {m}")));
     }
     Ok(coalesce(out))
 }

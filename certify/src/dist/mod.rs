@@ -454,27 +454,23 @@ fn claim_fits(source: &MeshLayout, target: &MeshLayout, plan: &Plan) -> Result<(
     if source.shape != target.shape {
         return Err(DistError::Unknown("source and target shapes differ".into()));
     }
-    if !target.partial.is_empty()
-        && target.partial.values().any(|&o| o != ReduceOp::Sum)
-        && !source.partial.is_empty()
-    {
-        return Err(DistError::Unknown(
-            "a partial target other than sum from a partial source".into(),
-        ));
-    }
     let ops = |l: &MeshLayout| l.partial.values().copied().collect::<BTreeSet<ReduceOp>>();
     if ops(source).len() > 1 || ops(target).len() > 1 {
         return Err(DistError::Unknown(
             "a layout partial in several reductions (the addend model takes one)".into(),
         ));
     }
-    // A sum over the target's places of values reduced by max, min or avg is not the source's
-    // value in general, and the addend model counts terms as a sum does.
-    if !target.partial.is_empty() && source.partial.values().any(|&o| o != ReduceOp::Sum) {
-        return Err(DistError::Unknown(format!(
-            "a partial target from a source partial in {}",
-            source.partial.values().next().map_or("", |o| o.name())
-        )));
+    // A partial target from a partial source is decided in sum only: the addend model counts
+    // a target's places as a sum does, and a sum of values reduced by max, min or avg is not
+    // the source's value in general.
+    let not_sum = |l: &MeshLayout| l.partial.values().any(|&o| o != ReduceOp::Sum);
+    if !target.partial.is_empty()
+        && !source.partial.is_empty()
+        && (not_sum(source) || not_sum(target))
+    {
+        return Err(DistError::Unknown(
+            "a partial target from a partial source, other than sum to sum".into(),
+        ));
     }
     if let Some(op) = source.partial.values().next() {
         for (k, s) in plan.steps.iter().enumerate() {

@@ -7,10 +7,25 @@ use layout::mesh::ReduceOp;
 
 use super::plan::{Plan, Step};
 
-/// How a step's message starts when the addend model cannot decide it (a max, min or avg
-/// reduction the count-and-set model does not cover): the simulation stops with `limit` set,
-/// so the claim is unknown, never refuted or certified on it.
-pub const UNDECIDED: &str = "undecided: ";
+/// Why a max, min or avg reduction of element `elem` with padding or zero is not decided (the
+/// cell simulator's and the box decider's words, so their unknowns read alike).
+pub(super) fn padding_note(elem: i64, op: ReduceOp) -> String {
+    format!(
+        "undecided: reduces element #{elem} with padding or zero by {}: zero is the identity of \
+         sum only",
+        op.name()
+    )
+}
+
+/// Why an average of element `elem` is not decided: the accumulated `j` members hold `acc`
+/// addends, the next member `next`; they are not equally weighted and disjoint.
+pub(super) fn average_note(elem: i64, acc: u32, next: u32, j: u32) -> String {
+    format!(
+        "undecided: averages element #{elem} over members that are not equally weighted and \
+         disjoint ({} and {next} addend(s))",
+        acc / j.max(1)
+    )
+}
 
 /// Most cells (over all ranks) a simulation holds at once: 2^24.
 pub const MAX_CELLS: i64 = 1 << 24;
@@ -53,7 +68,7 @@ pub struct SimError {
     /// What went wrong.
     pub message: String,
     /// True when the simulator cannot decide: its size limit stopped it, or a reduction its
-    /// addend model does not cover ([`UNDECIDED`]); the plan may be right: unknown, not refuted.
+    /// addend model does not cover; the plan may be right: unknown, not refuted.
     pub limit: bool,
 }
 
@@ -99,7 +114,7 @@ impl Buffer {
 /// zero is not their identity: a cell reduced with padding or zero is undecided. For avg the
 /// members must be equally weighted and disjoint (then the mean of means is the mean of the
 /// union); anything else is undecided.
-fn reduce(a: Cell, b: Cell, op: ReduceOp, j: u32) -> Result<Cell, String> {
+fn reduce(a: Cell, b: Cell, op: ReduceOp, j: u32) -> Result<Cell, (bool, String)> {
     if a.elem == EMPTY && b.elem == EMPTY {
         return Ok(a);
     }
@@ -107,25 +122,16 @@ fn reduce(a: Cell, b: Cell, op: ReduceOp, j: u32) -> Result<Cell, String> {
         if op == ReduceOp::Sum {
             return Ok(if a.elem == EMPTY { b } else { a });
         }
-        let e = a.elem.min(b.elem);
-        return Err(format!(
-            "{UNDECIDED}reduces element #{e} with padding or zero by {}: zero is the identity of sum only",
-            op.name()
-        ));
+        return Err((true, padding_note(a.elem.min(b.elem) as i64, op)));
     }
     if a.elem != b.elem {
-        return Err(format!(
-            "reduces element #{} with element #{}",
-            a.elem, b.elem
+        return Err((
+            false,
+            format!("reduces element #{} with element #{}", a.elem, b.elem),
         ));
     }
     if op == ReduceOp::Avg && (a.mask & b.mask != 0 || a.count != b.count.saturating_mul(j)) {
-        return Err(format!(
-            "{UNDECIDED}averages element #{} over members that are not equally weighted and disjoint ({} and {} addend(s))",
-            a.elem,
-            a.count / j.max(1),
-            b.count
-        ));
+        return Err((true, average_note(a.elem as i64, a.count, b.count, j)));
     }
     Ok(Cell {
         elem: a.elem,
@@ -159,10 +165,7 @@ pub fn run(plan: &Plan, start: Vec<Buffer>) -> Result<Vec<Buffer>, SimError> {
                 return Err(fail(None, m, true));
             }
         }
-        bufs = run_step(step, bufs).map_err(|(r, m)| {
-            let undecided = m.contains(UNDECIDED);
-            fail(r, m, undecided)
-        })?;
+        bufs = run_step(step, bufs).map_err(|e| fail(e.rank, e.message, e.undecided))?;
         let total: i64 = bufs.iter().map(|b| b.cells.len() as i64).sum();
         if total > MAX_CELLS {
             return Err(fail(
@@ -175,7 +178,31 @@ pub fn run(plan: &Plan, start: Vec<Buffer>) -> Result<Vec<Buffer>, SimError> {
     Ok(bufs)
 }
 
-type StepResult = Result<Vec<Buffer>, (Option<i64>, String)>;
+/// Why a step stopped: a refutation (the step does not execute) or, when `undecided`, a
+/// reduction the addend model does not cover.
+struct StepErr {
+    rank: Option<i64>,
+    message: String,
+    undecided: bool,
+}
+
+impl StepErr {
+    fn refute(rank: Option<i64>, message: String) -> StepErr {
+        StepErr {
+            rank,
+            message,
+            undecided: false,
+        }
+    }
+}
+
+impl From<(Option<i64>, String)> for StepErr {
+    fn from((rank, message): (Option<i64>, String)) -> StepErr {
+        StepErr::refute(rank, message)
+    }
+}
+
+type StepResult = Result<Vec<Buffer>, StepErr>;
 
 /// Every group non-empty, every rank in range and in at most one group.
 pub(super) fn check_groups(groups: &[Vec<i64>], n: usize) -> Result<(), (Option<i64>, String)> {
@@ -240,12 +267,16 @@ fn concat(parts: &[Buffer], dim: usize) -> Buffer {
     out
 }
 
-fn reduce_all(bufs: &[Buffer], g: &[i64], op: ReduceOp) -> Result<Buffer, (Option<i64>, String)> {
+fn reduce_all(bufs: &[Buffer], g: &[i64], op: ReduceOp) -> Result<Buffer, StepErr> {
     let mut acc = bufs[g[0] as usize].clone();
     for (j, &r) in g.iter().enumerate().skip(1) {
         for (i, c) in bufs[r as usize].cells.iter().enumerate() {
-            acc.cells[i] = reduce(acc.cells[i], *c, op, j as u32)
-                .map_err(|m| (Some(r), format!("position {i}: {m}")))?;
+            acc.cells[i] =
+                reduce(acc.cells[i], *c, op, j as u32).map_err(|(undecided, m)| StepErr {
+                    rank: Some(r),
+                    message: format!("position {i}: {m}"),
+                    undecided,
+                })?;
         }
     }
     Ok(acc)
@@ -259,7 +290,10 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
             for g in groups {
                 let s = same_shape(&bufs, g)?;
                 if *dim >= s.len() {
-                    return Err((Some(g[0]), format!("dim {dim} of a {}-D buffer", s.len())));
+                    return Err(StepErr::refute(
+                        Some(g[0]),
+                        format!("dim {dim} of a {}-D buffer", s.len()),
+                    ));
                 }
                 let parts: Vec<Buffer> = g.iter().map(|&r| bufs[r as usize].clone()).collect();
                 let whole = concat(&parts, *dim);
@@ -274,7 +308,7 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
                 let s = same_shape(&bufs, g)?;
                 let p = g.len() as i64;
                 if *dim >= s.len() || s[*dim] % p != 0 {
-                    return Err((
+                    return Err(StepErr::refute(
                         Some(g[0]),
                         format!("dim {dim} of shape {s:?} does not split into {p} pieces"),
                     ));
@@ -305,7 +339,7 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
                 let s = same_shape(&bufs, g)?;
                 let p = g.len() as i64;
                 if *split_dim >= s.len() || *concat_dim >= s.len() || s[*split_dim] % p != 0 {
-                    return Err((
+                    return Err(StepErr::refute(
                         Some(g[0]),
                         format!("all-to-all dims {split_dim}/{concat_dim} of shape {s:?} over {p}"),
                     ));
@@ -324,7 +358,10 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
             check_groups(groups, n)?;
             for g in groups {
                 let Some(&src) = g.get(*root) else {
-                    return Err((Some(g[0]), format!("root {root} of a group of {}", g.len())));
+                    return Err(StepErr::refute(
+                        Some(g[0]),
+                        format!("root {root} of a group of {}", g.len()),
+                    ));
                 };
                 let b = bufs[src as usize].clone();
                 for &r in g {
@@ -334,13 +371,16 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
         }
         Step::SendRecv { shape, messages } => {
             if shape.iter().any(|&e| e < 0) {
-                return Err((None, format!("shape {shape:?}")));
+                return Err(StepErr::refute(None, format!("shape {shape:?}")));
             }
             let mut out: Vec<Buffer> = (0..n).map(|_| Buffer::pad(shape)).collect();
             for m in messages {
                 for r in [m.src, m.dst] {
                     if r < 0 || r as usize >= n {
-                        return Err((Some(r), format!("message names rank {r} of {n}")));
+                        return Err(StepErr::refute(
+                            Some(r),
+                            format!("message names rank {r} of {n}"),
+                        ));
                     }
                 }
                 let src = &bufs[m.src as usize];
@@ -351,7 +391,7 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
                             .all(|d| start[d] >= 0 && m.len[d] >= 0 && start[d] + m.len[d] <= sh[d])
                 };
                 if !ok(&m.src_start, &src.shape) || !ok(&m.dst_start, shape) {
-                    return Err((
+                    return Err(StepErr::refute(
                         Some(m.dst),
                         format!("message {} -> {} box out of bounds", m.src, m.dst),
                     ));
@@ -362,12 +402,15 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
         }
         Step::Local { shape, maps } => {
             if maps.len() != n {
-                return Err((None, format!("{} local maps for {n} ranks", maps.len())));
+                return Err(StepErr::refute(
+                    None,
+                    format!("{} local maps for {n} ranks", maps.len()),
+                ));
             }
             for (r, map) in maps.iter().enumerate() {
                 let old = &bufs[r];
                 if map.len() != shape.len() || map.len() != old.shape.len() {
-                    return Err((
+                    return Err(StepErr::refute(
                         Some(r as i64),
                         "local map rank differs from the buffer's".into(),
                     ));
@@ -375,7 +418,10 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
                 for (d, m) in map.iter().enumerate() {
                     if m.len() as i64 != shape[d] || m.iter().any(|&i| i < -1 || i >= old.shape[d])
                     {
-                        return Err((Some(r as i64), format!("local map of dim {d} out of range")));
+                        return Err(StepErr::refute(
+                            Some(r as i64),
+                            format!("local map of dim {d} out of range"),
+                        ));
                     }
                 }
                 let mut new = Buffer::pad(shape);
@@ -407,7 +453,7 @@ fn run_step(step: &Step, mut bufs: Vec<Buffer>) -> StepResult {
             for &r in ranks {
                 let b = bufs
                     .get_mut(r as usize)
-                    .ok_or((Some(r), format!("rank {r} of {n}")))?;
+                    .ok_or(StepErr::refute(Some(r), format!("rank {r} of {n}")))?;
                 b.cells.iter_mut().for_each(|c| *c = PAD);
             }
         }

@@ -458,16 +458,19 @@ pub fn chain_domain(c: &ExplanationCertificate) -> Result<Vec<i64>, String> {
 /// `certify::domain::resolve` gives): both terms must be defined, and a named shape must fit
 /// them (extents at least 1, the layouts' size), as `equiv` requires of its `--shape`.
 pub fn claim_domain(start: &str, end: &str, shape: Option<&[i64]>) -> Result<Vec<i64>, String> {
-    let e = Assignment::new();
-    let value = |what: &str, text: &str| -> Result<Layout, String> {
-        let t = parse_term(text).map_err(|err| format!("{what}: {err}"))?;
-        eval::term(&t, &e).map_err(|err| format!("the {what} term {text} is undefined: {err}"))
-    };
-    let (a, b) = (value("start", start)?, value("end", end)?);
+    let (a, b) = (term_value("start", start)?, term_value("end", end)?);
     let d = resolve(&a, &b, shape).map_err(|err| err.to_string())?;
     // The shape fits both sides exactly as `equiv` requires (the same forward forms).
     crate::claim::forms(&a, &b, &d.shape).map_err(|err| err.to_string())?;
     Ok(d.shape)
+}
+
+/// The value of the concrete term `text` (the `what` term of a claim: `start`, `end`), or why
+/// it is undefined.
+pub fn term_value(what: &str, text: &str) -> Result<Layout, String> {
+    let t = parse_term(text).map_err(|err| format!("{what}: {err}"))?;
+    eval::term(&t, &Assignment::new())
+        .map_err(|err| format!("the {what} term {text} is undefined: {err}"))
 }
 
 /// Checks one rule step: `before` -> `after` by `rule` in `direction` with `subst`.
