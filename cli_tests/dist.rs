@@ -741,3 +741,77 @@ fn dist_interleaved_strided_shard_is_planned_simulated_and_peer_steps_not_lowere
         stdout(&o)
     );
 }
+
+#[test]
+fn dist_certificates_are_checked_as_certificates() {
+    // `check CERT` re-checks a dist certificate's evidence; `dist check --plan CERT` also requires
+    // it to be the certificate of the layouts given. An edited digest, place count or source (all
+    // re-sealable: the fields carry no secret) used to print `certified` (session 21's audit).
+    let dir = std::env::temp_dir().join(format!("laycert-distcert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cert = dir.join("cert.json");
+    let spec = [
+        "--mesh",
+        "dp=2,tp=4",
+        "--shape",
+        "64,32",
+        "--from",
+        "[Shard(0), Replicate()]",
+        "--to",
+        "[Replicate(), Shard(1)]",
+    ];
+    let mut args = vec!["dist", "plan"];
+    args.extend(spec);
+    args.extend(["--cert", cert.to_str().unwrap()]);
+    assert_eq!(laycert(&args).status.code(), Some(0));
+    let check = |path: &std::path::Path| laycert(&["check", path.to_str().unwrap()]);
+    let dist_check = |path: &std::path::Path, from: &str| {
+        let mut a = vec!["dist", "check"];
+        a.extend(spec);
+        a[7] = from;
+        a.extend(["--plan", path.to_str().unwrap()]);
+        laycert(&a)
+    };
+    let o = check(&cert);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(first_line(&o), "valid");
+    assert!(stdout(&o).contains("places re-checked"), "{}", stdout(&o));
+    let o = dist_check(&cert, spec[5]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(first_line(&o).starts_with("certified: "));
+    // Another --from than the certificate's: bad input, naming the flag.
+    let o = dist_check(&cert, "[Shard(1), Replicate()]");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not the --from given"),
+        "{}",
+        stderr(&o)
+    );
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 3] = [
+        ("digest", |c| c["digest"] = "0".repeat(64).into()),
+        ("places", |c| {
+            c["places_checked"] = (c["places_checked"].as_i64().unwrap() + 1).into()
+        }),
+        ("decider", |c| c["decided_on"] = "cells".into()),
+    ];
+    for (what, edit) in edits {
+        let mut c = original.clone();
+        edit(&mut c);
+        let bad = dir.join(format!("{what}.json"));
+        std::fs::write(&bad, c.to_string()).unwrap();
+        let o = check(&bad);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stdout(&o));
+        assert!(first_line(&o).starts_with("invalid: "), "{what}");
+        let o = dist_check(&bad, spec[5]);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stdout(&o));
+        assert!(
+            first_line(&o).starts_with("invalid: the certificate does not re-check"),
+            "{what}: {}",
+            first_line(&o)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -32,10 +32,15 @@
 //! - [`SynthClaim::Injective`]: a shared layout stores distinct cells at distinct elements.
 //! - [`SynthClaim::Capacity`]: the shared tensors fit the target's shared memory.
 //!
-//! Every operation of the program must be backed by its claims ([`covered`]); [`check`]
-//! re-decides all of them. A tampered layout fails its claim.
+//! Every operation of the program must be backed by its claims ([`covered`]), and bound to them:
+//! its instruction is a corpus instruction of the target whose kind, width, matrix count, swizzle
+//! atom or mma atom is the claim's, over operands of the instruction's types, and no operand
+//! claim is left over (`bind`). [`check`] re-decides all of them. A tampered layout fails its
+//! claim; a tampered instruction, type or op list fails its binding.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+mod bind;
 
 use layout::cute::TvLayout;
 use layout::{Layout, SwizzledLayout};
@@ -980,11 +985,16 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
     }
     let ts = Tensors::new(&c.tensors)?;
     covered(&c)?;
+    bind::ops_are_bound(&c, &ts)?;
     cta_threads(&c, &ts)?;
     for (i, claim) in c.claims.iter().enumerate() {
         let at = |e: String| format!("claim #{} ({}): {e}", i + 1, claim_kind(claim));
-        if matches!(claim, SynthClaim::Mma { .. }) {
-            mma_atom_is_the_corpus_instruction(claim).map_err(at)?;
+        match claim {
+            SynthClaim::Mma { .. } => mma_atom_is_the_corpus_instruction(claim).map_err(at)?,
+            SynthClaim::Canonical { .. } => {
+                bind::canonical_atom_is_the_corpus_atom(claim, &ts).map_err(at)?
+            }
+            _ => {}
         }
         decide(claim, &ts).map_err(at)?;
     }
@@ -1035,22 +1045,11 @@ fn mma_atom_is_the_corpus_instruction(claim: &SynthClaim) -> Result<(), String> 
     else {
         return Err("not an mma claim".into());
     };
-    let text = corpus::embedded::FILES
+    let entry = &bind::instructions()?
         .iter()
-        .find(|(p, _)| *p == "atoms/instructions.toml")
-        .map(|(_, t)| *t)
-        .ok_or("the corpus has no instructions.toml")?;
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e| format!("instructions.toml: {e}"))?;
-    let entry = table
-        .get("instruction")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_table())
-        .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(atom.as_str()))
-        .ok_or_else(|| format!("the corpus defines no instruction {atom:?}"))?;
+        .find(|i| i.name == *atom)
+        .ok_or_else(|| format!("the corpus defines no instruction {atom:?}"))?
+        .table;
     let ints = |k: &str| -> Vec<i64> {
         match entry.get(k) {
             Some(toml::Value::Array(a)) => a.iter().filter_map(|v| v.as_integer()).collect(),
@@ -1065,16 +1064,15 @@ fn mma_atom_is_the_corpus_instruction(claim: &SynthClaim) -> Result<(), String> 
             ints("threads")
         ));
     }
-    // The embedded corpus is parsed once per process (it is immutable data).
-    static CORPUS: std::sync::OnceLock<Result<corpus::Corpus, String>> = std::sync::OnceLock::new();
-    let corpus = CORPUS
-        .get_or_init(|| corpus::Corpus::embedded().map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|e| e.clone())?;
+    let corpus = bind::corpus()?;
     let resolve = |k: &str| -> Result<Option<String>, String> {
         let Some(name) = entry.get(k).and_then(|v| v.as_str()) else {
             return Ok(None);
         };
+        // An operand read from shared memory is claimed by its canonical layout, not a TV one.
+        if k != "c_layout" && !bind::reads_registers(entry, k) {
+            return Ok(None);
+        }
         let key = name.strip_prefix("atom:").unwrap_or(name);
         let a = corpus
             .atom(key)
@@ -1098,11 +1096,12 @@ fn mma_atom_is_the_corpus_instruction(claim: &SynthClaim) -> Result<(), String> 
         ("C", "c_layout", printed(&Some(pc.clone()))?),
     ] {
         let want = resolve(key)?;
-        // An operand read from shared memory has no register layout in the claim.
-        if claimed.is_some() && claimed != want {
+        // An operand read from shared memory has no register layout, in the corpus and in the
+        // claim alike; one read from registers has the corpus's.
+        if claimed != want {
             return Err(format!(
                 "{atom}: the claim's {operand} layout {} is not the corpus's {}",
-                claimed.unwrap_or_default(),
+                claimed.unwrap_or_else(|| "(none)".into()),
                 want.unwrap_or_else(|| "(none)".into())
             ));
         }

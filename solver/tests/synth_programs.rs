@@ -243,12 +243,184 @@ fn an_mma_claim_whose_atom_is_not_the_corpus_instruction_is_refused() {
             *atom = "mma.sync.aligned.m16n8k16.made.up".into();
         }
     });
-    assert!(e.contains("defines no instruction"), "{e}");
+    // The op still names the real instruction: the claim backs another one.
+    assert!(e.contains("no mma claim of"), "{e}");
     // Another instruction's name with this one's shape.
     let e = retag(&|k| {
         if let SynthClaim::Mma { atom, .. } = k {
             *atom = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32".into();
         }
     });
-    assert!(e.contains("the corpus"), "{e}");
+    assert!(e.contains("no mma claim of"), "{e}");
+}
+
+/// Re-seals `plan`'s certificate after `f` edits it, and returns the checker's refusal.
+fn refused(plan: &Plan, f: impl FnOnce(&mut certify::synthesis::SynthesisCertificate)) -> String {
+    let mut c = plan.certificate.clone();
+    f(&mut c);
+    match check(&c.seal().to_json()) {
+        Ok(_) => panic!("a tampered certificate re-checked"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn ops_are_bound_to_their_instructions_and_claims() {
+    // The digest is unkeyed: anyone can re-seal an edit. Each edit below re-checked before the
+    // binding of ops to claims (session 21's audit); each is now refused, and says why.
+    let plan = certified("gemm_f16_sm80", Target::Sm80);
+    let op = |c: &mut certify::synthesis::SynthesisCertificate, prefix: &str| {
+        let i = c
+            .ops
+            .iter()
+            .position(|o| o.instruction.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} op"));
+        i
+    };
+    // An instruction name nobody defines, on every op in turn.
+    for i in 0..plan.certificate.ops.len() {
+        let e = refused(&plan, |c| c.ops[i].instruction = "bogus".into());
+        assert!(e.contains("bogus"), "op {i}: {e}");
+    }
+    // ldmatrix .x4 said to be .x2, in the op or in its claim.
+    let e = refused(&plan, |c| {
+        let i = op(c, "ldmatrix");
+        c.ops[i].instruction = c.ops[i].instruction.replace(".x4.", ".x2.");
+    });
+    assert!(e.contains("no ldmatrix claim of 2 matrices"), "{e}");
+    let e = refused(&plan, |c| {
+        for k in c.claims.iter_mut() {
+            if let SynthClaim::Ldmatrix { count, .. } = k {
+                *count = 2;
+            }
+        }
+    });
+    assert!(e.contains("no ldmatrix claim of 4 matrices"), "{e}");
+    // ldmatrix said to be transposed.
+    let e = refused(&plan, |c| {
+        let i = op(c, "ldmatrix");
+        c.ops[i].instruction = c.ops[i].instruction.replace(".x4.", ".x4.trans.");
+    });
+    assert!(e.contains("transposed"), "{e}");
+    // An op deleted, its claim kept.
+    let e = refused(&plan, |c| {
+        let i = op(c, "ldmatrix");
+        c.ops.remove(i);
+    });
+    assert!(e.contains("backs no operation"), "{e}");
+    // A copy that converts: the f32 accumulator stored into an f16 view.
+    let e = refused(&plan, |c| {
+        let t = c.tensors.iter_mut().find(|t| t.name == "c_g").unwrap();
+        t.dtype = "f16".into();
+        t.bits = 16;
+    });
+    assert!(e.contains("a copy does not convert"), "{e}");
+    // An f16 accumulator under the f32-accumulating atom.
+    let e = refused(&plan, |c| {
+        for t in c
+            .tensors
+            .iter_mut()
+            .filter(|t| t.name == "c" || t.name == "c_g")
+        {
+            t.dtype = "f16".into();
+            t.bits = 16;
+        }
+    });
+    assert!(e.contains("accumulates in f32"), "{e}");
+    // bf16 operands under the f16 atom.
+    let e = refused(&plan, |c| {
+        for t in c.tensors.iter_mut().filter(|t| t.dtype == "f16") {
+            t.dtype = "bf16".into();
+        }
+    });
+    assert!(e.contains("multiplies"), "{e}");
+    // A register operand whose atom layout is dropped from the claim (it would go unchecked).
+    let e = refused(&plan, |c| {
+        for k in c.claims.iter_mut() {
+            if let SynthClaim::Mma { pa, .. } = k {
+                *pa = None;
+            }
+        }
+    });
+    assert!(e.contains("A layout (none)"), "{e}");
+    // A vector store said to be 16 bytes wide.
+    let e = refused(&plan, |c| {
+        let i = op(c, "st.global");
+        c.ops[i].instruction = "st.global.v4.b32".into();
+    });
+    assert!(e.contains("no vector claim of 4 elements"), "{e}");
+    // A cp.async said to be an ldmatrix (wrong direction).
+    let e = refused(&plan, |c| {
+        let i = op(c, "cp.async");
+        c.ops[i].instruction = "ldmatrix.sync.aligned.m8n8.x4.shared.b16".into();
+    });
+    assert!(e.contains("does not copy global to shared"), "{e}");
+    // A copy relabelled a rearrange (which no claim backs).
+    let e = refused(&plan, |c| c.ops[0].op = "rearrange".into());
+    assert!(e.contains("rearrange"), "{e}");
+    // The warp arrangement's size is the CTA's.
+    let e = refused(&plan, |c| {
+        let i = op(c, "mma");
+        c.ops[i].instruction = c.ops[i].instruction.replace("2x2", "4x2");
+    });
+    assert!(e.contains("are not the CTA's"), "{e}");
+}
+
+#[test]
+fn derived_instruction_texts_and_swizzle_atoms_are_re_derived() {
+    // A cast's cvt and a reduction's butterfly count are re-derived from the tensors.
+    let plan = certified("softmax_f32", Target::Sm80);
+    let i = plan
+        .certificate
+        .ops
+        .iter()
+        .position(|o| o.op == "reduce")
+        .unwrap();
+    let text = plan.certificate.ops[i].instruction.clone();
+    let e = refused(&plan, |c| {
+        c.ops[i].instruction = text.replacen(" shfl.bfly", "1 shfl.bfly", 1);
+    });
+    assert!(e.contains("this reduction is"), "{e}");
+    let plan = certified("rmsnorm_f16", Target::Sm80);
+    let i = plan
+        .certificate
+        .ops
+        .iter()
+        .position(|o| o.op == "cast")
+        .unwrap();
+    let e = refused(&plan, |c| c.ops[i].instruction = "cvt.rn.bf16.f16".into());
+    assert!(e.contains("is `cvt.rn."), "{e}");
+    // A TMA box and its canonical claim must name one swizzle atom, and the claim's atom must be
+    // that corpus atom at the tensor's width.
+    let plan = certified("gemm_f16_sm90", Target::Sm90);
+    let e = refused(&plan, |c| {
+        for o in c.ops.iter_mut() {
+            o.instruction = o.instruction.replace("K-major SW64", "K-major SW128");
+        }
+    });
+    assert!(e.contains("no canonical claim of Layout_K_SW128"), "{e}");
+    let e = refused(&plan, |c| {
+        for o in c.ops.iter_mut() {
+            o.instruction = o.instruction.replace("K-major SW64", "K-major SW128");
+        }
+        for k in c.claims.iter_mut() {
+            if let SynthClaim::Canonical { atom_name, .. } = k {
+                *atom_name = "Layout_K_SW128_Atom_Bits".into();
+            }
+        }
+    });
+    assert!(
+        e.contains("is not Layout_K_SW128_Atom_Bits at 16 bits"),
+        "{e}"
+    );
+    // A wgmma operand read by descriptor with no K-major canonical layout claimed.
+    let e = refused(&plan, |c| {
+        c.claims
+            .retain(|k| !matches!(k, SynthClaim::Canonical { tensor, .. } if tensor == "b_s"));
+        c.ops.retain(|o| o.output != "b_s");
+    });
+    assert!(
+        e.contains("K-major canonical claim") || e.contains("no claim backing"),
+        "{e}"
+    );
 }

@@ -17,18 +17,14 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     let kind = value
         .as_ref()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
-    // A distributed plan's certificate re-verifies against its claim, which `dist check` takes.
+    // A distributed plan's certificate (`dist plan --cert`): its claim re-decided from its own
+    // layouts, its evidence (digest, places, decider) compared, and the other deciders re-run.
     if value.as_ref().is_some_and(|v| {
         ["source", "target", "plan"]
             .iter()
             .all(|k| v.get(k).is_some())
     }) {
-        return Err(BadInput {
-            message: format!(
-                "error: certificate {path:?} is a distributed plan's (`dist plan --cert`): check it \
-                 with `laycert dist check --plan {path:?} --mesh M --shape S --from A --to B`"
-            ),
-        });
+        return Ok(other_kind(dist_certificate(&text), as_json));
     }
     match kind.as_deref() {
         Some("rule") => {
@@ -158,6 +154,26 @@ fn recorded(verdict: &str) -> Recorded {
 }
 
 /// The report of a check: `valid` only for a re-verified proof.
+/// Re-checks a distributed plan's certificate ([`certify::dist::check_certificate`]).
+fn dist_certificate(text: &str) -> Result<(Recorded, String), String> {
+    let c: certify::dist::DistCertificate = serde_json::from_str(text)
+        .map_err(|e| format!("not a distributed plan's certificate: {e}"))?;
+    certify::dist::check_certificate(&c).map_err(|e| match e {
+        certify::dist::DistError::Refuted(r) => format!("the plan is refuted: {r}"),
+        certify::dist::DistError::Unknown(r) => r,
+    })?;
+    Ok((
+        Recorded::Proof,
+        format!(
+            "dist plan: {} steps over {} ranks, {} places re-checked (decided on {})",
+            c.plan.steps.len(),
+            c.ranks,
+            c.places_checked,
+            c.decided_on
+        ),
+    ))
+}
+
 fn other_kind(result: Result<(Recorded, String), String>, as_json: bool) -> Report {
     let (first, claim, code) = match &result {
         Ok((Recorded::Proof, what)) => ("valid".to_string(), Some(what.clone()), 0),

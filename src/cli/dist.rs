@@ -405,14 +405,44 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                 }
                 (None, Some(path), None) => {
                     let text = super::input::read_bounded(path, "--plan", MAX_FILE_BYTES)?;
-                    serde_json::from_str::<certify::dist::Plan>(&text)
-                        .or_else(|_| {
-                            serde_json::from_str::<certify::dist::DistCertificate>(&text)
-                                .map(|c| c.plan)
-                        })
-                        .map_err(|e| {
-                            bad(format!("--plan {path}: not a plan or certificate: {e}"))
-                        })?
+                    match serde_json::from_str::<certify::dist::Plan>(&text) {
+                        Ok(plan) => plan,
+                        Err(e) => {
+                            let c = serde_json::from_str::<certify::dist::DistCertificate>(&text)
+                                .map_err(|_| {
+                                bad(format!("--plan {path}: not a plan or certificate: {e}"))
+                            })?;
+                            // A certificate is checked as one: for the layouts given, and its own
+                            // evidence re-derived, not just its plan re-decided.
+                            for (flag, mine, theirs) in [
+                                ("--from", &i.source, &c.source),
+                                ("--to", &i.target, &c.target),
+                            ] {
+                                if mine != theirs {
+                                    return Err(bad(format!(
+                                        "--plan {path}: the certificate's {} layout is not the \
+                                         {flag} given",
+                                        if flag == "--from" { "source" } else { "target" }
+                                    )));
+                                }
+                            }
+                            if let Err(e) = certify::dist::check_certificate(&c) {
+                                let why = match e {
+                                    certify::dist::DistError::Refuted(r) => {
+                                        format!("the plan is refuted: {r}")
+                                    }
+                                    certify::dist::DistError::Unknown(r) => r,
+                                };
+                                return Ok(Report {
+                                    stdout: format!(
+                                        "invalid: the certificate does not re-check: {why}\n"
+                                    ),
+                                    code: 1,
+                                });
+                            }
+                            c.plan
+                        }
+                    }
                 }
                 _ => {
                     return Err(bad(
