@@ -637,3 +637,34 @@ fn ignored_flags_are_refused_and_errors_name_one_prefix() {
         assert_eq!(err.matches("error:").count(), 1, "{err}");
     }
 }
+
+#[test]
+fn empty_rule_and_pair_files_are_bad_input() {
+    let dir = std::env::temp_dir().join(format!("laycert-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // A CI step that proves nothing must not pass: an empty (or blank) file is refused.
+    for (cmd, name, text, what) in [
+        ("validate", "e.jsonl", "", "no pairs"),
+        ("validate", "b.jsonl", "\n  \n", "no pairs"),
+        ("prove", "e.rules", "", "no rules"),
+        ("prove", "c.rules", "// only a comment\n", "no rules"),
+    ] {
+        let (code, _, err) = plain(&[cmd, &file(name, text)]);
+        assert_eq!(code, 2, "{cmd} {name}");
+        assert!(err.contains(what), "{cmd} {name}: {err}");
+    }
+    // A literal whose size overflows is undefined, as every semantic failure of a literal is
+    // (rules.rs tests rely on it): one undefined side refutes the pair, naming it.
+    let big = "S[(4611686018427387904,4):(1,1)]";
+    let pair =
+        format!("{{\"before\": \"S[2:1]\", \"after\": \"{big}\", \"relation\": \"equal\"}}\n");
+    let (code, out, err) = plain(&["validate", &file("o.jsonl", &pair)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.starts_with("REFUTED line1"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,7 +4,7 @@
 //! summary with rules per second; `--json` one object; `--junit` JUnit XML; `--cert-dir` one
 //! certificate per rule. Exit 1 on REFUTED, else 3 on UNKNOWN (0 with `--allow-unknown`), 2 on
 //! bad input (a rule file that does not parse or type-check, with a caret at `file:line:col`;
-//! `--max-instances` above [`MAX_INSTANCES_LIMIT`]).
+//! a file with no rule or pair; `--max-instances` above [`MAX_INSTANCES_LIMIT`]).
 
 use std::time::Instant;
 
@@ -57,6 +57,9 @@ pub fn run(files: &[String], out: &Outputs, as_json: bool) -> Result<Report, Bad
             // `file:line:col: error: ...`, as compilers print it.
             message: e.render(),
         })?;
+        if reports.is_empty() {
+            return Err(nothing(f, "rules"));
+        }
         groups.push((f.clone(), reports));
     }
     finish(groups, out, &opts, t, as_json)
@@ -72,7 +75,17 @@ pub fn validate(path: &str, out: &Outputs, as_json: bool) -> Result<Report, BadI
     let reports = certify::rules::validate::validate(path, &text, &opts).map_err(|e| BadInput {
         message: format!("error: {e}"),
     })?;
+    if reports.is_empty() {
+        return Err(nothing(path, "pairs"));
+    }
     finish(vec![(path.to_string(), reports)], out, &opts, t, as_json)
+}
+
+/// A file with nothing to decide: refused, as a CI step that checks nothing must not pass.
+fn nothing(path: &str, what: &str) -> BadInput {
+    BadInput {
+        message: format!("error: {path}: no {what} in the file; an empty file proves nothing"),
+    }
 }
 
 fn finish(

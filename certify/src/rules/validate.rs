@@ -56,11 +56,22 @@ pub fn validate(path: &str, text: &str, opts: &Options) -> Result<Vec<RuleReport
         for p in chain {
             let rule_text = format!("rule {}\n  {}\n  {} {}\n", p.name, p.before, p.op, p.after);
             let file = parse_source(&format!("{path}:{}", p.line), &rule_text).map_err(|e| {
+                // Point into the user's field when the error lies in it.
+                let before_at = format!("rule {}\n  ", p.name).len();
+                let after_at = before_at + p.before.len() + format!("\n  {} ", p.op).len();
+                let within = |k: &str, at: usize, t: &str| {
+                    let span = e.error.span.clone();
+                    (span.start >= at && span.end <= at + t.len()).then(|| {
+                        let mut inner = (*e.error).clone();
+                        inner.span = span.start - at..span.end - at;
+                        format!("field {k:?}: {}", inner.render(t))
+                    })
+                };
+                let why = within("before", before_at, &p.before)
+                    .or_else(|| within("after", after_at, &p.after))
+                    .unwrap_or_else(|| format!("the rule built from this line: {}", e.error));
                 ValidateError {
-                    message: format!(
-                        "{path}:{}: the rule built from this line: {}",
-                        p.line, e.error
-                    ),
+                    message: format!("{path}:{}: {why}", p.line),
                 }
             })?;
             let [rule] = file.rules.as_slice() else {
