@@ -29,7 +29,7 @@ pub use direct_sum::{direct_sum, first_summand, second_summand};
 pub use fuse::{fuse_axes, resolve_aliases};
 pub use group::{common_refinement, group, group_many, Grouped, GroupedMany};
 pub use shard_of::{shard_of, Recognized};
-pub use slice::{slice, slice_swizzled};
+pub use slice::{slice, slice_swizzled, MAX_SLICE_POINTS};
 pub use span::{span, span_vector};
 pub use tile::tile;
 pub use tile_of::{tile_of, tile_of_given_outer};
