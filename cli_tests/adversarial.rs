@@ -667,4 +667,46 @@ fn empty_rule_and_pair_files_are_bad_input() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.starts_with("REFUTED line1"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
+
+/// `slice` of a layout that does not group by the shape (or whose region fits no grouped
+/// construction) is decided from the region's values: a layout (exit 0), "no" only when no
+/// layout has the region's map (exit 1), `unknown` past the enumeration limit (exit 3).
+#[test]
+fn slice_decides_regions_of_layouts_that_do_not_group() {
+    let slice = |l: &str, shape: &str, region: &str| {
+        let (code, out, err) = plain(&["slice", l, "--shape", shape, "--region", region]);
+        (code, out.lines().next().unwrap_or("").to_string(), err)
+    };
+    // S[(2,3):(5,1)] over [3,2]: the values row-major are 0, 1, 2, 5, 6, 7.
+    let (code, out, err) = slice("S[(2,3):(5,1)]", "3,2", "1:2,1:2");
+    assert_eq!((code, out.as_str()), (0, "S[():()] + 5"), "{err}");
+    let (code, out, err) = slice("S[(2,3):(5,1)]", "3,2", "0:3,0:2");
+    assert_eq!((code, out.as_str()), (0, "S[(2,3):(5,1)]"), "{err}");
+    // Indices 5..9 of S[(6,2):(5,5)] are 15, 15, 20, 20.
+    let (code, out, err) = slice("S[(6,2):(5,5)]", "12", "5:9");
+    assert_eq!((code, out.as_str()), (0, "S[(2,2):(5,0)] + 15"), "{err}");
+    // 0, 1, 2, 5: no layout of 4 elements runs 3 steps of 1 and then breaks.
+    let (code, out, _) = slice("S[(2,3):(5,1)]", "3,2", "0:2,0:2");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("not a layout of this form: "), "{out}");
+    // 6 * 2^20 elements and no grouping: undecided, not "no".
+    let (code, out, err) = slice(
+        "S[(2,3,1048576):(5242880,1048576,1)]",
+        "3,2097152",
+        "0:3,0:2097152",
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.starts_with("unknown: slice: no grouping"), "{out}");
+    let (code, out, _) = plain(&[
+        "--json",
+        "slice",
+        "S[(2,3,1048576):(5242880,1048576,1)]",
+        "--shape",
+        "3,2097152",
+        "--region",
+        "0:3,0:2097152",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["result"].is_null() && v["unknown"].is_string(), "{out}");
 }

@@ -155,7 +155,8 @@ enum Command {
         #[arg(long)]
         outer_shape: Option<String>,
     },
-    /// Axe: the layout of a rectangular region, e.g. `--region 2:3,6:10` (half-open).
+    /// Axe: the layout of a rectangular region, e.g. `--region 2:3,6:10` (half-open). Exit 1
+    /// when no layout has the region's map, 3 (unknown) when undecided within the limits.
     Slice {
         /// An Axe layout.
         layout: String,

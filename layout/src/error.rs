@@ -96,11 +96,17 @@ pub enum LayoutError {
         /// Which block and iter fail, and why.
         reason: String,
     },
-    /// A region whose restriction is not a layout of the sufficient forms (peel, no-wrap,
-    /// one-wrap).
+    /// A region whose restriction is no layout over the region's shape (the first value that
+    /// rules every layout out).
     #[error("not a layout of this form: {reason}")]
     NotASlice {
-        /// Which dimension fails, and why.
+        /// Which dimension or element fails, and why.
+        reason: String,
+    },
+    /// A question an operation could not decide within its limits: neither a yes nor a no.
+    #[error("undecided: {reason}")]
+    Undecided {
+        /// Which limit was reached, and what was tried before.
         reason: String,
     },
 }

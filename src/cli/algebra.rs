@@ -1,7 +1,9 @@
 //! The layout-algebra commands: Axe (`canon`, `group`, `tile`, `tile-of`, `slice`,
 //! `direct-sum`) and CuTe (`cute OP ...`). The result layout alone is stdout's first line; a
 //! "no" of the algebra (not a tile, not a slice of this form, not a direct sum, not groupable)
-//! is an answer too: printed as `not a tile: <reason>` on the first line, exit 1.
+//! is an answer too: printed as `not a tile: <reason>` on the first line, exit 1. A question
+//! left undecided within a limit (a large `slice` region no construction covers) prints
+//! `unknown: <reason>`, exit 3.
 
 use serde_json::json;
 
@@ -82,6 +84,15 @@ fn answer(
                 Report::ok(vec![e.to_string()])
             };
             rep.code = NO;
+            Ok(rep)
+        }
+        Err(LayoutError::Undecided { reason }) => {
+            let mut rep = if as_json {
+                Report::json(json!({ "result": null, "unknown": reason }))
+            } else {
+                Report::ok(vec![format!("unknown: {reason}")])
+            };
+            rep.code = super::equiv::UNKNOWN;
             Ok(rep)
         }
         Err(e) => Err(input::render(&e, what, text)),
