@@ -902,6 +902,76 @@ fn bank_conflicts_counts_by_simulator_and_lemma() {
     assert!(stderr(&o).contains("--dtype"));
 }
 
+/// `--smem` takes Triton's shared attributes, and the `#ttg.linear` text laycert prints for
+/// them (its empty `block = []` is no second input), on `--shape`: `swizzled_shared` vec=8,
+/// perPhase=1, maxPhase=8 and the 128-byte `nvmma_shared` of f16 on 64x64 count exactly the
+/// wavefronts of CuTe's `Sw<3,3,3> o (64,64):(64,1)`, for 16-byte row reads and for an
+/// ldmatrix-style read (mma operand A), at every vector width.
+#[test]
+fn bank_conflicts_reads_triton_shared_attributes_like_their_cute_swizzle() {
+    let swizzled = "#ttg.swizzled_shared<{vec=8, perPhase=1, maxPhase=8, order=[1,0]}>";
+    let nvmma = "#ttg.nvmma_shared<{swizzlingByteWidth=128, transposed=false, elementBitWidth=16}>";
+    let o = laycert(&["convert", "--to", "linear", swizzled, "--shape", "64,64"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let printed = first_line(&o);
+    assert!(printed.ends_with("block = []}>"), "{printed}");
+    let cute = "Sw<3,3,3> o (64,64):(64,1)";
+    let rows = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,16],[0,32],[32,0]], \
+                lane=[[1,0],[2,0],[4,0],[8,0],[0,8]], warp=[[16,0]]}>";
+    let dot_a = "#ttg.dot_op<{opIdx = 0, parent = #ttg.nvidia_mma<{versionMajor = 2, \
+                 versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>, kWidth = 2}>";
+    let run = |regs: &str, smem: &str, vec: Option<&str>| {
+        let mut args = vec![
+            "bank-conflicts",
+            "--regs",
+            regs,
+            "--smem",
+            smem,
+            "--dtype",
+            "f16",
+            "--shape",
+            "64,64",
+        ];
+        args.extend(vec.iter().flat_map(|v| ["--vec", v]));
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(0), "{smem}: {}", stderr(&o));
+        stdout(&o)
+    };
+    for (regs, vecs, head) in [
+        (
+            rows,
+            &["1", "2", "4", "8"][..],
+            "4 wavefronts per instruction (max), 8 instructions per warp, 16-byte vectors",
+        ),
+        (
+            dot_a,
+            &["1", "2"][..],
+            "1 wavefronts per instruction (max), 16 instructions per warp, 4-byte vectors",
+        ),
+    ] {
+        for vec in std::iter::once(None).chain(vecs.iter().copied().map(Some)) {
+            let want = run(regs, cute, vec);
+            let want: Vec<&str> = want.lines().collect();
+            if vec.is_none() {
+                assert_eq!(want[0], head);
+            }
+            for smem in [swizzled, nvmma, printed.as_str()] {
+                let got = run(regs, smem, vec);
+                let got: Vec<&str> = got.lines().collect();
+                // The simulator's lines are CuTe's; the F2 layout adds lemma 9.4, which agrees.
+                assert_eq!(got[..4], want[..4], "{smem} --vec {vec:?}");
+                assert!(got[4].ends_with("(agrees)"), "{}", got[4]);
+            }
+        }
+    }
+    // The swizzle is what removes the conflicts: row-major memory has them.
+    let plain = run(rows, "(64,64):(64,1)", None);
+    assert!(
+        plain.starts_with("32 wavefronts per instruction"),
+        "{plain}"
+    );
+}
+
 #[test]
 fn swizzle_finds_the_conflict_free_transpose_layout() {
     let o = laycert(&[
