@@ -972,6 +972,54 @@ fn bank_conflicts_reads_triton_shared_attributes_like_their_cute_swizzle() {
     );
 }
 
+/// `--vec` must be a vector width (a power of two, at most 16 bytes per lane): 0, 3 or 16 f16
+/// elements are refused as such, exit 2, listing the widths; a width the layouts do not make
+/// contiguous is refused for that reason.
+#[test]
+fn bank_conflicts_refuses_an_invalid_vector_width_as_such() {
+    let run = |vec: &str, smem: &str, dtype: &str| {
+        laycert(&[
+            "bank-conflicts",
+            "--regs",
+            F2_READ,
+            "--smem",
+            smem,
+            "--dtype",
+            dtype,
+            "--vec",
+            vec,
+        ])
+    };
+    let rows = "(128,128):(128,1)";
+    for (vec, dtype, widths) in [
+        ("0", "f16", "1, 2, 4 or 8 elements of 2 bytes"),
+        ("3", "f16", "1, 2, 4 or 8 elements of 2 bytes"),
+        ("16", "f16", "1, 2, 4 or 8 elements of 2 bytes"),
+        ("4", "f64", "1 or 2 elements of 8 bytes"),
+        ("32", "i8", "1, 2, 4, 8 or 16 elements of 1 byte"),
+    ] {
+        let o = run(vec, rows, dtype);
+        assert_eq!(o.status.code(), Some(2), "--vec {vec}");
+        let e = stderr(&o);
+        assert!(
+            e.starts_with(&format!("error: --vec {vec}: invalid vector width")),
+            "{e}"
+        );
+        assert!(e.contains(widths), "{e}");
+        assert!(!e.contains("contiguous"), "{e}");
+    }
+    // A valid width the layouts do not make contiguous: F2_READ holds 4 consecutive elements
+    // of a row.
+    let o = run("8", rows, "f16");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--vec 8: the widest contiguous vector here has 4 elements"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(run("4", rows, "f16").status.code(), Some(0));
+}
+
 #[test]
 fn swizzle_finds_the_conflict_free_transpose_layout() {
     let o = laycert(&[

@@ -240,7 +240,8 @@ enum Command {
         /// Element type: f16, bf16, f32, i8, f8, f64, ...
         #[arg(long)]
         dtype: String,
-        /// Elements per vector (default: the widest contiguous one, at most 16 bytes).
+        /// Elements per vector: a power of two, at most 16 bytes in all (default: the widest
+        /// contiguous one).
         #[arg(long)]
         vec: Option<u32>,
         /// Tensor shape for Triton attributes (`--regs` and `--smem`), e.g. `128,128`.

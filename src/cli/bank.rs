@@ -138,21 +138,42 @@ fn instructions(
     Ok(out)
 }
 
-/// The first `log2(n)` bits of the widest vector, or an error when `n` is not reachable.
+/// The first `log2(n)` bits of the widest vector, or an error when `n` is no vector width (a
+/// power of two of at most 16 bytes: one access moves at most 16 bytes per lane) or the layouts
+/// have no contiguous vector that wide.
 fn pick_vector(
     dist: &LinearLayout,
     offsets: &OffsetMap<'_>,
     bytes: u32,
     n: u32,
 ) -> Result<Vec<usize>, BadInput> {
+    if !n.is_power_of_two() || u64::from(n) * u64::from(bytes) > 16 {
+        let widths: Vec<String> = (0..=4)
+            .map(|k| 1u32 << k)
+            .filter(|w| w * bytes <= 16)
+            .map(|w| w.to_string())
+            .collect();
+        let list = match widths.as_slice() {
+            [rest @ .., last] if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            one => one.join(""),
+        };
+        return Err(BadInput {
+            message: format!(
+                "error: --vec {n}: invalid vector width: it must be a power of two of at most 16 \
+                 bytes per lane: {list} elements of {bytes} byte{}",
+                if bytes == 1 { "" } else { "s" }
+            ),
+        });
+    }
     let widest =
         max_vector(dist, offsets, bytes).map_err(|e| input::render(&e, "--vec", &n.to_string()))?;
     let k = n.trailing_zeros() as usize;
-    if !n.is_power_of_two() || k > widest.len() {
+    if k > widest.len() {
+        let most = 1u32 << widest.len();
         return Err(BadInput {
             message: format!(
-                "error: --vec {n}: the widest contiguous vector here has {} elements",
-                1u32 << widest.len()
+                "error: --vec {n}: the widest contiguous vector here has {most} element{}",
+                if most == 1 { "" } else { "s" }
             ),
         });
     }
