@@ -1068,6 +1068,35 @@ fn shuffle_prints_a_simulated_plan_or_says_shared_memory() {
     assert!(stderr(&o).contains("needs shared memory"), "{}", stderr(&o));
 }
 
+/// Warps that hold the same elements under A and B, at places that differ from warp to warp,
+/// are refused for that reason (not "elements move between warps"); a `#ttg.linear` without
+/// Triton's size-1 `block = []` converts from the attribute it was printed from.
+#[test]
+fn shuffle_refusals_say_the_true_reason() {
+    let blocked = "#ttg.blocked<{sizePerThread=[1,4], threadsPerWarp=[8,4], warpsPerCTA=[2,1], \
+                   order=[1,0]}>";
+    let skewed = "#ttg.linear<{register=[[0,1],[0,2]], lane=[[0,4],[0,8],[1,0],[2,0],[4,0]], \
+                  warp=[[8,1]]}>";
+    let o = laycert(&["shuffle", blocked, skewed, "--shape", "16,16"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("every warp holds the same elements in A and in B"),
+        "{e}"
+    );
+    assert!(e.contains("warp=1 differ ([8, 0] in A, [8, 1] in B"), "{e}");
+    assert!(!e.contains("move between warps"), "{e}");
+    let printed = "#ttg.linear<{register=[[0,1],[0,2]], lane=[[0,4],[0,8],[1,0],[2,0],[4,0]], \
+                   warp=[[8,0]]}>";
+    let o = laycert(&["shuffle", blocked, printed, "--shape", "16,16"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        first_line(&o).starts_with("0 shuffles in 0 rounds"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 const F2_WRITE: &str = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,8],[1,0],[2,0]], lane=[[0,16],[0,32],[0,64],[4,0],[8,0]], warp=[[16,0],[32,0],[64,0]]}>";
 const F2_READ: &str = "#ttg.linear<{register=[[1,0],[2,0],[4,0],[8,0],[0,1],[0,2]], lane=[[16,0],[32,0],[64,0],[0,4],[0,8]], warp=[[0,16],[0,32],[0,64]]}>";
 
