@@ -851,6 +851,30 @@ fn linear_compose_and_invert_and_compose_reproduce_tritons_vectors() {
     assert!(stderr(&o).contains("out-dim out1"), "{}", stderr(&o));
 }
 
+/// The help of `linear invert-and-compose` promises what the result is: an input of B per input
+/// of A, with free variables 0, which with a non-injective B is not always the input of fewest
+/// set bits (here `in = 3` where `in = 4` holds the same element).
+#[test]
+fn invert_and_compose_help_promises_free_variables_zero_only() {
+    let o = laycert(&["linear", "invert-and-compose", "--help"]);
+    let help = stdout(&o);
+    assert!(help.contains("free variables are 0"), "{help}");
+    assert!(
+        help.contains("not always the input with the fewest set bits"),
+        "{help}"
+    );
+    assert!(!help.contains("minimal"), "{help}");
+    let (a, b) = (
+        "#ttg.linear<{x = [[3]]}>",
+        "#ttg.linear<{in = [[1], [2], [3]]}>",
+    );
+    let v = json(&laycert(&["linear", "invert-and-compose", a, b, "--json"]));
+    assert_eq!(
+        v["text"],
+        " - x=1 -> (3)\nwhere out dims are: [in (size 8)]"
+    );
+}
+
 #[test]
 fn bank_conflicts_counts_by_simulator_and_lemma() {
     let o = laycert(&[
