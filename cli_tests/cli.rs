@@ -851,6 +851,30 @@ fn linear_compose_and_invert_and_compose_reproduce_tritons_vectors() {
     assert!(stderr(&o).contains("out-dim out1"), "{}", stderr(&o));
 }
 
+/// The help of `linear invert-and-compose` promises what the result is: an input of B per input
+/// of A, with free variables 0, which with a non-injective B is not always the input of fewest
+/// set bits (here `in = 3` where `in = 4` holds the same element).
+#[test]
+fn invert_and_compose_help_promises_free_variables_zero_only() {
+    let o = laycert(&["linear", "invert-and-compose", "--help"]);
+    let help = stdout(&o);
+    assert!(help.contains("free variables are 0"), "{help}");
+    assert!(
+        help.contains("not always the input with the fewest set bits"),
+        "{help}"
+    );
+    assert!(!help.contains("minimal"), "{help}");
+    let (a, b) = (
+        "#ttg.linear<{x = [[3]]}>",
+        "#ttg.linear<{in = [[1], [2], [3]]}>",
+    );
+    let v = json(&laycert(&["linear", "invert-and-compose", a, b, "--json"]));
+    assert_eq!(
+        v["text"],
+        " - x=1 -> (3)\nwhere out dims are: [in (size 8)]"
+    );
+}
+
 #[test]
 fn bank_conflicts_counts_by_simulator_and_lemma() {
     let o = laycert(&[
@@ -902,6 +926,124 @@ fn bank_conflicts_counts_by_simulator_and_lemma() {
     assert!(stderr(&o).contains("--dtype"));
 }
 
+/// `--smem` takes Triton's shared attributes, and the `#ttg.linear` text laycert prints for
+/// them (its empty `block = []` is no second input), on `--shape`: `swizzled_shared` vec=8,
+/// perPhase=1, maxPhase=8 and the 128-byte `nvmma_shared` of f16 on 64x64 count exactly the
+/// wavefronts of CuTe's `Sw<3,3,3> o (64,64):(64,1)`, for 16-byte row reads and for an
+/// ldmatrix-style read (mma operand A), at every vector width.
+#[test]
+fn bank_conflicts_reads_triton_shared_attributes_like_their_cute_swizzle() {
+    let swizzled = "#ttg.swizzled_shared<{vec=8, perPhase=1, maxPhase=8, order=[1,0]}>";
+    let nvmma = "#ttg.nvmma_shared<{swizzlingByteWidth=128, transposed=false, elementBitWidth=16}>";
+    let o = laycert(&["convert", "--to", "linear", swizzled, "--shape", "64,64"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let printed = first_line(&o);
+    assert!(printed.ends_with("block = []}>"), "{printed}");
+    let cute = "Sw<3,3,3> o (64,64):(64,1)";
+    let rows = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,16],[0,32],[32,0]], \
+                lane=[[1,0],[2,0],[4,0],[8,0],[0,8]], warp=[[16,0]]}>";
+    let dot_a = "#ttg.dot_op<{opIdx = 0, parent = #ttg.nvidia_mma<{versionMajor = 2, \
+                 versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>, kWidth = 2}>";
+    let run = |regs: &str, smem: &str, vec: Option<&str>| {
+        let mut args = vec![
+            "bank-conflicts",
+            "--regs",
+            regs,
+            "--smem",
+            smem,
+            "--dtype",
+            "f16",
+            "--shape",
+            "64,64",
+        ];
+        args.extend(vec.iter().flat_map(|v| ["--vec", v]));
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(0), "{smem}: {}", stderr(&o));
+        stdout(&o)
+    };
+    for (regs, vecs, head) in [
+        (
+            rows,
+            &["1", "2", "4", "8"][..],
+            "4 wavefronts per instruction (max), 8 instructions per warp, 16-byte vectors",
+        ),
+        (
+            dot_a,
+            &["1", "2"][..],
+            "1 wavefronts per instruction (max), 16 instructions per warp, 4-byte vectors",
+        ),
+    ] {
+        for vec in std::iter::once(None).chain(vecs.iter().copied().map(Some)) {
+            let want = run(regs, cute, vec);
+            let want: Vec<&str> = want.lines().collect();
+            if vec.is_none() {
+                assert_eq!(want[0], head);
+            }
+            for smem in [swizzled, nvmma, printed.as_str()] {
+                let got = run(regs, smem, vec);
+                let got: Vec<&str> = got.lines().collect();
+                // The simulator's lines are CuTe's; the F2 layout adds lemma 9.4, which agrees.
+                assert_eq!(got[..4], want[..4], "{smem} --vec {vec:?}");
+                assert!(got[4].ends_with("(agrees)"), "{}", got[4]);
+            }
+        }
+    }
+    // The swizzle is what removes the conflicts: row-major memory has them.
+    let plain = run(rows, "(64,64):(64,1)", None);
+    assert!(
+        plain.starts_with("32 wavefronts per instruction"),
+        "{plain}"
+    );
+}
+
+/// `--vec` must be a vector width (a power of two, at most 16 bytes per lane): 0, 3 or 16 f16
+/// elements are refused as such, exit 2, listing the widths; a width the layouts do not make
+/// contiguous is refused for that reason.
+#[test]
+fn bank_conflicts_refuses_an_invalid_vector_width_as_such() {
+    let run = |vec: &str, smem: &str, dtype: &str| {
+        laycert(&[
+            "bank-conflicts",
+            "--regs",
+            F2_READ,
+            "--smem",
+            smem,
+            "--dtype",
+            dtype,
+            "--vec",
+            vec,
+        ])
+    };
+    let rows = "(128,128):(128,1)";
+    for (vec, dtype, widths) in [
+        ("0", "f16", "1, 2, 4 or 8 elements of 2 bytes"),
+        ("3", "f16", "1, 2, 4 or 8 elements of 2 bytes"),
+        ("16", "f16", "1, 2, 4 or 8 elements of 2 bytes"),
+        ("4", "f64", "1 or 2 elements of 8 bytes"),
+        ("32", "i8", "1, 2, 4, 8 or 16 elements of 1 byte"),
+    ] {
+        let o = run(vec, rows, dtype);
+        assert_eq!(o.status.code(), Some(2), "--vec {vec}");
+        let e = stderr(&o);
+        assert!(
+            e.starts_with(&format!("error: --vec {vec}: invalid vector width")),
+            "{e}"
+        );
+        assert!(e.contains(widths), "{e}");
+        assert!(!e.contains("contiguous"), "{e}");
+    }
+    // A valid width the layouts do not make contiguous: F2_READ holds 4 consecutive elements
+    // of a row.
+    let o = run("8", rows, "f16");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--vec 8: the widest contiguous vector here has 4 elements"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(run("4", rows, "f16").status.code(), Some(0));
+}
+
 #[test]
 fn swizzle_finds_the_conflict_free_transpose_layout() {
     let o = laycert(&[
@@ -948,6 +1090,35 @@ fn shuffle_prints_a_simulated_plan_or_says_shared_memory() {
     let o = laycert(&["shuffle", F2_WRITE, F2_READ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("needs shared memory"), "{}", stderr(&o));
+}
+
+/// Warps that hold the same elements under A and B, at places that differ from warp to warp,
+/// are refused for that reason (not "elements move between warps"); a `#ttg.linear` without
+/// Triton's size-1 `block = []` converts from the attribute it was printed from.
+#[test]
+fn shuffle_refusals_say_the_true_reason() {
+    let blocked = "#ttg.blocked<{sizePerThread=[1,4], threadsPerWarp=[8,4], warpsPerCTA=[2,1], \
+                   order=[1,0]}>";
+    let skewed = "#ttg.linear<{register=[[0,1],[0,2]], lane=[[0,4],[0,8],[1,0],[2,0],[4,0]], \
+                  warp=[[8,1]]}>";
+    let o = laycert(&["shuffle", blocked, skewed, "--shape", "16,16"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("every warp holds the same elements in A and in B"),
+        "{e}"
+    );
+    assert!(e.contains("warp=1 differ ([8, 0] in A, [8, 1] in B"), "{e}");
+    assert!(!e.contains("move between warps"), "{e}");
+    let printed = "#ttg.linear<{register=[[0,1],[0,2]], lane=[[0,4],[0,8],[1,0],[2,0],[4,0]], \
+                   warp=[[8,0]]}>";
+    let o = laycert(&["shuffle", blocked, printed, "--shape", "16,16"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        first_line(&o).starts_with("0 shuffles in 0 rounds"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 const F2_WRITE: &str = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,8],[1,0],[2,0]], lane=[[0,16],[0,32],[0,64],[4,0],[8,0]], warp=[[16,0],[32,0],[64,0]]}>";

@@ -232,17 +232,20 @@ enum Command {
         /// The distributed layout (register/lane/warp -> logical), any linear spelling.
         #[arg(long)]
         regs: String,
-        /// The memory layout: linear (offset -> logical), CuTe or `Sw<B,M,S> o` CuTe
-        /// (logical -> offset, evaluated pointwise).
+        /// The memory layout: linear (offset -> logical: `#ttg.linear`, or a Triton shared
+        /// attribute `#ttg.swizzled_shared` / `#ttg.nvmma_shared` on `--shape`), CuTe or
+        /// `Sw<B,M,S> o` CuTe (logical -> offset, evaluated pointwise; `#ttg.padded_shared`
+        /// reads as CuTe).
         #[arg(long)]
         smem: String,
         /// Element type: f16, bf16, f32, i8, f8, f64, ...
         #[arg(long)]
         dtype: String,
-        /// Elements per vector (default: the widest contiguous one, at most 16 bytes).
+        /// Elements per vector: a power of two, at most 16 bytes in all (default: the widest
+        /// contiguous one).
         #[arg(long)]
         vec: Option<u32>,
-        /// Tensor shape for Triton attributes, e.g. `128,128`.
+        /// Tensor shape for Triton attributes (`--regs` and `--smem`), e.g. `128,128`.
         #[arg(long)]
         shape: Option<String>,
     },

@@ -273,14 +273,14 @@ pub fn max_vector(
     Ok(vector)
 }
 
-/// The element offset of a logical coordinate under a bijective F2 memory layout
-/// `mem: offset -> logical` (its inverse, evaluated), logical coordinates given in the order of
-/// `logical` (out-dims of the distributed layout, matched to `mem`'s by name).
+/// The element offset of a logical coordinate under an F2 memory layout `mem: offset -> logical`
+/// (see [`memory_offsets`]), logical coordinates given in the order of `logical` (out-dims of
+/// the distributed layout, matched to `mem`'s by name).
 pub fn linear_offsets<'a>(
     mem: &LinearLayout,
     logical: &'a [crate::linear::OutDim],
 ) -> Result<Box<OffsetMap<'a>>> {
-    let inv = inverse_memory(mem)?;
+    let inv = memory_offsets(mem)?;
     Ok(Box::new(move |coord: &[i64]| {
         let named: Vec<(&str, i64)> = logical
             .iter()
@@ -291,32 +291,62 @@ pub fn linear_offsets<'a>(
     }))
 }
 
-/// `mem^-1` (logical -> `offset`) of a memory layout with the single in-dim `offset`.
-fn inverse_memory(mem: &LinearLayout) -> Result<LinearLayout> {
-    if mem.ins().len() != 1 {
+/// The map logical -> `offset` of a memory layout `mem: (offset, block) -> logical`: `mem^-1`
+/// for a layout of one CTA. In-dims without bases (size 1, as Triton's `block = []`) are
+/// ignored. The `block` in-dim of a multi-CTA layout (Triton's shared attributes with a
+/// `CGALayout`) names the CTA whose shared memory holds an element and `offset` its place
+/// there; every element must be held, and at one offset (the offset bases independent, and no
+/// combination of them equal to a combination of block bases), so its offset is a function of
+/// the element.
+///
+/// Example: `{offset: [[0,1],[1,0]], block: []}` on 2x2 maps `(1, 0)` to offset 2.
+pub fn memory_offsets(mem: &LinearLayout) -> Result<LinearLayout> {
+    let names: Vec<&str> = mem.ins().iter().map(|d| d.name.as_str()).collect();
+    let other = |d: &crate::linear::InDim| !d.bases.is_empty() && !is_memory_dim(&d.name);
+    if mem.in_dim("offset").is_none() || mem.ins().iter().any(other) {
         return Err(LayoutError::invalid(
             "memory layout",
             format!(
-                "it has in-dims {:?}; a memory layout has one (offset)",
-                mem.ins().iter().map(|d| &d.name).collect::<Vec<_>>()
+                "it has in-dims {names:?}; a memory layout has `offset` (and `block`, the CTAs                  of a multi-CTA layout; in-dims of size 1 are ignored)"
             ),
         ));
     }
-    if mem.total_in_bits() != mem.total_out_bits() as usize {
+    let (offset, block) = (mem.in_columns("offset")?, mem.in_columns("block")?);
+    if block.is_empty() && offset.len() != mem.total_out_bits() as usize {
         return Err(LayoutError::invalid(
             "memory layout",
             "it is not a bijection (in and out sizes differ)",
         ));
     }
-    mem.right_inverse()
+    if f2::rank(&offset) < offset.len() {
+        return Err(LayoutError::invalid(
+            "memory layout",
+            "two offsets hold the same element (its offset bases are dependent)",
+        ));
+    }
+    if f2::intersection_dim(&offset, &block) > 0 {
+        return Err(LayoutError::invalid(
+            "memory layout",
+            "an element lies at different offsets in different CTAs (a combination of offset \
+             bases equals one of block bases)",
+        ));
+    }
+    let kept: Vec<&str> = names.into_iter().filter(|n| is_memory_dim(n)).collect();
+    let outs: Vec<&str> = mem.outs().iter().map(|o| o.name.as_str()).collect();
+    let inv = mem.sublayout(&kept, &outs)?.right_inverse()?;
+    inv.sublayout(&outs, &["offset"])
+}
+
+fn is_memory_dim(name: &str) -> bool {
+    name == "offset" || name == "block"
 }
 
 /// Lemma 9.4 of the Linear Layouts paper, for an F2 memory layout: wavefronts of EVERY
 /// instruction (they all agree by linearity).
 ///
-/// With `S = mem^-1` (logical -> offset), `K` the span of `S(L_lane)` over the lanes of one
-/// phase, `Z` the offset bits that do not change the 4-byte word a lane touches (the vector and
-/// any sub-word bits) and `Idx` the offset bits above the 128-byte row, each bank serves
+/// With `S = mem^-1` (logical -> offset, [`memory_offsets`]), `K` the span of `S(L_lane)` over
+/// the lanes of one phase, `Z` the offset bits that do not change the 4-byte word a lane touches
+/// (the vector and any sub-word bits) and `Idx` the offset bits above the 128-byte row, each bank serves
 /// `c = |K ∩ span(Z ∪ Idx)| / |K ∩ span(Z)|` distinct words per phase, and the instruction takes
 /// `c` times the number of phases. In the paper's setting (accesses of at least 4 bytes,
 /// distributed layouts, so `K ∩ span(Z) = 0`) this is its `n · |span(S_Vec ∪ S_Idx) ∩
@@ -329,7 +359,7 @@ pub fn lemma_9_4(
 ) -> Result<u32> {
     let warp = Warp::of(dist)?;
     let access = access_bytes_of(vector, warp.reg, elem_bytes)?;
-    let inv = inverse_memory(mem)?;
+    let inv = memory_offsets(mem)?;
     let to_offset = |logical: u128| -> Result<u128> {
         let coord = dist.unflatten_out(logical);
         let named: Vec<(&str, i64)> = dist
@@ -372,7 +402,7 @@ pub fn lemma_9_4(
         .iter()
         .map(|&c| to_offset(c))
         .collect::<Result<_>>()?;
-    let d = mem.total_in_bits() as u32;
+    let d = inv.total_out_bits();
     let wb = elem_bytes.trailing_zeros();
     let low = (vector.len() as u32).max(2u32.saturating_sub(wb)).min(d);
     let hi = (7 - wb).min(d);

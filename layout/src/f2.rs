@@ -3,7 +3,8 @@
 //! A matrix is given by its COLUMNS (the image of each input bit), as in Triton's bases.
 //! [`Echelon`] keeps a reduced basis of the column space together with, for every basis vector,
 //! which input columns XOR to it; solving `A x = y` then reads off `x`, with free variables 0
-//! (the minimal-Hamming-weight choice the Linear Layouts paper uses for right inverses).
+//! (columns dependent on earlier ones are not used; not always the `x` of fewest set bits:
+//! columns `[1, 2, 3]` solve `y = 3` with `x = 0b011`, not `0b100`).
 //! Example: columns `[0b01, 0b11]` solve `y = 0b10` with `x = 0b11` (both columns).
 
 /// A reduced column basis with the input combination behind every vector.

@@ -1,8 +1,10 @@
 //! Warp-shuffle plans for converting between two distributed layouts (Linear Layouts paper,
 //! section 5.4), and a simulator that executes a plan on symbolic data.
 //!
-//! When `A` and `B` keep every element in the same warp (equal warp bases), the conversion is a
-//! sequence of shuffle ROUNDS. With `V` the registers common to both (moved together, at most
+//! A plan is one instruction sequence for every warp, so `A` and `B` must have equal warp (and
+//! block) bases: different ones move elements between warps, or, when each warp holds the same
+//! elements in both, place them at lanes and registers that differ from warp to warp. Then the
+//! conversion is a sequence of shuffle ROUNDS. With `V` the registers common to both (moved together, at most
 //! 32 bits), `I = A_Thr ∩ B_Thr`, `E = A_Thr \ I`, `F = B_Thr \ I` and `G = {e_i ⊕ f_i}`, the
 //! round `i` moves the elements of the coset `R(i) ⊕ span(V ∪ I ∪ G)`, `R` completing that span
 //! to the warp's elements: each lane sends one vector and receives one. With broadcasting a
@@ -80,13 +82,92 @@ fn nonzero(v: &[u128]) -> Vec<u128> {
     v.iter().copied().filter(|&c| c != 0).collect()
 }
 
-/// Columns of every in-dim other than register and lane (warp, block), in order.
-fn context_columns(l: &LinearLayout) -> Result<Vec<(String, Vec<u128>)>> {
+/// Columns of every in-dim other than register and lane (warp, block), by name; in-dims of
+/// size 1 (no bases, as Triton's `block = []`) are no context.
+fn context_columns(l: &LinearLayout) -> Result<BTreeMap<String, Vec<u128>>> {
     l.ins()
         .iter()
-        .filter(|d| d.name != "register" && d.name != "lane")
+        .filter(|d| d.name != "register" && d.name != "lane" && !d.bases.is_empty())
         .map(|d| Ok((d.name.clone(), l.in_columns(&d.name)?)))
         .collect()
+}
+
+/// `b`'s input for the context `ctx` of `a` (a [`LinearLayout::context_inputs`] value of `a`),
+/// in-dims matched by name, register and lane 0.
+fn same_context(a: &LinearLayout, b: &LinearLayout, ctx: &[i64]) -> Vec<i64> {
+    b.ins()
+        .iter()
+        .map(|d| {
+            let i = a.ins().iter().position(|x| x.name == d.name);
+            match (d.name.as_str(), i) {
+                ("register" | "lane", _) | (_, None) => 0,
+                (_, Some(i)) => ctx.get(i).copied().unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// A plan is one instruction sequence for every warp (and CTA), computed on warp 0: it holds
+/// in warp `w` exactly when A's and B's context bases are equal. Warp `w` of B needs at lane `l`,
+/// register `r` the element `B_thr(r, l) ⊕ B_warp(w)`, which A holds at
+/// `A_thr^-1(B_thr(r, l) ⊕ d)` with `d = A_warp(w) ⊕ B_warp(w)`: the same place as in warp 0 only
+/// when `d = 0`. When `d` is a combination of `thread` (A's register and lane bases), warp `w`
+/// holds the same elements in A and B but moves them between other lanes or registers; else
+/// its elements move between warps. The error says which.
+fn check_same_in_every_warp(a: &LinearLayout, b: &LinearLayout, thread: &[u128]) -> Result<()> {
+    let (ca, cb) = (context_columns(a)?, context_columns(b)?);
+    let dims = |c: &BTreeMap<String, Vec<u128>>| -> Vec<String> {
+        c.iter()
+            .map(|(n, v)| format!("{n} ({})", 1u64 << v.len()))
+            .collect()
+    };
+    if dims(&ca) != dims(&cb) {
+        return Err(LayoutError::not_representable(
+            "warp shuffles",
+            format!(
+                "A has the contexts {:?} and B {:?} (warps and CTAs beyond register and lane): a \
+                 shuffle plan runs in the same warps under both layouts, so converting needs \
+                 shared memory",
+                dims(&ca),
+                dims(&cb)
+            ),
+        ));
+    }
+    let inside = Echelon::of_columns(thread);
+    let mut differ = None;
+    for ((name, xs), (_, ys)) in ca.iter().zip(&cb) {
+        for (k, (&x, &y)) in xs.iter().zip(ys).enumerate() {
+            if x == y {
+                continue;
+            }
+            let at = format!("{name}={}", 1u64 << k);
+            if !inside.contains(x ^ y) {
+                return Err(LayoutError::not_representable(
+                    "warp shuffles",
+                    format!(
+                        "{at} of A and of B hold different elements: elements move between \
+                         warps, which needs shared memory"
+                    ),
+                ));
+            }
+            differ.get_or_insert((at, x, y));
+        }
+    }
+    match differ {
+        None => Ok(()),
+        Some((at, x, y)) => Err(LayoutError::not_representable(
+            "warp shuffles",
+            format!(
+                "every warp holds the same elements in A and in B, but the bases of {at} differ \
+                 ({:?} in A, {:?} in B, by a combination of A's register and lane bases), so \
+                 the lanes and registers between which elements move differ from warp to warp; \
+                 a shuffle plan is one instruction sequence, the same in every warp \
+                 (converting through shared memory works)",
+                a.unflatten_out(x),
+                b.unflatten_out(y)
+            ),
+        )),
+    }
 }
 
 /// The shuffle plan converting `a` into `b`, or an error saying why shuffles cannot do it
@@ -116,13 +197,6 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
             ));
         }
     }
-    if context_columns(a)? != context_columns(b)? {
-        return Err(LayoutError::not_representable(
-            "warp shuffles",
-            "the layouts differ in warp (or block) bits: elements move between warps, which \
-             needs shared memory",
-        ));
-    }
     let (ar, al) = (a.in_columns("register")?, a.in_columns("lane")?);
     let (br, bl) = (b.in_columns("register")?, b.in_columns("lane")?);
     let ta: Vec<u128> = ar.iter().chain(&al).copied().collect();
@@ -135,6 +209,7 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
              shared memory",
         ));
     }
+    check_same_in_every_warp(a, b, &ta)?;
     // V: common registers, at most 32 bits per shuffle.
     let max_v = (4 / elem_bytes.min(4)).trailing_zeros() as usize;
     let mut src_vector = Vec::new();
@@ -251,8 +326,17 @@ pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result
     let bad = |why: String| LayoutError::invalid("shuffle plan", why);
     let (a_regs, b_regs) = (a.in_size("register"), b.in_size("register"));
     let (a_lanes, b_lanes) = (a.in_size("lane"), b.in_size("lane"));
+    let (ca, cb) = (context_columns(a)?, context_columns(b)?);
+    let sizes = |c: &BTreeMap<String, Vec<u128>>| c.values().map(Vec::len).collect::<Vec<_>>();
+    if ca.keys().ne(cb.keys()) || sizes(&ca) != sizes(&cb) {
+        return Err(bad(
+            "A and B have different warp (or block) in-dims; a plan runs in every warp of both"
+                .into(),
+        ));
+    }
     for ctx in &a.context_inputs() {
         let a_at = |r: i64, l: i64| a.apply(&a.at_register_lane(ctx, r, l));
+        let b_ctx = same_context(a, b, ctx);
         let mut dst: BTreeMap<(i64, i64), Vec<i64>> = BTreeMap::new();
         for m in &plan.moves {
             if m.lane < 0 || m.lane >= a_lanes.min(b_lanes) {
@@ -299,7 +383,7 @@ pub fn execute(plan: &ShufflePlan, a: &LinearLayout, b: &LinearLayout) -> Result
         }
         for l in 0..b_lanes {
             for r in 0..b_regs {
-                let want = b.apply(&b.at_register_lane(ctx, r, l))?;
+                let want = b.apply(&b.at_register_lane(&b_ctx, r, l))?;
                 match dst.get(&(l, r)) {
                     Some(got) if *got == want => {}
                     got => {

@@ -272,3 +272,117 @@ fn oversized_layouts_are_refused_not_enumerated() {
     // The formula needs no enumeration.
     assert_eq!(lemma_9_4(&huge, &mem, 4, &[]).unwrap(), 1);
 }
+
+fn linear(text: &str, shape: &[i64]) -> LinearLayout {
+    match layout::Layout::parse(text, Some(shape)).unwrap() {
+        layout::Layout::Linear(l) => l,
+        other => panic!("{text} imports to a linear layout, not {other:?}"),
+    }
+}
+
+/// Triton's shared attributes import as `(offset, block) -> logical` with `block = []` for one
+/// CTA: that size-1 in-dim is no second input. `swizzled_shared` vec=8, perPhase=1,
+/// maxPhase=8 and the 128-byte `nvmma_shared` of f16 on 64x64 are CuTe's `Sw<3,3,3> o
+/// (64,64):(64,1)`, offset for offset.
+#[test]
+fn triton_shared_attributes_are_memory_layouts_with_cute_offsets() {
+    let sw = parse_swizzled("Sw<3,3,3> o (64,64):(64,1)").unwrap();
+    for text in [
+        "#ttg.swizzled_shared<{vec=8, perPhase=1, maxPhase=8, order=[1,0]}>",
+        "#ttg.nvmma_shared<{swizzlingByteWidth=128, transposed=false, elementBitWidth=16}>",
+        "#ttg.linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], \
+         [2, 16], [4, 32], [8, 0], [16, 0], [32, 0]], block = []}>",
+    ] {
+        let mem = linear(text, &[64, 64]);
+        assert_eq!(
+            mem.in_dim("block").map(|d| d.bases.len()),
+            Some(0),
+            "{text}"
+        );
+        let offs = linear_offsets(&mem, mem.outs()).unwrap();
+        for i in 0..64 {
+            for j in 0..64 {
+                assert_eq!(
+                    offs(&[i, j]).unwrap(),
+                    sw.eval(&[64, 64], &[i, j]).unwrap(),
+                    "{text} at ({i}, {j})"
+                );
+            }
+        }
+    }
+}
+
+/// A multi-CTA shared layout: `block` names the CTA holding an element and the offset is its
+/// place in that CTA's memory. Split over 2 CTAs along dim0, each CTA holds a 32x64 swizzled
+/// tile; broadcast to 2 CTAs (a zero block basis), each holds the whole 64x64 tile.
+#[test]
+fn multi_cta_shared_layouts_give_the_offset_inside_the_cta() {
+    let cta = "#ttg.swizzled_shared<{vec=8, perPhase=1, maxPhase=8, order=[1,0]}>";
+    let (half, full) = (linear(cta, &[32, 64]), linear(cta, &[64, 64]));
+    let one = linear_offsets(&half, half.outs()).unwrap();
+    let split = "#ttg.swizzled_shared<{vec=8, perPhase=1, maxPhase=8, order=[1,0], \
+                 CTAsPerCGA=[2,1], CTASplitNum=[2,1], CTAOrder=[1,0]}>";
+    let split = linear(split, &[64, 64]);
+    assert_eq!(split.in_size("block"), 2);
+    let split = linear_offsets(&split, split.outs()).unwrap();
+    let whole = linear_offsets(&full, full.outs()).unwrap();
+    let copy = "#ttg.swizzled_shared<{vec=8, perPhase=1, maxPhase=8, order=[1,0], \
+                CTAsPerCGA=[2,1], CTASplitNum=[1,1], CTAOrder=[1,0]}>";
+    let copy = linear(copy, &[64, 64]);
+    let copy = linear_offsets(&copy, copy.outs()).unwrap();
+    for i in 0..64 {
+        for j in 0..64 {
+            assert_eq!(split(&[i, j]).unwrap(), one(&[i % 32, j]).unwrap());
+            assert_eq!(copy(&[i, j]).unwrap(), whole(&[i, j]).unwrap());
+        }
+    }
+}
+
+/// What is no memory layout is refused, saying why: an in-dim other than offset and block with
+/// bases, two offsets holding one element, an element at two offsets in two CTAs.
+#[test]
+fn memory_layouts_that_do_not_give_one_offset_per_element_are_refused() {
+    use layout::bank::memory_offsets;
+    let err = |l: &LinearLayout| memory_offsets(l).unwrap_err().to_string();
+    let lanes = ll2(
+        &[("offset", units(&[(1, 0)])), ("lane", units(&[(0, 0)]))],
+        1,
+        1,
+    );
+    assert!(
+        err(&lanes).contains("in-dims [\"offset\", \"lane\"]"),
+        "{}",
+        err(&lanes)
+    );
+    let twice = ll2(
+        &[
+            ("offset", vec![vec![0, 1], vec![0, 1]]),
+            ("block", units(&[(0, 0)])),
+        ],
+        1,
+        1,
+    );
+    assert!(err(&twice).contains("two offsets"), "{}", err(&twice));
+    let moved = ll2(
+        &[
+            ("offset", units(&[(1, 0), (0, 0)])),
+            ("block", vec![vec![1, 0]]),
+        ],
+        1,
+        1,
+    );
+    assert!(err(&moved).contains("different offsets"), "{}", err(&moved));
+    // The size-1 in-dims are ignored, whatever their name.
+    let single = ll2(
+        &[
+            ("offset", units(&[(1, 0), (0, 0)])),
+            ("block", vec![]),
+            ("x", vec![]),
+        ],
+        1,
+        1,
+    );
+    let s = memory_offsets(&single).unwrap();
+    assert_eq!(s.apply(&[1, 0]).unwrap(), vec![2]);
+    assert_eq!(s.apply(&[0, 1]).unwrap(), vec![1]);
+}

@@ -88,6 +88,20 @@ fn right_inverse_takes_the_first_of_broadcast_bases() {
     assert!(e.unwrap_err().to_string().contains("dim0=2"));
 }
 
+/// With a non-injective B, `invert_and_compose` sets the free variables to 0: B's basis 2 (= 3,
+/// the XOR of bases 0 and 1) is never used, so 3 is reached as `in = 3` (two set bits) though
+/// `in = 4` (one) holds it too. Both are correct (`B ∘ result = A`); the documentation promises
+/// free variables 0, not the fewest set bits.
+#[test]
+fn invert_and_compose_sets_free_variables_to_zero_not_fewest_bits() {
+    let a = ll(&[("x", &[&[3]])], &[("out", 4)]);
+    let b = ll(&[("in", &[&[1], &[2], &[3]])], &[("out", 4)]);
+    let r = a.invert_and_compose(&b).unwrap();
+    assert_eq!(r, ll(&[("x", &[&[3]])], &[("in", 8)]));
+    assert_eq!(b.apply(&[4]).unwrap(), vec![3]);
+    assert!(b.compose(&r).unwrap().same_map(&a));
+}
+
 #[test]
 fn product_concatenates_shared_dims() {
     let a = ll(&[("register", &[&[1]])], &[("dim0", 2)]);

@@ -112,6 +112,96 @@ fn different_warp_bits_need_shared_memory() {
     assert!(shuffle_plan(&a, &a, 3).is_err());
 }
 
+/// Warp 1 holds the same elements {4..7} in A and in B, but B's warp basis differs from A's by
+/// element 1 (inside the warp): A's lane l holds 4+l there, B's lane l needs 4+swap(l)^1. The
+/// refusal says so, not that elements move between warps; and the plan of warp 0 (made for the
+/// same pair with equal warp bases) indeed fails in warp 1.
+#[test]
+fn warps_holding_the_same_elements_elsewhere_are_refused_for_that_reason() {
+    let a = ll(
+        &[
+            ("lane", vec![vec![1, 0], vec![2, 0]]),
+            ("warp", vec![vec![4, 0]]),
+        ],
+        3,
+        0,
+    );
+    let b_with = |warp: i64| {
+        ll(
+            &[
+                ("lane", vec![vec![2, 0], vec![1, 0]]),
+                ("warp", vec![vec![warp, 0]]),
+            ],
+            3,
+            0,
+        )
+    };
+    let e = shuffle_plan(&a, &b_with(5), 4).unwrap_err().to_string();
+    assert!(e.contains("every warp holds the same elements"), "{e}");
+    assert!(e.contains("warp=1"), "{e}");
+    assert!(e.contains("differ from warp to warp"), "{e}");
+    assert!(!e.contains("move between warps"), "{e}");
+    let warp0 = shuffle_plan(&a, &b_with(4), 4).unwrap();
+    assert_eq!(execute(&warp0, &a, &b_with(4)).unwrap(), 1);
+    let e = execute(&warp0, &a, &b_with(5)).unwrap_err().to_string();
+    assert!(e.contains("B says"), "{e}");
+    // A warp basis outside the warp's elements does move elements between warps.
+    let moved = ll(
+        &[
+            ("lane", vec![vec![1, 0], vec![4, 0]]),
+            ("warp", vec![vec![2, 0]]),
+        ],
+        3,
+        0,
+    );
+    let e = shuffle_plan(&a, &moved, 4).unwrap_err().to_string();
+    assert!(e.contains("hold different elements"), "{e}");
+}
+
+/// In-dims of size 1 are no warps: Triton's imports carry `warp = [], block = []`, a
+/// hand-written `#ttg.linear` may leave them out, and the pair still converts.
+#[test]
+fn size_one_warp_and_block_dims_are_no_context() {
+    let lanes = vec![vec![1, 0], vec![2, 0]];
+    let a = ll(
+        &[
+            ("register", vec![vec![4, 0]]),
+            ("lane", lanes.clone()),
+            ("warp", vec![]),
+            ("block", vec![]),
+        ],
+        3,
+        0,
+    );
+    let b = ll(
+        &[
+            ("register", vec![vec![1, 0]]),
+            ("lane", vec![vec![2, 0], vec![4, 0]]),
+        ],
+        3,
+        0,
+    );
+    for (x, y) in [(&a, &b), (&b, &a)] {
+        let plan = shuffle_plan(x, y, 4).unwrap();
+        assert_eq!(execute(&plan, x, y).unwrap(), plan.shuffles.len());
+    }
+    // Two warps (each a copy of the tensor) against one are different contexts.
+    let reg = ("register", vec![vec![4, 0]]);
+    let two = ll(
+        &[
+            reg.clone(),
+            ("lane", lanes.clone()),
+            ("warp", vec![vec![0, 0]]),
+        ],
+        3,
+        0,
+    );
+    let one = ll(&[reg, ("lane", lanes), ("warp", vec![])], 3, 0);
+    let e = shuffle_plan(&two, &one, 4).unwrap_err().to_string();
+    assert!(e.contains("contexts [\"warp (2)\"] and B []"), "{e}");
+    assert!(e.contains("shared memory"), "{e}");
+}
+
 /// A random pair over the same logical bits with the same warp bases; registers and lanes
 /// shuffled independently, with occasional broadcast (zero) bases.
 fn arb_pair() -> impl Strategy<Value = (LinearLayout, LinearLayout, u32)> {

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use layout::bank::{lemma_9_4, linear_offsets, max_vector, simulate, OffsetMap};
+use layout::bank::{lemma_9_4, linear_offsets, max_vector, memory_offsets, simulate, OffsetMap};
 use layout::linear::{instruction_tile, Instruction, LinearLayout};
 use layout::swizzle_opt::{best_cute_swizzle, optimal_swizzle};
 use layout::Layout;
@@ -12,7 +12,8 @@ use layout::Layout;
 use super::linear::{dtype_bytes, linear_arg, linear_pair};
 use super::{input, BadInput, Report};
 
-/// `laycert bank-conflicts --regs L --smem M --dtype f16 [--vec N]`.
+/// `laycert bank-conflicts --regs L --smem M --dtype f16 [--vec N] [--shape S]`. A Triton
+/// attribute in `--smem` is read on `--shape` when given, else on `--regs`' logical shape.
 pub fn bank_conflicts(
     regs: &str,
     smem: &str,
@@ -25,7 +26,7 @@ pub fn bank_conflicts(
     let bytes = dtype_bytes(dtype)?;
     let dist = linear_arg(regs, shape.as_deref(), "--regs")?;
     let logical: Vec<i64> = dist.outs().iter().map(|o| o.size()).collect();
-    let mem = input::layout(smem, Some(&logical))?;
+    let mem = input::layout(smem, Some(shape.as_deref().unwrap_or(&logical)))?;
     let render = |e: layout::LayoutError| input::render(&e, "--smem", smem);
     let lin_offsets;
     let other_offsets: Box<OffsetMap<'_>>;
@@ -47,8 +48,9 @@ pub fn bank_conflicts(
         other => {
             return Err(BadInput {
                 message: format!(
-                    "error: --smem: a shared-memory layout is linear (offset -> logical), CuTe or \
-                     swizzled CuTe (logical -> offset); found {} notation",
+                    "error: --smem: a shared-memory layout is linear (offset -> logical, a Triton \
+                     shared attribute included), CuTe or swizzled CuTe (logical -> offset); \
+                     found {} notation",
                     other.notation().name()
                 ),
             })
@@ -110,13 +112,13 @@ pub fn bank_conflicts(
 }
 
 /// Which shared-memory instructions lower `mem^-1 ∘ dist` (theorem 5.1: `L /_l T` exists, after
-/// a register permutation).
+/// a register permutation); `mem^-1` is [`memory_offsets`] (logical -> offset).
 fn instructions(
     dist: &LinearLayout,
     mem: &LinearLayout,
     bytes: u32,
 ) -> Result<Vec<(String, bool)>, layout::LayoutError> {
-    let l = dist.invert_and_compose(mem)?;
+    let l = memory_offsets(mem)?.compose(dist)?;
     let mut out = Vec::new();
     for (name, instr) in [
         ("ld/st.shared 32-bit", Instruction::Vector { bits: 32 }),
@@ -136,21 +138,42 @@ fn instructions(
     Ok(out)
 }
 
-/// The first `log2(n)` bits of the widest vector, or an error when `n` is not reachable.
+/// The first `log2(n)` bits of the widest vector, or an error when `n` is no vector width (a
+/// power of two of at most 16 bytes: one access moves at most 16 bytes per lane) or the layouts
+/// have no contiguous vector that wide.
 fn pick_vector(
     dist: &LinearLayout,
     offsets: &OffsetMap<'_>,
     bytes: u32,
     n: u32,
 ) -> Result<Vec<usize>, BadInput> {
+    if !n.is_power_of_two() || u64::from(n) * u64::from(bytes) > 16 {
+        let widths: Vec<String> = (0..=4)
+            .map(|k| 1u32 << k)
+            .filter(|w| w * bytes <= 16)
+            .map(|w| w.to_string())
+            .collect();
+        let list = match widths.as_slice() {
+            [rest @ .., last] if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            one => one.join(""),
+        };
+        return Err(BadInput {
+            message: format!(
+                "error: --vec {n}: invalid vector width: it must be a power of two of at most 16 \
+                 bytes per lane: {list} elements of {bytes} byte{}",
+                if bytes == 1 { "" } else { "s" }
+            ),
+        });
+    }
     let widest =
         max_vector(dist, offsets, bytes).map_err(|e| input::render(&e, "--vec", &n.to_string()))?;
     let k = n.trailing_zeros() as usize;
-    if !n.is_power_of_two() || k > widest.len() {
+    if k > widest.len() {
+        let most = 1u32 << widest.len();
         return Err(BadInput {
             message: format!(
-                "error: --vec {n}: the widest contiguous vector here has {} elements",
-                1u32 << widest.len()
+                "error: --vec {n}: the widest contiguous vector here has {most} element{}",
+                if most == 1 { "" } else { "s" }
             ),
         });
     }

@@ -35,8 +35,12 @@ pub enum LinearCommand {
         #[arg(long)]
         shape: Option<String>,
     },
-    /// `B^-1 ∘ A`: for every input of A, the input of B holding the same element (free
-    /// variables 0, the minimal-Hamming-weight choice).
+    /// `B^-1 ∘ A`: for every input of A, an input of B holding the same element (B ∘ result =
+    /// A).
+    ///
+    /// Where several inputs of B hold it (B not injective), the free variables are 0: B's bases
+    /// that are combinations of earlier ones (in-dims in order) are never used. That is not
+    /// always the input with the fewest set bits.
     InvertAndCompose {
         /// A.
         a: String,

@@ -2,8 +2,10 @@
 //! elimination over F2 ([`crate::f2::Echelon`]).
 //!
 //! The right inverse of a surjective `L: U -> V` maps every out bit to an input with that image;
-//! among the solutions it takes the one with free variables 0 (the minimal-Hamming-weight choice
-//! of the Linear Layouts paper), so a basis that appears first in `L` is the one used.
+//! among the solutions it takes the one with free variables 0 (bases that are combinations of
+//! earlier ones are never used), so a basis that appears first in `L` is the one used. That is
+//! not always the solution with the fewest set bits: `{in: [[1],[2],[3]]}` inverts 3 to
+//! `in = 3` (bases 0 and 1), not `in = 4` (base 2 alone).
 //! Example (Triton's unit test, a test checks it): `A = {in1: [[2],[1],[4]]}` and
 //! `B = {in2: [[4],[1],[2]]}` give `invert_and_compose(A, B) = B^-1 ∘ A = {in1: [[4],[2],[1]]}`
 //! into `in2`.
