@@ -1440,6 +1440,41 @@ fn decompose_finds_a_proved_tiling_by_a_corpus_atom_or_says_none() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+#[test]
+fn decompose_matches_one_thread_atoms_whole_and_only_whole() {
+    // A UMMA operand (issued by one thread) and an AMX tile: corpus atoms that a tiling search
+    // skips (one thread tiles anything) and that used to be answered "no tiling".
+    for (l, shape, atom) in [
+        (
+            "S[(128,16):(1@reg,128@reg)]",
+            "128,16",
+            "SM100_128x128x16_F16BF16BF16_SS.A",
+        ),
+        (
+            "(1,(16,32)):(0,(1,16)) -> (16,32)",
+            "16,32",
+            "AMX_16x16x32_F32BF16BF16F32.A",
+        ),
+    ] {
+        let o = laycert(&["decompose", l, "--shape", shape]);
+        assert_eq!(o.status.code(), Some(0), "{l}: {}", stdout(&o));
+        assert_eq!(
+            first_line(&o),
+            format!("tile({atom}, S[():()] over [1, 1])"),
+            "{l}"
+        );
+    }
+    // The same registers in another order are not the atom, nor tiled by it.
+    let o = laycert(&[
+        "decompose",
+        "S[(128,16):(128@reg,1@reg)]",
+        "--shape",
+        "128,16",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("of one thread, matched only whole"));
+}
+
 /// `gen copy` of a 64x64 f32 transpose.
 const TRANSPOSE_64_F32: [&str; 10] = [
     "gen",

@@ -117,8 +117,28 @@ impl Atom {
 /// ones describe the same memory at another grain); every hand-written CUTLASS-sourced atom,
 /// then each catalog atom whose layout is not already there (many share one: an MMA's C for
 /// every input type); no atom of one thread (dp4a, a UMMA issued by one thread, AMX), which
-/// would tile anything trivially.
+/// would tile anything trivially: those are [`one_thread_atoms`], matched only whole.
 pub fn tiling_atoms(atoms: &[Atom]) -> Vec<(String, layout::Layout)> {
+    distinct_atoms(atoms)
+        .into_iter()
+        .filter(|(_, l)| !one_thread(l))
+        .collect()
+}
+
+/// The atoms of one thread, parsed and distinct as [`tiling_atoms`] are: a layout is one of
+/// them only when it is the whole atom (a tiling by one would fit any layout).
+pub fn one_thread_atoms(atoms: &[Atom]) -> Vec<(String, layout::Layout)> {
+    distinct_atoms(atoms)
+        .into_iter()
+        .filter(|(_, l)| one_thread(l))
+        .collect()
+}
+
+fn one_thread(l: &layout::Layout) -> bool {
+    matches!(l, layout::Layout::Tv(tv) if tv.threads() <= 1)
+}
+
+fn distinct_atoms(atoms: &[Atom]) -> Vec<(String, layout::Layout)> {
     let elements = || atoms.iter().filter(|a| !a.in_bits);
     let handwritten = elements().filter(|a| a.source.starts_with("CUTLASS"));
     let mut seen: std::collections::BTreeSet<(&str, Option<&[i64]>)> = handwritten
@@ -133,7 +153,6 @@ pub fn tiling_atoms(atoms: &[Atom]) -> Vec<(String, layout::Layout)> {
         .filter_map(|a| {
             layout::Layout::parse(&a.layout, a.shape.as_deref())
                 .ok()
-                .filter(|l| !matches!(l, layout::Layout::Tv(tv) if tv.threads() <= 1))
                 .map(|l| (a.name.clone(), l))
         })
         .collect()

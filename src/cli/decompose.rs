@@ -19,8 +19,25 @@ pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
         message: format!("error: the embedded corpus: {e}"),
     })?;
     let atoms = corpus::atom::tiling_atoms(&corpus.atoms);
-    let search = solver::decompose::decompose(&l, &shape, &atoms)
+    let mut search = solver::decompose::decompose(&l, &shape, &atoms)
         .map_err(|e| input::render(&e, "the layout", text))?;
+    // An atom of one thread is matched only whole (C of no iters): as a tile it fits anything.
+    let whole: Vec<_> = corpus::atom::one_thread_atoms(&corpus.atoms)
+        .into_iter()
+        .filter(|(_, a)| matches!(a, layout::Layout::Tv(tv) if tv.tile() == shape.as_slice()))
+        .collect();
+    if !whole.is_empty() {
+        let exact = solver::decompose::decompose(&l, &shape, &whole)
+            .map_err(|e| input::render(&e, "the layout", text))?;
+        search
+            .tilings
+            .extend(exact.tilings.into_iter().filter(|t| t.cost == 0));
+        search.tilings.sort_by_key(|t| t.cost);
+        if search.best.is_none() {
+            search.best = search.tilings.first().map(|t| t.term.clone());
+        }
+    }
+    let tried = atoms.len() + whole.len();
     let found = &search.tilings;
     if as_json {
         let mut r = Report::json(json!({
@@ -32,7 +49,7 @@ pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
                 "proved_by": t.proved_by,
             })).collect::<Vec<_>>(),
             "best_term": search.best,
-            "atoms_tried": atoms.len(),
+            "atoms_tried": tried,
         }));
         r.code = if found.is_empty() { NONE } else { 0 };
         return Ok(r);
@@ -40,7 +57,11 @@ pub fn run(text: &str, shape: &str, as_json: bool) -> Result<Report, BadInput> {
     let Some(best) = found.first() else {
         let mut r = Report::ok(vec![
             "no tiling by a corpus atom".to_string(),
-            format!("{} atoms tried", atoms.len()),
+            format!(
+                "{} atoms tried ({} of one thread, matched only whole)",
+                tried,
+                whole.len()
+            ),
         ]);
         r.code = NONE;
         return Ok(r);
