@@ -667,6 +667,7 @@ fn empty_rule_and_pair_files_are_bad_input() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.starts_with("REFUTED line1"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
+}
 
 /// `slice` of a layout that does not group by the shape (or whose region fits no grouped
 /// construction) is decided from the region's values: a layout (exit 0), "no" only when no
