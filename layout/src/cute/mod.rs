@@ -35,7 +35,7 @@ pub use complement::{complement, complement_shape};
 pub use composition::{composition, composition_swizzled, eval_extended};
 pub use divide::{flat_divide, logical_divide, tiled_divide, zipped_divide};
 pub use hierarchy::{append, flatten, make_layout, pad_rank, select, zip};
-pub use inverse::{left_inverse, nullspace, right_inverse};
+pub use inverse::{cutlass_left_inverse, left_inverse, nullspace, right_inverse};
 pub use product::{blocked_product, logical_product, raked_product, tiled_product, zipped_product};
 pub use recast::{recast, recast_swizzled};
 pub use tiler::{
