@@ -13,9 +13,11 @@ pub fn emit_gemm(plan: &GemmPlan, dtype: &str) -> String {
     let s = &plan.spec;
     let [kt, _, _] = s.tile;
     let mut py = Py::default();
-    py.line(format!(
-        "# laycert-nki: kind=gemm m={} n={} k={} dtype={dtype} entry=laycert_gemm",
-        s.m, s.n, s.k
+    py.line(super::header(
+        "gemm",
+        &format!("m={} n={} k={}", s.m, s.n, s.k),
+        dtype,
+        "laycert_gemm",
     ));
     py.line(format!(
         "\"\"\"result[{m}, {n}] = lhsT[{k}, {m}].T @ rhs[{k}, {n}] ({dtype} in, float32 PSUM accumulation).",

@@ -99,9 +99,11 @@ pub fn emit_mha(spec: &MhaSpec) -> Result<MhaKernel, NkiError> {
     let kv_tiles = tile_runs(s, KV_TILE);
     let mut certs = Vec::new();
     let mut py = Py::default();
-    py.line(format!(
-        "# laycert-nki: kind=mha heads={h} seq={s} dim={d} dtype={} entry=laycert_mha",
-        spec.dtype
+    py.line(super::header(
+        "mha",
+        &format!("heads={h} seq={s} dim={d}"),
+        &spec.dtype.to_string(),
+        "laycert_mha",
     ));
     py.line(format!(
         "\"\"\"Multi-head attention forward: out[h] = softmax(q[h].T @ k[h] / sqrt({d})) @ v[h], flash style."

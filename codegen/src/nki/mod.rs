@@ -10,6 +10,15 @@
 //! rules of the NKI documentation; it validates against the documented ISA, not hardware.
 
 pub mod cost;
+
+/// The first line of every emitted kernel starts with this, then `kind=KIND`, the sizes,
+/// `dtype=` and `entry=` (`nki run` reads it back to refuse sizes the generator refuses).
+pub const HEADER: &str = "# laycert-nki:";
+
+/// The header line: `# laycert-nki: kind=KIND SIZES dtype=DTYPE entry=ENTRY`.
+pub fn header(kind: &str, sizes: &str, dtype: &str, entry: &str) -> String {
+    format!("{HEADER} kind={kind} {sizes} dtype={dtype} entry={entry}")
+}
 pub mod gemm;
 pub mod mha;
 pub mod py;

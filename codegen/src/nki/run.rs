@@ -220,7 +220,7 @@ fn check_header(kernel: &Path) -> Result<(), NkiError> {
         .map_err(|e| NkiError::Input(format!("{}: {e}", kernel.display())))?;
     let mut first = String::new();
     let _ = std::io::BufReader::new(file.take(4096)).read_line(&mut first);
-    let Some(fields) = first.trim_end().strip_prefix("# laycert-nki:") else {
+    let Some(fields) = first.trim_end().strip_prefix(super::HEADER) else {
         return Ok(());
     };
     let fields: Vec<(&str, &str)> = fields

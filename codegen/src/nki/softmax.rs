@@ -33,8 +33,11 @@ pub fn emit_softmax(rows: i64, cols: i64, dtype: &str, target: &str) -> Result<S
         });
     }
     let mut py = Py::default();
-    py.line(format!(
-        "# laycert-nki: kind=softmax rows={rows} cols={cols} dtype={dtype} entry=laycert_softmax"
+    py.line(super::header(
+        "softmax",
+        &format!("rows={rows} cols={cols}"),
+        dtype,
+        "laycert_softmax",
     ));
     py.line(format!(
         "\"\"\"Row softmax of a [{rows}, {cols}] matrix ({dtype}); statistics in float32."
