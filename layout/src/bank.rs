@@ -307,7 +307,7 @@ pub fn memory_offsets(mem: &LinearLayout) -> Result<LinearLayout> {
         return Err(LayoutError::invalid(
             "memory layout",
             format!(
-                "it has in-dims {names:?}; a memory layout has `offset` (and `block`, the CTAs                  of a multi-CTA layout; in-dims of size 1 are ignored)"
+                "it has in-dims {names:?}; a memory layout has `offset` (and `block`, the CTAs of a multi-CTA layout; in-dims of size 1 are ignored)"
             ),
         ));
     }
