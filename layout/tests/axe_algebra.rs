@@ -9,25 +9,8 @@ use layout::relation::relation;
 use layout::{AxeLayout, Axis, AxisRegistry, Iter, Layout};
 use proptest::prelude::*;
 
-fn axis(i: usize) -> Axis {
-    Axis::new(["m", "laneid", "warpid", "reg"][i]).unwrap()
-}
-
-type Spec = (
-    Vec<(i64, i64, usize)>,
-    Vec<(i64, i64, usize)>,
-    Vec<(i64, usize)>,
-);
-
-fn build((d, r, o): &Spec) -> AxeLayout {
-    let its = |v: &[(i64, i64, usize)]| -> Vec<Iter> {
-        v.iter()
-            .map(|&(e, s, a)| Iter::new(e, s, axis(a)))
-            .collect()
-    };
-    let offset = o.iter().map(|&(v, a)| (axis(a), v)).collect();
-    AxeLayout::new(its(d), its(r), offset).unwrap()
-}
+mod axe_support;
+use axe_support::{axis, build, Spec};
 
 fn layout_spec(max_d: usize) -> impl Strategy<Value = Spec> {
     (

@@ -8,28 +8,11 @@ use std::collections::BTreeSet;
 
 use layout::axe;
 use layout::axis::Point;
-use layout::{AxeLayout, Axis, Iter, LayoutError};
+use layout::{AxeLayout, LayoutError};
 use proptest::prelude::*;
 
-fn axis(i: usize) -> Axis {
-    Axis::new(["m", "laneid", "warpid", "reg"][i]).unwrap()
-}
-
-type Spec = (
-    Vec<(i64, i64, usize)>,
-    Vec<(i64, i64, usize)>,
-    Vec<(i64, usize)>,
-);
-
-fn build((d, r, o): &Spec) -> AxeLayout {
-    let its = |v: &[(i64, i64, usize)]| -> Vec<Iter> {
-        v.iter()
-            .map(|&(e, s, a)| Iter::new(e, s, axis(a)))
-            .collect()
-    };
-    let offset = o.iter().map(|&(v, a)| (axis(a), v)).collect();
-    AxeLayout::new(its(d), its(r), offset).unwrap()
-}
+mod axe_support;
+use axe_support::{build, Spec};
 
 /// Shards of 1..5 iters with extents 1..5 (non-powers of two included), strides -6..6 (0 and
 /// negative included) on up to 4 axes, mostly on `m`; small replicas and offsets.

@@ -490,8 +490,9 @@ fn same_cells(
         .collect()
 }
 
-fn registers(ts: &[&SynthTensor]) -> Result<(), String> {
-    match ts.iter().find(|t| t.scope != "register") {
+/// Every input and the output are register tensors.
+fn registers(ins: &[&SynthTensor], out: &SynthTensor) -> Result<(), String> {
+    match ins.iter().chain([&out]).find(|t| t.scope != "register") {
         Some(t) => Err(format!("{} is a {} tensor, not registers", t.name, t.scope)),
         None => Ok(()),
     }
@@ -503,8 +504,7 @@ fn cast(
     ins: &[&SynthTensor],
     out: &SynthTensor,
 ) -> Result<Vec<usize>, String> {
-    registers(ins)?;
-    registers(&[out])?;
+    registers(ins, out)?;
     let (from, to) = (ins[0].dtype.as_str(), out.dtype.as_str());
     let packed = matches!(from, "i4" | "u4") && matches!(to, "f16" | "bf16");
     let want = if packed {
@@ -524,8 +524,7 @@ fn elementwise(
     ins: &[&SynthTensor],
     out: &SynthTensor,
 ) -> Result<Vec<usize>, String> {
-    registers(ins)?;
-    registers(&[out])?;
+    registers(ins, out)?;
     let f = text.strip_suffix(" (per register)").unwrap_or("");
     if !is_name(f) {
         return Err("an elementwise op is `F (per register)`".into());
@@ -553,7 +552,7 @@ fn reduce(
     src: &SynthTensor,
     dst: &SynthTensor,
 ) -> Result<Vec<usize>, String> {
-    registers(&[src, dst])?;
+    registers(&[src], dst)?;
     if src.dtype != dst.dtype {
         return Err(format!(
             "a reduction keeps its type: {} is {}, {} is {}",
