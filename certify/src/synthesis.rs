@@ -47,8 +47,8 @@ use layout::{Layout, SwizzledLayout};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Format version.
-pub const VERSION: u32 = 1;
+/// Format version (2: the certificate carries its program's text).
+pub const VERSION: u32 = 2;
 
 /// Most cells (or thread-value pairs) a claim evaluates: bounds the checker's work on any input.
 pub const MAX_POINTS: i64 = 1 << 22;
@@ -199,6 +199,10 @@ pub struct SynthesisCertificate {
     pub kind: String,
     /// Program name.
     pub program: String,
+    /// The program's text (tile-program form), which the ops and tensors must be exactly (the
+    /// solver's `check_certificate` parses it and compares; this crate has no program parser).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// `sm80` or `sm90`.
     pub target: String,
     /// Threads of the CTA.
@@ -288,8 +292,14 @@ impl Tensors {
             if cells > MAX_POINTS {
                 return Err(format!("tensor {}: more than {MAX_POINTS} cells", t.name));
             }
-            if !matches!(t.bits, 4 | 8 | 16 | 32) {
-                return Err(format!("tensor {}: {} bits per element", t.name, t.bits));
+            if dtype_bits(&t.dtype) != Some(t.bits) {
+                return Err(format!(
+                    "tensor {}: {} bits per element, a {} has {}",
+                    t.name,
+                    t.bits,
+                    t.dtype,
+                    dtype_bits(&t.dtype).map_or("no known width".into(), |b| format!("{b}"))
+                ));
             }
             let l = Layout::parse(&t.layout, None)
                 .map_err(|e| format!("tensor {} layout {:?}: {e}", t.name, t.layout))?;
@@ -383,6 +393,17 @@ impl Reg<'_> {
     fn at(&self, t: i64, v: i64) -> Vec<i64> {
         coord(self.shape, self.cell(t, v))
     }
+}
+
+/// The width of an element type a tile program names.
+pub fn dtype_bits(dtype: &str) -> Option<i64> {
+    Some(match dtype {
+        "f32" | "i32" => 32,
+        "f16" | "bf16" => 16,
+        "f8e4m3" | "f8e5m2" | "i8" => 8,
+        "i4" | "u4" => 4,
+        _ => return None,
+    })
 }
 
 fn size(shape: &[i64]) -> Option<i64> {
@@ -971,8 +992,15 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
 pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
     let c: SynthesisCertificate =
         serde_json::from_str(text).map_err(|e| format!("not a synthesis certificate: {e}"))?;
-    if c.version != VERSION || c.kind != "synthesis" {
-        return Err(format!("kind {:?} version {}", c.kind, c.version));
+    if c.kind != "synthesis" {
+        return Err(format!("kind {:?}, not synthesis", c.kind));
+    }
+    if c.version != VERSION {
+        return Err(format!(
+            "version {}: this laycert checks version {VERSION} (a certificate that carries its \
+             program's text); re-run `laycert synth --cert`",
+            c.version
+        ));
     }
     if c.digest != c.compute_digest() {
         return Err("the digest does not match the contents (edited after it was written)".into());

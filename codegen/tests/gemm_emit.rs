@@ -45,7 +45,7 @@ fn the_acceptance_shapes_emit_validate_and_certify() {
             );
             assert_eq!(v.smem_cells as i64, (c.bm + c.bn) * c.bk);
             assert!(v.global_offsets as i64 >= m + n);
-            certify::synthesis::check(&kern.certificate_json)
+            solver::synth::check_certificate(&kern.certificate_json)
                 .unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
             if c.splits > 1 {
                 assert_eq!(c.cluster, 1);

@@ -143,7 +143,7 @@ pub fn check_json(text: &str) -> CheckResult {
                 )
             })
             .map_err(|e| e.to_string()),
-        Some("synthesis") => certify::synthesis::check(text)
+        Some("synthesis") => solver::synth::check_certificate(text)
             .map(|c| {
                 (
                     "proved".to_string(),

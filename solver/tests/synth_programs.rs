@@ -1,7 +1,7 @@
 //! Every reference tile program in corpus/data/programs synthesizes and its certificate
 //! checks; a tampered certificate is refused; the infeasible programs are explained.
 
-use certify::synthesis::{check, SynthClaim};
+use certify::synthesis::{check, SynthClaim, SynthOp};
 use solver::synth::{synthesize, Plan, Program, SynthError, Target};
 
 fn program(name: &str) -> Program {
@@ -423,4 +423,135 @@ fn derived_instruction_texts_and_swizzle_atoms_are_re_derived() {
         e.contains("K-major canonical claim") || e.contains("no claim backing"),
         "{e}"
     );
+}
+
+/// Re-seals `plan`'s certificate after `f` edits it, and returns the whole check's refusal
+/// (claims, bindings and the program text).
+fn refused_by_program(
+    plan: &Plan,
+    f: impl FnOnce(&mut certify::synthesis::SynthesisCertificate),
+) -> String {
+    let mut c = plan.certificate.clone();
+    f(&mut c);
+    match solver::synth::check_certificate(&c.seal().to_json()) {
+        Ok(_) => panic!("a tampered certificate re-checked"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_certificate_is_tied_to_the_program_text_it_carries() {
+    // Every reference program's certificate passes the whole check, rearranges included.
+    for (name, target) in [
+        ("gemm_f16_sm80", Target::Sm80),
+        ("gemm_f16_sm90", Target::Sm90),
+        ("attention_fwd_f16", Target::Sm80),
+        ("conversion_rearrange", Target::Sm80),
+        ("softmax_f32", Target::Sm90),
+    ] {
+        let plan = certified(name, target);
+        solver::synth::check_certificate(&plan.certificate.to_json())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    // Session 22's audit: each of these re-sealed edits passed `check`; the claims hold, but the
+    // plan is not the program's.
+    let attn = certified("attention_fwd_f16", Target::Sm80);
+    let op = |c: &certify::synthesis::SynthesisCertificate, f: &dyn Fn(&SynthOp) -> bool| {
+        c.ops.iter().position(f).expect("the op")
+    };
+    // A reduction's function renamed.
+    let e = refused_by_program(&attn, |c| {
+        let i = op(c, &|o| o.instruction.starts_with("max: "));
+        c.ops[i].instruction = c.ops[i].instruction.replacen("max", "sum", 1);
+    });
+    assert!(
+        e.contains("(sum) appears 1 time(s) in the certificate, 0 in its program"),
+        "{e}"
+    );
+    // An elementwise function renamed, and its operands exchanged.
+    let e = refused_by_program(&attn, |c| {
+        let i = op(c, &|o| o.instruction.starts_with("exp_sub"));
+        c.ops[i].instruction = "exp (per register)".into();
+    });
+    assert!(e.contains("(exp) appears"), "{e}");
+    let e = refused_by_program(&attn, |c| {
+        let i = op(c, &|o| o.instruction.starts_with("div"));
+        c.ops[i].inputs.reverse();
+    });
+    assert!(e.contains("in its program"), "{e}");
+    let gemm = certified("gemm_f16_sm80", Target::Sm80);
+    // The mma listed twice (C += A B^T twice).
+    let e = refused_by_program(&gemm, |c| {
+        let i = op(c, &|o| o.op == "mma");
+        let again = c.ops[i].clone();
+        c.ops.insert(i, again);
+    });
+    assert!(
+        e.contains("appears 2 time(s) in the certificate, 1 in its program"),
+        "{e}"
+    );
+    // The result store dropped, with its claim and its tensor.
+    let e = refused_by_program(&gemm, |c| {
+        c.ops.retain(|o| o.output != "c_g");
+        c.tensors.retain(|t| t.name != "c_g");
+        c.claims
+            .retain(|k| !matches!(k, SynthClaim::Vector { memory, .. } if memory == "c_g"));
+    });
+    assert!(e.contains("c_g"), "{e}");
+    // The mma's operands exchanged, with its claim and the two register layouts to match: the
+    // transposed product.
+    let e = refused_by_program(&gemm, |c| {
+        let i = op(c, &|o| o.op == "mma");
+        c.ops[i].inputs.reverse();
+        for k in c.claims.iter_mut() {
+            if let SynthClaim::Mma { a, b, .. } = k {
+                std::mem::swap(a, b);
+            }
+        }
+        let layout = |c: &certify::synthesis::SynthesisCertificate, n: &str| {
+            c.tensors.iter().position(|t| t.name == n).unwrap()
+        };
+        let (ia, ib) = (layout(c, "a"), layout(c, "b"));
+        let la = c.tensors[ia].layout.clone();
+        c.tensors[ia].layout = std::mem::replace(&mut c.tensors[ib].layout, la);
+        // The copies into a and b now feed the other operand's fragment layout: their claims
+        // name tensors, not layouts, so swap those two copies' targets as well.
+        for o in c.ops.iter_mut() {
+            if o.output == "a" {
+                o.output = "b".into();
+            } else if o.output == "b" {
+                o.output = "a".into();
+            }
+        }
+        for k in c.claims.iter_mut() {
+            if let SynthClaim::Ldmatrix { reg, .. } = k {
+                *reg = if reg == "a" { "b".into() } else { "a".into() };
+            }
+        }
+        // What remains is one true plan, for mma(c, b, a): check's claims hold.
+        assert!(check(&c.clone().seal().to_json()).is_ok());
+    });
+    assert!(e.contains("in its program"), "{e}");
+    // A global view's layout edited (column-major A).
+    let e = refused_by_program(&gemm, |c| {
+        let t = c.tensors.iter_mut().find(|t| t.name == "a_g").unwrap();
+        t.layout = "(128, 32):(1, 128)".into();
+    });
+    assert!(
+        e.contains("is not the program's") || e.contains("claim #"),
+        "{e}"
+    );
+    // Another program's text.
+    let e = refused_by_program(&gemm, |c| {
+        c.source = Some(
+            c.source
+                .clone()
+                .unwrap()
+                .replace("mma(c, a, b)", "mma(c, b, a)"),
+        );
+    });
+    assert!(e.contains("in its program") || e.contains("line 17"), "{e}");
+    // No program text at all.
+    let e = refused_by_program(&gemm, |c| c.source = None);
+    assert!(e.contains("carries no program text"), "{e}");
 }

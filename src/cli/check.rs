@@ -61,7 +61,7 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
         }
         Some("synthesis") => {
             return Ok(other_kind(
-                certify::synthesis::check(&text).map(|c| {
+                solver::synth::check_certificate(&text).map(|c| {
                     (
                         Recorded::Proof,
                         format!(

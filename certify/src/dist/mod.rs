@@ -638,6 +638,10 @@ pub fn check_certificate(c: &DistCertificate) -> Result<(), DistError> {
     if again.digest != c.digest
         || again.places_checked != c.places_checked
         || again.decided_on != c.decided_on
+        || again.ranks != c.ranks
+        || again.version != c.version
+        || again.cells_rechecked != c.cells_rechecked
+        || again.boxes_rechecked != c.boxes_rechecked
     {
         return Err(DistError::Unknown(
             "certificate evidence does not match a re-run (tampered?)".into(),

@@ -210,7 +210,7 @@ pub(super) fn ops_are_bound(c: &SynthesisCertificate, ts: &Tensors) -> Result<()
         }
         let claims = match op.op.as_str() {
             "mma" => mma(c, op.instruction.as_str(), out, &ins),
-            "copy" => copy(c, op.instruction.as_str(), ins[0], out),
+            "copy" => copy(c, ts, op.instruction.as_str(), ins[0], out),
             "cast" => cast(c, op.instruction.as_str(), &ins, out),
             "elementwise" => elementwise(c, op.instruction.as_str(), &ins, out),
             "reduce" => reduce(c, ts, op.instruction.as_str(), ins[0], out),
@@ -240,6 +240,20 @@ pub(super) fn ops_are_bound(c: &SynthesisCertificate, ts: &Tensors) -> Result<()
         .find(|t| !operands.contains(t.name.as_str()))
     {
         return Err(format!("tensor {} is no operation's operand", t.name));
+    }
+    // A register or shared tensor holds only what an op writes into it (global views are the
+    // kernel's inputs and outputs).
+    let written: BTreeSet<&str> = c.ops.iter().map(|o| o.output.as_str()).collect();
+    for op in &c.ops {
+        for i in &op.inputs {
+            let scope = ts.get(i).map(|(t, _)| t.scope.as_str())?;
+            if scope != "global" && !written.contains(i.as_str()) {
+                return Err(format!(
+                    "line {}: {} reads the {scope} tensor {i}, which no operation writes",
+                    op.line, op.op
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -362,6 +376,7 @@ fn k_major(atom: &str) -> bool {
 
 fn copy(
     c: &SynthesisCertificate,
+    ts: &Tensors,
     text: &str,
     src: &SynthTensor,
     dst: &SynthTensor,
@@ -443,6 +458,7 @@ fn copy(
             )?
         }
         "tma" => {
+            tma_global(ts, src)?;
             let atom = ins.swizzle_atom.as_deref().unwrap_or("");
             find(
                 c,
@@ -466,6 +482,37 @@ fn copy(
         }
     };
     Ok(vec![k])
+}
+
+/// A TMA box reads a 2-D global tile whose columns (the K-major box's inner dimension) are
+/// contiguous from offset 0 and whose row stride is at least a row and a multiple of 16 bytes (a
+/// tensor map's global strides must be): the global view's offsets are `r * stride + c`.
+fn tma_global(ts: &Tensors, g: &SynthTensor) -> Result<(), String> {
+    let (_, table) = ts.mem(&g.name)?;
+    let [rows, cols] = g.shape[..] else {
+        return Err(format!("{} is not 2-D", g.name));
+    };
+    let stride = if rows > 1 { table[1] } else { cols };
+    if stride < cols || stride.saturating_mul(g.bits) % 128 != 0 {
+        return Err(format!(
+            "{}: a row stride of {stride} elements is not a tensor map's (at least a row, a \
+             multiple of 16 bytes)",
+            g.name
+        ));
+    }
+    for c in 0..cols {
+        for r in 0..rows {
+            let got = table[(r + rows * c) as usize];
+            if got != r * stride + c {
+                return Err(format!(
+                    "{} stores ({r},{c}) at {got}, not at {r} * {stride} + {c}: a TMA box reads \
+                     rows of contiguous columns",
+                    g.name
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every input holds the output's cells in the same registers, or (a broadcast operand) the

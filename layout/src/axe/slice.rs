@@ -47,7 +47,7 @@ use crate::error::{LayoutError, Result};
 use crate::notation::axe::print;
 use crate::shape;
 
-/// Largest region (in elements) that [`slice`] decides, and checks, element by element: 2^20.
+/// Largest region (in elements) that [`slice()`] decides, and checks, element by element: 2^20.
 pub const MAX_SLICE_POINTS: i64 = 1 << 20;
 
 /// `L` restricted to `region` (one half-open `(begin, end)` per dim of `shape`), as a layout

@@ -43,6 +43,7 @@
 //! ```
 
 pub mod anchor;
+pub mod check;
 pub mod cost;
 pub mod graph;
 pub mod instr;
@@ -51,6 +52,7 @@ pub mod program;
 pub mod propagate;
 pub mod smem;
 
+pub use check::check_certificate;
 pub use instr::Target;
 pub use plan::{synthesize, Plan};
 pub use program::{Elem, Program, ProgramBuilder, SynthError};

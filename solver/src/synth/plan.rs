@@ -941,6 +941,7 @@ fn empty_certificate() -> SynthesisCertificate {
         version: VERSION,
         kind: "synthesis".into(),
         program: String::new(),
+        source: None,
         target: String::new(),
         threads: 0,
         tensors: Vec::new(),
@@ -1333,7 +1334,10 @@ fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
         let [am, an, ak] = m.shape;
         let (mm, nn, kk) = (c.shape[0], c.shape[1], a.shape[1]);
         let groups = p.threads / m.threads;
-        let reason = if m.c != c.dtype {
+        let b = &p.tensors[op.inputs[1]];
+        let reason = if !m.ab.contains(&b.dtype) {
+            format!("multiplies {:?}, B is {}", m.ab, b.dtype)
+        } else if m.c != c.dtype {
             format!("accumulates in {}, C is {}", m.c, c.dtype)
         } else if mm % am != 0 || nn % an != 0 || kk % ak != 0 {
             format!("({mm},{nn},{kk}) is not whole {am}x{an}x{ak} atoms")
@@ -1474,6 +1478,7 @@ fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, Synt
         version: VERSION,
         kind: "synthesis".into(),
         program: orig.name.clone(),
+        source: orig.source.clone(),
         target: plan.target.name().into(),
         threads: orig.threads,
         tensors,

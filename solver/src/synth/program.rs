@@ -246,6 +246,9 @@ pub struct Program {
     pub tensors: Vec<Tensor>,
     /// Operations, in program order.
     pub ops: Vec<Op>,
+    /// The text it was parsed from ([`Program::parse`]); `None` when built call by call. The
+    /// plan's certificate carries it, so `check` can tie the certificate's ops to it.
+    pub source: Option<String>,
 }
 
 impl Program {
@@ -306,7 +309,9 @@ impl Program {
             let args = split_args(&args[..args.len() - 1]);
             b.statement(lhs, op, &args)?;
         }
-        b.finish()
+        let mut p = b.finish()?;
+        p.source = Some(text.to_string());
+        Ok(p)
     }
 }
 
@@ -383,6 +388,7 @@ impl ProgramBuilder {
                 threads,
                 tensors: Vec::new(),
                 ops: Vec::new(),
+                source: None,
             },
             line: 0,
             names: BTreeMap::new(),

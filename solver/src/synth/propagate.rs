@@ -61,6 +61,7 @@ pub fn mma_atoms(p: &Program, op: &Op, target: Target) -> Vec<usize> {
         .filter(|(_, m)| {
             m.targets.contains(&target)
                 && m.ab.contains(&a.dtype)
+                && m.ab.contains(&b.dtype)
                 && (m.c == c.dtype)
                 && (m.a.is_some() == (a.scope == Scope::Register))
                 && (m.b.is_some() == (b.scope == Scope::Register))
