@@ -158,10 +158,7 @@ fn recorded(verdict: &str) -> Recorded {
 fn dist_certificate(text: &str) -> Result<(Recorded, String), String> {
     let c: certify::dist::DistCertificate = serde_json::from_str(text)
         .map_err(|e| format!("not a distributed plan's certificate: {e}"))?;
-    certify::dist::check_certificate(&c).map_err(|e| match e {
-        certify::dist::DistError::Refuted(r) => format!("the plan is refuted: {r}"),
-        certify::dist::DistError::Unknown(r) => r,
-    })?;
+    certify::dist::check_certificate(&c).map_err(|e| e.why_invalid())?;
     Ok((
         Recorded::Proof,
         format!(

@@ -427,15 +427,10 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                                 }
                             }
                             if let Err(e) = certify::dist::check_certificate(&c) {
-                                let why = match e {
-                                    certify::dist::DistError::Refuted(r) => {
-                                        format!("the plan is refuted: {r}")
-                                    }
-                                    certify::dist::DistError::Unknown(r) => r,
-                                };
                                 return Ok(Report {
                                     stdout: format!(
-                                        "invalid: the certificate does not re-check: {why}\n"
+                                        "invalid: the certificate does not re-check: {}\n",
+                                        e.why_invalid()
                                     ),
                                     code: 1,
                                 });

@@ -112,6 +112,17 @@ pub enum DistError {
     Unknown(String),
 }
 
+impl DistError {
+    /// Why a certificate does not re-check, worded for `invalid: ...` (`laycert check` and
+    /// `dist check --plan CERT` say it alike).
+    pub fn why_invalid(&self) -> String {
+        match self {
+            DistError::Refuted(r) => format!("the plan is refuted: {r}"),
+            DistError::Unknown(r) => r.clone(),
+        }
+    }
+}
+
 fn coords_of(shape: &[i64], mut flat: i64) -> Vec<i64> {
     let mut c = vec![0; shape.len()];
     for d in (0..shape.len()).rev() {
