@@ -56,25 +56,36 @@ pub fn right_inverse(l: &CuteLayout) -> Result<CuteLayout> {
 /// `Li(L(i)) == i`). `left_inverse((4,3):(3,1)) = (3, 4):(4, 1)`;
 /// `left_inverse(4:2) = (2, 4):(0, 1)`; `left_inverse((2,2):(1,3)) = (3, 2):(1, 2)`.
 pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout> {
-    match cutlass_left_inverse(l) {
-        Err(LayoutError::Invalid { ref why, .. }) if why.contains(NOT_CUTLASS_FORM) => {
-            match searched_left_inverse(l) {
-                Some(li) => Ok(li),
-                None => Err(LayoutError::invalid(
-                    format!("left inverse of {l}"),
-                    format!(
-                        "{why}; nor did a search of the layouts of size cosize to twice cosize \
-                         (cosize up to 2^16) find one"
-                    ),
-                )),
-            }
-        }
-        other => other,
+    let e = match cutlass_left_inverse(l) {
+        Ok(li) => return Ok(li),
+        Err(e) => e,
+    };
+    match searched_left_inverse(l) {
+        Search::Found(li) => Ok(li),
+        Search::NotTried => Err(e),
+        Search::NoneFound => Err(LayoutError::invalid(
+            format!("left inverse of {l}"),
+            match e {
+                LayoutError::Invalid { why, .. } => why,
+                other => other.to_string(),
+            } + "; nor did a search of the layouts of size cosize to twice cosize (cosize up to \
+                 2^16) find one",
+        )),
     }
 }
 
-/// What the refusals of CUTLASS's construction say when the layout may still be injective.
+/// What CUTLASS's construction is, in its refusals.
 const NOT_CUTLASS_FORM: &str = "CUTLASS's construction (a mixed radix of the sorted strides)";
+
+/// The outcome of [`searched_left_inverse`].
+enum Search {
+    /// A left inverse, checked by evaluation.
+    Found(CuteLayout),
+    /// L is not injective, reaches a negative offset, or is past the search's limits.
+    NotTried,
+    /// L is injective and within the limits, and no layout searched reads it back.
+    NoneFound,
+}
 
 /// Most images [`searched_left_inverse`] searches: offsets of L (its cosize) and the work of
 /// checking candidate shapes (cosize times shapes tried).
@@ -84,19 +95,24 @@ const SEARCH_WORK: i64 = 1 << 24;
 /// A left inverse of an injective `l` whose modes interleave (or whose strides are not
 /// multiples of each other), where CUTLASS's mixed radix has none: the first layout of size
 /// `cosize(l)` up to twice that, over the ordered factorizations of each size (smallest size
-/// first, then fewest modes), whose strides
-/// solve `Li(l(i)) = i` for every `i` (a linear system in the strides; unknowns that no image
-/// offset determines are 0). Checked by evaluation before it is returned. `None` when `l` is not
-/// injective, is past the search limits, or no layout of that size and form reads it back
-/// (another size might). `(2,2):(2,3)` (offsets 0, 2, 3, 5) gives `(2, 3):(1, 1)`.
-fn searched_left_inverse(l: &CuteLayout) -> Option<CuteLayout> {
+/// first, then fewest modes), whose strides solve `Li(l(i)) = i` for every `i` (a linear system
+/// in the strides; unknowns that no image offset determines are 0), checked by evaluation before
+/// it is returned ([`Search`] says when there is none; a larger size might have one).
+/// `(2,2):(2,3)` (offsets 0, 2, 3, 5) gives `(2, 3):(1, 1)`.
+fn searched_left_inverse(l: &CuteLayout) -> Search {
     let n = l.size();
+    // An injective layout of more elements has a larger cosize.
+    if n > SEARCH_COSIZE {
+        return Search::NotTried;
+    }
     let mut image = Vec::with_capacity(n.max(0) as usize);
     let mut top = 0i64;
     for i in 0..n {
-        let y = l.eval_index(i).ok()?;
+        let Ok(y) = l.eval_index(i) else {
+            return Search::NotTried;
+        };
         if !(0..SEARCH_COSIZE).contains(&y) {
-            return None;
+            return Search::NotTried;
         }
         top = top.max(y);
         image.push((y, i));
@@ -105,7 +121,7 @@ fn searched_left_inverse(l: &CuteLayout) -> Option<CuteLayout> {
     let mut seen = vec![false; cosize as usize];
     for &(y, _) in &image {
         if std::mem::replace(&mut seen[y as usize], true) {
-            return None;
+            return Search::NotTried;
         }
     }
     // Sizes from cosize up (a larger domain only adds offsets L never reaches), fewest modes
@@ -125,14 +141,18 @@ fn searched_left_inverse(l: &CuteLayout) -> Option<CuteLayout> {
                     &shape.into_iter().zip(strides).collect::<Vec<_>>(),
                 ));
                 let reads_back = image.iter().all(|&(y, i)| li.eval_index(y).ok() == Some(i));
-                return reads_back.then_some(li);
+                return if reads_back {
+                    Search::Found(li)
+                } else {
+                    Search::NoneFound
+                };
             }
             if work > SEARCH_WORK {
-                return None;
+                return Search::NotTried;
             }
         }
     }
-    None
+    Search::NoneFound
 }
 
 /// Calls `f` with every ordered factorization of `n` into `k` factors of at least 2 (each a
