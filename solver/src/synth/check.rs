@@ -113,16 +113,6 @@ fn scope_name(s: Scope) -> &'static str {
     }
 }
 
-/// The shared buffer a rearrange into `y` goes through, as the synthesizer names it: `y_smem`,
-/// with `_` appended while a program tensor has the name.
-fn buffer_name(p: &Program, y: &str) -> String {
-    let mut name = format!("{y}_smem");
-    while p.tensor(&name).is_some() {
-        name.push('_');
-    }
-    name
-}
-
 fn tensors_are_the_programs(
     c: &SynthesisCertificate,
     p: &Program,
@@ -132,7 +122,7 @@ fn tensors_are_the_programs(
         .ops
         .iter()
         .filter(|o| o.kind == OpKind::Rearrange)
-        .map(|o| buffer_name(p, &p.tensors[o.output].name))
+        .map(|o| p.rearrange_buffer(&p.tensors[o.output].name))
         .collect();
     for t in &c.tensors {
         match p.tensors.iter().find(|x| x.name == t.name) {
@@ -204,7 +194,7 @@ fn ops_are_the_programs(
         let mut add = |k: Key| *want.entry(k).or_default() += 1;
         match &o.kind {
             OpKind::Rearrange => {
-                let s = buffer_name(p, &out);
+                let s = p.rearrange_buffer(&out);
                 add((o.line, "copy".into(), ins, s.clone(), String::new()));
                 add((o.line, "copy".into(), vec![s], out, String::new()));
             }

@@ -649,10 +649,7 @@ fn expand_rearranges(
         }
         if op.kind == OpKind::Rearrange {
             let y = p.tensors[op.output].clone();
-            let mut name = format!("{}_smem", y.name);
-            while p.tensor(&name).is_some() {
-                name.push('_');
-            }
+            let name = p.rearrange_buffer(&y.name);
             p.tensors.push(Tensor {
                 name,
                 scope: Scope::Shared,

@@ -257,6 +257,16 @@ impl Program {
         self.tensors.iter().position(|t| t.name == name)
     }
 
+    /// The shared buffer a rearrange into `y` goes through: `y_smem`, with `_` appended while a
+    /// tensor has the name (the certificate's checker names it alike).
+    pub fn rearrange_buffer(&self, y: &str) -> String {
+        let mut name = format!("{y}_smem");
+        while self.tensor(&name).is_some() {
+            name.push('_');
+        }
+        name
+    }
+
     /// Parses the text form.
     ///
     /// ```
