@@ -30,7 +30,7 @@ use certify::rules::literal::{hole_params, is_parametric, match_literal, ranges,
 use certify::rules::ops::Value;
 use certify::rules::prove::in_domain;
 use certify::rules::syntax::{Arg, IntExpr, Piece, Rule, Sort, Term};
-use certify::rules::{prove_rule, Options, RuleReport, Verdict};
+use certify::rules::{RuleReport, Verdict};
 use egg::{
     Applier, ConditionalApplier, ENodeOrVar, Id, Pattern, PatternAst, RecExpr, Rewrite,
     SearchMatches, Searcher, Subst, Symbol, Var,
@@ -69,9 +69,10 @@ impl ProvedRule {
     }
 }
 
-/// Whether certify proves `rule`, proving it on the first call.
+/// Whether certify proves `rule`, proving it on the first call (through certify's process-wide
+/// cache by rule text, which the explanation checker reads too).
 fn proved_once(rule: &Rule, proof: &OnceLock<bool>) -> bool {
-    *proof.get_or_init(|| prove_rule(rule, &Options::default()).verdict == Verdict::Proved)
+    *proof.get_or_init(|| certify::rules::explain::proved_cached(rule).is_ok())
 }
 
 /// Keeps the rules a report PROVED; the others are returned with the reason they are left out.

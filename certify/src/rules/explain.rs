@@ -593,8 +593,12 @@ fn certificate_rules(c: &ExplanationCertificate) -> BTreeMap<&str, Result<Rule, 
 }
 
 /// Whether certify proves `rule` (by its text), proved once per process: the prover is
-/// deterministic, so a second proof of the same text would give the same verdict.
-fn proved_cached(rule: &Rule) -> Result<(), String> {
+/// deterministic, so a second proof of the same text would give the same verdict. The
+/// e-graph's rules (`egraph::ProvedRule`) share this cache, so a rule proved on its first
+/// match is not proved again when the explanation certificate it produced is checked.
+///
+/// `Err` names the rule and the prover's verdict line when it is not PROVED.
+pub fn proved_cached(rule: &Rule) -> Result<(), String> {
     static PROOFS: std::sync::OnceLock<std::sync::Mutex<BTreeMap<String, Result<(), String>>>> =
         std::sync::OnceLock::new();
     let cache = PROOFS.get_or_init(Default::default);
