@@ -66,8 +66,9 @@ fn z3_proves_and_refutes_over_a_large_grid() {
         S[(4,8):((8*s)@a, s@a)] == S[32:(s@a)]
       rule wide_bad forall e s : int where 1 <= e <= 4096, -4096 <= s <= 4096
         S[(4,e):(e*s+1, s)] == S[(4*e):s]";
-    // Alone, each of this rule's z3 queries needs 10-20M resource units (the default limit is
-    // 50M; measured 2026-11-25: UNKNOWN at 10M, PROVED at 20M). Under the whole parallel suite
+    // The first rule's extents are literals, so its coordinates are enumerated and its queries
+    // are now quick. Before (symbolic digits), each query alone needed 10-20M resource units (the
+    // default limit is 50M; measured 2026-11-25: UNKNOWN at 10M, PROVED at 20M). Under the whole parallel suite
     // z3 twice gave up ("canceled") before a proof, once even at 200M (sessions 18 and 19):
     // z3's effort depends on its hash-table layout, which differs with memory layout. The test
     // checks that the encoding proves and refutes, not the limit's margin, so it gives z3 200M
@@ -759,6 +760,89 @@ proptest! {
         if z3.word() == "REFUTED" {
             confirm_refutation(&text, &z3);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    /// As above with every extent a literal: z3's encoding then enumerates the coordinates (one
+    /// case per flat index, literal digits) instead of solving for symbolic digits, and must
+    /// still agree with the exhaustive path, including on where two sides differ.
+    #[test]
+    fn z3_with_enumerated_coordinates_agrees_with_exhaustive(
+        lcute in any::<bool>(), rcute in any::<bool>(), nested in any::<bool>(),
+        lm in prop::collection::vec(mode(), 1..4),
+        shape in 0u8..4, rstride in any::<u8>(), same_strides in any::<bool>(),
+        off in prop::option::of((any::<u8>(), -3i64..4)),
+        alo in -1i64..3, blo in -1i64..3,
+    ) {
+        // Extent kind 2 is the literal `c % 4 + 1`; the right side has the left's size (the
+        // enumeration needs equal sizes): the same extents, reversed, or merged into one.
+        let lm: Vec<(u8, u8, i64)> = lm.iter().map(|&(_, s, c)| (2, s, c)).collect();
+        let mut rm = lm.clone();
+        if !same_strides {
+            for m in rm.iter_mut() {
+                m.1 = m.1.wrapping_add(rstride);
+            }
+        }
+        match shape {
+            0 => rm.reverse(),
+            1 => {
+                let size: i64 = lm.iter().map(|m| m.2.abs() % 4 + 1).product();
+                // `c % 4 + 1 == size` needs size <= 4; larger sizes keep the extents.
+                if size <= 4 {
+                    rm = vec![(2, rstride, size - 1)];
+                }
+            }
+            _ => {}
+        }
+        let text = format!(
+            "rule r forall a b k : int where {alo} <= a <= {}, {blo} <= b <= {}, 61 <= k <= 63\n  {} == {}",
+            alo + 2, blo + 2,
+            side(lcute, nested, &lm, off),
+            side(rcute, nested, &rm, None),
+        );
+        let file = parse_source("p", &text).unwrap();
+        let rule = &file.rules[0];
+        let ex = prove_rule(rule, &Options { use_smt: false, ..Options::default() });
+        let z3 = prove_rule(rule, &Options {
+            max_instances: 0,
+            cross_check: false,
+            rlimit: 5_000_000,
+            ..Options::default()
+        });
+        let undecided = |r: &RuleReport| matches!(&r.verdict, Verdict::Unknown(w)
+            if w.contains("z3:") || w.contains("undecided") || w.contains("vacuous")
+                || w.contains("outside z3"));
+        if !undecided(&ex) && !undecided(&z3) {
+            prop_assert_eq!(ex.word(), z3.word(), "{}\nexhaustive: {}\nz3: {}", text, ex.line(), z3.line());
+        }
+        if z3.word() == "REFUTED" {
+            confirm_refutation(&text, &z3);
+        }
+    }
+}
+
+/// z3 4.8.12's `bvsmul_noovfl` reads its operands as unsigned (Z3Prover/z3#4726), so an
+/// encoding that used it believed `1 * -1` overflows: the coordinate lemmas then ruled out every
+/// point with a negative stride, and z3 PROVED this false rule, whose sides differ only where
+/// the stride is -1 (one `a` in 1,000, so the concrete re-check's sample seldom meets it). The
+/// encoding's own guards read the product as signed; z3 alone must refute it, and the
+/// counterexample must re-evaluate.
+#[test]
+fn z3_reads_products_with_a_negative_factor_as_signed() {
+    let text = "rule trap forall a : int where 0 <= a <= 1000000
+  S[2:((a+1)%1000 - 1)] == S[2:(((a+1)%1000 - 1 + 1000) % 1000)]
+rule neg forall a : int where 0 <= a <= 2
+  S[3:(a-1)] == S[3:-2]";
+    let z3_alone = Options {
+        max_instances: 0,
+        cross_check: false,
+        ..Options::default()
+    };
+    for r in prove_source("t", text, &z3_alone).unwrap() {
+        assert_eq!(r.word(), "REFUTED", "{}", r.line());
+        confirm_refutation(text, &r);
     }
 }
 

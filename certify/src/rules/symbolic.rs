@@ -399,6 +399,47 @@ fn axes_are_a_renaming(names: &BTreeSet<String>) -> bool {
 
 type Iv = (i128, i128);
 
+// Overflow guards, each exact by its definition: the operation on sign extensions wide
+// enough to hold every result, which must equal the sign extension of its low `w` bits.
+// z3's own predicates are not used: z3 4.8.12's `bvsmul_noovfl` reads its operands as
+// unsigned (Z3Prover/z3#4726; `(-1) * (-1)` "overflows" at 16 bits), which made
+// definedness false and the coordinate lemmas unsatisfiable where the product was fine.
+
+/// Whether the `w + extra`-bit `wide` is the sign extension of its low `w` bits.
+fn low_bits_hold(wide: &BV, w: u32, extra: u32) -> Bool {
+    wide.extract(w - 1, 0).sign_ext(extra).eq(wide)
+}
+
+/// `x + y` (signed, `w` bits) without overflow.
+fn add_fits(x: &BV, y: &BV) -> Bool {
+    let w = x.get_size();
+    low_bits_hold(&x.sign_ext(1).bvadd(y.sign_ext(1)), w, 1)
+}
+
+/// `x - y` (signed) without overflow.
+fn sub_fits(x: &BV, y: &BV) -> Bool {
+    let w = x.get_size();
+    low_bits_hold(&x.sign_ext(1).bvsub(y.sign_ext(1)), w, 1)
+}
+
+/// `x * y` (signed) without overflow: the `2w`-bit product of the sign extensions is exact.
+fn mul_fits(x: &BV, y: &BV) -> Bool {
+    let w = x.get_size();
+    low_bits_hold(&x.sign_ext(w).bvmul(y.sign_ext(w)), w, w)
+}
+
+/// `-x` without overflow: `x` is not the most negative value.
+fn neg_fits(x: &BV) -> Bool {
+    let w = x.get_size();
+    x.eq(BV::from_i64(i64::MIN, 64).extract(63, 64 - w)).not()
+}
+
+/// `x / y` for a nonzero `y` without overflow: not the most negative value over `-1`.
+fn sdiv_fits(x: &BV, y: &BV) -> Bool {
+    let w = x.get_size();
+    Bool::and(&[neg_fits(x).not(), y.eq(BV::from_i64(-1, w))]).not()
+}
+
 fn iv_mul(a: Iv, b: Iv) -> Iv {
     let c = [
         a.0.saturating_mul(b.0),
@@ -440,6 +481,18 @@ impl Enc {
         v
     }
 
+    /// An overflow guard at this width: `true` when the result's interval (which holds its
+    /// exact value at every assignment of the box) lies in the width's signed range, so no
+    /// overflow can happen; otherwise the exact guard `exact` builds.
+    fn guard(&self, result: Iv, exact: impl FnOnce() -> Bool) -> Bool {
+        let half = 1i128 << (self.width - 1);
+        if -half <= result.0 && result.1 < half {
+            Bool::from_bool(true)
+        } else {
+            exact()
+        }
+    }
+
     fn kbv(&self, v: i64) -> BV {
         BV::from_i64(v, self.width)
     }
@@ -461,14 +514,8 @@ impl Enc {
 
     fn add(&mut self, x: &Val, y: &Val) -> Val {
         let iv = self.note((x.iv.0.saturating_add(y.iv.0), x.iv.1.saturating_add(y.iv.1)));
-        let ok = Self::and_ok(
-            x,
-            y,
-            &[
-                x.bv.bvadd_no_overflow(&y.bv, true),
-                x.bv.bvadd_no_underflow(&y.bv),
-            ],
-        );
+        let fits = self.guard(iv, || add_fits(&x.bv, &y.bv));
+        let ok = Self::and_ok(x, y, &[fits]);
         Val {
             bv: x.bv.bvadd(&y.bv),
             ok,
@@ -478,14 +525,8 @@ impl Enc {
 
     fn sub(&mut self, x: &Val, y: &Val) -> Val {
         let iv = self.note((x.iv.0.saturating_sub(y.iv.1), x.iv.1.saturating_sub(y.iv.0)));
-        let ok = Self::and_ok(
-            x,
-            y,
-            &[
-                x.bv.bvsub_no_overflow(&y.bv),
-                x.bv.bvsub_no_underflow(&y.bv, true),
-            ],
-        );
+        let fits = self.guard(iv, || sub_fits(&x.bv, &y.bv));
+        let ok = Self::and_ok(x, y, &[fits]);
         Val {
             bv: x.bv.bvsub(&y.bv),
             ok,
@@ -495,14 +536,8 @@ impl Enc {
 
     fn mul(&mut self, x: &Val, y: &Val) -> Val {
         let iv = self.note(iv_mul(x.iv, y.iv));
-        let ok = Self::and_ok(
-            x,
-            y,
-            &[
-                x.bv.bvmul_no_overflow(&y.bv, true),
-                x.bv.bvmul_no_underflow(&y.bv),
-            ],
-        );
+        let fits = self.guard(iv, || mul_fits(&x.bv, &y.bv));
+        let ok = Self::and_ok(x, y, &[fits]);
         Val {
             bv: x.bv.bvmul(&y.bv),
             ok,
@@ -512,9 +547,10 @@ impl Enc {
 
     fn neg(&mut self, x: &Val) -> Val {
         let iv = self.note((x.iv.1.saturating_neg(), x.iv.0.saturating_neg()));
+        let fits = self.guard(iv, || neg_fits(&x.bv));
         Val {
             bv: x.bv.bvneg(),
-            ok: Bool::and(&[x.ok.clone(), x.bv.bvneg_no_overflow()]),
+            ok: Bool::and(&[x.ok.clone(), fits]),
             iv,
         }
     }
@@ -529,9 +565,11 @@ impl Enc {
         };
         let iv = self.note((lo, m));
         let negative = x.bv.bvslt(self.kbv(0));
+        let negated = (x.iv.1.saturating_neg(), x.iv.0.saturating_neg());
+        let fits = self.guard(negated, || neg_fits(&x.bv));
         Val {
             bv: negative.ite(&x.bv.bvneg(), &x.bv),
-            ok: Bool::and(&[x.ok.clone(), x.bv.bvneg_no_overflow()]),
+            ok: Bool::and(&[x.ok.clone(), fits]),
             iv,
         }
     }
@@ -557,7 +595,10 @@ impl Enc {
                         let ok = Self::and_ok(
                             &x,
                             &y,
-                            &[y.bv.eq(self.kbv(0)).not(), x.bv.bvsdiv_no_overflow(&y.bv)],
+                            &[
+                                y.bv.eq(self.kbv(0)).not(),
+                                self.guard(iv, || sdiv_fits(&x.bv, &y.bv)),
+                            ],
                         );
                         let bv = if *op == '/' {
                             x.bv.bvsdiv(&y.bv)
@@ -719,8 +760,8 @@ fn side(enc: &mut Enc, l: &SymLayout) -> SideEnc {
 /// bounded every value), with intervals for the width.
 fn padd(enc: &mut Enc, x: &Val, y: &Val) -> Val {
     let iv = enc.note((x.iv.0.saturating_add(y.iv.0), x.iv.1.saturating_add(y.iv.1)));
-    enc.lemmas.push(x.bv.bvadd_no_overflow(&y.bv, true));
-    enc.lemmas.push(x.bv.bvadd_no_underflow(&y.bv));
+    let fits = enc.guard(iv, || add_fits(&x.bv, &y.bv));
+    enc.lemmas.push(fits);
     Val {
         bv: x.bv.bvadd(&y.bv),
         ok: Bool::from_bool(true),
@@ -730,8 +771,8 @@ fn padd(enc: &mut Enc, x: &Val, y: &Val) -> Val {
 
 fn pmul(enc: &mut Enc, x: &Val, y: &Val) -> Val {
     let iv = enc.note(iv_mul(x.iv, y.iv));
-    enc.lemmas.push(x.bv.bvmul_no_overflow(&y.bv, true));
-    enc.lemmas.push(x.bv.bvmul_no_underflow(&y.bv));
+    let fits = enc.guard(iv, || mul_fits(&x.bv, &y.bv));
+    enc.lemmas.push(fits);
     Val {
         bv: x.bv.bvmul(&y.bv),
         ok: Bool::from_bool(true),
@@ -791,6 +832,47 @@ fn points(
             v.bv
         })
         .collect()
+}
+
+/// The most points of a claim domain whose coordinates are enumerated (one case each) rather
+/// than encoded as symbolic digits.
+const MAX_ENUMERATED_POINTS: i64 = 256;
+
+/// A side's extents when every one is a literal number of at least 1.
+fn literal_extents(l: &SymLayout) -> Option<Vec<i64>> {
+    l.iters
+        .iter()
+        .map(|(e, _, _)| match e {
+            IntExpr::Num(v) if *v >= 1 => Some(*v),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Both sides' literal extents and their common size, when both sides have only literal
+/// extents, the same size, and at most [`MAX_ENUMERATED_POINTS`] points.
+fn enumerable(l: &SymLayout, r: &SymLayout) -> Option<(Vec<i64>, Vec<i64>, i64)> {
+    let (el, er) = (literal_extents(l)?, literal_extents(r)?);
+    let size = |e: &[i64]| e.iter().try_fold(1i64, |a, &x| a.checked_mul(x));
+    let n = size(&el)?;
+    (size(&er)? == n && n <= MAX_ENUMERATED_POINTS).then_some((el, er, n))
+}
+
+/// The digits of flat index `x` in a side's own order, as [`digits_of`] constrains them:
+/// colexicographic (the first extent fastest) or row-major (the last fastest).
+fn literal_digits(extents: &[i64], colex: bool, mut x: i64) -> Vec<i64> {
+    let n = extents.len();
+    let mut digits = vec![0; n];
+    let order: Vec<usize> = if colex {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    };
+    for i in order {
+        digits[i] = x % extents[i];
+        x /= extents[i];
+    }
+    digits
 }
 
 /// How the model's coordinate is read back.
@@ -872,8 +954,37 @@ fn build(
         (false, true) if r.top_rank >= 2 => Some(false),
         _ => None,
     };
-    let (dl, dr, mut cons, coord) = match cute_top {
-        None => {
+    let enumerated = match cute_top {
+        None => enumerable(l, r),
+        Some(_) => None,
+    };
+    let (dl, dr, mut cons, coord) = match (cute_top, enumerated.clone()) {
+        // Every extent a literal and few points: one case per flat index, each with literal
+        // digits, so no digit is a variable and each point is linear in the parameters (a
+        // symbolic digit times a symbolic stride is a product of two variables, which is
+        // what made such queries slow).
+        (None, Some((el, er, n))) => {
+            let x = enc.var("x", (0, (n - 1).into()));
+            let mut cons = vec![x.bv.bvsge(enc.kbv(0)), x.bv.bvslt(&sl.size.bv)];
+            let mut cases = Vec::new();
+            for k in 0..n {
+                let dl: Vec<Val> = literal_digits(&el, l.colex, k)
+                    .into_iter()
+                    .map(|d| enc.k(d))
+                    .collect();
+                let dr: Vec<Val> = literal_digits(&er, r.colex, k)
+                    .into_iter()
+                    .map(|d| enc.k(d))
+                    .collect();
+                let vl = points(&mut enc, l, &sl, &dl, &names);
+                let vr = points(&mut enc, r, &sr, &dr, &names);
+                let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
+                cases.push(Bool::and(&[x.bv.eq(enc.kbv(k)), Bool::or(&differ)]));
+            }
+            cons.push(Bool::or(&cases));
+            (Vec::new(), Vec::new(), cons, Coord::Flat(x.bv))
+        }
+        (None, None) => {
             let hi = sl.size.iv.1.max(sr.size.iv.1);
             let x = enc.var("x", (0, (hi - 1).max(0)));
             let mut cons = vec![x.bv.bvsge(enc.kbv(0)), x.bv.bvslt(&sl.size.bv)];
@@ -883,7 +994,7 @@ fn build(
             cons.extend(cr);
             (dl, dr, cons, Coord::Flat(x.bv))
         }
-        Some(left_is_cute) => {
+        (Some(left_is_cute), _) => {
             let (c, cs, a, as_) = if left_is_cute {
                 (l, &sl, r, &sr)
             } else {
@@ -931,10 +1042,12 @@ fn build(
             }
         }
     };
-    let vl = points(&mut enc, l, &sl, &dl, &names);
-    let vr = points(&mut enc, r, &sr, &dr, &names);
-    let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
-    cons.push(Bool::or(&differ));
+    if enumerated.is_none() {
+        let vl = points(&mut enc, l, &sl, &dl, &names);
+        let vr = points(&mut enc, r, &sr, &dr, &names);
+        let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
+        cons.push(Bool::or(&differ));
+    }
     cons.append(&mut enc.lemmas);
     // "Some instance is bad" is the disjunction of the three parts; each is asked on its own
     // with top-level assertions (which the solver's equation solving can use).
@@ -1182,4 +1295,88 @@ fn prove_in_context(
     } else {
         Verdict::Proved
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every overflow guard agrees with i64 arithmetic on every pair of 6-bit values, and on the
+    /// boundary values of 16 and 64 bits, as the solver (not its rewriter) reads them.
+    #[test]
+    fn overflow_guards_are_exact() {
+        type Guard = (
+            &'static str,
+            fn(&BV, &BV) -> Bool,
+            fn(i64, i64) -> Option<i64>,
+        );
+        let guards: [Guard; 5] = [
+            ("add", add_fits, |a, b| a.checked_add(b)),
+            ("sub", sub_fits, |a, b| a.checked_sub(b)),
+            ("mul", mul_fits, |a, b| a.checked_mul(b)),
+            ("neg", |x, _| neg_fits(x), |a, _| a.checked_neg()),
+            ("sdiv", sdiv_fits, |a, b| a.checked_div(b)),
+        ];
+        let s = z3::Solver::new();
+        let check = |w: u32, a: i64, b: i64| {
+            let (lo, hi) = if w == 64 {
+                (i64::MIN as i128, i64::MAX as i128)
+            } else {
+                (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1)
+            };
+            let (x, y) = (BV::new_const("x", w), BV::new_const("y", w));
+            s.push();
+            s.assert(x.eq(BV::from_i64(a, w)));
+            s.assert(y.eq(BV::from_i64(b, w)));
+            for (name, guard, exact) in &guards {
+                if *name == "sdiv" && b == 0 {
+                    continue;
+                }
+                let truth = match exact(a, b) {
+                    Some(v) => (lo..=hi).contains(&(v as i128)),
+                    // i64 overflow: outside every width's range.
+                    None => false,
+                };
+                s.push();
+                s.assert(guard(&x, &y));
+                let sat = s.check() == z3::SatResult::Sat;
+                s.pop(1);
+                assert_eq!(sat, truth, "{name} {a} {b} at {w} bits");
+            }
+            s.pop(1);
+        };
+        for a in -32..32 {
+            for b in -32..32 {
+                check(6, a, b);
+            }
+        }
+        for w in [16u32, 64] {
+            let (min, max) = if w == 64 {
+                (i64::MIN, i64::MAX)
+            } else {
+                (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1)
+            };
+            let edges = [
+                min,
+                min + 1,
+                -256,
+                -3,
+                -2,
+                -1,
+                0,
+                1,
+                2,
+                3,
+                181,
+                255,
+                max - 1,
+                max,
+            ];
+            for &a in &edges {
+                for &b in &edges {
+                    check(w, a, b);
+                }
+            }
+        }
+    }
 }
