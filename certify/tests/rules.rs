@@ -183,6 +183,14 @@ fn rule_certificate_checks_and_tampering_fails() {
     };
     let err = check_rule_cert(&sealed.to_json()).unwrap_err();
     assert!(err.contains("instances"), "{err}");
+    // A certificate of an earlier format (version 2's z3 encoding trusted z3's signed-multiply
+    // overflow predicate) is refused by its version, with how to write a current one.
+    let old = RuleCertificate {
+        version: 2,
+        ..cert.clone()
+    };
+    let err = check_rule_cert(&old.to_json()).unwrap_err();
+    assert!(err.contains("version 2") && err.contains("--cert-dir"), "{err}");
 }
 
 const IDEM: &str = "rule coalesce_idem forall L : cute(2, 4, 4)

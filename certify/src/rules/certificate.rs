@@ -11,8 +11,11 @@ use sha2::{Digest, Sha256};
 
 use super::prove::{prove_rule, Options, RuleReport, Verdict, MAX_INSTANCES_LIMIT};
 
-/// The format version this build writes and checks.
-pub const VERSION: u32 = 2;
+/// The format version this build writes and checks. Version 3: the z3 encoding's overflow
+/// guards are laycert's own (version 2 used z3's `bvsmul_noovfl`, which z3 4.8.12 computes
+/// wrongly) and literal extents are enumerated, so version 2's SMT queries and digests are
+/// not this build's.
+pub const VERSION: u32 = 3;
 
 /// The largest work budget a certificate may ask its checker to spend.
 pub const MAX_WORK_BUDGET: u64 = 1 << 36;
@@ -120,7 +123,7 @@ pub fn check(text: &str) -> Result<RuleCertificate, String> {
         serde_json::from_str(text).map_err(|e| format!("not a rule certificate: {e}"))?;
     if c.version != VERSION {
         return Err(format!(
-            "version {} (this build checks {VERSION})",
+            "version {} (this build checks {VERSION}; `laycert prove --cert-dir DIR` writes a current one)",
             c.version
         ));
     }
