@@ -190,7 +190,10 @@ fn rule_certificate_checks_and_tampering_fails() {
         ..cert.clone()
     };
     let err = check_rule_cert(&old.to_json()).unwrap_err();
-    assert!(err.contains("version 2") && err.contains("--cert-dir"), "{err}");
+    assert!(
+        err.contains("version 2") && err.contains("--cert-dir"),
+        "{err}"
+    );
 }
 
 const IDEM: &str = "rule coalesce_idem forall L : cute(2, 4, 4)
@@ -727,6 +730,48 @@ fn side(cute: bool, nested: bool, modes: &[(u8, u8, i64)], offset: Option<(u8, i
     }
 }
 
+/// The z3 path (its own answer, no concrete re-check) and the exhaustive path give the same
+/// verdict on `text` where both decide; a z3 refutation re-evaluates as a difference.
+fn z3_agrees_with_exhaustive(text: &str) -> Result<(), TestCaseError> {
+    let file = parse_source("p", text).unwrap();
+    let rule = &file.rules[0];
+    let ex = prove_rule(
+        rule,
+        &Options {
+            use_smt: false,
+            ..Options::default()
+        },
+    );
+    let z3 = prove_rule(
+        rule,
+        &Options {
+            max_instances: 0,
+            cross_check: false,
+            rlimit: 5_000_000,
+            ..Options::default()
+        },
+    );
+    let undecided = |r: &RuleReport| {
+        matches!(&r.verdict, Verdict::Unknown(w)
+            if w.contains("z3:") || w.contains("undecided") || w.contains("vacuous")
+                || w.contains("outside z3"))
+    };
+    if !undecided(&ex) && !undecided(&z3) {
+        prop_assert_eq!(
+            ex.word(),
+            z3.word(),
+            "{}\nexhaustive: {}\nz3: {}",
+            text,
+            ex.line(),
+            z3.line()
+        );
+    }
+    if z3.word() == "REFUTED" {
+        confirm_refutation(text, &z3);
+    }
+    Ok(())
+}
+
 fn mode() -> impl Strategy<Value = (u8, u8, i64)> {
     (any::<u8>(), any::<u8>(), -3i64..4)
 }
@@ -750,24 +795,7 @@ proptest! {
             side(lcute, nested, &lm, off),
             side(rcute, nested, &rm, None),
         );
-        let file = parse_source("p", &text).unwrap();
-        let rule = &file.rules[0];
-        let ex = prove_rule(rule, &Options { use_smt: false, ..Options::default() });
-        let z3 = prove_rule(rule, &Options {
-            max_instances: 0,
-            cross_check: false,
-            rlimit: 5_000_000,
-            ..Options::default()
-        });
-        let undecided = |r: &RuleReport| matches!(&r.verdict, Verdict::Unknown(w)
-            if w.contains("z3:") || w.contains("undecided") || w.contains("vacuous")
-                || w.contains("outside z3"));
-        if !undecided(&ex) && !undecided(&z3) {
-            prop_assert_eq!(ex.word(), z3.word(), "{}\nexhaustive: {}\nz3: {}", text, ex.line(), z3.line());
-        }
-        if z3.word() == "REFUTED" {
-            confirm_refutation(&text, &z3);
-        }
+        z3_agrees_with_exhaustive(&text)?;
     }
 }
 
@@ -810,24 +838,7 @@ proptest! {
             side(lcute, nested, &lm, off),
             side(rcute, nested, &rm, None),
         );
-        let file = parse_source("p", &text).unwrap();
-        let rule = &file.rules[0];
-        let ex = prove_rule(rule, &Options { use_smt: false, ..Options::default() });
-        let z3 = prove_rule(rule, &Options {
-            max_instances: 0,
-            cross_check: false,
-            rlimit: 5_000_000,
-            ..Options::default()
-        });
-        let undecided = |r: &RuleReport| matches!(&r.verdict, Verdict::Unknown(w)
-            if w.contains("z3:") || w.contains("undecided") || w.contains("vacuous")
-                || w.contains("outside z3"));
-        if !undecided(&ex) && !undecided(&z3) {
-            prop_assert_eq!(ex.word(), z3.word(), "{}\nexhaustive: {}\nz3: {}", text, ex.line(), z3.line());
-        }
-        if z3.word() == "REFUTED" {
-            confirm_refutation(&text, &z3);
-        }
+        z3_agrees_with_exhaustive(&text)?;
     }
 }
 
