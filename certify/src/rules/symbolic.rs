@@ -428,16 +428,21 @@ fn mul_fits(x: &BV, y: &BV) -> Bool {
     low_bits_hold(&x.sign_ext(w).bvmul(y.sign_ext(w)), w, w)
 }
 
+/// Whether `x` is its width's most negative value.
+fn is_min(x: &BV) -> Bool {
+    let w = x.get_size();
+    x.eq(BV::from_i64(i64::MIN, 64).extract(63, 64 - w))
+}
+
 /// `-x` without overflow: `x` is not the most negative value.
 fn neg_fits(x: &BV) -> Bool {
-    let w = x.get_size();
-    x.eq(BV::from_i64(i64::MIN, 64).extract(63, 64 - w)).not()
+    is_min(x).not()
 }
 
 /// `x / y` for a nonzero `y` without overflow: not the most negative value over `-1`.
 fn sdiv_fits(x: &BV, y: &BV) -> Bool {
     let w = x.get_size();
-    Bool::and(&[neg_fits(x).not(), y.eq(BV::from_i64(-1, w))]).not()
+    Bool::and(&[is_min(x), y.eq(BV::from_i64(-1, w))]).not()
 }
 
 fn iv_mul(a: Iv, b: Iv) -> Iv {
@@ -780,14 +785,20 @@ fn pmul(enc: &mut Enc, x: &Val, y: &Val) -> Val {
     }
 }
 
-/// Fresh digits of a side in its own order: `x = sum d_i * P_i`, `0 <= d_i < e_i`.
-fn digits_of(enc: &mut Enc, s: &SideEnc, colex: bool, x: &Val) -> (Vec<Val>, Vec<Bool>) {
-    let n = s.extents.len();
-    let order: Vec<usize> = if colex {
+/// A side's leaves from the fastest-varying digit on: colexicographic (the first leaf fastest)
+/// or row-major (the last fastest).
+fn fastest_first(n: usize, colex: bool) -> Vec<usize> {
+    if colex {
         (0..n).collect()
     } else {
         (0..n).rev().collect()
-    };
+    }
+}
+
+/// Fresh digits of a side in its own order: `x = sum d_i * P_i`, `0 <= d_i < e_i`.
+fn digits_of(enc: &mut Enc, s: &SideEnc, colex: bool, x: &Val) -> (Vec<Val>, Vec<Bool>) {
+    let n = s.extents.len();
+    let order = fastest_first(n, colex);
     let mut digits: Vec<Option<Val>> = vec![None; n];
     let mut cons = Vec::new();
     let mut place = enc.k(1);
@@ -863,16 +874,25 @@ fn enumerable(l: &SymLayout, r: &SymLayout) -> Option<(Vec<i64>, Vec<i64>, i64)>
 fn literal_digits(extents: &[i64], colex: bool, mut x: i64) -> Vec<i64> {
     let n = extents.len();
     let mut digits = vec![0; n];
-    let order: Vec<usize> = if colex {
-        (0..n).collect()
-    } else {
-        (0..n).rev().collect()
-    };
+    let order = fastest_first(n, colex);
     for i in order {
         digits[i] = x % extents[i];
         x /= extents[i];
     }
     digits
+}
+
+/// Whether the two sides, at their digits, map to different points on some axis.
+fn differ(
+    enc: &mut Enc,
+    (l, sl, dl): (&SymLayout, &SideEnc, &[Val]),
+    (r, sr, dr): (&SymLayout, &SideEnc, &[Val]),
+    names: &BTreeSet<String>,
+) -> Bool {
+    let vl = points(enc, l, sl, dl, names);
+    let vr = points(enc, r, sr, dr, names);
+    let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
+    Bool::or(&differ)
 }
 
 /// How the model's coordinate is read back.
@@ -976,10 +996,8 @@ fn build(
                     .into_iter()
                     .map(|d| enc.k(d))
                     .collect();
-                let vl = points(&mut enc, l, &sl, &dl, &names);
-                let vr = points(&mut enc, r, &sr, &dr, &names);
-                let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
-                cases.push(Bool::and(&[x.bv.eq(enc.kbv(k)), Bool::or(&differ)]));
+                let differ = differ(&mut enc, (l, &sl, &dl), (r, &sr, &dr), &names);
+                cases.push(Bool::and(&[x.bv.eq(enc.kbv(k)), differ]));
             }
             cons.push(Bool::or(&cases));
             (Vec::new(), Vec::new(), cons, Coord::Flat(x.bv))
@@ -1043,10 +1061,8 @@ fn build(
         }
     };
     if enumerated.is_none() {
-        let vl = points(&mut enc, l, &sl, &dl, &names);
-        let vr = points(&mut enc, r, &sr, &dr, &names);
-        let differ: Vec<Bool> = vl.iter().zip(&vr).map(|(a, b)| a.eq(b).not()).collect();
-        cons.push(Bool::or(&differ));
+        let differ = differ(&mut enc, (l, &sl, &dl), (r, &sr, &dr), &names);
+        cons.push(differ);
     }
     cons.append(&mut enc.lemmas);
     // "Some instance is bad" is the disjunction of the three parts; each is asked on its own
