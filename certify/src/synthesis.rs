@@ -315,6 +315,9 @@ impl Tensors {
                     Parsed::Reg(tv, table)
                 }
                 ("global" | "shared", l @ (Layout::Cute(_) | Layout::Swizzled(_))) => {
+                    if let Layout::Swizzled(s) = &l {
+                        cute_swizzle(s.swizzle()).map_err(|e| format!("tensor {}: {e}", t.name))?;
+                    }
                     let table = mem_table(&l, &t.shape)?;
                     Parsed::Mem(l, table)
                 }
@@ -1027,6 +1030,20 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
         decide(claim, &ts).map_err(at)?;
     }
     Ok(c)
+}
+
+/// A plan's swizzle is one CuTe can instantiate: `Swizzle<B,M,S>` requires `|S| >= B`
+/// (cute/swizzle.hpp), so its source and destination bits are disjoint. laycert evaluates the
+/// overlapping ones too (they are bijections), but synthesis never chooses one and a kernel
+/// author could not write it in CuTe; a certificate naming one was not written by `synth`.
+fn cute_swizzle(sw: &layout::Swizzle) -> Result<(), String> {
+    if sw.bits() > 0 && sw.shift().unsigned_abs() < sw.bits() {
+        return Err(format!(
+            "{sw}: CuTe's Swizzle<B,M,S> requires |S| >= B (its source and destination bits \
+             overlap here)"
+        ));
+    }
+    Ok(())
 }
 
 /// Most threads of one CTA (CUDA's limit).

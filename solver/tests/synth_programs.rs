@@ -555,3 +555,33 @@ fn a_certificate_is_tied_to_the_program_text_it_carries() {
     let e = refused_by_program(&gemm, |c| c.source = None);
     assert!(e.contains("carries no program text"), "{e}");
 }
+
+#[test]
+fn a_swizzle_cute_cannot_instantiate_is_refused() {
+    // Session 22's audit: `Sw<3,3,2>` (|S| < B, overlapping bit ranges) re-checked on a shared
+    // tensor. It is a bijection, so the plan stayed correct, but CuTe's Swizzle<B,M,S> requires
+    // |S| >= B and synthesis never chooses one.
+    let plan = certified("gemm_f16_sm80", Target::Sm80);
+    for sw in ["Sw<3,3,2>", "Sw<2,3,1>", "Sw<3,3,-2>"] {
+        let e = refused(&plan, |c| {
+            for t in c.tensors.iter_mut().filter(|t| t.scope == "shared") {
+                let (_, rest) = t
+                    .layout
+                    .split_once(" o ")
+                    .expect("a swizzled shared layout");
+                t.layout = format!("{sw} o {rest}");
+            }
+        });
+        assert!(e.contains("requires |S| >= B"), "{sw}: {e}");
+    }
+    // The same edit with a swizzle CuTe can instantiate is not refused by this rule (here it
+    // re-checks: `Sw<3,3,3>` is as conflict-free for these ldmatrix reads).
+    let mut c = plan.certificate.clone();
+    for t in c.tensors.iter_mut().filter(|t| t.scope == "shared") {
+        let (_, rest) = t.layout.split_once(" o ").unwrap();
+        t.layout = format!("Sw<3,3,3> o {rest}");
+    }
+    if let Err(e) = check(&c.seal().to_json()) {
+        assert!(!e.contains("requires |S| >= B"), "{e}");
+    }
+}
