@@ -9,6 +9,8 @@
 use std::io::Read;
 use std::process::{Command, Stdio};
 
+mod common;
+
 /// Address space for one run (bytes): enough for z3 and rayon's threads, far below a blow-up.
 const MEMORY_LIMIT: u64 = 3 << 30;
 /// CPU seconds for one run: a hang or a cubic blow-up hits it (SIGXCPU / SIGKILL).
@@ -41,8 +43,8 @@ fn run_all(cases: Vec<Vec<String>>) -> usize {
 
 /// [`run`], with what broke the contract as an error.
 fn check(args: &[String]) -> Result<(i32, String), String> {
-    let dir = std::env::temp_dir().join(format!("laycert-adversarial-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let started = std::time::Instant::now();
     let mut child = Command::new("sh")
         .arg("-c")
@@ -349,8 +351,8 @@ fn other_cases() -> Vec<Vec<String>> {
         s(&["verify", "missing-dir"]),
     ];
     // File inputs: certificates, rule files and pair logs with hostile contents.
-    let dir = std::env::temp_dir().join(format!("laycert-adversarial-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let deep_and = vec!["1 <= a"; 20_000].join(" && ");
     let files: Vec<(&str, String)> = vec![
         ("empty.json", String::new()),
@@ -640,8 +642,8 @@ fn ignored_flags_are_refused_and_errors_name_one_prefix() {
 
 #[test]
 fn empty_rule_and_pair_files_are_bad_input() {
-    let dir = std::env::temp_dir().join(format!("laycert-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let file = |name: &str, text: &str| {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();

@@ -206,13 +206,6 @@ fn bad_arguments_exit_2() {
     }
 }
 
-/// A temporary directory for one test.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("laycert-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// A small corpus file: a cross-system claim on an embedded atom, a false claim with its
 /// witness, and one claim whose expectation is wrong when `wrong` is set.
 fn corpus_file(dir: &std::path::Path, wrong: bool) -> String {
@@ -273,7 +266,8 @@ fn verify_runs_the_embedded_corpus_and_every_verdict_matches() {
 
 #[test]
 fn verify_a_file_checks_its_claims_and_witnesses() {
-    let dir = scratch("verify-file");
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let path = corpus_file(&dir, false);
     let o = laycert(&["verify", &path, "--verbose"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
@@ -299,7 +293,8 @@ fn verify_a_file_checks_its_claims_and_witnesses() {
 
 #[test]
 fn verify_exits_1_when_a_verdict_differs_from_its_expectation() {
-    let dir = scratch("verify-wrong");
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let path = corpus_file(&dir, true);
     let o = laycert(&["verify", &path]);
     assert_eq!(o.status.code(), Some(1));
@@ -315,7 +310,8 @@ fn verify_exits_1_when_a_verdict_differs_from_its_expectation() {
 
 #[test]
 fn verify_names_file_entry_and_field_of_a_malformed_corpus() {
-    let dir = scratch("verify-bad");
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let path = dir.join("bad.toml");
     std::fs::write(
         &path,
@@ -335,7 +331,8 @@ fn verify_names_file_entry_and_field_of_a_malformed_corpus() {
 
 #[test]
 fn verify_report_writes_html_with_pictures_beside_each_claim() {
-    let dir = scratch("verify-report");
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let path = corpus_file(&dir, false);
     let out_dir = dir.join("out");
     let o = laycert(&["verify", &path, "--report", out_dir.to_str().unwrap()]);
@@ -355,7 +352,8 @@ fn verify_report_writes_html_with_pictures_beside_each_claim() {
 
 #[test]
 fn draw_writes_a_tv_picture_and_a_bank_map() {
-    let dir = scratch("draw");
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let svg = dir.join("a.svg");
     let a = "((4,8),(2,2,2)):((32,1),(16,8,128)) -> (16,16)";
     let o = laycert(&["draw", a, "-o", svg.to_str().unwrap()]);
@@ -407,8 +405,8 @@ fn output_is_deterministic() {
 
 #[test]
 fn equiv_proves_cross_system_pairs_and_writes_a_checkable_certificate() {
-    let dir = std::env::temp_dir().join(format!("laycert-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let cert = dir.join("mma.json");
     let cert = cert.to_str().unwrap();
     let o = laycert(&[
@@ -731,7 +729,8 @@ fn gen_copy_prints_a_validated_kernel_with_its_certificate() {
 
 #[test]
 fn gen_copy_writes_the_kernel_file_and_summarizes() {
-    let path = std::env::temp_dir().join(format!("laycert-gen-{}.cu", std::process::id()));
+    let tmp = common::scratch();
+    let path = tmp.path().join("gen.cu");
     let p = path.to_str().unwrap();
     let mut args = TRANSPOSE_64_F32.to_vec();
     args.extend(["-o", p]);
@@ -1124,15 +1123,10 @@ fn shuffle_refusals_say_the_true_reason() {
 const F2_WRITE: &str = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,8],[1,0],[2,0]], lane=[[0,16],[0,32],[0,64],[4,0],[8,0]], warp=[[16,0],[32,0],[64,0]]}>";
 const F2_READ: &str = "#ttg.linear<{register=[[1,0],[2,0],[4,0],[8,0],[0,1],[0,2]], lane=[[16,0],[32,0],[64,0],[0,4],[0,8]], warp=[[0,16],[0,32],[0,64]]}>";
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("laycert-cli-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 #[test]
 fn prove_prints_one_line_per_rule_and_exits_1_on_refuted() {
-    let d = temp_dir("prove");
+    let tmp = common::scratch();
+    let d = tmp.path();
     let f = d.join("r.rules");
     std::fs::write(&f, RULES).unwrap();
     let junit = d.join("junit.xml");
@@ -1185,7 +1179,8 @@ fn prove_prints_one_line_per_rule_and_exits_1_on_refuted() {
 
 #[test]
 fn prove_exits_3_on_unknown_unless_allowed_and_json_is_one_object() {
-    let d = temp_dir("strict");
+    let tmp = common::scratch();
+    let d = tmp.path();
     let f = d.join("r.rules");
     std::fs::write(
         &f,
@@ -1220,7 +1215,8 @@ fn prove_exits_3_on_unknown_unless_allowed_and_json_is_one_object() {
 
 #[test]
 fn prove_rejects_a_bad_rule_file_with_a_caret() {
-    let d = temp_dir("bad");
+    let tmp = common::scratch();
+    let d = tmp.path();
     let f = d.join("r.rules");
     std::fs::write(&f, "rule r forall x : nat\n  S[x:1] == S[x:1]\n").unwrap();
     let o = laycert(&["prove", f.to_str().unwrap()]);
@@ -1235,7 +1231,8 @@ fn prove_rejects_a_bad_rule_file_with_a_caret() {
 
 #[test]
 fn prove_rejects_ill_typed_rules_and_huge_limits_as_bad_input() {
-    let d = temp_dir("illtyped");
+    let tmp = common::scratch();
+    let d = tmp.path();
     for (text, at) in [
         ("rule r\n  foo((4):(1)) == 4:1\n", ":2:3: error"),
         (
@@ -1266,7 +1263,8 @@ fn prove_rejects_ill_typed_rules_and_huge_limits_as_bad_input() {
 #[test]
 fn prove_refutes_cute_against_axe_over_the_cute_top_shape() {
     // Regression: z3 compared the sides at one flat index and proved this false rule.
-    let d = temp_dir("order");
+    let tmp = common::scratch();
+    let d = tmp.path();
     let f = d.join("r.rules");
     std::fs::write(
         &f,
@@ -1292,7 +1290,8 @@ fn prove_refutes_cute_against_axe_over_the_cute_top_shape() {
 
 #[test]
 fn validate_proves_and_refutes_logged_pairs() {
-    let d = temp_dir("validate");
+    let tmp = common::scratch();
+    let d = tmp.path();
     let f = d.join("pairs.jsonl");
     std::fs::write(
         &f,
@@ -1312,7 +1311,8 @@ fn validate_proves_and_refutes_logged_pairs() {
 
 #[test]
 fn simplify_and_equiv_expr_write_certificates_that_check() {
-    let d = temp_dir("simplify");
+    let tmp = common::scratch();
+    let d = tmp.path();
     let r = d.join("r.rules");
     std::fs::write(
         &r,
@@ -1491,7 +1491,8 @@ const TRANSPOSE_64_F32: [&str; 10] = [
 
 #[test]
 fn gen_copy_writes_a_movement_certificate_that_check_re_decides() {
-    let path = std::env::temp_dir().join(format!("laycert-move-{}.json", std::process::id()));
+    let tmp = common::scratch();
+    let path = tmp.path().join("move.json");
     let p = path.to_str().unwrap();
     let mut args = TRANSPOSE_64_F32.to_vec();
     args.extend(["--cert", p]);
@@ -1567,8 +1568,8 @@ fn equiv_expr_decides_every_step_over_the_chains_domain() {
 /// reported as what they are.
 #[test]
 fn check_is_valid_only_for_a_proof() {
-    let dir = std::env::temp_dir().join(format!("laycert-check-kinds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let refuted = dir.join("refuted.json");
     let o = laycert(&[
         "equiv",
@@ -1721,8 +1722,8 @@ fn catalog_atoms_of_every_family_work_in_equiv_draw_and_decompose() {
         "atom:SM80_16x8x16_F32F16F16F32_TN.C",
     ]);
     assert_ne!(o.status.code(), Some(0), "A (16x16) and C (16x8) differ");
-    let dir = std::env::temp_dir().join(format!("laycert-atoms16-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     for atom in [
         "atom:RDNA3_16x16x16_F32F16F16_WMMA.C",
         "atom:SM90_64x64x16_F32BF16BF16_SS.C",
@@ -1769,8 +1770,8 @@ fn eval_takes_a_flat_index_in_the_notations_order() {
 /// refuses a name that is no identifier (it was pasted into the rule text: an injection).
 #[test]
 fn validate_decides_lines_over_their_claims_domain() {
-    let dir = std::env::temp_dir().join(format!("laycert-validate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let log = dir.join("pairs.jsonl");
     std::fs::write(
         &log,

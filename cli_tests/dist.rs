@@ -63,7 +63,8 @@ fn dist_plan_prints_steps_bytes_time_and_certificate() {
 
 #[test]
 fn dist_plan_writes_an_svg_of_the_mesh() {
-    let path = std::env::temp_dir().join(format!("laycert-dist-{}.svg", std::process::id()));
+    let tmp = common::scratch();
+    let path = tmp.path().join("dist.svg");
     let p = path.to_str().unwrap();
     let o = laycert(&[
         "dist",
@@ -225,7 +226,8 @@ fn dist_bad_input_exits_2_naming_what() {
 
 #[test]
 fn dist_gen_emits_a_validated_nccl_program() {
-    let path = std::env::temp_dir().join(format!("laycert-dist-{}.cu", std::process::id()));
+    let tmp = common::scratch();
+    let path = tmp.path().join("dist.cu");
     let p = path.to_str().unwrap();
     let o = laycert(&[
         "dist",
@@ -406,9 +408,11 @@ fn dist_check_refuses_unparsable_dtensor_steps_naming_the_column() {
 
 #[test]
 fn dist_uneven_plan_on_1024_devices_is_certified_and_a_wrong_message_refuted() {
-    let dir = std::env::temp_dir();
-    let cert = dir.join(format!("laycert-dist-1024-{}.json", std::process::id()));
-    let bad = dir.join(format!("laycert-dist-1024-bad-{}.json", std::process::id()));
+    let tmp = common::scratch();
+    let (cert, bad) = (
+        tmp.path().join("1024.json"),
+        tmp.path().join("1024-bad.json"),
+    );
     let spec = [
         "--mesh",
         "a=8,b=8,c=16",
@@ -591,7 +595,8 @@ ENTRY %main.0_spmd (param: f32[4,8]) -> f32[8,2] {
 
 /// `dist check --xla-hlo` on `text` for the spec's `P('dp', None) -> P(None, 'tp')` vector.
 fn check_xla(text: &str, tag: &str) -> Output {
-    let path = std::env::temp_dir().join(format!("laycert-xla-{tag}-{}.hlo", std::process::id()));
+    let tmp = common::scratch();
+    let path = tmp.path().join(format!("xla-{tag}.hlo"));
     std::fs::write(&path, text).unwrap();
     let o = laycert(&[
         "dist",
@@ -747,8 +752,8 @@ fn dist_certificates_are_checked_as_certificates() {
     // `check CERT` re-checks a dist certificate's evidence; `dist check --plan CERT` also requires
     // it to be the certificate of the layouts given. An edited digest, place count or source (all
     // re-sealable: the fields carry no secret) used to print `certified` (session 21's audit).
-    let dir = std::env::temp_dir().join(format!("laycert-distcert-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let cert = dir.join("cert.json");
     let spec = [
         "--mesh",

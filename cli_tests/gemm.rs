@@ -6,8 +6,8 @@ use common::{first_line, laycert};
 
 #[test]
 fn gen_gemm_writes_a_validated_kernel_whose_certificate_checks() {
-    let dir = std::env::temp_dir().join(format!("laycert-gemm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let (k, cert) = (dir.join("k.cu"), dir.join("k.json"));
     let o = laycert(&[
         "gen",
@@ -172,8 +172,8 @@ fn gpu_bench_gemm_runs_or_skips_visibly() {
 
 #[test]
 fn no_swizzle_gives_the_sm80_baseline_and_predicts_its_conflicts() {
-    let dir = std::env::temp_dir().join(format!("laycert-gemm-nosw-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let (sw, unsw) = (dir.join("sw.cu"), dir.join("unsw.cu"));
     for (path, extra) in [(&sw, None), (&unsw, Some("--no-swizzle"))] {
         let mut args = vec![

@@ -4,15 +4,14 @@
 mod common;
 use common::{first_line, laycert};
 
-fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("laycert-gemm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_str().unwrap().to_string()
+fn tmp(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_str().unwrap().to_string()
 }
 
 #[test]
 fn gen_gemm_sm80_writes_a_kernel_whose_certificate_checks() {
-    let (k, c) = (tmp("sm80.cu"), tmp("sm80.json"));
+    let scratch = common::scratch();
+    let (k, c) = (tmp(&scratch, "sm80.cu"), tmp(&scratch, "sm80.json"));
     let o = laycert(&[
         "gen", "gemm", "--m", "1000", "--n", "1000", "--k", "1000", "--dtype", "bf16", "--target",
         "sm80", "-o", &k, "--cert", &c,
@@ -60,7 +59,8 @@ fn gen_gemm_refuses_an_unknown_target_and_k_not_a_multiple_of_8_with_exit_2() {
 
 #[test]
 fn gen_gemm_w4a16_writes_a_kernel_whose_certificate_checks() {
-    let (k, c) = (tmp("w4.cu"), tmp("w4.json"));
+    let scratch = common::scratch();
+    let (k, c) = (tmp(&scratch, "w4.cu"), tmp(&scratch, "w4.json"));
     let o = laycert(&[
         "gen",
         "gemm",
@@ -137,6 +137,7 @@ fn gen_gemm_w4a16_refuses_bf16_and_large_m_with_exit_2() {
 
 #[test]
 fn gen_gemm_takes_tile_rows_and_warpgroups_and_refuses_what_the_body_cannot_run() {
+    let scratch = common::scratch();
     let o = laycert(&[
         "gen",
         "gemm",
@@ -155,7 +156,7 @@ fn gen_gemm_takes_tile_rows_and_warpgroups_and_refuses_what_the_body_cannot_run(
         "--warpgroups",
         "1",
         "-o",
-        &tmp("t128.cu"),
+        &tmp(&scratch, "t128.cu"),
     ]);
     assert_eq!(
         o.status.code(),
@@ -240,6 +241,7 @@ fn gen_gemm_w4a16_dequant_pairs_emits_the_interleaved_kernel() {
 
 #[test]
 fn gen_gemm_w4a16_kgroup_flags_choose_the_cta_and_bad_values_exit_2() {
+    let scratch = common::scratch();
     let base = [
         "gen",
         "gemm",
@@ -268,7 +270,7 @@ fn gen_gemm_w4a16_kgroup_flags_choose_the_cta_and_bad_values_exit_2() {
             "128 columns x all of K per CTA (4 column warps x 4 K-warps of 2048 k), 64 CTAs of 512 threads",
         ),
     ] {
-        let path = tmp("kg.cu");
+        let path = tmp(&scratch, "kg.cu");
         let mut args: Vec<&str> = base.to_vec();
         args.push(&path);
         args.extend(extra.iter().copied());

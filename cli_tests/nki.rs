@@ -2,16 +2,13 @@
 //! first lines and exit codes. Running kernels needs python3 with numpy (`LAYCERT_PYTHON`);
 //! without it those tests print a SKIP line.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 mod common;
 use common::{first_line, laycert, stderr};
 
-fn tmp(name: &str) -> String {
-    let dir: PathBuf = std::env::temp_dir().join(format!("laycert-cli-nki-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
+fn tmp(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_string_lossy().into_owned()
 }
 
 fn numpy() -> bool {
@@ -29,7 +26,8 @@ fn numpy() -> bool {
 
 #[test]
 fn gen_nki_gemm_writes_a_kernel_and_a_certificate_that_checks() {
-    let (k, c) = (tmp("g.py"), tmp("g.json"));
+    let scratch = common::scratch();
+    let (k, c) = (tmp(&scratch, "g.py"), tmp(&scratch, "g.json"));
     let o = laycert(&[
         "gen", "nki", "gemm", "--m", "300", "--n", "700", "--k", "200", "-o", &k, "--cert", &c,
     ]);
@@ -62,7 +60,7 @@ fn gen_nki_gemm_writes_a_kernel_and_a_certificate_that_checks() {
     let json = std::fs::read_to_string(&c)
         .unwrap()
         .replacen("128@F,1@P,1@F", "127@F,1@P,1@F", 1);
-    let bad = tmp("g_bad.json");
+    let bad = tmp(&scratch, "g_bad.json");
     std::fs::write(&bad, json).unwrap();
     let o = laycert(&["check", &bad]);
     assert_eq!(o.status.code(), Some(1));
@@ -113,7 +111,8 @@ fn gen_nki_refuses_a_moving_tile_of_1024_naming_the_rule() {
 
 #[test]
 fn nki_dispatch_proves_or_refuses_naming_the_rule() {
-    let c = tmp("d.json");
+    let scratch = common::scratch();
+    let c = tmp(&scratch, "d.json");
     let o = laycert(&[
         "nki",
         "dispatch",
@@ -183,12 +182,13 @@ fn nki_dispatch_proves_or_refuses_naming_the_rule() {
 
 #[test]
 fn nki_run_exit_codes() {
-    let o = laycert(&["nki", "run", &tmp("missing.py")]);
+    let scratch = common::scratch();
+    let o = laycert(&["nki", "run", &tmp(&scratch, "missing.py")]);
     assert_eq!(o.status.code(), Some(2));
     if !numpy() {
         return;
     }
-    let k = tmp("psum.py");
+    let k = tmp(&scratch, "psum.py");
     std::fs::write(
         &k,
         "# laycert-nki: kind=gemm m=128 n=512 k=128 dtype=bf16 entry=gemm\n\
@@ -203,7 +203,7 @@ fn nki_run_exit_codes() {
         "{}",
         first_line(&o)
     );
-    let s = tmp("s.py");
+    let s = tmp(&scratch, "s.py");
     let o = laycert(&[
         "gen", "nki", "softmax", "--rows", "130", "--cols", "33", "-o", &s,
     ]);
@@ -218,6 +218,7 @@ fn nki_run_exit_codes() {
 /// used to end in exit 1 with nothing printed, `{"figures":null,"verdict":""}` under --json).
 #[test]
 fn nki_run_refuses_a_header_the_generator_refuses() {
+    let scratch = common::scratch();
     for (i, (header, why)) in [
         (
             "kind=gemm m=0 n=0 k=0",
@@ -236,7 +237,7 @@ fn nki_run_refuses_a_header_the_generator_refuses() {
     .into_iter()
     .enumerate()
     {
-        let k = tmp(&format!("header{i}.py"));
+        let k = tmp(&scratch, &format!("header{i}.py"));
         std::fs::write(&k, format!("# laycert-nki: {header} dtype=bf16 entry=k\n")).unwrap();
         for json in [false, true] {
             let mut args = vec!["nki", "run", k.as_str()];
@@ -259,11 +260,12 @@ fn nki_run_refuses_a_header_the_generator_refuses() {
 /// raises is exit 2 with the reason on stderr and nothing on stdout.
 #[test]
 fn nki_run_stops_a_kernel_past_its_timeout_and_reports_errors_on_stderr() {
+    let scratch = common::scratch();
     if !numpy() {
         return;
     }
     let header = "# laycert-nki: kind=gemm m=128 n=512 k=128 dtype=bf16 entry=laycert_gemm\n";
-    let k = tmp("loop.py");
+    let k = tmp(&scratch, "loop.py");
     std::fs::write(&k, format!("{header}while True:\n    pass\n")).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_laycert"))
         .args(["nki", "run", "--timeout", "1", &k])
@@ -286,7 +288,7 @@ fn nki_run_stops_a_kernel_past_its_timeout_and_reports_errors_on_stderr() {
         "{}",
         first_line(&o)
     );
-    let k = tmp("raise.py");
+    let k = tmp(&scratch, "raise.py");
     std::fs::write(&k, format!("{header}raise RuntimeError('boom')\n")).unwrap();
     let o = laycert(&["nki", "run", &k]);
     assert_eq!(o.status.code(), Some(2));

@@ -19,17 +19,18 @@ module attributes {\"ttg.num-ctas\" = 1 : i32, \"ttg.num-warps\" = 4 : i32} {
 }
 ";
 
-fn module_file(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("laycert-notations-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// The module written to `name` in a fresh directory (removed when the guard drops).
+fn module_file(name: &str) -> (tempfile::TempDir, String) {
+    let tmp = common::scratch();
+    let path = tmp.path().join(name);
     std::fs::write(&path, MODULE).unwrap();
-    path.to_str().unwrap().to_string()
+    let f = path.to_str().unwrap().to_string();
+    (tmp, f)
 }
 
 #[test]
 fn mlir_aliases_name_layouts_with_the_files_tensor_shapes() {
-    let f = module_file("show.mlir");
+    let (_tmp, f) = module_file("show.mlir");
     let o = laycert(&["show", "--mlir", &f, "#dotop"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
@@ -62,8 +63,8 @@ fn mlir_aliases_name_layouts_with_the_files_tensor_shapes() {
 /// alike everywhere reads, one defined differently is refused where used, naming both lines.
 #[test]
 fn split_lit_files_read_with_mlir() {
-    let dir = std::env::temp_dir().join(format!("laycert-split-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let path = dir.join("split.mlir");
     let b1 = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>";
     let b2 = "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>";
@@ -79,7 +80,7 @@ fn split_lit_files_read_with_mlir() {
 
 #[test]
 fn missing_aliases_are_named_with_their_line() {
-    let f = module_file("missing.mlir");
+    let (_tmp, f) = module_file("missing.mlir");
     let o = laycert(&["show", "--mlir", &f, "#bad", "--shape", "8"]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
@@ -263,8 +264,8 @@ fn hostile_notation_inputs_are_refused_cleanly() {
             i - 1
         );
     }
-    let dir = std::env::temp_dir().join(format!("laycert-notations-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let path = dir.join("blowup.mlir");
     std::fs::write(&path, text).unwrap();
     let o = laycert(&[

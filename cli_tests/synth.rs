@@ -12,8 +12,8 @@ fn program(name: &str) -> String {
 
 #[test]
 fn synth_certifies_the_sm80_gemm_and_check_accepts_its_certificate() {
-    let dir = std::env::temp_dir().join(format!("laycert-synth-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let cert = dir.join("gemm.json");
     let draw = dir.join("draw");
     let o = laycert(&[
@@ -87,8 +87,8 @@ fn synth_explains_an_infeasible_program_with_exit_1() {
 
 #[test]
 fn synth_rejects_a_malformed_program_with_its_line_and_exit_2() {
-    let dir = std::env::temp_dir().join(format!("laycert-synth-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = common::scratch();
+    let dir = tmp.path();
     let f = dir.join("bad.tile");
     std::fs::write(
         &f,

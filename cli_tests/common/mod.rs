@@ -4,6 +4,15 @@
 
 use std::process::{Command, Output};
 
+/// A fresh directory for one test, removed when the returned guard drops (a failing test's
+/// too), so test runs leave nothing in the system's temporary directory.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("laycert-test-")
+        .tempdir()
+        .expect("a temporary directory")
+}
+
 /// Runs the built binary with `args`.
 pub fn laycert(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_laycert"))

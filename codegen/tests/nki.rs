@@ -2,8 +2,6 @@
 //! refused by the planner naming the rule and, written by hand, raise in the interpreter naming
 //! the rule. Needs python3 with numpy (`LAYCERT_PYTHON`); without it each test prints a SKIP line.
 
-use std::path::PathBuf;
-
 use codegen::nki::{self, run::numpy_available, MhaSpec};
 use solver::nki_gemm::{plan_gemm, GemmSpec};
 
@@ -15,12 +13,12 @@ fn skip() -> bool {
     true
 }
 
-fn write(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("laycert-nki-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// Runs kernel `text` on the interpreter from a file `name` in a directory removed afterwards.
+fn run_text(name: &str, text: &str) -> nki::RunOutcome {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    path
+    nki::run(&path, "trn1").unwrap()
 }
 
 fn gemm_spec(m: i64, n: i64, k: i64) -> GemmSpec {
@@ -37,8 +35,7 @@ fn gemm_spec(m: i64, n: i64, k: i64) -> GemmSpec {
 fn run_gemm(m: i64, n: i64, k: i64, dtype: &str) -> nki::RunOutcome {
     let plan = plan_gemm(&gemm_spec(m, n, k)).unwrap();
     let text = nki::emit_gemm(&plan, dtype);
-    let path = write(&format!("gemm_{m}_{n}_{k}_{dtype}.py"), &text);
-    nki::run(&path, "trn1").unwrap()
+    run_text(&format!("gemm_{m}_{n}_{k}_{dtype}.py"), &text)
 }
 
 #[test]
@@ -66,7 +63,7 @@ fn emitted_softmax_matches_numpy() {
     }
     for (r, c, dt) in [(128, 64, "f32"), (300, 1000, "f32"), (5, 3, "bf16")] {
         let text = nki::emit_softmax(r, c, dt, "trn1").unwrap();
-        let out = nki::run(&write(&format!("softmax_{r}_{c}.py"), &text), "trn1").unwrap();
+        let out = run_text(&format!("softmax_{r}_{c}.py"), &text);
         assert_eq!(out.code, 0, "softmax {r}x{c}: {}", out.stdout);
     }
 }
@@ -88,7 +85,7 @@ fn emitted_mha_matches_numpy() {
         for c in &k.certs {
             certify::tensore::check(&serde_json::to_string(c).unwrap()).unwrap();
         }
-        let out = nki::run(&write(&format!("mha_{h}_{s}_{d}.py"), &k.source), "trn1").unwrap();
+        let out = run_text(&format!("mha_{h}_{s}_{d}.py"), &k.source);
         assert_eq!(out.code, 0, "mha {h}x{s}x{d}: {}", out.stdout);
     }
 }
@@ -101,7 +98,7 @@ fn a_wrong_kernel_is_a_mismatch() {
     let plan = plan_gemm(&gemm_spec(128, 512, 256)).unwrap();
     // Drop the second K tile: the kernel still runs, but computes half the sum.
     let text = nki::emit_gemm(&plan, "bf16").replace("nl.affine_range(2)", "nl.affine_range(1)");
-    let out = nki::run(&write("gemm_wrong.py", &text), "trn1").unwrap();
+    let out = run_text("gemm_wrong.py", &text);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(out.stdout.starts_with("mismatch"), "{}", out.stdout);
 }
@@ -140,7 +137,7 @@ fn hand_written_bad_plans_raise_in_the_interpreter_naming_the_rule() {
         return;
     }
     let good = hand("(128, 128)", "lhsT", "(128, 512)", "0:128, 0:512");
-    let out = nki::run(&write("hand_good.py", &good), "trn1").unwrap();
+    let out = run_text("hand_good.py", &good);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let cases = [
         // K on F: the stationary tile holds A[K, M] transposed, M on the partitions.
@@ -208,7 +205,7 @@ fn hand_written_bad_plans_raise_in_the_interpreter_naming_the_rule() {
         ),
     ];
     for (name, text, rule) in cases {
-        let out = nki::run(&write(&format!("hand_{name}.py"), &text), "trn1").unwrap();
+        let out = run_text(&format!("hand_{name}.py"), &text);
         assert_eq!(out.code, 2, "{name}: {}", out.stdout);
         assert!(
             out.stdout.starts_with(&format!("rule violated: {rule}")),
