@@ -328,8 +328,8 @@ fn choose_sm90(spec: &GemmSpec) -> GemmConfig {
 }
 
 /// Chooses the split-K factor for `c`'s tile: when two splits per tile still fit one wave,
-/// the largest power of two (at most 16, at least 4 k-blocks per split) whose tiles x splits
-/// fit the SMs, without clusters; otherwise 1.
+/// the largest power of two (at most 16, at least 4 k-blocks per split, the last split
+/// non-empty) whose tiles x splits fit the SMs, without clusters; otherwise 1.
 pub fn fit_splits(spec: &GemmSpec, c: &mut GemmConfig) {
     c.splits = 1;
     if spec.target != GemmTarget::Sm90 {
@@ -341,12 +341,13 @@ pub fn fit_splits(spec: &GemmSpec, c: &mut GemmConfig) {
         c.cluster = 1;
         let tiles = c.tiles(spec);
         let kblocks = c.kblocks(spec);
-        // A power of two (it divides the partial's words), every split non-empty.
-        let mut want = 1;
-        while want * 2 * tiles <= SM90_SMS && want * 2 <= 16 && want * 2 * 4 <= kblocks {
-            want *= 2;
-        }
-        c.splits = want;
+        // A power of two (it divides the partial's words), every split non-empty: the splits
+        // take ranges of ceil(kblocks / splits) k-blocks, so the last one is empty when the
+        // first splits - 1 ranges already cover them all (65 k-blocks in 16 splits of 5).
+        let fits = |s: i64| {
+            s * tiles <= SM90_SMS && s * 4 <= kblocks && (s - 1) * ceil_div(kblocks, s) < kblocks
+        };
+        c.splits = [16, 8, 4, 2, 1].into_iter().find(|&s| fits(s)).unwrap_or(1);
     }
 }
 
@@ -530,4 +531,39 @@ pub(crate) fn plan_summary(plan: &Plan) -> Vec<String> {
         out.push(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default configuration of every problem is one its own check accepts (session 24's
+    /// audit: `--m 65 --n 129 --k 4104` chose 16 splits of 5 of 65 k-blocks, which left the
+    /// last split empty, and `gen gemm` refused a problem the user had not configured).
+    #[test]
+    fn every_default_configuration_passes_its_own_check() {
+        let mut checked = 0;
+        for target in [GemmTarget::Sm90, GemmTarget::Sm80] {
+            for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+                for m in [1, 7, 64, 65, 100, 128, 129, 255, 257, 1000, 4096] {
+                    for n in [1, 8, 129, 256, 300, 1000, 4097, 14336] {
+                        for k in (8..=640).step_by(8).chain([1000, 4104, 8200, 65536]) {
+                            let spec = GemmSpec {
+                                m,
+                                n,
+                                k,
+                                dtype,
+                                target,
+                            };
+                            let c = choose_config(&spec).unwrap();
+                            check_config(&spec, &c)
+                                .unwrap_or_else(|e| panic!("{m}x{n}x{k} {target:?}: {c:?}: {e}"));
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 2 * 11 * 8 * 84);
+    }
 }
