@@ -207,6 +207,42 @@ fn tampered_certificates_fail() {
     edited.digest = edited.compute_digest();
     let e = check(&serde_json::to_string(&edited).unwrap()).unwrap_err();
     assert!(e.contains("re-deciding gives refuted"), "{e}");
+    // Session 24's audit: re-sealed edits of what `check` prints but did not re-derive.
+    let resealed = |f: &dyn Fn(&mut MovementCertificate)| {
+        let mut c = cert.clone();
+        f(&mut c);
+        c.digest = c.compute_digest();
+        check(&serde_json::to_string(&c).unwrap()).unwrap_err()
+    };
+    let e = resealed(&|c| c.deciders = vec![("parts".into(), "proved".into())]);
+    assert!(e.contains("lists the deciders"), "{e}");
+    let e = resealed(&|c| {
+        c.deciders.push(("z3".into(), "proved".into()));
+    });
+    assert!(e.contains("lists the deciders"), "{e}");
+    let e = resealed(&|c| c.parts[0].statement = "S == transpose(S)".into());
+    assert!(e.contains("its statement is"), "{e}");
+    let e = resealed(&|c| c.parts[1].evidence = "sha256:deadbeef".into());
+    assert!(e.contains("its evidence is"), "{e}");
+    // A grid far beyond the tensor (10^12 CTAs, all masked but 4): the claim is still true and
+    // decided by its parts; the simulation is not run on a box that large (it took hours), and
+    // the re-sealed certificate that lists it is refused at once.
+    let started = std::time::Instant::now();
+    let mut huge = c.clone();
+    huge.grid = [1_000_000, 1_000_000, 1];
+    let r = prove_staged_copy(&huge, &Policy::default()).unwrap();
+    assert_eq!(r.verdict, "proved");
+    assert_eq!(
+        r.deciders,
+        vec![("parts".to_string(), "proved".to_string())]
+    );
+    check(&MovementCertificate::new(&huge, &r).to_json()).unwrap();
+    let e = resealed(&|c| {
+        c.grid = Some([1_000_000, 1_000_000, 1]);
+        c.parts = r.parts.clone();
+    });
+    assert!(e.contains("lists the deciders"), "{e}");
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }
 
 #[test]
