@@ -103,6 +103,47 @@ fn a_wrong_kernel_is_a_mismatch() {
     assert!(out.stdout.starts_with("mismatch"), "{}", out.stdout);
 }
 
+#[test]
+fn a_gemm_missing_one_k_or_a_softmax_of_zeros_is_a_mismatch() {
+    // Session 24's audit: with one tolerance set by the largest result element (2^-7 of it), a
+    // 128x512x10000 GEMM that never added k = 9999 matched, and a wide softmax's probabilities
+    // all lie below 2^-7. The tolerance is now per element.
+    if skip() {
+        return;
+    }
+    let plan = plan_gemm(&gemm_spec(128, 512, 10000)).unwrap();
+    let good = nki::emit_gemm(&plan, "bf16");
+    let out = run_text("gemm_10000.py", &good);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let tail = "dst=a1[0:16, 0:128], src=lhsT[9984:10000, m0:m0 + 128])";
+    assert!(good.contains(tail), "{good}");
+    let wrong = good
+        .replace(
+            tail,
+            "dst=a1[0:15, 0:128], src=lhsT[9984:9999, m0:m0 + 128])",
+        )
+        .replace(
+            "a1[0:16, 0:128], moving=b1[0:16, 0:512]",
+            "a1[0:15, 0:128], moving=b1[0:15, 0:512]",
+        );
+    assert_ne!(wrong, good);
+    let out = run_text("gemm_10000_no_last_k.py", &wrong);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.starts_with("mismatch"), "{}", out.stdout);
+
+    let text = nki::emit_softmax(256, 2048, "bf16", "trn1").unwrap();
+    let out = run_text("softmax_2048.py", &text);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let line = "nisa.tensor_scalar(dst=y, data=e, op0=nl.multiply, operand0=inv)";
+    assert!(text.contains(line), "{text}");
+    let zeros = text.replace(
+        line,
+        &format!("{line}\n    nisa.tensor_scalar(dst=y, data=y, op0=nl.multiply, operand0=0.0)"),
+    );
+    let out = run_text("softmax_zeros.py", &zeros);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+}
+
 const HAND: &str = "# laycert-nki: kind=gemm m=128 n=512 k=128 dtype=bf16 entry=gemm
 import nki
 import nki.isa as nisa
