@@ -1989,3 +1989,19 @@ fn a_failed_write_of_the_answer_exits_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("writing the output"), "{}", stderr(&o));
 }
+
+#[test]
+fn an_unwritable_stderr_keeps_the_exit_code() {
+    // Session 24's audit: `2>/dev/full` made the bad-input message's `eprintln!` panic, and the
+    // panic hook's own `eprintln!` abort (exit 134).
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("SKIP (no /dev/full)");
+        return;
+    };
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_laycert"))
+        .args(["show", "(4,8):(1,4) xyz"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}

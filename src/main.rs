@@ -832,7 +832,7 @@ fn main() -> ExitCode {
                 .and_then(|_| out.flush())
             {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    eprintln!("error: writing the output: {e}");
+                    cli::to_stderr(&format!("error: writing the output: {e}"));
                     ExitCode::from(cli::BAD_INPUT)
                 }
                 _ => ExitCode::from(report.code),
@@ -845,6 +845,6 @@ fn main() -> ExitCode {
 /// Bad input: the message on stderr and exit 2, with or without `--json` (stdout carries only
 /// answers, so a script reading JSON reads nothing it could mistake for one).
 fn bad_input(message: &str) -> ExitCode {
-    eprintln!("{}", cli::bounded_message(message));
+    cli::to_stderr(&cli::bounded_message(message));
     ExitCode::from(cli::BAD_INPUT)
 }

@@ -189,6 +189,16 @@ fn clip(line: &str) -> String {
     format!("{head} [{} chars] {tail}", n - keep - keep / 2)
 }
 
+/// Writes `line` and a newline to stderr, ignoring a failure: `eprintln!` panics when stderr
+/// cannot be written (`2>/dev/full`, a closed pipe), which turned a bad-input message into a
+/// panic and, inside the panic hook, an abort (exit 134). The exit code still says what
+/// happened.
+pub fn to_stderr(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}").and_then(|_| err.flush());
+}
+
 /// Prints a one-line message instead of a panic's default output and backtrace, and exits 101.
 /// A last resort: user input must be rejected with an error value long before this.
 pub fn install_panic_hook() {
@@ -203,9 +213,9 @@ pub fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
+        to_stderr(&format!(
             "laycert: internal error{place}: {what} (this is a bug in laycert; please report it)"
-        );
+        ));
         std::process::exit(INTERNAL_ERROR);
     }));
 }
