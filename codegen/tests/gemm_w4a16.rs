@@ -690,12 +690,30 @@ fn interleaved_packing_defaults_to_pairs_in_k_order_and_validates() {
         // pieces of the byte schedule (k-step 0 of a word: pairs 0 and 1; k-step 1: 2 and 3).
         assert!(src.contains("LC_W4_MMA(0, 0, 0, 0, 0, 0, 1);"), "{s:?}");
         assert!(src.contains("LC_W4_MMA(0, 1, 0, 0, 2, 0, 3);"), "{s:?}");
-        // the same synthesized plan as the sequential packing (the plan sees words in k order)
+        // The same synthesized layouts as the sequential packing (the plan sees words in k
+        // order), but a certificate of its own: its program names the kernel's packing and the
+        // nibble order the dequantization undoes (session 24's audit: both packings had one
+        // certificate, which named neither).
         let seq = W4a16Spec {
             packing: W4Packing::Sequential,
             ..s
         };
-        assert_eq!(kern.digest, plan_for(&seq, &c).unwrap().certificate.digest);
+        let (mine, other) = (
+            plan_for(&s, &c).unwrap().certificate,
+            plan_for(&seq, &c).unwrap().certificate,
+        );
+        assert_eq!(kern.digest, mine.digest);
+        assert_ne!(mine.digest, other.digest);
+        assert_eq!(mine.tensors, other.tensors);
+        assert_eq!(mine.claims, other.claims);
+        let text = mine.source.clone().unwrap();
+        assert!(
+            text.contains("packing is Interleaved") && text.contains("[0, 2, 4, 6, 1, 3, 5, 7]"),
+            "{text}"
+        );
+        // The result is stored as f16, as the kernel stores it.
+        let c_g = mine.tensors.iter().find(|t| t.name == "c_g").unwrap();
+        assert_eq!(c_g.dtype, "f16");
     }
     // Bytes of the interleaved packing are k and k + 8: refused.
     let e = emit_w4a16_with(

@@ -568,13 +568,19 @@ pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
     // packing differs only inside a word, which the dequantization undoes (validated nibble by
     // nibble: [`W4Packing::nibble_value`]).
     let [s0, s1, s2, s3, sb] = W4Packing::Sequential.k_strides();
+    let order: Vec<String> = (0..8)
+        .map(|i| spec.packing.nibble_value(i).to_string())
+        .collect();
     format!(
         "program laycert_w4a16_16x{bn}x128\n\
+         # w_g has each 32-bit word's 8 values in k order; the kernel's packing is {packing:?}:\n\
+         # nibble i of a word holds its value [{order}][i], which the dequantization undoes\n\
+         # (the emitter validates every nibble).\n\
          threads {threads}\n\
          a_g = global_view(f16, [16, 128], (16,128):({k},1))\n\
          w_g = global_view(i4, [{bn}, 128], ((8,{nb}),(2,2,2,4,4)):((64,{nbs}),({s0},{s1},{s2},{s3},{sb})))\n\
          s_g = global_view(f16, [{bn}], {bn}:{g})\n\
-         c_g = global_view(f32, [16, {bn}], (16,{bn}):({n},1))\n\
+         c_g = global_view(f16, [16, {bn}], (16,{bn}):({n},1))\n\
          a_s = shared_tensor(f16, [16, 128])\n\
          a = register_tensor(f16, [16, 128])\n\
          w = register_tensor(i4, [{bn}, 128])\n\
@@ -587,13 +593,16 @@ pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
          q = cast(w, f16)\n\
          b = elementwise(mul, q, s)\n\
          mma(c, a, b)\n\
-         copy(c, c_g)\n",
+         h = cast(c, f16)\n\
+         copy(h, c_g)\n",
         k = spec.k,
         n = spec.n,
         nb = bn / 8,
         nbs = 8 * spec.k,
         g = spec.k / spec.group,
         threads = c.bn,
+        packing = spec.packing,
+        order = order.join(", "),
     )
 }
 
