@@ -1,0 +1,49 @@
+#!/bin/sh
+# Correctness sweep of `gpu bench gemm` on ragged and small shapes, each run once under
+# compute-sanitizer's memcheck when it is installed (out-of-bounds accesses fail the run), the
+# products checked against cuBLAS by the runner. Device command (gpu-carry holds the laycert
+# binary and libz3.so.4, see README.md):
+#   LD_LIBRARY_PATH=gpu-carry L=gpu-carry/laycert sh bench/gpu/check_shapes.sh
+# Prints one `== ARGS` block per shape with the runner's verdict lines and its exit code.
+L=${L:-target/release/laycert}
+CS="compute-sanitizer --tool memcheck --print-limit 3 --error-exitcode 99"
+$CS --version >/dev/null 2>&1 || CS=""
+nvidia-smi -L
+fails=0
+while read -r a; do
+  [ -z "$a" ] && continue
+  echo "== $a"
+  timeout 120 $CS $L gpu bench gemm $a --warmup 0 --reps 1 >/tmp/check_shapes.txt 2>&1
+  rc=$?
+  grep -i -E "error|mismatch|fail|cells|correct|invalid|=====|SKIP|wrong|nan" /tmp/check_shapes.txt | head -6
+  echo "rc=$rc"
+  [ $rc -ne 0 ] && fails=$((fails + 1))
+done <<'X'
+--m 65 --n 129 --k 4104
+--m 65 --n 129 --k 4104 --dtype f16
+--m 1 --n 1 --k 4104
+--m 100 --n 300 --k 2056
+--m 1000 --n 1000 --k 1000
+--m 1 --n 1 --k 8
+--m 17 --n 33 --k 8
+--m 4097 --n 1 --k 8
+--m 300 --n 700 --k 200 --dtype f16
+--m 8 --n 8 --k 65536
+--m 129 --n 257 --k 72
+--m 2049 --n 3 --k 136
+--m 1000 --n 1000 --k 1000 --cluster 2 --bk 32
+--m 1000 --n 1000 --k 1000 --target sm80
+--m 1 --n 1 --k 8 --target sm80
+--m 17 --n 33 --k 8 --target sm80 --dtype f16
+--m 129 --n 257 --k 72 --target sm80
+--m 1 --n 4097 --k 1000 --target sm80
+--m 333 --n 77 --k 1032 --target sm80 --no-swizzle --warpgroups 1
+--m 1 --n 128 --k 128 --weights int4 --dtype f16 --target sm80
+--m 3 --n 4096 --k 4096 --weights int4 --dtype f16 --target sm80
+--m 16 --n 128 --k 128 --weights int4 --dtype f16 --target sm80
+--m 5 --n 8192 --k 8192 --weights int4 --dtype f16 --target sm80
+--m 7 --n 256 --k 1536 --weights int4 --dtype f16 --target sm80 --group 384 --packing sequential
+--m 13 --n 1024 --k 2048 --weights int4 --dtype f16 --target sm80 --splits 4 --cluster 4
+--m 9 --n 8192 --k 1024 --weights int4 --dtype f16 --target sm80 --kwarps 4 --packing sequential --dequant bytes
+X
+echo "shapes failed: $fails"
