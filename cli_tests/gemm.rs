@@ -171,6 +171,31 @@ fn gpu_bench_gemm_runs_or_skips_visibly() {
 }
 
 #[test]
+fn gpu_bench_gemm_refuses_the_w4a16_kernel_it_does_not_run() {
+    // It benchmarked the plain f16 kernel and reported it as the W4A16 one (session 24).
+    let o = laycert(&[
+        "gpu",
+        "bench",
+        "gemm",
+        "--m",
+        "16",
+        "--n",
+        "128",
+        "--k",
+        "128",
+        "--weights",
+        "int4",
+        "--dtype",
+        "f16",
+        "--target",
+        "sm80",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", first_line(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bench/gpu/w4a16.py"), "{err}");
+}
+
+#[test]
 fn no_swizzle_gives_the_sm80_baseline_and_predicts_its_conflicts() {
     let tmp = common::scratch();
     let dir = tmp.path();

@@ -477,6 +477,16 @@ pub fn gen(
 pub fn bench(a: &GemmArgs, warmup: usize, reps: usize, as_json: bool) -> Result<Report, BadInput> {
     use codegen::gemm::runner::{bench_gemm, GemmBenchOptions};
     use codegen::CodegenError;
+    if a.weights.is_some() {
+        // `build` makes the f16/bf16 kernel: with --weights it benchmarked a plain GEMM and
+        // reported it as the W4A16 one (session 24).
+        return Err(bad(
+            "error: gpu bench gemm: --weights int4 (the W4A16 kernel) is not run by this \
+             command, which runs the f16/bf16 kernels; bench/gpu/w4a16.py runs and checks W4A16 \
+             kernels against cuBLAS (bench/gpu/README.md)"
+                .to_string(),
+        ));
+    }
     let k = build(a)?;
     let opts = GemmBenchOptions {
         warmup,
