@@ -5,7 +5,7 @@
 use std::process::Output;
 
 mod common;
-use common::{first_line, laycert, stderr, stdout};
+use common::{first_line, laycert, laycert_within, stderr, stdout};
 
 const TILE: &str = "S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid";
 const FIG1: &str =
@@ -2004,4 +2004,156 @@ fn an_unwritable_stderr_keeps_the_exit_code() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{o:?}");
+}
+
+/// A Triton slice of a blocked layout broadcast over 8 warps: 2^19 (coordinate, point) pairs
+/// over 8192 coordinates, past the 2^18 pairs `layout::relation` enumerates.
+const SLICE_8X1: &str = "#ttg.slice<{dim = 0, parent = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [1, 0]}>}>";
+const SLICE_4X2: &str = "#ttg.slice<{dim = 0, parent = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 2], order = [1, 0]}>}>";
+
+#[test]
+fn equiv_decides_broadcast_layouts_past_the_pair_enumeration_limit() {
+    // Session 24's audit: each exited 2, the cross-check of a proof or the confirmation of a
+    // counterexample enumerating past 2^18 pairs ("a decider is wrong", "9223372036854775807
+    // pairs").
+    // (left, right, shape, verdict, exit code)
+    let cases: [(&str, &str, Option<&str>, &str, i32); 7] = [
+        (SLICE_8X1, SLICE_8X1, Some("8192"), "equivalent", 0),
+        (SLICE_8X1, SLICE_4X2, Some("8192"), "not equivalent", 1),
+        (
+            "(128,4096):(0,1) -> (4096)",
+            "(128,4096):(0,1) -> (4096)",
+            None,
+            "equivalent",
+            0,
+        ),
+        (
+            "(128,4096):(0,1) -> (4096)",
+            "S[4096:1@reg] + R[128:1@tx]",
+            Some("4096"),
+            "equivalent",
+            0,
+        ),
+        (
+            "S[4096:1@reg] + R[128:1@tx]",
+            "(128,4096):(0,1) -> (4096)",
+            Some("4096"),
+            "equivalent",
+            0,
+        ),
+        (
+            "(128,4096):(0,1) -> (4096)",
+            "S[4096:1@reg] + R[127:1@tx]",
+            Some("4096"),
+            "not equivalent",
+            1,
+        ),
+        (
+            "((32,1024),16):((0,16),1) -> (16,1024)",
+            "S[(16,1024):(1@reg,32@tx)] + R[32:1@tx]",
+            Some("16,1024"),
+            "equivalent",
+            0,
+        ),
+    ];
+    for (a, b, shape, verdict, code) in cases {
+        let mut args = vec!["equiv", a, b];
+        if let Some(s) = shape {
+            args.extend(["--shape", s]);
+        }
+        let o = laycert_within(60, &args);
+        assert_eq!(o.status.code(), Some(code), "{a} vs {b}: {}", stderr(&o));
+        assert_eq!(first_line(&o), verdict, "{a} vs {b}");
+        if code == 0 {
+            assert!(
+                stdout(&o).contains("cross-check: the trusted semantics agree at"),
+                "{}",
+                stdout(&o)
+            );
+        }
+    }
+}
+
+#[test]
+fn equiv_compares_replicated_axe_layouts_without_enumerating_every_replica() {
+    // (256,256) replica vectors are 511 distinct offsets; the cross-check evaluated all 65536
+    // at every coordinate (4096 coordinates: 90 s of CPU; 65536: more than 10 minutes).
+    let wide = "R[(256,256):(1@laneid,1@laneid)]";
+    for (n, other, verdict, code) in [
+        (65536, "R[511:1@laneid]", "equivalent", 0),
+        (4096, "R[511:1@laneid]", "equivalent", 0),
+        (4096, "R[511:1@tx]", "equivalent", 0),
+        (4096, "R[510:1@laneid]", "not equivalent", 1),
+        (4096, "R[511:1@laneid] + 1@laneid", "not equivalent", 1),
+    ] {
+        let a = format!("S[{n}:1] + {wide}");
+        let b = format!("S[{n}:1] + {other}");
+        let o = laycert_within(60, &["equiv", &a, &b]);
+        assert_eq!(o.status.code(), Some(code), "{a} vs {b}: {}", stderr(&o));
+        assert_eq!(first_line(&o), verdict, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn equiv_past_the_cross_checks_reach_is_unknown_with_the_reason() {
+    // 2^25 thread-value pairs: the deciders prove it, but reading the TV layout backwards is
+    // past `layout::relation::MAX_INPUTS` (2^22), so the proof stands unconfirmed: exit 3.
+    let tv = "(4096,8192):(1,4096) -> (4096,8192)";
+    let o = laycert_within(60, &["equiv", tv, tv]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "unknown");
+    assert!(
+        stdout(&o).contains("unconfirmed: the deciders proved the claim, but the trusted cross-check is past its limits: reading the layout backwards visits 33554432 inputs, above the limit 4194304"),
+        "{}",
+        stdout(&o)
+    );
+    let v = json(&laycert_within(60, &["equiv", tv, tv, "--json"]));
+    assert_eq!(v["verdict"], "unknown");
+    assert!(
+        v["unconfirmed"]
+            .as_str()
+            .unwrap()
+            .contains("33554432 inputs"),
+        "{v}"
+    );
+    // Refuted by the deciders, but the counterexample cannot be re-evaluated: unknown too.
+    let axe = "S[(8192,4096):(1@tx,1@reg)]";
+    let o = laycert_within(60, &["equiv", tv, axe, "--shape", "4096,8192"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "unknown");
+    assert!(
+        stdout(&o).contains("refuted the claim at logical (0,4096), but the trusted semantics cannot re-evaluate it there"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn equiv_of_a_swizzled_table_past_the_pair_limit_decides() {
+    // No strided form (XOR): the deciders' table reads 2^19 inputs (it stopped at 2^18 pairs
+    // and exited 2); past 2^22 inputs the table is beyond the deciders: unknown, exit 3.
+    let sw = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>";
+    let o = laycert_within(60, &["equiv", sw, sw, "--shape", "1024,512"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "equivalent");
+    let o = laycert_within(60, &["equiv", sw, sw, "--shape", "4096,2048"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "unknown");
+}
+
+#[test]
+fn check_accepts_a_certificate_of_a_broadcast_layout_past_the_pair_limit() {
+    let dir = common::scratch();
+    let cert = dir.path().join("slice.json");
+    let cert = cert.to_str().unwrap();
+    let o = laycert_within(
+        60,
+        &[
+            "equiv", SLICE_8X1, SLICE_8X1, "--shape", "8192", "--cert", cert,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = laycert_within(60, &["check", cert]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "valid");
 }

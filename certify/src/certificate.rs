@@ -8,12 +8,12 @@
 //! What [`check`] re-derives, and by which path: the deciders' verdicts and evidence are
 //! re-derived by running the same deciders again (the same code path: that catches edits, not
 //! decider bugs). An `equivalent` verdict is ALSO re-derived by a second path that shares no
-//! code with the deciders: [`crate::claim::semantic_recheck`] evaluates both layouts with `layout`'s trusted
-//! semantics (`Layout::eval` and `layout::relation`, no conversion to the forward form) at every
-//! coordinate of the domain when it has at most [`crate::claim::RECHECK_ALL`] points, and
-//! otherwise at the domain's corners and edges and [`crate::claim::RECHECK_SAMPLES`] seeded
-//! random coordinates. A `not equivalent` verdict's counterexample
-//! is re-evaluated by the same trusted semantics (`claim::confirm`).
+//! code with the deciders: [`crate::recheck::semantic_recheck`] evaluates both layouts with
+//! `layout`'s trusted semantics (`Layout::eval` and `layout::relation`, no conversion to the
+//! forward form) at every coordinate of the domain when it has at most
+//! [`crate::recheck::RECHECK_ALL`] points, and otherwise at the domain's corners and edges and
+//! [`crate::recheck::RECHECK_SAMPLES`] seeded random coordinates. A `not equivalent` verdict's
+//! counterexample is re-evaluated by the same trusted semantics (`claim::confirm`).
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -180,7 +180,8 @@ pub fn check(json: &str) -> Result<Certificate, CheckError> {
         return Err(CheckError::Differs("a decider's evidence differs".into()));
     }
     if c.verdict == "equivalent" {
-        crate::claim::semantic_recheck(&a, &b, &c.claim.shape).map_err(CheckError::Differs)?;
+        crate::recheck::semantic_recheck(&a, &b, &c.claim.shape)
+            .map_err(|e| CheckError::Differs(e.to_string()))?;
     }
     for (field, same) in [
         ("counterexample", fresh.counterexample == c.counterexample),

@@ -9,7 +9,10 @@
 //! Policy: run every decider the domain allows; a verdict needs one decider, and the report
 //! names all that ran; two deciders that disagree are an error, never a verdict. A
 //! counterexample is returned only after both layouts are re-evaluated at it by the trusted
-//! semantics and differ there.
+//! semantics and differ there, and a proof only after [`semantic_recheck`] agrees. Where the
+//! semantics cannot re-evaluate within their limits, the verdict is `unknown` and
+//! [`Report::unconfirmed`] says why: never "a decider is wrong", which is kept for the
+//! semantics disagreeing with a decider.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -22,6 +25,7 @@ use crate::domain::{resolve, Domain};
 use crate::exhaustive;
 use crate::forward::{forward, Forward};
 use crate::normal_form;
+use crate::recheck::{semantic_recheck, RecheckError};
 use crate::smt;
 
 /// Which deciders run and their limits.
@@ -74,12 +78,19 @@ pub struct Report {
     /// When proved: how many coordinates the trusted semantics re-checked
     /// ([`semantic_recheck`]: all of a small domain, boundary and sample of a large one).
     pub rechecked: Option<usize>,
+    /// Why a decider's verdict stands unconfirmed: the trusted semantics could not re-check the
+    /// proof, or re-evaluate the counterexample, within their limits. The verdict is then
+    /// `unknown`.
+    pub unconfirmed: Option<String>,
 }
 
 impl Report {
-    /// `equivalent`, `not equivalent` or `unknown`.
+    /// `equivalent`, `not equivalent` or `unknown` (also when a verdict stands
+    /// [`unconfirmed`](Report::unconfirmed)).
     pub fn verdict(&self) -> &'static str {
-        if self
+        if self.unconfirmed.is_some() {
+            "unknown"
+        } else if self
             .runs
             .iter()
             .any(|r| matches!(r.outcome, Outcome::Proved { .. }))
@@ -132,6 +143,7 @@ pub fn equivalent(
                 smt_query: None,
                 counterexample: None,
                 rechecked: None,
+                unconfirmed: None,
             })
         }
         Err(e) => return Err(e),
@@ -179,23 +191,42 @@ pub fn equivalent(
         ));
     }
     let mut counterexample = None;
+    let mut unconfirmed = None;
     for r in &runs {
         if let Outcome::Refuted { counterexample: c } = &r.outcome {
-            confirm(a, b, &shape, c)?;
-            counterexample = Some(c.clone());
+            match confirm(a, b, &shape, c) {
+                Ok(()) => counterexample = Some(c.clone()),
+                // Past the semantics' limits: not confirmed, and not a fault either way.
+                Err(LayoutError::Undecided { reason }) => {
+                    let at: Vec<String> = c.coord.iter().map(i64::to_string).collect();
+                    unconfirmed = Some(format!(
+                        "{} refuted the claim at logical ({}), but the trusted semantics cannot re-evaluate it there: {reason}",
+                        r.decider.name(),
+                        at.join(",")
+                    ))
+                }
+                Err(e) => return Err(e),
+            }
             break;
         }
     }
     // A proof is cross-checked by a path that shares no code with the deciders.
     let mut rechecked = None;
     if words.contains("proved") {
-        let n = semantic_recheck(a, b, &shape).map_err(|why| {
-            LayoutError::invalid(
-                "decision",
-                format!("a decider proved the claim, but {why}: a decider is wrong"),
-            )
-        })?;
-        rechecked = Some(n);
+        match semantic_recheck(a, b, &shape) {
+            Ok(n) => rechecked = Some(n),
+            Err(RecheckError::Beyond(why)) => {
+                unconfirmed = Some(format!(
+                    "the deciders proved the claim, but the trusted cross-check is past its limits: {why}"
+                ))
+            }
+            Err(RecheckError::Differ(why)) => {
+                return Err(LayoutError::invalid(
+                    "decision",
+                    format!("a decider proved the claim, but {why}: a decider is wrong"),
+                ))
+            }
+        }
     }
     Ok(Report {
         shape,
@@ -205,6 +236,7 @@ pub fn equivalent(
         smt_query,
         counterexample,
         rechecked,
+        unconfirmed,
     })
 }
 
@@ -234,13 +266,10 @@ pub fn semantic_points(
     shape: &[i64],
     coord: &[i64],
 ) -> Result<BTreeSet<Point>, LayoutError> {
-    match l {
-        Layout::Tv(_) | Layout::Linear(_) => Ok(layout::relation::relation(l, Some(shape))?
-            .into_iter()
-            .filter(|(c, _)| c == coord)
-            .map(|(_, p)| p)
-            .collect()),
-        _ => l.eval(Some(shape), coord)?.iter().map(normalize).collect(),
+    match layout::relation::Inputs::of(l) {
+        // Read backwards: every input visited, none held but those at `coord`.
+        Some(inputs) => layout::relation::points_at(&inputs, coord),
+        None => l.eval(Some(shape), coord)?.iter().map(normalize).collect(),
     }
 }
 
@@ -408,102 +437,4 @@ pub fn parse_axes(text: &str) -> Result<Vec<(Axis, Axis)>, LayoutError> {
             Ok((Axis::new(f.trim())?, Axis::new(t.trim())?))
         })
         .collect()
-}
-
-/// Domains with at most this many coordinates are re-checked at every coordinate.
-pub const RECHECK_ALL: i64 = 1 << 16;
-/// Seeded random coordinates re-checked on larger domains (besides the boundary).
-pub const RECHECK_SAMPLES: usize = 4096;
-
-/// Re-evaluates an equivalence by `layout`'s semantics alone (see the module doc): every
-/// coordinate of small domains; the boundary and a seeded sample of large ones.
-pub fn semantic_recheck(a: &Layout, b: &Layout, shape: &[i64]) -> Result<usize, String> {
-    let n = layout::shape::size_of(shape).map_err(|e| e.to_string())?;
-    let coords: Vec<Vec<i64>> = if n <= RECHECK_ALL {
-        (0..n)
-            .map(|x| layout::shape::unflatten_row_major(shape, x).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?
-    } else {
-        recheck_sample(shape)
-    };
-    let (ta, tb) = (Semantics::new(a, shape)?, Semantics::new(b, shape)?);
-    for c in &coords {
-        let (pa, pb) = (ta.points(c)?, tb.points(c)?);
-        if pa != pb {
-            return Err(format!(
-                "the trusted semantics differ at logical {c:?}: left {pa:?}, right {pb:?}"
-            ));
-        }
-    }
-    Ok(coords.len())
-}
-
-/// Corners, edge-adjacent coordinates and a seeded sample of a large domain.
-fn recheck_sample(shape: &[i64]) -> Vec<Vec<i64>> {
-    let mut out = std::collections::BTreeSet::new();
-    let edges = |e: i64| -> Vec<i64> {
-        let mut v = vec![0, 1, e / 2, e - 2, e - 1];
-        v.retain(|x| (0..e).contains(x));
-        v
-    };
-    // Products of edge values over every dimension, capped (rank is small in practice).
-    let mut corners: Vec<Vec<i64>> = vec![vec![]];
-    for &e in shape {
-        let mut next = Vec::new();
-        for c in &corners {
-            for v in edges(e) {
-                let mut c = c.clone();
-                c.push(v);
-                next.push(c);
-            }
-        }
-        next.truncate(RECHECK_SAMPLES);
-        corners = next;
-    }
-    out.extend(corners);
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    for _ in 0..RECHECK_SAMPLES {
-        let c: Vec<i64> = shape
-            .iter()
-            .map(|&e| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % e as u64) as i64
-            })
-            .collect();
-        out.insert(c);
-    }
-    out.into_iter().collect()
-}
-
-/// A layout's trusted semantics over a shape: TV and linear layouts are read backwards, so
-/// their relation is enumerated once; the others are evaluated per coordinate.
-enum Semantics<'l> {
-    Table(std::collections::BTreeMap<Vec<i64>, std::collections::BTreeSet<layout::Point>>),
-    Eval(&'l Layout, Vec<i64>),
-}
-
-impl<'l> Semantics<'l> {
-    fn new(l: &'l Layout, shape: &[i64]) -> Result<Self, String> {
-        match l {
-            Layout::Tv(_) | Layout::Linear(_) => {
-                let mut t = std::collections::BTreeMap::<_, std::collections::BTreeSet<_>>::new();
-                for (c, p) in
-                    layout::relation::relation(l, Some(shape)).map_err(|e| e.to_string())?
-                {
-                    t.entry(c).or_default().insert(p);
-                }
-                Ok(Semantics::Table(t))
-            }
-            _ => Ok(Semantics::Eval(l, shape.to_vec())),
-        }
-    }
-
-    fn points(&self, c: &[i64]) -> Result<std::collections::BTreeSet<layout::Point>, String> {
-        match self {
-            Semantics::Table(t) => Ok(t.get(c).cloned().unwrap_or_default()),
-            Semantics::Eval(l, shape) => semantic_points(l, shape, c).map_err(|e| e.to_string()),
-        }
-    }
 }

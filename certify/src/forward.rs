@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use layout::axe::MAX_REPLICA_POINTS;
 use layout::convert::{convert, Target};
-use layout::relation::{point_of, relation};
+use layout::relation::{point_of, relation, Inputs};
 use layout::{AxeLayout, Axis, Layout, LayoutError, Swizzle};
 
 /// A layout as logical index -> set of points over `axes`.
@@ -304,31 +304,69 @@ fn fused_bound(
 
 fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
     let n = layout::shape::size_of(shape)?;
-    if n > MAX_TABLE {
-        return Err(LayoutError::invalid(
+    let beyond = |what: String| {
+        LayoutError::invalid(
             TABLE_WHAT,
             format!(
-                "{} has no strided form over {shape:?}, and its table of {n} logical indices exceeds {MAX_TABLE}",
+                "{} has no strided form over {shape:?}, and {what} exceeds {MAX_TABLE}",
                 l.print()
             ),
-        ));
+        )
+    };
+    if n > MAX_TABLE {
+        return Err(beyond(format!("its table of {n} logical indices")));
     }
-    // The relation's points are already `point_of` their components.
-    let pairs = relation(l, Some(shape))?;
-    let axes: Vec<Axis> = pairs
+    // Each point becomes a vector over the axes seen so far (in order of first sight); the
+    // vectors are widened onto the sorted axes at the end. The relation's points are already
+    // `point_of` their components.
+    let mut seen: Vec<Axis> = Vec::new();
+    let mut sets: Vec<Vec<Vec<i64>>> = vec![Vec::new(); n as usize];
+    let mut add = |c: &[i64], p: &layout::Point| -> Result<(), LayoutError> {
+        let x = layout::shape::flatten_row_major(shape, c)?;
+        for a in p.keys() {
+            if !seen.contains(a) {
+                seen.push(a.clone());
+            }
+        }
+        let v = seen
+            .iter()
+            .map(|a| p.get(a).copied().unwrap_or(0))
+            .collect();
+        sets[x as usize].push(v);
+        Ok(())
+    };
+    match Inputs::of(l) {
+        // Read backwards one input at a time: no pair is held but as its vector.
+        Some(inputs) => {
+            let count = inputs
+                .count()
+                .filter(|&c| c <= MAX_TABLE)
+                .ok_or_else(|| beyond(format!("its {} inputs", inputs.count_text())))?;
+            for i in 0..count {
+                add(&inputs.cell(i)?, &inputs.point(i)?)?;
+            }
+        }
+        None => {
+            for (c, p) in relation(l, Some(shape))? {
+                add(&c, &p)?;
+            }
+        }
+    }
+    let axes: Vec<Axis> = seen
         .iter()
-        .flat_map(|(_, p)| p.keys().cloned())
+        .cloned()
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let mut sets = vec![Vec::new(); n as usize];
-    for (c, p) in &pairs {
-        let x = layout::shape::flatten_row_major(shape, c)?;
-        sets[x as usize].push(
-            axes.iter()
-                .map(|a| p.get(a).copied().unwrap_or(0))
-                .collect(),
-        );
+    let column: Vec<usize> = axes
+        .iter()
+        .map(|a| seen.iter().position(|b| b == a).expect("seen"))
+        .collect();
+    for v in sets.iter_mut().flatten() {
+        *v = column
+            .iter()
+            .map(|&k| v.get(k).copied().unwrap_or(0))
+            .collect();
     }
     for s in &mut sets {
         s.sort();
@@ -339,4 +377,53 @@ fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
         axes,
         kind: ForwardKind::Table { sets },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_reads_inputs_past_the_pair_enumeration_limit() {
+        // A swizzled shared layout (XOR: no strided form) over 2^19 cells: one input per cell,
+        // past the 2^18 pairs `layout::relation::relation` enumerates (it was an error, exit 2).
+        let text = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>";
+        let l = Layout::parse(text, Some(&[1024, 512])).unwrap();
+        let f = forward(&l, None).unwrap();
+        let ForwardKind::Table { sets } = &f.kind else {
+            panic!("a swizzled layout has no strided form")
+        };
+        assert_eq!(sets.len(), 1 << 19);
+        assert!(sets.iter().all(|s| s.len() == 1));
+        // Every point is the one `points_at` reads (at a few cells).
+        let inputs = Inputs::of(&l).unwrap();
+        for x in [0, 1, 513, (1 << 19) - 1] {
+            let c = layout::shape::unflatten_row_major(&f.shape, x).unwrap();
+            let want: Vec<Vec<i64>> = layout::relation::points_at(&inputs, &c)
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    f.axes
+                        .iter()
+                        .map(|a| p.get(a).copied().unwrap_or(0))
+                        .collect()
+                })
+                .collect();
+            assert_eq!(f.points(x), want, "cell {c:?}");
+        }
+        // 2^23 cells: past MAX_TABLE, a limit of the deciders (unknown), not bad input.
+        let l = Layout::parse(text, Some(&[4096, 2048])).unwrap();
+        assert!(beyond_table(&forward(&l, None).unwrap_err()));
+    }
+
+    #[test]
+    fn a_table_past_max_table_inputs_is_beyond_the_deciders() {
+        // XOR-mixed bases over 4 cells, broadcast by 21 zero bases: 2^23 inputs.
+        let zeros = vec!["[0, 0]"; 21].join(", ");
+        let text = format!("#ttg.linear<{{register=[[1, 1], [0, 1], {zeros}]}}>");
+        let l = Layout::parse(&text, Some(&[2, 2])).unwrap();
+        let e = forward(&l, None).unwrap_err();
+        assert!(beyond_table(&e), "{e}");
+        assert!(e.to_string().contains("its 8388608 inputs"), "{e}");
+    }
 }

@@ -31,18 +31,19 @@
 //! | module | lines | what it is trusted for |
 //! |---|---|---|
 //! | `layout::{layout, axe, cute, linear, swizzle, shape}` | 1664 | evaluation of each notation (the semantics) |
-//! | `layout::{relation, axis}` | 644 | the one relation semantics: a point is the sum of its parts per resolved axis |
+//! | `layout::{relation, axis}` | 962 | the one relation semantics: a point is the sum of its parts per resolved axis; TV and linear layouts read backwards, input by input |
 //! | `layout::{notation, triton}` | 2512 | reading the text a claim names |
 //! | [`domain`] | 254 | which coordinates a claim is about |
-//! | [`claim`] | 488 | the policy (deciders must agree), counterexample confirmation, the semantic cross-check |
-//! | [`forward`], [`exhaustive`], [`normal_form`], [`canonical`], [`smt`] | 2139 | the deciders and their encodings |
+//! | [`claim`] | 436 | the policy (deciders must agree), counterexample confirmation |
+//! | [`recheck`] | 525 | the semantic cross-check of a proof |
+//! | [`forward`], [`exhaustive`], [`normal_form`], [`canonical`], [`smt`] | 2225 | the deciders and their encodings |
 //! | [`rules::eval`], [`rules::prove`], [`rules::symbolic`], [`rules::crosscheck`] | 2486 | rule instances, concrete and symbolic, and the re-check of z3 proofs |
 //! | [`certificate`], [`rules::certificate`], [`rules::explain`], [`movement`] | 1806 | the checkers |
 //!
 //! What `laycert check` re-derives, per certificate kind, and by which path:
 //! - **equivalence** ([`certificate::check`]): re-runs the deciders named (same path: catches
 //!   edits) AND re-evaluates an `equivalent` claim by `layout`'s semantics alone
-//!   ([`claim::semantic_recheck`], no forward form, no conversion): every coordinate of a domain
+//!   ([`recheck::semantic_recheck`], no forward form, no conversion): every coordinate of a domain
 //!   of at most 2^16 points, else its corners, edges and a seeded sample. A counterexample is
 //!   re-evaluated by the semantics too.
 //! - **rule** ([`rules::certificate::check`]): re-proves the rule from its text (same prover);
@@ -87,6 +88,7 @@ pub mod forward;
 pub mod movement;
 pub mod normal_form;
 pub mod property;
+pub mod recheck;
 pub mod smt;
 pub mod synthesis;
 pub mod tensore;

@@ -35,3 +35,17 @@ pub fn stderr(o: &Output) -> String {
 pub fn first_line(o: &Output) -> String {
     stdout(o).lines().next().unwrap_or_default().to_string()
 }
+
+/// Runs the built binary with `args` under a CPU-time limit (`ulimit -t`, seconds): a sanity
+/// bound on the work, generous enough not to depend on the machine (a run past it is killed
+/// by a signal and has no exit code).
+pub fn laycert_within(cpu_seconds: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -t {cpu_seconds} && exec \"$@\""))
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_laycert"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}

@@ -79,6 +79,21 @@ pub fn point_of(components: impl IntoIterator<Item = (Axis, i64)>) -> Result<Poi
     Ok(q)
 }
 
+/// The sum of two physical points, axis by axis, zeros dropped (checked arithmetic).
+/// [`point_of`] is additive: the point of components `A` then `B` is the sum of the point of
+/// `A` and the point of `B` (the registry's relations are linear), so the points of an Axe
+/// layout at `x` are the point of `D(x) + O` plus each replica vector's point.
+/// Example: `{reg: 1, tx: 3} + {tx: -3}` = `{reg: 1}`.
+pub fn sum(a: &Point, b: &Point) -> Result<Point> {
+    let mut out = a.clone();
+    for (axis, v) in b {
+        let slot = out.entry(axis.clone()).or_insert(0);
+        *slot = crate::arith::add(*slot, *v, "physical point")?;
+    }
+    out.retain(|_, v| *v != 0);
+    Ok(out)
+}
+
 /// [`point_of`] a point's own components (a raw evaluation, e.g. Axe's `{lane: 3, warp: 1}`).
 pub fn normalize(p: &Point) -> Result<Point> {
     point_of(p.iter().map(|(a, v)| (a.clone(), *v)))
@@ -136,60 +151,150 @@ pub fn in_dims_are_independent(f: &LinearLayout) -> Result<bool> {
     Ok(true)
 }
 
+/// Most inputs [`points_at`] (and `certify`'s cross-check) reads a TV or linear layout
+/// backwards over, one at a time and without holding the relation: 2^22 (an input's cell and
+/// point cost about a microsecond). Past it, [`LayoutError::Undecided`].
+pub const MAX_INPUTS: i64 = 1 << 22;
+
+/// A TV or linear layout read backwards, input by input. Inputs are numbered: a TV layout's
+/// `(thread, value)` is input `thread * values + value`; a linear layout's inputs are the
+/// values of its in-dims, row-major in in-dim order. Input `i` holds one cell
+/// ([`Inputs::cell`], a logical coordinate) at one physical point ([`Inputs::point`]); the
+/// relation is the set of those pairs over every input.
+///
+/// Example: `#ttg.linear<{register=[[1]], lane=[[2]]}>` over (4) has inputs
+/// `(register, lane)` = (0,0), (0,1), (1,0), (1,1): input 1 holds cell (2) at `{tx: 1}`.
+#[derive(Clone, Debug)]
+pub enum Inputs<'l> {
+    /// A TV layout's `(thread, value)` pairs, with its number of threads and of values.
+    Tv(&'l crate::cute::TvLayout, i64, i64),
+    /// A linear layout's in-dim values, with the size of each in-dim.
+    Linear(&'l LinearLayout, Vec<i64>),
+}
+
+impl<'l> Inputs<'l> {
+    /// The inputs of a TV or linear layout; `None` for the notations read forwards.
+    pub fn of(l: &'l Layout) -> Option<Inputs<'l>> {
+        match l {
+            Layout::Tv(t) => Some(Inputs::Tv(t, t.threads(), t.values())),
+            Layout::Linear(f) => Some(Inputs::Linear(
+                f,
+                f.ins()
+                    .iter()
+                    .map(|d| 1i64.checked_shl(d.bases.len() as u32).unwrap_or(0))
+                    .collect(),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Number of inputs; `None` when it exceeds i64 (a linear layout of 63 or more in-bits).
+    pub fn count(&self) -> Option<i64> {
+        match self {
+            Inputs::Tv(_, threads, values) => threads.checked_mul(*values),
+            Inputs::Linear(f, _) => 1i64
+                .checked_shl(f.total_in_bits() as u32)
+                .filter(|&n| n > 0),
+        }
+    }
+
+    /// The number of inputs as text: the count, or `2^bits` past i64.
+    pub fn count_text(&self) -> String {
+        match (self.count(), self) {
+            (Some(n), _) => n.to_string(),
+            (None, Inputs::Linear(f, _)) => format!("2^{}", f.total_in_bits()),
+            (None, Inputs::Tv(_, threads, values)) => format!("{threads} x {values}"),
+        }
+    }
+
+    /// Checks that `i` numbers an input.
+    fn check(&self, i: i64) -> Result<()> {
+        shape::check_index(i, self.count().unwrap_or(i64::MAX))
+    }
+
+    /// The cell (logical coordinate) input `i` holds.
+    pub fn cell(&self, i: i64) -> Result<Vec<i64>> {
+        self.check(i)?;
+        match self {
+            Inputs::Tv(t, _, values) => t.eval(i / values, i % values),
+            Inputs::Linear(f, sizes) => f.apply(&shape::unflatten_row_major(sizes, i)?),
+        }
+    }
+
+    /// The physical point of input `i` ([`point_of`] its components).
+    pub fn point(&self, i: i64) -> Result<Point> {
+        self.check(i)?;
+        match self {
+            Inputs::Tv(_, _, values) => point_of([
+                (Axis::new("tx")?, i / values),
+                (Axis::new("reg")?, i % values),
+            ]),
+            Inputs::Linear(f, sizes) => in_dim_point(f, &shape::unflatten_row_major(sizes, i)?),
+        }
+    }
+}
+
+/// The physical points a TV or linear layout relates to logical `coord`: every input read
+/// (at most [`MAX_INPUTS`], else [`LayoutError::Undecided`]), the points of those holding
+/// `coord` kept. No pair is held but the ones returned.
+pub fn points_at(inputs: &Inputs, coord: &[i64]) -> Result<BTreeSet<Point>> {
+    let n = inputs
+        .count()
+        .filter(|&n| n <= MAX_INPUTS)
+        .ok_or_else(|| LayoutError::Undecided {
+            reason: format!(
+                "reading the layout backwards visits {} inputs, above the limit {MAX_INPUTS}",
+                inputs.count_text()
+            ),
+        })?;
+    let mut out = BTreeSet::new();
+    for i in 0..n {
+        if inputs.cell(i)? == coord {
+            out.insert(inputs.point(i)?);
+        }
+    }
+    Ok(out)
+}
+
 /// Enumerates the relation of `l` over logical shape `shape` (default: the layout's own).
 pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pair>> {
     let mut out = BTreeSet::new();
-    let too_big = |n: i64| {
+    let too_big = |n: String| {
         LayoutError::invalid(
             "relation",
             format!("{n} pairs exceed the enumeration limit {MAX_PAIRS}"),
         )
     };
-    match l {
-        Layout::Tv(t) => {
-            let n = t.layout().size();
-            if n > MAX_PAIRS {
-                return Err(too_big(n));
-            }
-            for th in 0..t.threads() {
-                for v in 0..t.values() {
-                    let p = point_of([(Axis::new("tx")?, th), (Axis::new("reg")?, v)])?;
-                    out.insert((t.eval(th, v)?, p));
-                }
-            }
+    if let Some(inputs) = Inputs::of(l) {
+        // One pair per input (fewer once duplicates are merged).
+        let n = inputs
+            .count()
+            .filter(|&n| n <= MAX_PAIRS)
+            .ok_or_else(|| too_big(inputs.count_text()))?;
+        for i in 0..n {
+            out.insert((inputs.cell(i)?, inputs.point(i)?));
         }
-        Layout::Linear(f) => {
-            let n = 1i64
-                .checked_shl(f.total_in_bits() as u32)
-                .filter(|&n| n > 0 && n <= MAX_PAIRS)
-                .ok_or_else(|| too_big(i64::MAX))?;
-            let sizes: Vec<i64> = f.ins().iter().map(|d| 1i64 << d.bases.len()).collect();
-            for x in 0..n {
-                let input = shape::unflatten_row_major(&sizes, x)?;
-                let cell = f.apply(&input)?;
-                out.insert((cell, in_dim_point(f, &input)?));
-            }
-        }
-        _ => {
-            let default = l.default_shape();
-            let s = logical_shape.unwrap_or(&default);
-            let n = shape::size_of(s)?;
-            // Each coordinate maps to up to `replica_count` points: bound the pairs, not
-            // just the coordinates, before enumerating.
-            let per = match l {
-                Layout::Axe(a) => a.replica_count(),
-                _ => 1,
-            };
-            let pairs = n.checked_mul(per).unwrap_or(i64::MAX);
-            if pairs > MAX_PAIRS {
-                return Err(too_big(pairs));
-            }
-            for x in 0..n {
-                let c = shape::unflatten_row_major(s, x)?;
-                for p in l.eval(Some(s), &c)? {
-                    out.insert((c.clone(), normalize(&p)?));
-                }
-            }
+        return Ok(out);
+    }
+    let default = l.default_shape();
+    let s = logical_shape.unwrap_or(&default);
+    let n = shape::size_of(s)?;
+    // Each coordinate maps to up to `replica_count` points: bound the pairs, not just the
+    // coordinates, before enumerating.
+    let per = match l {
+        Layout::Axe(a) => a.replica_count(),
+        _ => 1,
+    };
+    let pairs = n.checked_mul(per);
+    if pairs.is_none_or(|p| p > MAX_PAIRS) {
+        return Err(too_big(
+            pairs.map_or_else(|| format!("{n} x {per}"), |p| p.to_string()),
+        ));
+    }
+    for x in 0..n {
+        let c = shape::unflatten_row_major(s, x)?;
+        for p in l.eval(Some(s), &c)? {
+            out.insert((c.clone(), normalize(&p)?));
         }
     }
     Ok(out)
@@ -269,6 +374,117 @@ mod tests {
         ]
         .into();
         assert_eq!(relation(&l, None).unwrap(), want);
+    }
+
+    #[test]
+    fn point_of_is_additive() {
+        // The property `sum` documents, on components with aliases and the cuda relations.
+        let parts: Vec<Vec<(Axis, i64)>> = vec![
+            vec![(ax("laneid"), 3), (ax("warp"), 1)],
+            vec![(ax("tx"), -35), (ax("register"), 2)],
+            vec![(ax("lane"), 31), (ax("warpid"), -1), (ax("reg"), -2)],
+            vec![(ax("m"), 7), (ax("offset"), -7)],
+            vec![(ax("wwid"), 1), (ax("wgid"), 1), (ax("cta"), 2)],
+            vec![],
+        ];
+        for a in &parts {
+            for b in &parts {
+                let whole = point_of(a.iter().chain(b).cloned()).unwrap();
+                let (pa, pb) = (point_of(a.clone()).unwrap(), point_of(b.clone()).unwrap());
+                assert_eq!(sum(&pa, &pb).unwrap(), whole, "{a:?} + {b:?}");
+            }
+        }
+        let tx = [(ax("tx"), 3)].into();
+        assert_eq!(
+            sum(
+                &[(ax("reg"), 1), (ax("tx"), 3)].into(),
+                &[(ax("tx"), -3)].into()
+            )
+            .unwrap(),
+            [(ax("reg"), 1)].into()
+        );
+        assert!(sum(&[(ax("tx"), i64::MAX)].into(), &tx).is_err());
+    }
+
+    #[test]
+    fn inputs_number_cells_and_points() {
+        // The doc's example: input 1 of (register, lane) is register 0, lane 1.
+        let l = Layout::Linear(lin("#ttg.linear<{register=[[1]], lane=[[2]]}>", &[4]));
+        let inputs = Inputs::of(&l).unwrap();
+        assert_eq!(inputs.count(), Some(4));
+        assert_eq!(inputs.cell(1).unwrap(), vec![2]);
+        assert_eq!(inputs.point(1).unwrap(), [(ax("tx"), 1)].into());
+        assert!(inputs.cell(4).is_err() && inputs.point(-1).is_err());
+        // A TV layout: input thread * values + value.
+        let t = Layout::parse("(128,4096):(0,1) -> (4096)", None).unwrap();
+        let inputs = Inputs::of(&t).unwrap();
+        assert_eq!(inputs.count(), Some(1 << 19));
+        assert_eq!(inputs.cell(4096 * 5 + 7).unwrap(), vec![7]);
+        assert_eq!(
+            inputs.point(4096 * 5 + 7).unwrap(),
+            [(ax("reg"), 7), (ax("tx"), 5)].into()
+        );
+        assert!(Inputs::of(&Layout::parse("S[4:1]", None).unwrap()).is_none());
+    }
+
+    #[test]
+    fn points_at_reads_every_input_holding_the_coordinate() {
+        // 128 threads hold every value: the points at (7) are (tx t, reg 7) for every t,
+        // although the relation (2^19 pairs) is past what `relation` enumerates.
+        let t = Layout::parse("(128,4096):(0,1) -> (4096)", None).unwrap();
+        let inputs = Inputs::of(&t).unwrap();
+        let want: BTreeSet<Point> = (0..128)
+            .map(|th| point_of([(ax("tx"), th), (ax("reg"), 7)]).unwrap())
+            .collect();
+        assert_eq!(points_at(&inputs, &[7]).unwrap(), want);
+        let e = relation(&t, None).unwrap_err().to_string();
+        assert!(
+            e.contains("524288 pairs exceed the enumeration limit 262144"),
+            "{e}"
+        );
+        // On a small layout, points_at is the relation filtered.
+        let l = Layout::Linear(lin("#ttg.linear<{register=[[1]], reg=[[3]]}>", &[4]));
+        let pairs = relation(&l, None).unwrap();
+        for c in 0..4 {
+            let want: BTreeSet<Point> = pairs
+                .iter()
+                .filter(|(x, _)| x == &vec![c])
+                .map(|(_, p)| p.clone())
+                .collect();
+            assert_eq!(points_at(&Inputs::of(&l).unwrap(), &[c]).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn input_counts_are_exact_or_named_past_i64() {
+        let zeros = |bits: usize| vec!["[0]"; bits].join(", ");
+        // 25 broadcast bits: 2^25 inputs, past MAX_INPUTS: undecided, not an error of the input.
+        let f = lin(&format!("#ttg.linear<{{register=[{}]}}>", zeros(25)), &[1]);
+        let l = Layout::Linear(f);
+        let inputs = Inputs::of(&l).unwrap();
+        assert_eq!(inputs.count(), Some(1 << 25));
+        assert!(matches!(
+            points_at(&inputs, &[0]),
+            Err(LayoutError::Undecided { .. })
+        ));
+        let e = relation(&l, None).unwrap_err().to_string();
+        assert!(e.contains("33554432 pairs exceed"), "{e}");
+        // 70 bits: no i64 count; the text says 2^70, never a saturated number.
+        let f = lin(
+            &format!(
+                "#ttg.linear<{{register=[{}], lane=[{}]}}>",
+                zeros(40),
+                zeros(30)
+            ),
+            &[1],
+        );
+        let l = Layout::Linear(f);
+        let inputs = Inputs::of(&l).unwrap();
+        assert_eq!(inputs.count(), None);
+        assert_eq!(inputs.count_text(), "2^70");
+        let e = relation(&l, None).unwrap_err().to_string();
+        assert!(e.contains("2^70 pairs exceed"), "{e}");
+        assert!(points_at(&inputs, &[0]).is_err());
     }
 
     #[test]

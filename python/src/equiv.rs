@@ -298,6 +298,10 @@ pub struct Report {
     /// When proved: how many coordinates the trusted semantics re-checked.
     #[pyo3(get)]
     pub rechecked: Option<usize>,
+    /// Why a decider's verdict stands unconfirmed (the verdict is then `unknown`): the trusted
+    /// semantics could not re-check it within their limits.
+    #[pyo3(get)]
+    pub unconfirmed: Option<String>,
     /// The certificate of this decision.
     #[pyo3(get)]
     pub certificate: Py<Certificate>,
@@ -376,6 +380,9 @@ fn lines(d: &certify::Report, axes: &[String]) -> Vec<String> {
         if let Outcome::Proved { evidence } = &r.outcome {
             out.push(format!("  {}: {evidence}", r.decider.name()));
         }
+    }
+    if let Some(why) = &d.unconfirmed {
+        out.push(format!("unconfirmed: {why}"));
     }
     if let Some(n) = d.rechecked {
         out.push(format!(
@@ -468,6 +475,7 @@ pub fn equiv(
         deciders,
         counterexample,
         rechecked: d.rechecked,
+        unconfirmed: d.unconfirmed.clone(),
         certificate: Py::new(py, Certificate::of(cert))?,
         smt_query: d.smt_query.clone(),
     })

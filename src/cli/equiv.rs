@@ -137,6 +137,9 @@ fn lines(d: &Decision) -> Vec<String> {
             out.push(format!("  {}: {evidence}", r.decider.name()));
         }
     }
+    if let Some(why) = &d.unconfirmed {
+        out.push(format!("unconfirmed: {why}"));
+    }
     if let Some(n) = d.rechecked {
         out.push(format!(
             "cross-check: the trusted semantics agree at {n} coordinates{}",
@@ -167,6 +170,7 @@ fn json_report(d: &Decision) -> Report {
         "axes": d.axes.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
         "counterexample": d.counterexample.as_ref().map(counterexample_json),
         "rechecked": d.rechecked,
+        "unconfirmed": d.unconfirmed,
         "deciders": d.runs.iter().map(|r| json!({
             "decider": r.decider.name(),
             "outcome": outcome_json(&r.outcome),

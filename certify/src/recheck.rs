@@ -1,0 +1,525 @@
+//! The cross-check of a proof by `layout`'s semantics alone: no forward form, no conversion,
+//! no decider code. Both layouts are re-evaluated at every coordinate of a domain of at most
+//! [`RECHECK_ALL`] points, else at its corners, edges and [`RECHECK_SAMPLES`] seeded
+//! coordinates, and their point sets must be equal at each.
+//!
+//! Each side's points come from its own notation's evaluation:
+//!
+//! - **read forwards** (Axe, CuTe, swizzled): the points of `c` are `b(c) + q` for every `q` of
+//!   a set `Q` that does not depend on `c`. For Axe, `b(c)` is the point of `D(x) + O` and `Q`
+//!   the distinct points of the replica vectors (`layout::relation::sum`: a point is additive in
+//!   its components); for CuTe and swizzled layouts `b(c)` is the one point and `Q = {0}`. `Q`
+//!   is computed once, not at every coordinate (it has up to
+//!   `layout::axe::MAX_REPLICA_POINTS` vectors).
+//! - **read backwards** (TV, linear): every input is read once (at most
+//!   `layout::relation::MAX_INPUTS`, 2^22); the numbers of the inputs holding a rechecked
+//!   coordinate are kept (4 bytes each), and the points of those holding `c` are the points of
+//!   `c`.
+//!
+//! Two sides read forwards are compared without listing their sets. Order points as vectors
+//! over every axis (an absent axis is 0), lexicographically by axis name; translation
+//! preserves this order, so `min(b + Q) = b + min Q`. Then `b + Q = b' + Q'` iff
+//! `b + min Q = b' + min Q'` and `Q - min Q = Q' - min Q'`: equal sets have equal minima, and
+//! less their minimum they are the same set; conversely `b + Q = (b + min Q) + (Q - min Q)`.
+//! The second condition does not depend on `c` and is checked once; per coordinate, one point
+//! per side is compared. Against a side read backwards, the forward side's set is listed
+//! (after the sizes agree, so the work is bounded by the points kept).
+//!
+//! Past a limit the check answers [`RecheckError::Beyond`], never a hang and never "a decider is
+//! wrong". Example: `S[4096:1] + R[(256,256):(1@laneid,1@laneid)]` against
+//! `S[4096:1] + R[511:1@laneid]` computes `Q` (511 points, from 65536 replica vectors) once per
+//! side, then compares one point per side at each of the 4096 coordinates.
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use layout::axe::MAX_REPLICA_POINTS;
+use layout::relation::{normalize, sum, Inputs, MAX_INPUTS};
+use layout::{Layout, LayoutError, Point};
+
+/// Domains with at most this many coordinates are re-checked at every coordinate.
+pub const RECHECK_ALL: i64 = 1 << 16;
+/// Seeded random coordinates re-checked on larger domains (besides the boundary).
+pub const RECHECK_SAMPLES: usize = 4096;
+
+/// Why the cross-check did not confirm a proof.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RecheckError {
+    /// The semantics differ, or cannot evaluate a side where the deciders did: a decider is
+    /// wrong.
+    #[error("{0}")]
+    Differ(String),
+    /// The check is past one of its limits (or the semantics' own): no answer either way.
+    #[error("{0}")]
+    Beyond(String),
+}
+
+impl From<LayoutError> for RecheckError {
+    fn from(e: LayoutError) -> Self {
+        match e {
+            LayoutError::Undecided { reason } => RecheckError::Beyond(reason),
+            e => RecheckError::Differ(format!("the trusted semantics cannot evaluate: {e}")),
+        }
+    }
+}
+
+/// Re-evaluates an equivalence by `layout`'s semantics alone (see the module doc): every
+/// coordinate of small domains; the boundary and a seeded sample of large ones. Returns how
+/// many coordinates agree.
+pub fn semantic_recheck(a: &Layout, b: &Layout, shape: &[i64]) -> Result<usize, RecheckError> {
+    recheck_counted(a, b, shape).map(|r| r.coords)
+}
+
+/// What a cross-check that agreed did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rechecked {
+    /// Coordinates at which the sides agree.
+    pub coords: usize,
+    /// Evaluations by the semantics: points of `D(x) + O` or of a forward layout, replica
+    /// vectors, inputs' cells and inputs' points. A measure of the work, for tests: it grows
+    /// with the domain plus the replica set, not with their product.
+    pub evaluations: u64,
+}
+
+/// [`semantic_recheck`], counting its work.
+pub fn recheck_counted(a: &Layout, b: &Layout, shape: &[i64]) -> Result<Rechecked, RecheckError> {
+    let n = layout::shape::size_of(shape)?;
+    let coords: Vec<Vec<i64>> = if n <= RECHECK_ALL {
+        (0..n)
+            .map(|x| layout::shape::unflatten_row_major(shape, x))
+            .collect::<Result<_, _>>()?
+    } else {
+        recheck_sample(shape)
+    };
+    let every = coords.len() as i64 == n;
+    let (sa, sb) = (
+        Side::new(a, shape, &coords, every)?,
+        Side::new(b, shape, &coords, every)?,
+    );
+    // Two forward sides: `Q - min Q` compared once.
+    let same_q = match (&sa, &sb) {
+        (Side::Forward(fa), Side::Forward(fb)) => fa.shifted == fb.shifted,
+        _ => true,
+    };
+    for (k, c) in coords.iter().enumerate() {
+        let agree = match (&sa, &sb) {
+            (Side::Forward(fa), Side::Forward(fb)) => same_q && fa.min_at(c)? == fb.min_at(c)?,
+            (Side::Forward(f), Side::Backward(h)) | (Side::Backward(h), Side::Forward(f)) => {
+                let held = h.points(k)?;
+                held.len() == f.q.len() && f.points(c)? == held
+            }
+            (Side::Backward(ha), Side::Backward(hb)) => ha.points(k)? == hb.points(k)?,
+        };
+        if !agree {
+            return Err(RecheckError::Differ(format!(
+                "the trusted semantics differ at logical {c:?}: left {}, right {}",
+                describe(&sa.points(k, c)?),
+                describe(&sb.points(k, c)?)
+            )));
+        }
+    }
+    Ok(Rechecked {
+        coords: coords.len(),
+        evaluations: sa.evaluations() + sb.evaluations(),
+    })
+}
+
+/// A point set for a message: its size and at most 8 points.
+fn describe(s: &BTreeSet<Point>) -> String {
+    let first: Vec<String> = s.iter().take(8).map(layout::axis::format_point).collect();
+    let more = if s.len() > first.len() { ", ..." } else { "" };
+    format!("{} points {{{}{more}}}", s.len(), first.join(", "))
+}
+
+/// Corners, edge-adjacent coordinates and a seeded sample of a large domain.
+fn recheck_sample(shape: &[i64]) -> Vec<Vec<i64>> {
+    let mut out = BTreeSet::new();
+    let edges = |e: i64| -> Vec<i64> {
+        let mut v = vec![0, 1, e / 2, e - 2, e - 1];
+        v.retain(|x| (0..e).contains(x));
+        v
+    };
+    // Products of edge values over every dimension, capped (rank is small in practice).
+    let mut corners: Vec<Vec<i64>> = vec![vec![]];
+    for &e in shape {
+        let mut next = Vec::new();
+        for c in &corners {
+            for v in edges(e) {
+                let mut c = c.clone();
+                c.push(v);
+                next.push(c);
+            }
+        }
+        next.truncate(RECHECK_SAMPLES);
+        corners = next;
+    }
+    out.extend(corners);
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..RECHECK_SAMPLES {
+        let c: Vec<i64> = shape
+            .iter()
+            .map(|&e| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % e as u64) as i64
+            })
+            .collect();
+        out.insert(c);
+    }
+    out.into_iter().collect()
+}
+
+/// One layout's trusted semantics over the rechecked coordinates.
+enum Side<'l> {
+    /// Axe, CuTe, swizzled: the points of `c` are `b(c) + q`, `q` in a fixed set.
+    Forward(Translates<'l>),
+    /// TV, linear: the inputs holding each rechecked coordinate.
+    Backward(Held<'l>),
+}
+
+impl<'l> Side<'l> {
+    /// `every`: `coords` is the whole domain in row-major order.
+    fn new(
+        l: &'l Layout,
+        shape: &[i64],
+        coords: &[Vec<i64>],
+        every: bool,
+    ) -> Result<Self, RecheckError> {
+        Ok(match Inputs::of(l) {
+            Some(inputs) => Side::Backward(Held::new(inputs, shape, coords, every)?),
+            None => Side::Forward(Translates::new(l, shape)?),
+        })
+    }
+
+    /// Evaluations so far (see [`Rechecked::evaluations`]).
+    fn evaluations(&self) -> u64 {
+        match self {
+            Side::Forward(f) => f.evaluations.get(),
+            Side::Backward(h) => h.evaluations.get(),
+        }
+    }
+
+    /// The points of rechecked coordinate `k`, which is `c`, listed.
+    fn points(&self, k: usize, c: &[i64]) -> Result<BTreeSet<Point>, RecheckError> {
+        match self {
+            Side::Forward(f) => f.points(c),
+            Side::Backward(h) => h.points(k),
+        }
+    }
+}
+
+/// The lexicographic order of points as vectors over every axis, by axis name, an absent axis
+/// being 0. Unlike `Point`'s own order (which compares axis names first), translation
+/// preserves it: `a < b` iff `a + t < b + t`.
+fn vector_order(a: &Point, b: &Point) -> Ordering {
+    let axes: BTreeSet<&layout::Axis> = a.keys().chain(b.keys()).collect();
+    for x in axes {
+        let o = a.get(x).unwrap_or(&0).cmp(b.get(x).unwrap_or(&0));
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A layout read forwards: the points of `c` are `b(c) + q` for `q` in `q`.
+struct Translates<'l> {
+    layout: &'l Layout,
+    shape: Vec<i64>,
+    /// The distinct points of the replica vectors (`{0}` without replicas).
+    q: BTreeSet<Point>,
+    /// The least of `q` in [`vector_order`].
+    min: Point,
+    /// `q - min`.
+    shifted: BTreeSet<Point>,
+    /// See [`Rechecked::evaluations`].
+    evaluations: Cell<u64>,
+}
+
+impl<'l> Translates<'l> {
+    fn new(l: &'l Layout, shape: &[i64]) -> Result<Self, RecheckError> {
+        let mut evaluations = 0u64;
+        let q: BTreeSet<Point> = match l {
+            Layout::Axe(a) => {
+                a.check_shape(shape)?;
+                if a.replica_count() > MAX_REPLICA_POINTS {
+                    return Err(RecheckError::Beyond(format!(
+                        "{} replica vectors, above the limit {MAX_REPLICA_POINTS}",
+                        a.replica_count()
+                    )));
+                }
+                evaluations += a.replica_count() as u64;
+                a.replica_set()?
+                    .iter()
+                    .map(normalize)
+                    .collect::<Result<_, _>>()?
+            }
+            _ => [Point::new()].into(),
+        };
+        let min = q
+            .iter()
+            .min_by(|x, y| vector_order(x, y))
+            .cloned()
+            .expect("a replica set holds at least the zero vector");
+        let neg: Point = min
+            .iter()
+            .map(|(a, v)| Ok((a.clone(), layout::arith::sub(0, *v, "replica point")?)))
+            .collect::<Result<_, LayoutError>>()?;
+        let shifted = q.iter().map(|p| sum(p, &neg)).collect::<Result<_, _>>()?;
+        Ok(Translates {
+            layout: l,
+            shape: shape.to_vec(),
+            q,
+            min,
+            shifted,
+            evaluations: Cell::new(evaluations),
+        })
+    }
+
+    /// `b(c)`: the point of `D(x) + O` (Axe), or the one point (CuTe, swizzled).
+    fn base(&self, c: &[i64]) -> Result<Point, RecheckError> {
+        self.evaluations.set(self.evaluations.get() + 1);
+        match self.layout {
+            Layout::Axe(a) => {
+                let x = layout::shape::flatten_row_major(&self.shape, c)?;
+                Ok(normalize(&a.shard_point(x)?)?)
+            }
+            l => {
+                let points = l.eval(Some(&self.shape), c)?;
+                match points.len() {
+                    1 => Ok(normalize(points.first().expect("one point"))?),
+                    n => Err(RecheckError::Differ(format!(
+                        "{} relates {c:?} to {n} points, not one",
+                        l.print()
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// `b(c) + min Q`, the least point of `c`.
+    fn min_at(&self, c: &[i64]) -> Result<Point, RecheckError> {
+        Ok(sum(&self.base(c)?, &self.min)?)
+    }
+
+    /// Every point of `c`.
+    fn points(&self, c: &[i64]) -> Result<BTreeSet<Point>, RecheckError> {
+        let b = self.base(c)?;
+        self.evaluations
+            .set(self.evaluations.get() + self.q.len() as u64);
+        Ok(self
+            .q
+            .iter()
+            .map(|q| sum(&b, q))
+            .collect::<Result<_, _>>()?)
+    }
+}
+
+/// A layout read backwards: for each rechecked coordinate, the inputs that hold it.
+struct Held<'l> {
+    inputs: Inputs<'l>,
+    /// Input numbers per rechecked coordinate (each below `MAX_INPUTS` <= 2^32).
+    held: Vec<Vec<u32>>,
+    /// See [`Rechecked::evaluations`].
+    evaluations: Cell<u64>,
+}
+
+impl<'l> Held<'l> {
+    fn new(
+        inputs: Inputs<'l>,
+        shape: &[i64],
+        coords: &[Vec<i64>],
+        every: bool,
+    ) -> Result<Self, RecheckError> {
+        let n = inputs.count().filter(|&n| n <= MAX_INPUTS).ok_or_else(|| {
+            RecheckError::Beyond(format!(
+                "reading the layout backwards visits {} inputs, above the limit {MAX_INPUTS}",
+                inputs.count_text()
+            ))
+        })?;
+        let slot: BTreeMap<&[i64], usize> = if every {
+            BTreeMap::new()
+        } else {
+            coords
+                .iter()
+                .enumerate()
+                .map(|(k, c)| (c.as_slice(), k))
+                .collect()
+        };
+        let mut held = vec![Vec::new(); coords.len()];
+        for i in 0..n {
+            let cell = inputs.cell(i)?;
+            let k = if every {
+                Some(layout::shape::flatten_row_major(shape, &cell)? as usize)
+            } else {
+                slot.get(cell.as_slice()).copied()
+            };
+            if let Some(k) = k {
+                held[k].push(u32::try_from(i).expect("below MAX_INPUTS"));
+            }
+        }
+        Ok(Held {
+            inputs,
+            held,
+            evaluations: Cell::new(n as u64),
+        })
+    }
+
+    /// The points of rechecked coordinate `k`.
+    fn points(&self, k: usize) -> Result<BTreeSet<Point>, RecheckError> {
+        self.evaluations
+            .set(self.evaluations.get() + self.held[k].len() as u64);
+        Ok(self.held[k]
+            .iter()
+            .map(|&i| self.inputs.point(i as i64))
+            .collect::<Result<_, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Layout {
+        Layout::parse(text, None).unwrap()
+    }
+
+    #[test]
+    fn vector_order_is_preserved_by_translation() {
+        // `Point`'s own order is not: {reg: 1} > {} but {} < {reg: -1}.
+        let p = |pairs: &[(&str, i64)]| -> Point {
+            pairs
+                .iter()
+                .map(|(a, v)| (layout::Axis::new(a).unwrap(), *v))
+                .filter(|(_, v)| *v != 0)
+                .collect()
+        };
+        let pts = [
+            p(&[]),
+            p(&[("reg", 1)]),
+            p(&[("reg", -1)]),
+            p(&[("tx", 5)]),
+            p(&[("reg", 1), ("tx", -3)]),
+            p(&[("m", 2), ("tx", 1)]),
+        ];
+        for a in &pts {
+            for b in &pts {
+                for t in &pts {
+                    let (at, bt) = (sum(a, t).unwrap(), sum(b, t).unwrap());
+                    assert_eq!(
+                        vector_order(a, b),
+                        vector_order(&at, &bt),
+                        "{a:?} {b:?} {t:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn replicated_sides_agree_or_differ_as_their_sets_do() {
+        // Against the listed sets: (256,256) replicas on one axis are 511 distinct offsets.
+        let cases = [
+            (
+                "S[64:1] + R[(16,16):(1@laneid,1@laneid)]",
+                "S[64:1] + R[31:1@laneid]",
+                true,
+            ),
+            (
+                "S[64:1] + R[(16,16):(1@laneid,1@laneid)]",
+                "S[64:1] + R[32:1@laneid]",
+                false,
+            ),
+            (
+                "S[64:1] + R[(16,16):(1@laneid,1@laneid)]",
+                "S[64:1] + R[31:1@tx]",
+                true,
+            ),
+            (
+                "S[64:1] + R[4:1@laneid] + 1@laneid",
+                "S[64:1] + R[4:1@laneid]",
+                false,
+            ),
+            (
+                "S[64:1] + R[4:1@laneid] + 1@laneid",
+                "S[64:1] + R[5:1@laneid] + 1@laneid",
+                false,
+            ),
+            (
+                "S[64:1@m] + R[2:32@warpid]",
+                "S[64:1@m] + R[2:1024@tx]",
+                true,
+            ),
+            ("S[64:1] + R[2:0@m]", "S[64:1]", true),
+            ("S[64:2]", "64:2", true),
+            ("S[64:2]", "64:1", false),
+        ];
+        for (a, b, holds) in cases {
+            let (la, lb) = (parse(a), parse(b));
+            let listed = (0..64).all(|x| {
+                crate::claim::semantic_points(&la, &[64], &[x]).unwrap()
+                    == crate::claim::semantic_points(&lb, &[64], &[x]).unwrap()
+            });
+            assert_eq!(listed, holds, "{a} vs {b}: the listed sets");
+            let r = semantic_recheck(&la, &lb, &[64]);
+            assert_eq!(r.is_ok(), holds, "{a} vs {b}: {r:?}");
+            assert_eq!(
+                semantic_recheck(&lb, &la, &[64]).is_ok(),
+                holds,
+                "{b} vs {a}"
+            );
+            if let Err(e) = r {
+                assert!(matches!(e, RecheckError::Differ(_)), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn replica_sets_are_evaluated_once_not_at_every_coordinate() {
+        // 65536 replica vectors with 511 distinct points, over 4096 coordinates: the replica
+        // sets once plus one point per side and coordinate (it was 4096 * 65536 vectors).
+        let a = parse("S[4096:1] + R[(256,256):(1@laneid,1@laneid)]");
+        let b = parse("S[4096:1] + R[511:1@laneid]");
+        let r = recheck_counted(&a, &b, &[4096]).unwrap();
+        assert_eq!(r.coords, 4096);
+        assert_eq!(r.evaluations, 65536 + 511 + 2 * 4096);
+        let c = parse("S[4096:1] + R[510:1@laneid]");
+        assert!(matches!(
+            recheck_counted(&a, &c, &[4096]),
+            Err(RecheckError::Differ(_))
+        ));
+    }
+
+    #[test]
+    fn sides_read_backwards_are_held_not_enumerated_as_pairs() {
+        // 2^19 pairs (128 threads hold each of 4096 values), past `layout::relation::MAX_PAIRS`.
+        let tv = parse("(128,4096):(0,1) -> (4096)");
+        let axe = parse("S[4096:1@reg] + R[128:1@tx]");
+        assert_eq!(semantic_recheck(&tv, &axe, &[4096]), Ok(4096));
+        assert_eq!(semantic_recheck(&axe, &tv, &[4096]), Ok(4096));
+        assert_eq!(semantic_recheck(&tv, &tv, &[4096]), Ok(4096));
+        // Each input's cell and point once per side; the Axe side lists 128 points a coordinate.
+        let r = recheck_counted(&tv, &axe, &[4096]).unwrap();
+        assert_eq!(r.evaluations, 2 * (1 << 19) + 128 + 4096 * (1 + 128));
+        let short = parse("S[4096:1@reg] + R[127:1@tx]");
+        let e = semantic_recheck(&tv, &short, &[4096]).unwrap_err();
+        assert!(
+            matches!(&e, RecheckError::Differ(w) if w.contains("left 128 points")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn past_the_input_limit_is_beyond_not_a_difference() {
+        // 2^25 inputs of a linear layout: more than MAX_INPUTS to read backwards.
+        let zeros = vec!["[0]"; 25].join(", ");
+        let l = Layout::parse(&format!("#ttg.linear<{{register=[{zeros}]}}>"), Some(&[1])).unwrap();
+        let e = semantic_recheck(&l, &l, &[1]).unwrap_err();
+        assert!(
+            matches!(&e, RecheckError::Beyond(w) if w.contains("33554432 inputs")),
+            "{e}"
+        );
+    }
+}
