@@ -278,3 +278,38 @@ fn hostile_notation_inputs_are_refused_cleanly() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// Runs `args`, expects exit `code`, and returns stdout's first line (or stderr on exit 2).
+fn run(args: &[&str], code: i32) -> String {
+    let o = laycert(args);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{args:?}: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    if code == 2 {
+        stderr(&o)
+    } else {
+        first_line(&o)
+    }
+}
+
+#[test]
+fn swizzled_layouts_with_negative_strides_read_when_every_offset_is_an_address() {
+    let l = "Sw<3,3,3> o 511 o (8,64):(-64,-1)";
+    assert_eq!(run(&["show", l], 0), "Sw<3,3,3> o 511 o (8, 64):(-64, -1)");
+    // (0, 0) is sw(511) = 511 ^ 56.
+    assert_eq!(run(&["eval", l, "--coord", "0,0"], 0), "{{m:455}}");
+    let cpp = "Sw<3,3,3> o _511 o (_8,_64):(_-64,_-1)";
+    assert_eq!(run(&["equiv", l, cpp], 0), "equivalent");
+    // A stride on an extent-1 mode never contributes.
+    let l = "Sw<1,2,3> o (4,1,32):(1,-5,4)";
+    assert_eq!(
+        run(&["equiv", l, "Sw<1,2,3> o (4,1,32):(1,0,4)"], 0),
+        "equivalent"
+    );
+    let e = run(&["show", "Sw<3,3,3> o 510 o (8,64):(-64,-1)"], 2);
+    assert!(e.contains("the smallest is -1") && e.contains("^^^"), "{e}");
+}
