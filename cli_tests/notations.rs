@@ -313,3 +313,53 @@ fn swizzled_layouts_with_negative_strides_read_when_every_offset_is_an_address()
     let e = run(&["show", "Sw<3,3,3> o 510 o (8,64):(-64,-1)"], 2);
     assert!(e.contains("the smallest is -1") && e.contains("^^^"), "{e}");
 }
+
+#[test]
+fn cute_dsl_prints_and_mlir_types_read_as_their_layouts() {
+    let dsl = "S<3,4,3> o 0 o (8,64):(64,1)";
+    assert_eq!(run(&["show", dsl], 0), "Sw<3,4,3> o (8, 64):(64, 1)");
+    assert_eq!(
+        run(&["equiv", dsl, "Sw<3,4,3> o (8,64):(64,1)"], 0),
+        "equivalent"
+    );
+    let typed = "!cute.composed_layout<\"S<3,4,3> o 0 o (8,64):(64,1)\">";
+    assert_eq!(run(&["eval", typed, "--coord", "2,0"], 0), "{{m:144}}");
+    assert_eq!(
+        run(
+            &["equiv", "!cute.layout<\"(4,8):(8,1)\">", "(4,8):(8,1)"],
+            0
+        ),
+        "equivalent"
+    );
+    let e = run(&["show", "!cute.layout<\"(?,8):(8,1)\">"], 2);
+    assert!(e.contains("CuTe notation") && e.contains("run time"), "{e}");
+}
+
+#[test]
+fn cute_tensor_prints_read_as_the_layout_after_the_pointer() {
+    let g = "gmem_ptr[16b](0x7f0000000000) o (128,64):(64,_1)";
+    assert_eq!(run(&["show", g], 0), "(128, 64):(64, 1)");
+    assert_eq!(run(&["eval", g, "--coord", "1,2"], 0), "{{m:66}}");
+    let s = "smem_ptr[16b](0x7f00) o Sw<3,4,3> o _0 o (8,64):(64,_1)";
+    assert_eq!(
+        run(&["equiv", s, "Sw<3,4,3> o (8,64):(64,1)"], 0),
+        "equivalent"
+    );
+    // The swizzle acts on element offsets here, on byte addresses after a pointer tag.
+    assert_eq!(
+        run(
+            &[
+                "equiv",
+                s,
+                "Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,_1)"
+            ],
+            1
+        ),
+        "not equivalent"
+    );
+    let e = run(
+        &["show", "Sw<3,4,3>_smem_ptr[16b](0x7f00) o (8,64):(64,_1)"],
+        2,
+    );
+    assert!(e.contains("swizzle pointer"), "{e}");
+}

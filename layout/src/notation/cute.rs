@@ -2,8 +2,19 @@
 //! `(8,):(1,)`. Parsing also takes C++ CuTe's spelling of static integers (`(_4,_8):(_1,_4)`)
 //! and spaces anywhere.
 //!
-//! Swizzled layouts: `Sw<3,4,3> o (8,64):(64,1)` (`∘` is accepted for `o`).
+//! Swizzled layouts: `Sw<3,4,3> o (8,64):(64,1)` (`∘` is accepted for `o`), also as the CuTe
+//! DSL prints them, `S<3,4,3> o 0 o (8,64):(64,1)` (the same swizzle, offset and layout).
 //! TV layouts: `((4,8),(2,2)):((32,1),(16,8)) -> (16,8)`: the layout then the tile shape.
+//!
+//! Text the tools print around a layout is read too:
+//! - the CuTe DSL's MLIR types `!cute.layout<"(4,8):(8,1)">` and
+//!   `!cute.composed_layout<"S<3,4,3> o 0 o (8,64):(64,1)">` (static values only; the DSL
+//!   prints `?` for a value known at run time);
+//! - the pointer of CuTe's `print(tensor)`, `gmem_ptr[16b](0x7f0000000000) o (128,64):(64,_1)`:
+//!   the tensor's element at `c` is at `ptr + L(c)`, so the layout is what follows the pointer
+//!   and the pointer's address is not part of it. (A pointer tag BETWEEN a swizzle and its
+//!   layout, `Sw<3,4,3> o smem_ptr[16b](unset) o L`, is different: there the swizzle acts on
+//!   byte addresses; see [`parse_swizzled`].)
 
 use super::cursor::Cursor;
 use crate::cute::{CuteLayout, IntTuple, TvLayout};
@@ -12,26 +23,111 @@ use crate::swizzle::{Swizzle, SwizzledLayout};
 
 const NOTATION: &str = "CuTe";
 
-/// Parses `shape:stride` (or C++ CuTe's type, `Layout<Shape<_4,_8>,Stride<_8,_1>>`).
+/// The CuTe DSL's MLIR type of a layout and of a composed (swizzled) layout.
+const DSL_LAYOUT: &str = "!cute.layout<\"";
+const DSL_COMPOSED: &str = "!cute.composed_layout<\"";
+
+/// Parses `shape:stride` (or C++ CuTe's type, `Layout<Shape<_4,_8>,Stride<_8,_1>>`, the DSL's
+/// `!cute.layout<"shape:stride">`, or a tensor's print `gmem_ptr[16b](0x..) o shape:stride`).
 pub fn parse_layout(text: &str) -> Result<CuteLayout> {
     if let Some(t) = cpp_type_text(text) {
         return parse_layout(&t);
     }
     let mut c = Cursor::new(text, NOTATION);
+    let close = open_envelope(&mut c, DSL_LAYOUT)?;
     let l = layout(&mut c)?;
+    close_envelope(&mut c, close)?;
     c.expect_end("end of layout")?;
     Ok(l)
 }
 
+/// The text after the envelope a tool prints around a layout (a tensor's pointer, a DSL type's
+/// opening), for telling notations apart; `text` itself when there is none.
+pub(crate) fn past_envelope(text: &str) -> &str {
+    let mut c = Cursor::new(text, NOTATION);
+    let _ = tensor_pointer(&mut c);
+    let _ = c.eat(DSL_LAYOUT) || c.eat(DSL_COMPOSED);
+    c.skip_ws();
+    c.rest()
+}
+
+/// Reads what may come before a layout: the pointer of a tensor's print (`gmem_ptr[16b](0x..)
+/// o`), then the DSL type `opener` (`!cute.layout<"`). Returns whether the DSL type's `">`
+/// must close it. The other DSL type is refused, naming the one expected.
+fn open_envelope(c: &mut Cursor, opener: &str) -> Result<bool> {
+    tensor_pointer(c)?;
+    if c.eat(opener) {
+        return Ok(true);
+    }
+    let other = if opener == DSL_LAYOUT {
+        DSL_COMPOSED
+    } else {
+        DSL_LAYOUT
+    };
+    let at = c.pos();
+    if c.eat(other) {
+        let what = if opener == DSL_LAYOUT {
+            "!cute.layout<\"..\"> around a layout without a swizzle (the DSL's !cute.composed_layout holds a swizzled one)"
+        } else {
+            "!cute.composed_layout<\"..\"> around a swizzled layout (the DSL's !cute.layout holds one without a swizzle)"
+        };
+        return Err(c.error_at(at, c.pos(), what).into());
+    }
+    Ok(false)
+}
+
+/// Closes what [`open_envelope`] opened.
+fn close_envelope(c: &mut Cursor, open: bool) -> Result<()> {
+    if open {
+        c.expect("\">")
+            .map_err(|_| c.error("'\">' closing the CuTe DSL type"))?;
+    }
+    Ok(())
+}
+
+/// Consumes the pointer CuTe's `print(tensor)` writes before the layout, with its `o`:
+/// `gmem_ptr[16b](0x7f0000000000) o`, `smem_ptr[16b](0x7f00) o`, `rmem_ptr[32b](..) o`, or a
+/// raw `ptr[32b](0x7ffd..) o`. The element offset the layout gives is added to the pointer, so
+/// neither the address nor the element width changes the layout.
+fn tensor_pointer(c: &mut Cursor) -> Result<()> {
+    const NAMES: [&str; 4] = ["gmem_ptr", "smem_ptr", "rmem_ptr", "ptr"];
+    c.skip_ws();
+    let start = c.pos();
+    let Some(name) = NAMES
+        .iter()
+        .find(|n| c.rest().starts_with(**n) && c.rest()[n.len()..].starts_with('['))
+    else {
+        return Ok(());
+    };
+    if pointer_text(c, &NAMES).is_empty() {
+        return Err(c
+            .error_at(
+                start,
+                start + name.len(),
+                format!(
+                    "a tensor's pointer as CuTe prints it, then 'o' and the layout \
+                     ({name}[16b](0x7f00) o (128,64):(64,_1))"
+                ),
+            )
+            .into());
+    }
+    Ok(())
+}
+
 /// Parses `Sw<B,M,S> o shape:stride` (also as CuTe's `print()` writes it, with a pointer tag
-/// `Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)`, and as the C++ type
-/// `ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag, Layout<...>>`).
+/// `Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)`, as the C++ type
+/// `ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag, Layout<...>>`, as the CuTe DSL prints it,
+/// `S<3,4,3> o 0 o (8,64):(64,1)` or `!cute.composed_layout<"S<3,4,3> o 0 o (8,64):(64,1)">`,
+/// and after a tensor's pointer, `smem_ptr[16b](0x7f00) o Sw<3,4,3> o _0 o (8,64):(64,_1)`,
+/// which is the swizzled layout `Sw<3,4,3> o (8,64):(64,1)` of element offsets).
 pub fn parse_swizzled(text: &str) -> Result<SwizzledLayout> {
     if let Some(t) = cpp_type_text(text) {
         return parse_swizzled(&t);
     }
     let mut c = Cursor::new(text, NOTATION);
+    let close = open_envelope(&mut c, DSL_COMPOSED)?;
     let l = swizzled(&mut c)?;
+    close_envelope(&mut c, close)?;
     c.expect_end("end of layout")?;
     Ok(l)
 }
@@ -68,11 +164,14 @@ fn pointer_tag(c: &mut Cursor) -> Result<Option<u32>> {
 
 /// Consumes a pointer tag and its `o` when one is next; the tag's text (empty when none).
 fn pointer_tag_text(c: &mut Cursor) -> String {
+    pointer_text(c, &["smem_ptr", "gmem_ptr", "rmem_ptr"])
+}
+
+/// Consumes a pointer named one of `names` (`smem_ptr[16b](unset)`), and the `o` after it,
+/// when they are next; the pointer's text (empty when none).
+fn pointer_text(c: &mut Cursor, names: &[&str]) -> String {
     let mut probe = c.clone();
-    if !["smem_ptr", "gmem_ptr", "rmem_ptr"]
-        .iter()
-        .any(|t| probe.eat(t))
-    {
+    if !names.iter().any(|t| probe.eat(t)) {
         return String::new();
     }
     let rest = probe.rest();
@@ -197,8 +296,12 @@ pub fn parse_int_tuple(text: &str) -> Result<IntTuple> {
 }
 
 pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
+    c.skip_ws();
     let start = c.pos();
-    c.expect("Sw<")?;
+    // `Sw<B,M,S>` as CuTe C++ prints a swizzle, `S<B,M,S>` as the CuTe DSL does.
+    if !(c.eat("Sw<") || c.eat("S<")) {
+        return Err(c.error("'Sw<' (or the CuTe DSL's 'S<')").into());
+    }
     let b = c.int(false)?;
     c.expect(",")?;
     let m = c.int(false)?;
@@ -211,6 +314,21 @@ pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
     };
     let sw = Swizzle::new(b, m, s)
         .map_err(|e| c.error_at(start, end, format!("a valid swizzle ({e})")))?;
+    if let Some(ptr) = ["_smem_ptr", "_gmem_ptr", "_rmem_ptr", "_ptr"]
+        .iter()
+        .find(|p| c.rest().starts_with(**p))
+    {
+        return Err(c
+            .error_at(
+                end,
+                end + ptr.len(),
+                "'o' after the swizzle: `Sw<..>_smem_ptr` is CuTe's print of a swizzle pointer, \
+                 which swizzles the ABSOLUTE address, so its layout depends on the pointer's \
+                 address and is not read (print the tensor's layout, or its composition \
+                 `Sw<..> o smem_ptr[16b](unset) o L`)",
+            )
+            .into());
+    }
     if !(c.eat("o") || c.eat("∘")) {
         return Err(c.error("'o' (composition) after the swizzle").into());
     }
@@ -329,6 +447,11 @@ fn int_tuple(c: &mut Cursor, depth: usize) -> Result<IntTuple, ParseError> {
         c.int(true).map(IntTuple::Int).map_err(|e| {
             if e.expected.contains("64 bits") {
                 e
+            } else if c.peek() == Some('?') {
+                c.error(
+                    "a static integer (the CuTe DSL prints '?' for a value known only at run \
+                     time; give the layout with its values)",
+                )
             } else {
                 c.error("an integer or '('")
             }

@@ -37,16 +37,19 @@ pub enum Notation {
 }
 
 impl Notation {
-    /// Detects the notation of `text`.
+    /// Detects the notation of `text`. Text a tool prints around a layout (a CuTe tensor's
+    /// pointer, a CuTe DSL type) is looked through.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
-        let head = t.split("->").next().unwrap_or(t);
+        let inner = cute::past_envelope(t);
+        let head = inner.split("->").next().unwrap_or(inner);
+        let swizzle = inner.starts_with("Sw<") || inner.starts_with("S<");
         if t.starts_with("S[") || t.starts_with("S [") || t.starts_with("TileLayout(") {
             Notation::Axe
-        } else if head.contains('@') && !t.starts_with('#') && !t.starts_with("Sw<") {
+        } else if head.contains('@') && !t.starts_with('#') && !swizzle {
             // TIRx's docstring form, a shard with named axes and no `S[..]`.
             Notation::Axe
-        } else if t.starts_with("Sw<") || t.starts_with("ComposedLayout<") {
+        } else if swizzle || t.starts_with("ComposedLayout<") {
             Notation::Swizzled
         } else if t.starts_with("#ttg.linear") || t.starts_with("#triton_gpu.linear") {
             Notation::LinearAttr
