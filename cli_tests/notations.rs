@@ -363,3 +363,31 @@ fn cute_tensor_prints_read_as_the_layout_after_the_pointer() {
     );
     assert!(e.contains("swizzle pointer"), "{e}");
 }
+
+#[test]
+fn cute_scaled_basis_strides_read_as_axe_on_codomain_modes() {
+    let id = "(_64,_8):(_1@0,_1@1)";
+    assert_eq!(run(&["show", id], 0), "S[(8,64):(1@dim1,1@dim0)]");
+    // CuTe's flat index: 67 is the coordinate (3, 1).
+    assert_eq!(run(&["eval", id, "--coord", "67"], 0), "{{dim0:3, dim1:1}}");
+    assert_eq!(
+        run(&["eval", id, "--shape", "64,8", "--coord", "3,5"], 0),
+        "{{dim0:3, dim1:5}}"
+    );
+    assert_eq!(
+        run(
+            &["equiv", id, "S[(64,8):(1@dim0,1@dim1)]", "--shape", "64,8"],
+            0
+        ),
+        "equivalent"
+    );
+    assert_eq!(
+        run(&["equiv", "(_8,_64):(_1@1,_1@0)", id, "--shape", "512"], 1),
+        "not equivalent"
+    );
+    let e = run(&["show", "(_64,_8):(_1@0,2)"], 2);
+    assert!(
+        e.contains("CuTe ScaledBasis notation") && !e.contains("Axe"),
+        "{e}"
+    );
+}

@@ -34,10 +34,13 @@ pub enum Layout {
 impl Layout {
     /// Parses text in any notation. Triton attributes other than `#ttg.linear` need `shape` (the
     /// tensor shape) and import to a linear layout; `#ttg.linear` takes its out-dim sizes from it.
+    /// A CuTe layout with ScaledBasis strides reads as an Axe layout over `shape` (default: its
+    /// flat index), see [`notation::cute::parse_basis`].
     pub fn parse(text: &str, shape: Option<&[i64]>) -> Result<Layout> {
         Ok(match Notation::detect(text) {
             Notation::Axe => Layout::Axe(notation::axe::parse(text)?),
             Notation::Cute => Layout::Cute(notation::cute::parse_layout(text)?),
+            Notation::CuteBasis => Layout::Axe(notation::cute::parse_basis(text, shape)?),
             Notation::Swizzled => Layout::Swizzled(notation::cute::parse_swizzled(text)?),
             Notation::Tv => Layout::Tv(notation::cute::parse_tv(text)?),
             Notation::LinearAttr => Layout::Linear(notation::linear::parse_attr(text, shape)?),

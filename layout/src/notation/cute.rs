@@ -15,6 +15,11 @@
 //!   and the pointer's address is not part of it. (A pointer tag BETWEEN a swizzle and its
 //!   layout, `Sw<3,4,3> o smem_ptr[16b](unset) o L`, is different: there the swizzle acts on
 //!   byte addresses; see [`parse_swizzled`].)
+//!
+//! ScaledBasis strides (`make_identity_layout`, TMA coordinate layouts):
+//! `(_64,_8):(_1@0,_1@1)` maps a coordinate to a coordinate TUPLE; the stride `_1@1` (CuTe's
+//! `E<1>`) is one step along codomain mode 1. [`parse_basis`] reads it as the Axe layout whose
+//! axes `dim0`, `dim1`, ... are those codomain modes.
 
 use super::cursor::Cursor;
 use crate::cute::{CuteLayout, IntTuple, TvLayout};
@@ -22,6 +27,9 @@ use crate::error::{LayoutError, ParseError, Result};
 use crate::swizzle::{Swizzle, SwizzledLayout};
 
 const NOTATION: &str = "CuTe";
+
+/// The notation's name in errors about ScaledBasis strides.
+const BASIS: &str = "CuTe ScaledBasis";
 
 /// The CuTe DSL's MLIR type of a layout and of a composed (swizzled) layout.
 const DSL_LAYOUT: &str = "!cute.layout<\"";
@@ -285,6 +293,156 @@ pub fn parse_tv(text: &str) -> Result<TvLayout> {
     let l = tv(&mut c)?;
     c.expect_end("end of layout")?;
     Ok(l)
+}
+
+/// Parses a CuTe layout whose strides are ScaledBasis elements, as CuTe prints
+/// `make_identity_layout` and TMA coordinate layouts: `(_64,_8):(_1@0,_1@1)` (the DSL writes
+/// `1@0`). Such a layout maps a coordinate to a coordinate tuple: `v@k` is `v` steps along
+/// codomain mode `k`, and a stride `0` moves nowhere. It reads as the Axe layout whose axes
+/// `dim0`, `dim1`, ... are the codomain modes, over `shape` read as CuTe reads it
+/// (colexicographically), by default the flat index `[size]`:
+/// `(_64,_8):(_1@0,_1@1)` is `S[(8,64):(1@dim1,1@dim0)]`, whose flat index `i` gives
+/// CuTe's `L(i) = (i mod 64, i / 64)`; with shape `[64, 8]` it is
+/// `S[(64,8):(1@dim0,1@dim1)]`, the identity on coordinates `(i, j)`.
+///
+/// A coordinate tensor's print, `ArithTuple(_0,_0) o (_64,_8):(_1@0,_1@1)`, reads the same way,
+/// its start tuple becoming the offset on each codomain mode.
+///
+/// Refused: a stride that is a plain non-zero integer (it has no codomain mode; CuTe cannot add
+/// it to a basis element either) and a basis into a nested codomain mode (`_1@0@1`).
+pub fn parse_basis(text: &str, shape: Option<&[i64]>) -> Result<crate::axe::AxeLayout> {
+    let mut c = Cursor::new(text, BASIS);
+    let start_tuple = arith_tuple(&mut c)?;
+    let close = open_envelope(&mut c, DSL_LAYOUT)?;
+    c.skip_ws();
+    let start = c.pos();
+    let shape_t = int_tuple(&mut c, 0)?;
+    c.expect(":")
+        .map_err(|_| c.error("':' between shape and stride"))?;
+    let (stride, modes) = basis_tuple(&mut c, 0)?;
+    let l = CuteLayout::new(shape_t, stride).map_err(|e| match e {
+        LayoutError::Parse(p) => LayoutError::Parse(p),
+        other => c
+            .error_at(start, c.pos(), format!("a valid layout ({other})"))
+            .into(),
+    })?;
+    close_envelope(&mut c, close)?;
+    c.expect_end("end of layout")?;
+    let axes: Vec<crate::axis::Axis> = modes
+        .leaves()
+        .into_iter()
+        .map(|k| crate::layout::dim_axis(k.max(0) as usize))
+        .collect();
+    let flat: Vec<(i64, (i64, crate::axis::Axis))> = l
+        .flat_modes()
+        .into_iter()
+        .zip(axes)
+        .map(|((e, d), a)| (e, (d, a)))
+        .collect();
+    let size = l.size();
+    let a = crate::convert::cute_basis_to_axe(&flat, shape.unwrap_or(&[size]))?;
+    let offset = start_tuple
+        .into_iter()
+        .enumerate()
+        .map(|(k, v)| (crate::layout::dim_axis(k), v))
+        .collect();
+    crate::axe::AxeLayout::new(a.shard().to_vec(), Vec::new(), offset)
+}
+
+/// The start of a coordinate tensor as CuTe's `print(tensor)` writes it, `ArithTuple(_0,_0) o`
+/// (`make_identity_tensor`): its element at `c` is the tuple `start + L(c)`, so the start is an
+/// offset on each codomain mode. Empty when there is none.
+fn arith_tuple(c: &mut Cursor) -> Result<Vec<i64>> {
+    if !c.eat("ArithTuple(") {
+        return Ok(Vec::new());
+    }
+    let mut start = Vec::new();
+    loop {
+        if start.len() >= MAX_MODE as usize {
+            return Err(c.error(format!("at most {MAX_MODE} codomain modes")).into());
+        }
+        start.push(c.int(true).map_err(|e| {
+            if e.expected.contains("64 bits") {
+                e
+            } else {
+                c.error("an integer (a start coordinate of one codomain mode)")
+            }
+        })?);
+        if c.eat(")") {
+            break;
+        }
+        c.expect(",").map_err(|_| c.error("',' or ')'"))?;
+    }
+    if !(c.eat("o") || c.eat("∘")) {
+        return Err(c.error("'o' after the start tuple").into());
+    }
+    Ok(start)
+}
+
+/// Codomain modes are numbered below this (a basis `_1@70000` is a typo, not a tensor).
+const MAX_MODE: i64 = 64;
+
+/// A stride tuple of ScaledBasis terms: the values, and each leaf's codomain mode (-1 for a
+/// plain `0`, which moves nowhere).
+fn basis_tuple(c: &mut Cursor, depth: usize) -> Result<(IntTuple, IntTuple), ParseError> {
+    if depth > MAX_DEPTH {
+        return Err(c.error(format!("at most {MAX_DEPTH} levels of nesting")));
+    }
+    if c.eat("(") {
+        let (mut values, mut modes) = (Vec::new(), Vec::new());
+        if !c.eat(")") {
+            loop {
+                let (v, m) = basis_tuple(c, depth + 1)?;
+                values.push(v);
+                modes.push(m);
+                if c.eat(")") {
+                    break;
+                }
+                c.expect(",").map_err(|_| c.error("',' or ')'"))?;
+                if c.eat(")") {
+                    break;
+                }
+            }
+        }
+        return Ok((IntTuple::Tuple(values), IntTuple::Tuple(modes)));
+    }
+    c.skip_ws();
+    let at = c.pos();
+    let v = c.int(true).map_err(|e| {
+        if e.expected.contains("64 bits") {
+            e
+        } else {
+            c.error("a stride such as _1@0 (a ScaledBasis: a value, '@', a codomain mode) or '('")
+        }
+    })?;
+    if !c.eat("@") {
+        if v == 0 {
+            return Ok((IntTuple::Int(0), IntTuple::Int(-1)));
+        }
+        return Err(c.error_at(
+            at,
+            c.pos(),
+            "a ScaledBasis stride such as _1@0, or 0: the other strides are ScaledBasis \
+             elements, and a plain integer stride has no codomain mode to step along",
+        ));
+    }
+    let mat = c.pos();
+    let mut probe = c.clone();
+    let Some(mode) = probe.int(false).ok().filter(|m| (0..MAX_MODE).contains(m)) else {
+        return Err(c.error(format!(
+            "a codomain mode number from 0 to {} after '@' (_1@1 steps along mode 1)",
+            MAX_MODE - 1
+        )));
+    };
+    *c = probe;
+    if c.peek() == Some('@') {
+        return Err(c.error_at(
+            mat,
+            c.pos() + 1,
+            "one codomain mode after '@': a basis into a nested codomain mode (_1@0@1) is not read",
+        ));
+    }
+    Ok((IntTuple::Int(v), IntTuple::Int(mode)))
 }
 
 /// Parses an IntTuple such as `(4,(2,4))` or `8`.

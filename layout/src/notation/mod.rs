@@ -23,6 +23,9 @@ pub enum Notation {
     Axe,
     /// `shape:stride`
     Cute,
+    /// `shape:stride` with CuTe ScaledBasis strides, `(_64,_8):(_1@0,_1@1)` (read into Axe;
+    /// also a coordinate tensor's print `ArithTuple(_0,_0) o (_64,_8):(_1@0,_1@1)`)
+    CuteBasis,
     /// `Sw<B,M,S> o shape:stride`
     Swizzled,
     /// `shape:stride -> (tile)`
@@ -46,6 +49,8 @@ impl Notation {
         let swizzle = inner.starts_with("Sw<") || inner.starts_with("S<");
         if t.starts_with("S[") || t.starts_with("S [") || t.starts_with("TileLayout(") {
             Notation::Axe
+        } else if !t.starts_with('#') && !swizzle && has_scaled_basis(head) {
+            Notation::CuteBasis
         } else if head.contains('@') && !t.starts_with('#') && !swizzle {
             // TIRx's docstring form, a shard with named axes and no `S[..]`.
             Notation::Axe
@@ -69,6 +74,7 @@ impl Notation {
         match self {
             Notation::Axe => "axe",
             Notation::Cute => "cute",
+            Notation::CuteBasis => "cute-basis",
             Notation::Swizzled => "swizzled",
             Notation::Tv => "tv",
             Notation::LinearAttr => "linear-attr",
@@ -76,4 +82,14 @@ impl Notation {
             Notation::TritonAttr => "triton",
         }
     }
+}
+
+/// Whether a CuTe stride names a codomain mode after `@` (`_1@0`), where an Axe stride names
+/// an axis (`1@laneid`).
+fn has_scaled_basis(text: &str) -> bool {
+    text.match_indices('@').any(|(i, _)| {
+        text[i + 1..]
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit())
+    })
 }
