@@ -391,3 +391,16 @@ fn cute_scaled_basis_strides_read_as_axe_on_codomain_modes() {
         "{e}"
     );
 }
+
+#[test]
+fn tvm_tile_layout_reads_with_its_module_prefix() {
+    let t = "T.TileLayout(S[(8,8):(8,1)])";
+    assert_eq!(run(&["show", t], 0), "S[(8,8):(8,1)]");
+    assert_eq!(run(&["eval", t, "--coord", "9"], 0), "{{m:9}}");
+    assert_eq!(run(&["equiv", t, "S[64:1]"], 0), "equivalent");
+    let e = run(&["show", "T.TileLayout(S[(8,8):(8,1)]"], 2);
+    assert!(
+        e.contains("Axe notation") && e.contains("TileLayout"),
+        "{e}"
+    );
+}

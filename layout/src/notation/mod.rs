@@ -47,7 +47,7 @@ impl Notation {
         let inner = cute::past_envelope(t);
         let head = inner.split("->").next().unwrap_or(inner);
         let swizzle = inner.starts_with("Sw<") || inner.starts_with("S<");
-        if t.starts_with("S[") || t.starts_with("S [") || t.starts_with("TileLayout(") {
+        if t.starts_with("S[") || t.starts_with("S [") || axe::is_tile_layout_call(t) {
             Notation::Axe
         } else if !t.starts_with('#') && !swizzle && has_scaled_basis(head) {
             Notation::CuteBasis

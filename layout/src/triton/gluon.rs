@@ -153,6 +153,14 @@ fn value(c: &mut Cursor, depth: usize) -> Result<Py, ParseError> {
         }
     }
     if matches!(c.peek(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_') {
+        let mut probe = c.clone();
+        if probe.ident("").is_ok() && probe.peek() == Some('[') {
+            // `S[(8,8):(8,1)]` is TIRx's Axe shard, not a Gluon value.
+            return Err(c.error(
+                "a Gluon argument (an integer, a list, a layout constructor); S[..] is an Axe \
+                 shard, which TIRx wraps as TileLayout(S[..])",
+            ));
+        }
         return Ok(Py::Call(call(c, depth + 1)?));
     }
     Ok(Py::Int(c.int(false)?))
