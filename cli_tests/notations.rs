@@ -404,3 +404,31 @@ fn tvm_tile_layout_reads_with_its_module_prefix() {
         "{e}"
     );
 }
+
+const BLOCKED_1X8: &str = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>";
+
+#[test]
+fn older_gluon_blocked_layout_reads_with_its_cta_fields() {
+    let old = "ttgl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], [1, 1], [1, 1], [1, 0])";
+    assert!(run(&["show", old, "--shape", "128,64"], 0).starts_with("#ttg.linear<{register"));
+    assert_eq!(
+        run(&["equiv", old, BLOCKED_1X8, "--shape", "128,64"], 0),
+        "equivalent"
+    );
+    let kw = "ttgl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0], ctas_per_cga=[1, 1], cta_split_num=[1, 1], cta_order=[1, 0])";
+    assert_eq!(
+        run(&["equiv", kw, old, "--shape", "128,64"], 0),
+        "equivalent"
+    );
+    assert!(run(&["eval", kw, "--shape", "128,64", "--coord", "lane=8"], 0).contains("dim0:1"));
+    let e = run(
+        &[
+            "show",
+            &old.replace("[1, 0])", "[1, 0], [1])"),
+            "--shape",
+            "8,8",
+        ],
+        2,
+    );
+    assert!(e.contains("at most 7 arguments"), "{e}");
+}
