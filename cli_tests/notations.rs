@@ -432,3 +432,21 @@ fn older_gluon_blocked_layout_reads_with_its_cta_fields() {
     );
     assert!(e.contains("at most 7 arguments"), "{e}");
 }
+
+#[test]
+fn shared_linear_attribute_reads_with_its_alignment() {
+    let sl = "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]}, alignment = 16>";
+    assert!(run(&["show", sl], 0).starts_with("#ttg.linear<{offset = [[0, 1]"));
+    assert_eq!(
+        run(&["eval", sl, "--coord", "offset=9"], 0),
+        "{{dim0:1, dim1:1}}"
+    );
+    // The same map as an unswizzled row-major shared layout.
+    let plain = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>";
+    assert_eq!(
+        run(&["equiv", sl, plain, "--shape", "8,8"], 0),
+        "equivalent"
+    );
+    let e = run(&["show", &sl.replace(", alignment = 16", "")], 2);
+    assert!(e.contains("alignment") && e.contains("missing"), "{e}");
+}

@@ -1,8 +1,9 @@
-//! Triton text pasted whole reads as Triton builds it: Triton 3.3 to 3.5's Gluon
-//! `BlockedLayout` with its CTA fields is the attribute with `CTAsPerCGA`, `CTASplitNum`,
-//! `CTAOrder`. The cases of `tests/data/triton/pasted.jsonl` (written by
-//! `bench/peers/gen_triton_pasted.py`: the exact text, and Triton 3.9's bases at the case's
-//! shape) of each kind read here import to exactly Triton's bases.
+//! Triton text pasted whole reads as Triton builds it: a `#ttg.shared_linear<{..}, alignment =
+//! 16>` as Triton 3.9 prints it, and Triton 3.3 to 3.5's Gluon `BlockedLayout` with its CTA
+//! fields (the attribute with `CTAsPerCGA`, `CTASplitNum`, `CTAOrder`). The cases of
+//! `tests/data/triton/pasted.jsonl` (written by `bench/peers/gen_triton_pasted.py`: the exact
+//! text, and Triton 3.9's bases at the case's shape) of each kind read here import to exactly
+//! Triton's bases.
 
 use layout::{Layout, LayoutError};
 use serde_json::Value;
@@ -60,6 +61,47 @@ fn refusal(text: &str, shape: Option<&[i64]>) -> String {
     }
 }
 
+const BLOCKED: &str = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], \
+                       warpsPerCTA = [4, 1], order = [1, 0]}>";
+
+#[test]
+fn shared_linear_is_its_bases_and_alignment_is_not_part_of_the_map() {
+    let text = "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]}, \
+                alignment = 16>";
+    let Layout::Linear(l) = Layout::parse(text, None).unwrap() else {
+        panic!("a linear layout")
+    };
+    assert_eq!(
+        l.in_dim("offset").unwrap().bases,
+        vec![
+            vec![0, 1],
+            vec![0, 2],
+            vec![0, 4],
+            vec![1, 0],
+            vec![2, 0],
+            vec![4, 0]
+        ]
+    );
+    assert_eq!(
+        l.outs().iter().map(|o| o.size()).collect::<Vec<_>>(),
+        [8, 8]
+    );
+    let other = text.replace("alignment = 16", "alignment = 1024");
+    assert_eq!(
+        Layout::parse(&other, None).unwrap(),
+        Layout::Linear(l.clone())
+    );
+    // It prints back as it was written.
+    let attr = layout::triton::parse_attr(text).unwrap();
+    assert_eq!(attr.to_string(), text.replace("  ", ""));
+}
+
+#[test]
+fn shared_linear_attributes_triton_prints_import_to_tritons_bases() {
+    assert_all_match("shared_linear", false, 60);
+    assert_all_match("shared_linear", true, 60);
+}
+
 #[test]
 fn older_gluon_blocked_layout_is_the_attribute_with_its_cta_fields() {
     let old = "ttgl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], [2, 1], [2, 1], [1, 0])";
@@ -88,6 +130,35 @@ fn older_gluon_blocked_layout_is_the_attribute_with_its_cta_fields() {
 #[test]
 fn older_gluon_blocked_layouts_import_to_tritons_bases() {
     assert_all_match("gluon_old", true, 200);
+}
+
+#[test]
+fn shared_linear_near_misses_name_the_field() {
+    let e = refusal(
+        "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0]]}>",
+        None,
+    );
+    assert!(e.contains("alignment") && e.contains("missing"), "{e}");
+    let e = refusal(
+        "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0]]}, alignment = 12>",
+        None,
+    );
+    assert!(e.contains("12 is not a positive power of two"), "{e}");
+    let e = refusal(
+        "#ttg.shared_linear<{offset = [[0, 1], [0, 4]]}, alignment = 16>",
+        None,
+    );
+    assert!(e.contains("surjective"), "{e}");
+    let e = refusal(
+        "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0]]}, alignment = 16>",
+        Some(&[4, 4]),
+    );
+    assert!(e.contains("[2, 4]"), "{e}");
+    let e = refusal(
+        &format!("{}, alignment = 16>", &BLOCKED[..BLOCKED.len() - 1]),
+        Some(&[8, 8]),
+    );
+    assert!(e.contains("#ttg.blocked has none"), "{e}");
 }
 
 #[test]

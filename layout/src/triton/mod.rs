@@ -89,6 +89,8 @@ pub struct RawAttr {
     pub span: (usize, usize),
     /// `padded_shared`'s `[interval:+padding, ...]` pairs (empty for other kinds).
     pub intervals: Vec<(i64, i64)>,
+    /// Parameters after the dictionary, `key = integer` (`shared_linear`'s `alignment = 16`).
+    pub params: Vec<(String, i64)>,
 }
 
 impl fmt::Display for RawAttr {
@@ -103,6 +105,9 @@ impl fmt::Display for RawAttr {
             write!(f, "[{}] ", pairs.join(", "))?;
         }
         write_fields(f, &self.fields)?;
+        for (k, v) in &self.params {
+            write!(f, ", {k} = {v}")?;
+        }
         f.write_str(">")
     }
 }
@@ -191,13 +196,28 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
     }
     c.expect("{")?;
     let fields = field_list(c, depth)?;
-    c.expect(">")?;
+    let mut params: Vec<(String, i64)> = Vec::new();
+    while c.eat(",") {
+        let at = c.pos();
+        let key = c.ident("a parameter name (alignment)")?.to_string();
+        if params.iter().any(|(k, _)| *k == key) {
+            return Err(c.error_at(
+                at,
+                c.pos(),
+                format!("a new parameter ({key} appears twice)"),
+            ));
+        }
+        c.expect("=")?;
+        params.push((key, c.int(false)?));
+    }
+    c.expect(">").map_err(|_| c.error("',' or '>'"))?;
     Ok(RawAttr {
         dialect,
         kind,
         fields,
         span: (start, c.pos()),
         intervals,
+        params,
     })
 }
 
@@ -342,7 +362,10 @@ impl TritonAttr {
                 )
                 .into());
         };
-        let cga: &[&str] = if matches!(self.raw.kind.as_str(), "dot_op" | "slice" | "linear") {
+        let cga: &[&str] = if matches!(
+            self.raw.kind.as_str(),
+            "dot_op" | "slice" | "linear" | "shared_linear"
+        ) {
             &[]
         } else {
             &CGA_FIELDS
@@ -366,6 +389,33 @@ impl TritonAttr {
                 .validate(c)?;
             }
         }
+        let params: &[&str] = if self.raw.kind == "shared_linear" {
+            &["alignment"]
+        } else {
+            &[]
+        };
+        if let Some((k, _)) = self
+            .raw
+            .params
+            .iter()
+            .find(|(k, _)| !params.contains(&k.as_str()))
+        {
+            return Err(self.err(
+                k,
+                format!(
+                    "unknown parameter after the dictionary; #ttg.{} has {}",
+                    self.raw.kind,
+                    if params.is_empty() {
+                        "none".to_string()
+                    } else {
+                        params.join(", ")
+                    }
+                ),
+            ));
+        }
+        if self.raw.kind == "shared_linear" {
+            self.shared_linear()?;
+        }
         Ok(())
     }
 
@@ -385,7 +435,7 @@ impl TritonAttr {
     pub fn is_shared(&self) -> bool {
         matches!(
             self.raw.kind.as_str(),
-            "swizzled_shared" | "nvmma_shared" | "padded_shared" | "shared"
+            "swizzled_shared" | "nvmma_shared" | "padded_shared" | "shared" | "shared_linear"
         )
     }
 
@@ -426,6 +476,7 @@ impl TritonAttr {
             "slice" => self.slice_to_linear(shape),
             "swizzled_shared" => self.swizzled_to_linear(&shape_log),
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
+            "shared_linear" => self.shared_linear_on(shape),
             "shared" => self.legacy_shared()?.to_linear(shape),
             // A `#ttg.linear` nested as a parent (at top level it is its own notation).
             "linear" => crate::notation::linear::parse_attr(&self.raw.to_string(), Some(shape)),
@@ -440,7 +491,7 @@ impl TritonAttr {
 }
 
 /// Attribute kinds this module imports (`shared` is Triton's pre-3.2 spelling; see `legacy`).
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 12] = [
     "padded_shared",
     "blocked",
     "nvidia_mma",
@@ -450,6 +501,7 @@ const KINDS: [&str; 11] = [
     "slice",
     "swizzled_shared",
     "nvmma_shared",
+    "shared_linear",
     "shared",
     "linear",
 ];
@@ -489,6 +541,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "padded_shared" => &["order", "shape", "offset", "block"],
         "shared" => &["vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"],
         "linear" => &["register", "lane", "warp", "block", "order"],
+        "shared_linear" => &["offset", "block"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
             "transposed",
