@@ -450,3 +450,20 @@ fn shared_linear_attribute_reads_with_its_alignment() {
     let e = run(&["show", &sl.replace(", alignment = 16", "")], 2);
     assert!(e.contains("alignment") && e.contains("missing"), "{e}");
 }
+
+#[test]
+fn ttgir_tensor_type_gives_its_encoding_and_its_shape() {
+    let t = format!("tensor<128x64xf16, {BLOCKED_1X8}>");
+    assert!(run(&["show", &t], 0).starts_with("#ttg.linear<{register"));
+    // The type's shape serves both sides, as --shape 128,64 would.
+    assert_eq!(run(&["equiv", &t, BLOCKED_1X8], 0), "equivalent");
+    assert_eq!(run(&["equiv", BLOCKED_1X8, &t], 0), "equivalent");
+    assert!(run(&["eval", &t, "--coord", "lane=8"], 0).contains("dim0:1"));
+    let e = run(&["equiv", &t, BLOCKED_1X8, "--shape", "64,64"], 2);
+    assert!(e.contains("[64, 64]") && e.contains("[128, 64]"), "{e}");
+    let e = run(&["show", "tensor<128x64xf16>"], 2);
+    assert!(
+        e.contains("TTGIR tensor type") && e.contains("encoding"),
+        "{e}"
+    );
+}

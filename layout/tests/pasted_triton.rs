@@ -1,9 +1,9 @@
-//! Triton text pasted whole reads as Triton builds it: a `#ttg.shared_linear<{..}, alignment =
-//! 16>` as Triton 3.9 prints it, and Triton 3.3 to 3.5's Gluon `BlockedLayout` with its CTA
-//! fields (the attribute with `CTAsPerCGA`, `CTASplitNum`, `CTAOrder`). The cases of
-//! `tests/data/triton/pasted.jsonl` (written by `bench/peers/gen_triton_pasted.py`: the exact
-//! text, and Triton 3.9's bases at the case's shape) of each kind read here import to exactly
-//! Triton's bases.
+//! Triton text pasted whole reads as Triton 3.9 builds it: a TTGIR tensor type
+//! `tensor<128x64xf16, #ttg.blocked<{..}>>` (its shape and its encoding), a
+//! `#ttg.shared_linear<{..}, alignment = 16>`, and Triton 3.3 to 3.5's Gluon `BlockedLayout`
+//! with its CTA fields. Every case of `tests/data/triton/pasted.jsonl` (written by
+//! `bench/peers/gen_triton_pasted.py`: the exact text Triton prints, and Triton's bases at the
+//! case's shape) imports to exactly Triton's bases.
 
 use layout::{Layout, LayoutError};
 use serde_json::Value;
@@ -63,6 +63,25 @@ fn refusal(text: &str, shape: Option<&[i64]>) -> String {
 
 const BLOCKED: &str = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], \
                        warpsPerCTA = [4, 1], order = [1, 0]}>";
+
+#[test]
+fn tensor_type_is_its_encoding_on_its_shape() {
+    let typed = format!("tensor<128x64xf16, {BLOCKED}>");
+    let l = Layout::parse(&typed, None).unwrap();
+    assert_eq!(l, Layout::parse(BLOCKED, Some(&[128, 64])).unwrap());
+    // The same shape given again agrees; another is an error naming both.
+    assert_eq!(Layout::parse(&typed, Some(&[128, 64])).unwrap(), l);
+    let e = refusal(&typed, Some(&[64, 64]));
+    assert!(e.contains("[64, 64]") && e.contains("[128, 64]"), "{e}");
+    // Pointer element types and other encodings.
+    let ptrs = format!("tensor<128x64x!tt.ptr<f16>, {BLOCKED}>");
+    assert_eq!(Layout::parse(&ptrs, None).unwrap(), l);
+}
+
+#[test]
+fn tensor_types_triton_prints_import_to_tritons_bases() {
+    assert_all_match("tensor_type", false, 120);
+}
 
 #[test]
 fn shared_linear_is_its_bases_and_alignment_is_not_part_of_the_map() {
@@ -130,6 +149,19 @@ fn older_gluon_blocked_layout_is_the_attribute_with_its_cta_fields() {
 #[test]
 fn older_gluon_blocked_layouts_import_to_tritons_bases() {
     assert_all_match("gluon_old", true, 200);
+}
+
+#[test]
+fn tensor_type_near_misses_name_what_and_where() {
+    let e = refusal("tensor<128x64xf16>", None);
+    assert!(
+        e.starts_with("TTGIR tensor type notation") && e.contains("encoding"),
+        "{e}"
+    );
+    let e = refusal("tensor<128x64xf16, #blocked>", None);
+    assert!(e.contains("--mlir") && e.ends_with("[#blocked]"), "{e}");
+    let e = refusal(&format!("tensor<128x64xf16, {BLOCKED}"), None);
+    assert!(e.contains("'>' closing the tensor type"), "{e}");
 }
 
 #[test]

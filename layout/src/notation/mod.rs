@@ -44,6 +44,15 @@ impl Notation {
     /// pointer, a CuTe DSL type) is looked through.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
+        if t.starts_with("tensor<") {
+            // A TTGIR tensor type: the notation of its encoding.
+            return match crate::triton::tensor_type(t) {
+                Ok(Some((encoding, _))) if !encoding.trim_start().starts_with("tensor<") => {
+                    Notation::detect(&encoding)
+                }
+                _ => Notation::TritonAttr,
+            };
+        }
         let inner = cute::past_envelope(t);
         let head = inner.split("->").next().unwrap_or(inner);
         let swizzle = inner.starts_with("Sw<") || inner.starts_with("S<");

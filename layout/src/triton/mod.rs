@@ -146,6 +146,108 @@ pub struct TritonAttr {
     raw: RawAttr,
 }
 
+/// A whole TTGIR tensor type, `tensor<128x64xf16, #ttg.blocked<{...}>>`, as TTGIR prints
+/// values: its shape, and the text with everything but the encoding blanked out (spaces of the
+/// same length, so error spans still point into the text as given). `None` when `text` is no
+/// tensor type. The element type is not part of the layout and is skipped.
+pub fn tensor_type(text: &str) -> Result<Option<(String, Vec<i64>)>> {
+    const WHAT: &str = "TTGIR tensor type";
+    let mut c = Cursor::new(text, WHAT);
+    if !c.eat("tensor<") {
+        return Ok(None);
+    }
+    let opened = c.pos();
+    let mut shape = Vec::new();
+    loop {
+        let at = c.pos();
+        let mut probe = c.clone();
+        match probe.int(false) {
+            Ok(d) if probe.rest().starts_with('x') => {
+                if d < 1 {
+                    return Err(c
+                        .error_at(at, probe.pos(), "a dimension of at least 1")
+                        .into());
+                }
+                shape.push(d);
+                c = probe;
+                c.expect("x")?;
+            }
+            _ => break,
+        }
+    }
+    if shape.is_empty() {
+        return Err(c
+            .error("a shape such as 128x64x before the element type (tensor<128x64xf16, #..>)")
+            .into());
+    }
+    // The element type (`f16`, `!tt.ptr<f16>`) runs to the comma outside any `<..>`.
+    let mut depth = 0i64;
+    let ty_len = c
+        .rest()
+        .char_indices()
+        .find(|&(_, ch)| {
+            match ch {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            depth < 0 || (depth == 0 && ch == ',')
+        })
+        .map(|(i, _)| i);
+    let Some(ty_len) = ty_len.filter(|&i| c.rest()[i..].starts_with(',')) else {
+        return Err(c
+            .error(
+                "an element type, ',' and the layout encoding (tensor<128x64xf16, \
+                 #ttg.blocked<{..}>>); a tensor type without an encoding has no layout",
+            )
+            .into());
+    };
+    if text.matches('<').count() != text.matches('>').count() {
+        let end = text.trim_end().len();
+        return Err(c
+            .error_at(
+                end,
+                end,
+                "'>' closing the tensor type (its '<' and '>' do not pair up)",
+            )
+            .into());
+    }
+    let enc_start = c.pos() + ty_len + 1;
+    let trimmed = text.trim_end();
+    let Some(enc_end) = trimmed
+        .strip_suffix('>')
+        .map(str::len)
+        .filter(|&e| e >= enc_start)
+    else {
+        return Err(c
+            .error_at(opened - 7, trimmed.len(), "'>' closing the tensor type")
+            .into());
+    };
+    let enc = text[enc_start..enc_end].trim();
+    if enc.starts_with('#') && !enc.contains('.') && !enc.contains('<') {
+        let at = enc_start + (text[enc_start..].len() - text[enc_start..].trim_start().len());
+        return Err(c
+            .error_at(
+                at,
+                at + enc.len(),
+                format!(
+                    "a layout attribute such as #ttg.blocked<{{..}}>: {enc} is an alias of a \
+                     TTGIR file (pass the file with --mlir FILE)"
+                ),
+            )
+            .into());
+    }
+    let blank = |t: &str| " ".repeat(t.len());
+    let out = format!(
+        "{}{}{}{}",
+        blank(&text[..enc_start]),
+        &text[enc_start..enc_end],
+        blank(&text[enc_end..enc_end + 1]),
+        &text[enc_end + 1..]
+    );
+    Ok(Some((out, shape)))
+}
+
 /// Parses one attribute; a leading alias definition (`#blocked = `) is skipped.
 pub fn parse_attr(text: &str) -> Result<TritonAttr> {
     let mut c = Cursor::new(text, NOTATION);
