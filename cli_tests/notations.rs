@@ -278,3 +278,192 @@ fn hostile_notation_inputs_are_refused_cleanly() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// Runs `args`, expects exit `code`, and returns stdout's first line (or stderr on exit 2).
+fn run(args: &[&str], code: i32) -> String {
+    let o = laycert(args);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{args:?}: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    if code == 2 {
+        stderr(&o)
+    } else {
+        first_line(&o)
+    }
+}
+
+#[test]
+fn swizzled_layouts_with_negative_strides_read_when_every_offset_is_an_address() {
+    let l = "Sw<3,3,3> o 511 o (8,64):(-64,-1)";
+    assert_eq!(run(&["show", l], 0), "Sw<3,3,3> o 511 o (8, 64):(-64, -1)");
+    // (0, 0) is sw(511) = 511 ^ 56.
+    assert_eq!(run(&["eval", l, "--coord", "0,0"], 0), "{{m:455}}");
+    let cpp = "Sw<3,3,3> o _511 o (_8,_64):(_-64,_-1)";
+    assert_eq!(run(&["equiv", l, cpp], 0), "equivalent");
+    // A stride on an extent-1 mode never contributes.
+    let l = "Sw<1,2,3> o (4,1,32):(1,-5,4)";
+    assert_eq!(
+        run(&["equiv", l, "Sw<1,2,3> o (4,1,32):(1,0,4)"], 0),
+        "equivalent"
+    );
+    let e = run(&["show", "Sw<3,3,3> o 510 o (8,64):(-64,-1)"], 2);
+    assert!(e.contains("the smallest is -1") && e.contains("^^^"), "{e}");
+}
+
+#[test]
+fn cute_dsl_prints_and_mlir_types_read_as_their_layouts() {
+    let dsl = "S<3,4,3> o 0 o (8,64):(64,1)";
+    assert_eq!(run(&["show", dsl], 0), "Sw<3,4,3> o (8, 64):(64, 1)");
+    assert_eq!(
+        run(&["equiv", dsl, "Sw<3,4,3> o (8,64):(64,1)"], 0),
+        "equivalent"
+    );
+    let typed = "!cute.composed_layout<\"S<3,4,3> o 0 o (8,64):(64,1)\">";
+    assert_eq!(run(&["eval", typed, "--coord", "2,0"], 0), "{{m:144}}");
+    assert_eq!(
+        run(
+            &["equiv", "!cute.layout<\"(4,8):(8,1)\">", "(4,8):(8,1)"],
+            0
+        ),
+        "equivalent"
+    );
+    let e = run(&["show", "!cute.layout<\"(?,8):(8,1)\">"], 2);
+    assert!(e.contains("CuTe notation") && e.contains("run time"), "{e}");
+}
+
+#[test]
+fn cute_tensor_prints_read_as_the_layout_after_the_pointer() {
+    let g = "gmem_ptr[16b](0x7f0000000000) o (128,64):(64,_1)";
+    assert_eq!(run(&["show", g], 0), "(128, 64):(64, 1)");
+    assert_eq!(run(&["eval", g, "--coord", "1,2"], 0), "{{m:66}}");
+    let s = "smem_ptr[16b](0x7f00) o Sw<3,4,3> o _0 o (8,64):(64,_1)";
+    assert_eq!(
+        run(&["equiv", s, "Sw<3,4,3> o (8,64):(64,1)"], 0),
+        "equivalent"
+    );
+    // The swizzle acts on element offsets here, on byte addresses after a pointer tag.
+    assert_eq!(
+        run(
+            &[
+                "equiv",
+                s,
+                "Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,_1)"
+            ],
+            1
+        ),
+        "not equivalent"
+    );
+    let e = run(
+        &["show", "Sw<3,4,3>_smem_ptr[16b](0x7f00) o (8,64):(64,_1)"],
+        2,
+    );
+    assert!(e.contains("swizzle pointer"), "{e}");
+}
+
+#[test]
+fn cute_scaled_basis_strides_read_as_axe_on_codomain_modes() {
+    let id = "(_64,_8):(_1@0,_1@1)";
+    assert_eq!(run(&["show", id], 0), "S[(8,64):(1@dim1,1@dim0)]");
+    // CuTe's flat index: 67 is the coordinate (3, 1).
+    assert_eq!(run(&["eval", id, "--coord", "67"], 0), "{{dim0:3, dim1:1}}");
+    assert_eq!(
+        run(&["eval", id, "--shape", "64,8", "--coord", "3,5"], 0),
+        "{{dim0:3, dim1:5}}"
+    );
+    assert_eq!(
+        run(
+            &["equiv", id, "S[(64,8):(1@dim0,1@dim1)]", "--shape", "64,8"],
+            0
+        ),
+        "equivalent"
+    );
+    assert_eq!(
+        run(&["equiv", "(_8,_64):(_1@1,_1@0)", id, "--shape", "512"], 1),
+        "not equivalent"
+    );
+    let e = run(&["show", "(_64,_8):(_1@0,2)"], 2);
+    assert!(
+        e.contains("CuTe ScaledBasis notation") && !e.contains("Axe"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tvm_tile_layout_reads_with_its_module_prefix() {
+    let t = "T.TileLayout(S[(8,8):(8,1)])";
+    assert_eq!(run(&["show", t], 0), "S[(8,8):(8,1)]");
+    assert_eq!(run(&["eval", t, "--coord", "9"], 0), "{{m:9}}");
+    assert_eq!(run(&["equiv", t, "S[64:1]"], 0), "equivalent");
+    let e = run(&["show", "T.TileLayout(S[(8,8):(8,1)]"], 2);
+    assert!(
+        e.contains("Axe notation") && e.contains("TileLayout"),
+        "{e}"
+    );
+}
+
+const BLOCKED_1X8: &str = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>";
+
+#[test]
+fn older_gluon_blocked_layout_reads_with_its_cta_fields() {
+    let old = "ttgl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], [1, 1], [1, 1], [1, 0])";
+    assert!(run(&["show", old, "--shape", "128,64"], 0).starts_with("#ttg.linear<{register"));
+    assert_eq!(
+        run(&["equiv", old, BLOCKED_1X8, "--shape", "128,64"], 0),
+        "equivalent"
+    );
+    let kw = "ttgl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0], ctas_per_cga=[1, 1], cta_split_num=[1, 1], cta_order=[1, 0])";
+    assert_eq!(
+        run(&["equiv", kw, old, "--shape", "128,64"], 0),
+        "equivalent"
+    );
+    assert!(run(&["eval", kw, "--shape", "128,64", "--coord", "lane=8"], 0).contains("dim0:1"));
+    let e = run(
+        &[
+            "show",
+            &old.replace("[1, 0])", "[1, 0], [1])"),
+            "--shape",
+            "8,8",
+        ],
+        2,
+    );
+    assert!(e.contains("at most 7 arguments"), "{e}");
+}
+
+#[test]
+fn shared_linear_attribute_reads_with_its_alignment() {
+    let sl = "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]}, alignment = 16>";
+    assert!(run(&["show", sl], 0).starts_with("#ttg.linear<{offset = [[0, 1]"));
+    assert_eq!(
+        run(&["eval", sl, "--coord", "offset=9"], 0),
+        "{{dim0:1, dim1:1}}"
+    );
+    // The same map as an unswizzled row-major shared layout.
+    let plain = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>";
+    assert_eq!(
+        run(&["equiv", sl, plain, "--shape", "8,8"], 0),
+        "equivalent"
+    );
+    let e = run(&["show", &sl.replace(", alignment = 16", "")], 2);
+    assert!(e.contains("alignment") && e.contains("missing"), "{e}");
+}
+
+#[test]
+fn ttgir_tensor_type_gives_its_encoding_and_its_shape() {
+    let t = format!("tensor<128x64xf16, {BLOCKED_1X8}>");
+    assert!(run(&["show", &t], 0).starts_with("#ttg.linear<{register"));
+    // The type's shape serves both sides, as --shape 128,64 would.
+    assert_eq!(run(&["equiv", &t, BLOCKED_1X8], 0), "equivalent");
+    assert_eq!(run(&["equiv", BLOCKED_1X8, &t], 0), "equivalent");
+    assert!(run(&["eval", &t, "--coord", "lane=8"], 0).contains("dim0:1"));
+    let e = run(&["equiv", &t, BLOCKED_1X8, "--shape", "64,64"], 2);
+    assert!(e.contains("[64, 64]") && e.contains("[128, 64]"), "{e}");
+    let e = run(&["show", "tensor<128x64xf16>"], 2);
+    assert!(
+        e.contains("TTGIR tensor type") && e.contains("encoding"),
+        "{e}"
+    );
+}

@@ -212,6 +212,24 @@ pub fn cute_to_axe(c: &CuteLayout, shape: Option<&[i64]>) -> Result<AxeLayout> {
     AxeLayout::from_shard(shard)
 }
 
+/// A CuTe layout with ScaledBasis strides, given as its flat modes `(extent, (value, axis))`
+/// first mode first, -> the Axe layout over `shape` (read colexicographically, as CuTe reads
+/// it): each dim's modes reversed, as [`cute_to_axe`] does. `(64,8):(1@dim0,1@dim1)` over
+/// `[512]` is `S[(8,64):(1@dim1,1@dim0)]`, over `[64, 8]` `S[(64,8):(1@dim0,1@dim1)]`.
+pub fn cute_basis_to_axe(modes: &[(i64, (i64, Axis))], shape: &[i64]) -> Result<AxeLayout> {
+    let size = arith::product(modes.iter().map(|(e, _)| *e), "CuTe size")?;
+    crate::shape::check_admits(shape, size)?;
+    let shard = group_colex(modes, shape)?
+        .iter()
+        .flat_map(|b| {
+            b.iter()
+                .rev()
+                .map(|(e, (s, a))| Iter::new(*e, *s, a.clone()))
+        })
+        .collect();
+    AxeLayout::from_shard(shard)
+}
+
 /// Row-major shard grouped by `shape`: one block per dim, each block slowest iter first.
 fn group_axe(a: &AxeLayout, shape: &[i64]) -> Result<Vec<Vec<Iter>>> {
     a.check_shape(shape)?;

@@ -34,10 +34,31 @@ pub enum Layout {
 impl Layout {
     /// Parses text in any notation. Triton attributes other than `#ttg.linear` need `shape` (the
     /// tensor shape) and import to a linear layout; `#ttg.linear` takes its out-dim sizes from it.
+    /// A CuTe layout with ScaledBasis strides reads as an Axe layout over `shape` (default: its
+    /// flat index), see [`notation::cute::parse_basis`]. A TTGIR tensor type
+    /// `tensor<128x64xf16, #ttg.blocked<{..}>>` is its encoding on its own shape (a different
+    /// `shape` is an error).
     pub fn parse(text: &str, shape: Option<&[i64]>) -> Result<Layout> {
+        // A TTGIR tensor type gives its encoding and the shape it is laid out on.
+        if let Some((encoding, own)) = triton::tensor_type(text)? {
+            if shape.is_some_and(|s| s != own) {
+                return Err(LayoutError::Shape {
+                    shape: shape.unwrap_or_default().to_vec(),
+                    why: format!("the tensor type gives the shape {own:?}"),
+                });
+            }
+            if encoding.trim_start().starts_with("tensor<") {
+                return Err(LayoutError::invalid(
+                    "TTGIR tensor type",
+                    "its encoding is another tensor type, not a layout attribute",
+                ));
+            }
+            return Layout::parse(&encoding, Some(&own));
+        }
         Ok(match Notation::detect(text) {
             Notation::Axe => Layout::Axe(notation::axe::parse(text)?),
             Notation::Cute => Layout::Cute(notation::cute::parse_layout(text)?),
+            Notation::CuteBasis => Layout::Axe(notation::cute::parse_basis(text, shape)?),
             Notation::Swizzled => Layout::Swizzled(notation::cute::parse_swizzled(text)?),
             Notation::Tv => Layout::Tv(notation::cute::parse_tv(text)?),
             Notation::LinearAttr => Layout::Linear(notation::linear::parse_attr(text, shape)?),

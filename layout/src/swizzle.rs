@@ -251,36 +251,49 @@ pub struct SwizzledLayout {
 }
 
 impl SwizzledLayout {
-    /// Requires non-negative strides (swizzles act on addresses).
+    /// `Sw o L`; every offset `L` reaches must be non-negative (see
+    /// [`SwizzledLayout::with_offset`]).
     pub fn new(swizzle: Swizzle, layout: CuteLayout) -> Result<SwizzledLayout> {
-        if layout.flat_modes().iter().any(|&(_, d)| d < 0) {
-            return Err(LayoutError::invalid(
-                format!("{swizzle} o {layout}"),
-                "a swizzled layout needs non-negative strides (a swizzle acts on addresses)",
-            ));
-        }
-        Ok(SwizzledLayout {
-            swizzle,
-            offset: 0,
-            layout,
-        })
+        SwizzledLayout::with_offset(swizzle, 0, layout)
     }
 
-    /// `Sw o offset o L`; the offset must be non-negative (an address).
+    /// `Sw o offset o L`. A swizzle acts on addresses, so every offset the layout reaches,
+    /// `offset + L(c)`, must be non-negative; strides may be negative when the offset makes up
+    /// for them, as in CuTe. The smallest is `offset + sum (e-1)*d` over the negative strides
+    /// (a mode of extent 1 never contributes): `Sw<3,3,3> o 511 o (8,64):(-64,-1)` reaches
+    /// 511 - 448 - 63 = 0, so it is accepted; `Sw<3,3,3> o 510 o (8,64):(-64,-1)` is not.
     pub fn with_offset(
         swizzle: Swizzle,
         offset: i64,
         layout: CuteLayout,
     ) -> Result<SwizzledLayout> {
-        if offset < 0 {
+        let smallest = layout
+            .flat_modes()
+            .iter()
+            .filter(|&&(_, d)| d < 0)
+            .fold(offset as i128, |acc, &(e, d)| {
+                acc.saturating_add((e as i128 - 1) * d as i128)
+            });
+        if smallest < 0 {
+            let what = if offset == 0 {
+                format!("{swizzle} o {layout}")
+            } else {
+                format!("{swizzle} o {offset} o {layout}")
+            };
             return Err(LayoutError::invalid(
-                format!("{swizzle} o {offset} o {layout}"),
-                "a swizzled layout's offset is an address: it must be non-negative",
+                what,
+                format!(
+                    "a swizzle acts on addresses, so every offset the layout reaches must be \
+                     non-negative, but the smallest is {smallest} (the offset {offset} plus \
+                     (extent-1)*stride of each negative stride)"
+                ),
             ));
         }
-        let mut s = SwizzledLayout::new(swizzle, layout)?;
-        s.offset = offset;
-        Ok(s)
+        Ok(SwizzledLayout {
+            swizzle,
+            offset,
+            layout,
+        })
     }
 
     /// The offset added before the swizzle (0 unless the layout is a slice).

@@ -25,6 +25,37 @@ fn tile_layout_wrapper_reads_as_its_argument() {
     assert!(axe::parse("TileLayout(S[8:1]").is_err());
 }
 
+/// TVM scripts name the wrapper with its module: `T.TileLayout(S[..])` (was refused with a
+/// "Gluon layout constructor" error, while the same text without `T.` was read).
+#[test]
+fn tile_layout_wrapper_reads_with_its_module_prefix() {
+    let inner = Layout::parse("S[(8,8):(8,1)]", None).unwrap();
+    for wrapped in [
+        "T.TileLayout(S[(8,8):(8,1)])",
+        "Tx.TileLayout(S[(8,8):(8,1)])",
+        "tvm.tirx.layout.TileLayout (S[(8,8):(8,1)])",
+    ] {
+        assert_eq!(Notation::detect(wrapped), Notation::Axe, "{wrapped}");
+        assert_eq!(Layout::parse(wrapped, None).unwrap(), inner, "{wrapped}");
+    }
+    // Near misses name the Axe notation and what is missing.
+    let e = Layout::parse("T.TileLayout(S[(8,8):(8,1)]", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("Axe notation: expected ')' closing TileLayout(..)"),
+        "{e}"
+    );
+    // An Axe shard inside a Gluon constructor says where it belongs.
+    let e = Layout::parse("ttgl.BlockedLayout(S[(8,8):(8,1)])", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("S[..] is an Axe shard") && e.contains("TileLayout"),
+        "{e}"
+    );
+}
+
 /// TVM's `tvm/tirx/layout.py` documents `S[8, 4, 2]` (extents only) and its tests write
 /// `TileLayout(S[4,])`: Python's subscript tuple without parentheses.
 #[test]

@@ -41,6 +41,7 @@ fn atom_text(text: &str, notation: &str, fits: impl Fn(&str) -> bool) -> Result<
     let kind = match layout::notation::Notation::detect(&atom.layout) {
         layout::notation::Notation::Axe => "Axe",
         layout::notation::Notation::Cute => "CuTe",
+        layout::notation::Notation::CuteBasis => "CuTe ScaledBasis",
         layout::notation::Notation::Swizzled => "swizzled CuTe",
         layout::notation::Notation::Tv => "CuTe thread-value",
         layout::notation::Notation::LinearAttr | layout::notation::Notation::LinearText => "linear",

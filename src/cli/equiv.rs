@@ -22,7 +22,10 @@ pub fn run(
     cert: Option<&str>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
-    let shape = input::shape(shape)?;
+    // A TTGIR tensor type gives its shape to both sides, as `--shape` would.
+    let shape = input::shape(shape)?
+        .or_else(|| input::tensor_type_shape(a))
+        .or_else(|| input::tensor_type_shape(b));
     // `--axes` (global) is applied to both by input::layout.
     let la = input::layout(a, shape.as_deref())?;
     let lb = input::layout(b, shape.as_deref())?;

@@ -150,6 +150,17 @@ pub fn layout(text: &str, shape: Option<&[i64]>) -> Result<Layout, BadInput> {
     }
 }
 
+/// The shape a layout argument gives itself as a TTGIR tensor type
+/// (`tensor<128x64xf16, #ttg.blocked<..>>` gives `[128, 64]`), so a command comparing it with
+/// another layout reads both as if `--shape 128,64` were given. `None` for other text.
+pub fn tensor_type_shape(text: &str) -> Option<Vec<i64>> {
+    let (text, _) = with_aliases(&uncomment(text), None).ok()?;
+    layout::triton::tensor_type(&text)
+        .ok()
+        .flatten()
+        .map(|(_, s)| s)
+}
+
 /// Text pasted from an MLIR lit test keeps its `//` comment markers (`// - register=1 -> ..`,
 /// `// where out dims are: ..`): when every non-empty line starts with `//`, they go.
 fn uncomment(text: &str) -> String {

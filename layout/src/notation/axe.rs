@@ -1,6 +1,7 @@
 //! TIRx/Axe notation: `S[shape:stride] + R[shape:stride] + offset@axis ...`. TIRx's own
 //! spellings are read too: the docstring form without `S[..]`, `(2, 8):(2@warpid, 1@laneid)`,
-//! and the Python wrapper `TileLayout(S[...])`.
+//! and the Python wrapper `TileLayout(S[...])`, also with its module (`T.TileLayout(S[...])`,
+//! `tirx.layout.TileLayout(S[...])`).
 //!
 //! ```text
 //! layout  := shard [ '+' replica ] { '+' offset }
@@ -67,14 +68,45 @@ fn iters_text(iters: &[Iter]) -> String {
     }
 }
 
+/// Whether `text` is TIRx's Python wrapper `TileLayout(...)`, with or without a module prefix
+/// (`T.TileLayout(S[(8,8):(8,1)])`, `tvm.tirx.layout.TileLayout(...)`).
+pub fn is_tile_layout_call(text: &str) -> bool {
+    tile_layout_call_len(text.trim_start()).is_some()
+}
+
+/// The length of `[module.]TileLayout(` at the start of `text`, when it is there.
+fn tile_layout_call_len(text: &str) -> Option<usize> {
+    let name_len = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(text.len());
+    let name = &text[..name_len];
+    if name != "TileLayout" && !name.ends_with(".TileLayout") {
+        return None;
+    }
+    let rest = &text[name_len..];
+    let open = rest.len() - rest.trim_start().len();
+    rest.trim_start()
+        .starts_with('(')
+        .then_some(name_len + open + 1)
+}
+
 fn parse_layout(c: &mut Cursor) -> Result<AxeLayout> {
     c.skip_ws();
-    // TIRx's wrapper as written in Python: `TileLayout(S[...])`.
-    if c.eat("TileLayout(") {
-        let l = parse_layout(c)?;
-        c.expect(")")?;
+    // TIRx's wrapper as written in Python: `TileLayout(S[...])`, `T.TileLayout(S[...])`.
+    if let Some(len) = tile_layout_call_len(c.rest()) {
+        let call = &c.rest()[..len];
+        c.eat(call);
+        let l = parse_shard_and_rest(c)?;
+        c.expect(")")
+            .map_err(|_| c.error("')' closing TileLayout(..)"))?;
         return Ok(l);
     }
+    parse_shard_and_rest(c)
+}
+
+/// A layout without TIRx's Python wrapper.
+fn parse_shard_and_rest(c: &mut Cursor) -> Result<AxeLayout> {
+    c.skip_ws();
     let start = c.pos();
     // TIRx docstrings write a shard without its `S[..]`: `(2, 8):(2@warpid, 1@laneid)`.
     let bare = c.peek() == Some('(') || c.peek().is_some_and(|ch| ch.is_ascii_digit());

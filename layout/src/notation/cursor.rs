@@ -113,12 +113,16 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A signed decimal integer. `allow_static` also accepts CuTe's static spelling `_8`.
+    /// A signed decimal integer. `allow_static` also accepts CuTe's static spelling `_8` (`_-8`).
     pub(crate) fn int(&mut self, allow_static: bool) -> Result<i64, ParseError> {
         self.skip_ws();
         let start = self.pos;
         let bytes = self.src.as_bytes();
         let mut i = self.pos;
+        // C++ CuTe prints a static negative `Int<-1>` as `_-1`.
+        if allow_static && bytes.get(i) == Some(&b'_') && bytes.get(i + 1) == Some(&b'-') {
+            i += 1;
+        }
         let neg = bytes.get(i) == Some(&b'-');
         if neg {
             i += 1;

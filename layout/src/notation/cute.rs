@@ -2,8 +2,24 @@
 //! `(8,):(1,)`. Parsing also takes C++ CuTe's spelling of static integers (`(_4,_8):(_1,_4)`)
 //! and spaces anywhere.
 //!
-//! Swizzled layouts: `Sw<3,4,3> o (8,64):(64,1)` (`∘` is accepted for `o`).
+//! Swizzled layouts: `Sw<3,4,3> o (8,64):(64,1)` (`∘` is accepted for `o`), also as the CuTe
+//! DSL prints them, `S<3,4,3> o 0 o (8,64):(64,1)` (the same swizzle, offset and layout).
 //! TV layouts: `((4,8),(2,2)):((32,1),(16,8)) -> (16,8)`: the layout then the tile shape.
+//!
+//! Text the tools print around a layout is read too:
+//! - the CuTe DSL's MLIR types `!cute.layout<"(4,8):(8,1)">` and
+//!   `!cute.composed_layout<"S<3,4,3> o 0 o (8,64):(64,1)">` (static values only; the DSL
+//!   prints `?` for a value known at run time);
+//! - the pointer of CuTe's `print(tensor)`, `gmem_ptr[16b](0x7f0000000000) o (128,64):(64,_1)`:
+//!   the tensor's element at `c` is at `ptr + L(c)`, so the layout is what follows the pointer
+//!   and the pointer's address is not part of it. (A pointer tag BETWEEN a swizzle and its
+//!   layout, `Sw<3,4,3> o smem_ptr[16b](unset) o L`, is different: there the swizzle acts on
+//!   byte addresses; see [`parse_swizzled`].)
+//!
+//! ScaledBasis strides (`make_identity_layout`, TMA coordinate layouts):
+//! `(_64,_8):(_1@0,_1@1)` maps a coordinate to a coordinate TUPLE; the stride `_1@1` (CuTe's
+//! `E<1>`) is one step along codomain mode 1. [`parse_basis`] reads it as the Axe layout whose
+//! axes `dim0`, `dim1`, ... are those codomain modes.
 
 use super::cursor::Cursor;
 use crate::cute::{CuteLayout, IntTuple, TvLayout};
@@ -12,26 +28,114 @@ use crate::swizzle::{Swizzle, SwizzledLayout};
 
 const NOTATION: &str = "CuTe";
 
-/// Parses `shape:stride` (or C++ CuTe's type, `Layout<Shape<_4,_8>,Stride<_8,_1>>`).
+/// The notation's name in errors about ScaledBasis strides.
+const BASIS: &str = "CuTe ScaledBasis";
+
+/// The CuTe DSL's MLIR type of a layout and of a composed (swizzled) layout.
+const DSL_LAYOUT: &str = "!cute.layout<\"";
+const DSL_COMPOSED: &str = "!cute.composed_layout<\"";
+
+/// Parses `shape:stride` (or C++ CuTe's type, `Layout<Shape<_4,_8>,Stride<_8,_1>>`, the DSL's
+/// `!cute.layout<"shape:stride">`, or a tensor's print `gmem_ptr[16b](0x..) o shape:stride`).
 pub fn parse_layout(text: &str) -> Result<CuteLayout> {
     if let Some(t) = cpp_type_text(text) {
         return parse_layout(&t);
     }
     let mut c = Cursor::new(text, NOTATION);
+    let close = open_envelope(&mut c, DSL_LAYOUT)?;
     let l = layout(&mut c)?;
+    close_envelope(&mut c, close)?;
     c.expect_end("end of layout")?;
     Ok(l)
 }
 
+/// The text after the envelope a tool prints around a layout (a tensor's pointer, a DSL type's
+/// opening), for telling notations apart; `text` itself when there is none.
+pub(crate) fn past_envelope(text: &str) -> &str {
+    let mut c = Cursor::new(text, NOTATION);
+    let _ = tensor_pointer(&mut c);
+    let _ = c.eat(DSL_LAYOUT) || c.eat(DSL_COMPOSED);
+    c.skip_ws();
+    c.rest()
+}
+
+/// Reads what may come before a layout: the pointer of a tensor's print (`gmem_ptr[16b](0x..)
+/// o`), then the DSL type `opener` (`!cute.layout<"`). Returns whether the DSL type's `">`
+/// must close it. The other DSL type is refused, naming the one expected.
+fn open_envelope(c: &mut Cursor, opener: &str) -> Result<bool> {
+    tensor_pointer(c)?;
+    if c.eat(opener) {
+        return Ok(true);
+    }
+    let other = if opener == DSL_LAYOUT {
+        DSL_COMPOSED
+    } else {
+        DSL_LAYOUT
+    };
+    let at = c.pos();
+    if c.eat(other) {
+        let what = if opener == DSL_LAYOUT {
+            "!cute.layout<\"..\"> around a layout without a swizzle (the DSL's !cute.composed_layout holds a swizzled one)"
+        } else {
+            "!cute.composed_layout<\"..\"> around a swizzled layout (the DSL's !cute.layout holds one without a swizzle)"
+        };
+        return Err(c.error_at(at, c.pos(), what).into());
+    }
+    Ok(false)
+}
+
+/// Closes what [`open_envelope`] opened.
+fn close_envelope(c: &mut Cursor, open: bool) -> Result<()> {
+    if open {
+        c.expect("\">")
+            .map_err(|_| c.error("'\">' closing the CuTe DSL type"))?;
+    }
+    Ok(())
+}
+
+/// Consumes the pointer CuTe's `print(tensor)` writes before the layout, with its `o`:
+/// `gmem_ptr[16b](0x7f0000000000) o`, `smem_ptr[16b](0x7f00) o`, `rmem_ptr[32b](..) o`, or a
+/// raw `ptr[32b](0x7ffd..) o`. The element offset the layout gives is added to the pointer, so
+/// neither the address nor the element width changes the layout.
+fn tensor_pointer(c: &mut Cursor) -> Result<()> {
+    const NAMES: [&str; 4] = ["gmem_ptr", "smem_ptr", "rmem_ptr", "ptr"];
+    c.skip_ws();
+    let start = c.pos();
+    let Some(name) = NAMES
+        .iter()
+        .find(|n| c.rest().starts_with(**n) && c.rest()[n.len()..].starts_with('['))
+    else {
+        return Ok(());
+    };
+    if pointer_text(c, &NAMES).is_empty() {
+        return Err(c
+            .error_at(
+                start,
+                start + name.len(),
+                format!(
+                    "a tensor's pointer as CuTe prints it, then 'o' and the layout \
+                     ({name}[16b](0x7f00) o (128,64):(64,_1))"
+                ),
+            )
+            .into());
+    }
+    Ok(())
+}
+
 /// Parses `Sw<B,M,S> o shape:stride` (also as CuTe's `print()` writes it, with a pointer tag
-/// `Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)`, and as the C++ type
-/// `ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag, Layout<...>>`).
+/// `Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)`, as the C++ type
+/// `ComposedLayout<Swizzle<3,4,3>, smem_ptr_flag, Layout<...>>`, as the CuTe DSL prints it,
+/// `S<3,4,3> o 0 o (8,64):(64,1)` or `!cute.composed_layout<"S<3,4,3> o 0 o (8,64):(64,1)">`,
+/// and after a tensor's pointer, `smem_ptr[16b](0x7f00) o Sw<3,4,3> o _0 o (8,64):(64,_1)`,
+/// which is the swizzled layout `Sw<3,4,3> o (8,64):(64,1)` of element offsets).
 pub fn parse_swizzled(text: &str) -> Result<SwizzledLayout> {
     if let Some(t) = cpp_type_text(text) {
         return parse_swizzled(&t);
     }
     let mut c = Cursor::new(text, NOTATION);
+    let close = open_envelope(&mut c, DSL_COMPOSED)?;
     let l = swizzled(&mut c)?;
+    close_envelope(&mut c, close)?;
     c.expect_end("end of layout")?;
     Ok(l)
 }
@@ -68,11 +172,14 @@ fn pointer_tag(c: &mut Cursor) -> Result<Option<u32>> {
 
 /// Consumes a pointer tag and its `o` when one is next; the tag's text (empty when none).
 fn pointer_tag_text(c: &mut Cursor) -> String {
+    pointer_text(c, &["smem_ptr", "gmem_ptr", "rmem_ptr"])
+}
+
+/// Consumes a pointer named one of `names` (`smem_ptr[16b](unset)`), and the `o` after it,
+/// when they are next; the pointer's text (empty when none).
+fn pointer_text(c: &mut Cursor, names: &[&str]) -> String {
     let mut probe = c.clone();
-    if !["smem_ptr", "gmem_ptr", "rmem_ptr"]
-        .iter()
-        .any(|t| probe.eat(t))
-    {
+    if !names.iter().any(|t| probe.eat(t)) {
         return String::new();
     }
     let rest = probe.rest();
@@ -188,6 +295,156 @@ pub fn parse_tv(text: &str) -> Result<TvLayout> {
     Ok(l)
 }
 
+/// Parses a CuTe layout whose strides are ScaledBasis elements, as CuTe prints
+/// `make_identity_layout` and TMA coordinate layouts: `(_64,_8):(_1@0,_1@1)` (the DSL writes
+/// `1@0`). Such a layout maps a coordinate to a coordinate tuple: `v@k` is `v` steps along
+/// codomain mode `k`, and a stride `0` moves nowhere. It reads as the Axe layout whose axes
+/// `dim0`, `dim1`, ... are the codomain modes, over `shape` read as CuTe reads it
+/// (colexicographically), by default the flat index `[size]`:
+/// `(_64,_8):(_1@0,_1@1)` is `S[(8,64):(1@dim1,1@dim0)]`, whose flat index `i` gives
+/// CuTe's `L(i) = (i mod 64, i / 64)`; with shape `[64, 8]` it is
+/// `S[(64,8):(1@dim0,1@dim1)]`, the identity on coordinates `(i, j)`.
+///
+/// A coordinate tensor's print, `ArithTuple(_0,_0) o (_64,_8):(_1@0,_1@1)`, reads the same way,
+/// its start tuple becoming the offset on each codomain mode.
+///
+/// Refused: a stride that is a plain non-zero integer (it has no codomain mode; CuTe cannot add
+/// it to a basis element either) and a basis into a nested codomain mode (`_1@0@1`).
+pub fn parse_basis(text: &str, shape: Option<&[i64]>) -> Result<crate::axe::AxeLayout> {
+    let mut c = Cursor::new(text, BASIS);
+    let start_tuple = arith_tuple(&mut c)?;
+    let close = open_envelope(&mut c, DSL_LAYOUT)?;
+    c.skip_ws();
+    let start = c.pos();
+    let shape_t = int_tuple(&mut c, 0)?;
+    c.expect(":")
+        .map_err(|_| c.error("':' between shape and stride"))?;
+    let (stride, modes) = basis_tuple(&mut c, 0)?;
+    let l = CuteLayout::new(shape_t, stride).map_err(|e| match e {
+        LayoutError::Parse(p) => LayoutError::Parse(p),
+        other => c
+            .error_at(start, c.pos(), format!("a valid layout ({other})"))
+            .into(),
+    })?;
+    close_envelope(&mut c, close)?;
+    c.expect_end("end of layout")?;
+    let axes: Vec<crate::axis::Axis> = modes
+        .leaves()
+        .into_iter()
+        .map(|k| crate::layout::dim_axis(k.max(0) as usize))
+        .collect();
+    let flat: Vec<(i64, (i64, crate::axis::Axis))> = l
+        .flat_modes()
+        .into_iter()
+        .zip(axes)
+        .map(|((e, d), a)| (e, (d, a)))
+        .collect();
+    let size = l.size();
+    let a = crate::convert::cute_basis_to_axe(&flat, shape.unwrap_or(&[size]))?;
+    let offset = start_tuple
+        .into_iter()
+        .enumerate()
+        .map(|(k, v)| (crate::layout::dim_axis(k), v))
+        .collect();
+    crate::axe::AxeLayout::new(a.shard().to_vec(), Vec::new(), offset)
+}
+
+/// The start of a coordinate tensor as CuTe's `print(tensor)` writes it, `ArithTuple(_0,_0) o`
+/// (`make_identity_tensor`): its element at `c` is the tuple `start + L(c)`, so the start is an
+/// offset on each codomain mode. Empty when there is none.
+fn arith_tuple(c: &mut Cursor) -> Result<Vec<i64>> {
+    if !c.eat("ArithTuple(") {
+        return Ok(Vec::new());
+    }
+    let mut start = Vec::new();
+    loop {
+        if start.len() >= MAX_MODE as usize {
+            return Err(c.error(format!("at most {MAX_MODE} codomain modes")).into());
+        }
+        start.push(c.int(true).map_err(|e| {
+            if e.expected.contains("64 bits") {
+                e
+            } else {
+                c.error("an integer (a start coordinate of one codomain mode)")
+            }
+        })?);
+        if c.eat(")") {
+            break;
+        }
+        c.expect(",").map_err(|_| c.error("',' or ')'"))?;
+    }
+    if !(c.eat("o") || c.eat("∘")) {
+        return Err(c.error("'o' after the start tuple").into());
+    }
+    Ok(start)
+}
+
+/// Codomain modes are numbered below this (a basis `_1@70000` is a typo, not a tensor).
+const MAX_MODE: i64 = 64;
+
+/// A stride tuple of ScaledBasis terms: the values, and each leaf's codomain mode (-1 for a
+/// plain `0`, which moves nowhere).
+fn basis_tuple(c: &mut Cursor, depth: usize) -> Result<(IntTuple, IntTuple), ParseError> {
+    if depth > MAX_DEPTH {
+        return Err(c.error(format!("at most {MAX_DEPTH} levels of nesting")));
+    }
+    if c.eat("(") {
+        let (mut values, mut modes) = (Vec::new(), Vec::new());
+        if !c.eat(")") {
+            loop {
+                let (v, m) = basis_tuple(c, depth + 1)?;
+                values.push(v);
+                modes.push(m);
+                if c.eat(")") {
+                    break;
+                }
+                c.expect(",").map_err(|_| c.error("',' or ')'"))?;
+                if c.eat(")") {
+                    break;
+                }
+            }
+        }
+        return Ok((IntTuple::Tuple(values), IntTuple::Tuple(modes)));
+    }
+    c.skip_ws();
+    let at = c.pos();
+    let v = c.int(true).map_err(|e| {
+        if e.expected.contains("64 bits") {
+            e
+        } else {
+            c.error("a stride such as _1@0 (a ScaledBasis: a value, '@', a codomain mode) or '('")
+        }
+    })?;
+    if !c.eat("@") {
+        if v == 0 {
+            return Ok((IntTuple::Int(0), IntTuple::Int(-1)));
+        }
+        return Err(c.error_at(
+            at,
+            c.pos(),
+            "a ScaledBasis stride such as _1@0, or 0: the other strides are ScaledBasis \
+             elements, and a plain integer stride has no codomain mode to step along",
+        ));
+    }
+    let mat = c.pos();
+    let mut probe = c.clone();
+    let Some(mode) = probe.int(false).ok().filter(|m| (0..MAX_MODE).contains(m)) else {
+        return Err(c.error(format!(
+            "a codomain mode number from 0 to {} after '@' (_1@1 steps along mode 1)",
+            MAX_MODE - 1
+        )));
+    };
+    *c = probe;
+    if c.peek() == Some('@') {
+        return Err(c.error_at(
+            mat,
+            c.pos() + 1,
+            "one codomain mode after '@': a basis into a nested codomain mode (_1@0@1) is not read",
+        ));
+    }
+    Ok((IntTuple::Int(v), IntTuple::Int(mode)))
+}
+
 /// Parses an IntTuple such as `(4,(2,4))` or `8`.
 pub fn parse_int_tuple(text: &str) -> Result<IntTuple> {
     let mut c = Cursor::new(text, NOTATION);
@@ -197,8 +454,12 @@ pub fn parse_int_tuple(text: &str) -> Result<IntTuple> {
 }
 
 pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
+    c.skip_ws();
     let start = c.pos();
-    c.expect("Sw<")?;
+    // `Sw<B,M,S>` as CuTe C++ prints a swizzle, `S<B,M,S>` as the CuTe DSL does.
+    if !(c.eat("Sw<") || c.eat("S<")) {
+        return Err(c.error("'Sw<' (or the CuTe DSL's 'S<')").into());
+    }
     let b = c.int(false)?;
     c.expect(",")?;
     let m = c.int(false)?;
@@ -211,6 +472,21 @@ pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
     };
     let sw = Swizzle::new(b, m, s)
         .map_err(|e| c.error_at(start, end, format!("a valid swizzle ({e})")))?;
+    if let Some(ptr) = ["_smem_ptr", "_gmem_ptr", "_rmem_ptr", "_ptr"]
+        .iter()
+        .find(|p| c.rest().starts_with(**p))
+    {
+        return Err(c
+            .error_at(
+                end,
+                end + ptr.len(),
+                "'o' after the swizzle: `Sw<..>_smem_ptr` is CuTe's print of a swizzle pointer, \
+                 which swizzles the ABSOLUTE address, so its layout depends on the pointer's \
+                 address and is not read (print the tensor's layout, or its composition \
+                 `Sw<..> o smem_ptr[16b](unset) o L`)",
+            )
+            .into());
+    }
     if !(c.eat("o") || c.eat("∘")) {
         return Err(c.error("'o' (composition) after the swizzle").into());
     }
@@ -329,6 +605,11 @@ fn int_tuple(c: &mut Cursor, depth: usize) -> Result<IntTuple, ParseError> {
         c.int(true).map(IntTuple::Int).map_err(|e| {
             if e.expected.contains("64 bits") {
                 e
+            } else if c.peek() == Some('?') {
+                c.error(
+                    "a static integer (the CuTe DSL prints '?' for a value known only at run \
+                     time; give the layout with its values)",
+                )
             } else {
                 c.error("an integer or '('")
             }

@@ -23,6 +23,9 @@ pub enum Notation {
     Axe,
     /// `shape:stride`
     Cute,
+    /// `shape:stride` with CuTe ScaledBasis strides, `(_64,_8):(_1@0,_1@1)` (read into Axe;
+    /// also a coordinate tensor's print `ArithTuple(_0,_0) o (_64,_8):(_1@0,_1@1)`)
+    CuteBasis,
     /// `Sw<B,M,S> o shape:stride`
     Swizzled,
     /// `shape:stride -> (tile)`
@@ -37,16 +40,30 @@ pub enum Notation {
 }
 
 impl Notation {
-    /// Detects the notation of `text`.
+    /// Detects the notation of `text`. Text a tool prints around a layout (a CuTe tensor's
+    /// pointer, a CuTe DSL type) is looked through.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
-        let head = t.split("->").next().unwrap_or(t);
-        if t.starts_with("S[") || t.starts_with("S [") || t.starts_with("TileLayout(") {
+        if t.starts_with("tensor<") {
+            // A TTGIR tensor type: the notation of its encoding.
+            return match crate::triton::tensor_type(t) {
+                Ok(Some((encoding, _))) if !encoding.trim_start().starts_with("tensor<") => {
+                    Notation::detect(&encoding)
+                }
+                _ => Notation::TritonAttr,
+            };
+        }
+        let inner = cute::past_envelope(t);
+        let head = inner.split("->").next().unwrap_or(inner);
+        let swizzle = inner.starts_with("Sw<") || inner.starts_with("S<");
+        if t.starts_with("S[") || t.starts_with("S [") || axe::is_tile_layout_call(t) {
             Notation::Axe
-        } else if head.contains('@') && !t.starts_with('#') && !t.starts_with("Sw<") {
+        } else if !t.starts_with('#') && !swizzle && has_scaled_basis(head) {
+            Notation::CuteBasis
+        } else if head.contains('@') && !t.starts_with('#') && !swizzle {
             // TIRx's docstring form, a shard with named axes and no `S[..]`.
             Notation::Axe
-        } else if t.starts_with("Sw<") || t.starts_with("ComposedLayout<") {
+        } else if swizzle || t.starts_with("ComposedLayout<") {
             Notation::Swizzled
         } else if t.starts_with("#ttg.linear") || t.starts_with("#triton_gpu.linear") {
             Notation::LinearAttr
@@ -66,6 +83,7 @@ impl Notation {
         match self {
             Notation::Axe => "axe",
             Notation::Cute => "cute",
+            Notation::CuteBasis => "cute-basis",
             Notation::Swizzled => "swizzled",
             Notation::Tv => "tv",
             Notation::LinearAttr => "linear-attr",
@@ -73,4 +91,14 @@ impl Notation {
             Notation::TritonAttr => "triton",
         }
     }
+}
+
+/// Whether a CuTe stride names a codomain mode after `@` (`_1@0`), where an Axe stride names
+/// an axis (`1@laneid`).
+fn has_scaled_basis(text: &str) -> bool {
+    text.match_indices('@').any(|(i, _)| {
+        text[i + 1..]
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit())
+    })
 }

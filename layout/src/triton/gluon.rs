@@ -6,7 +6,9 @@
 //! Arguments may be positional (in the dataclass's field order) or keywords; values are
 //! integers, `True`/`False`, `None` (the default), lists or tuples, and nested constructors
 //! (`parent=ttgl.BlockedLayout(...)`). A module prefix (`ttgl.`, `gl.`, `amd.`, ...) is
-//! ignored. Classes: `BlockedLayout`, `SliceLayout`, `DotOperandLayout`,
+//! ignored. Classes: `BlockedLayout` (also Triton 3.3 to 3.5's, with `ctas_per_cga`,
+//! `cta_split_num`, `cta_order`, which become the attribute's `CTAsPerCGA`, `CTASplitNum`,
+//! `CTAOrder`), `SliceLayout`, `DotOperandLayout`,
 //! `NVMMADistributedLayout`, `NVMMASharedLayout`, `SwizzledSharedLayout`,
 //! `DistributedLinearLayout`, `AMDMFMALayout`, `AMDWMMALayout`.
 
@@ -153,9 +155,60 @@ fn value(c: &mut Cursor, depth: usize) -> Result<Py, ParseError> {
         }
     }
     if matches!(c.peek(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_') {
+        let mut probe = c.clone();
+        if probe.ident("").is_ok() && probe.peek() == Some('[') {
+            // `S[(8,8):(8,1)]` is TIRx's Axe shard, not a Gluon value.
+            return Err(c.error(
+                "a Gluon argument (an integer, a list, a layout constructor); S[..] is an Axe \
+                 shard, which TIRx wraps as TileLayout(S[..])",
+            ));
+        }
         return Ok(Py::Call(call(c, depth + 1)?));
     }
     Ok(Py::Int(c.int(false)?))
+}
+
+/// The class whose fields a call fills: its own name, except for a `BlockedLayout` written
+/// with Triton 3.3 to 3.5's CTA fields (`ctas_per_cga=`, `cta_split_num=`, `cta_order=`, or
+/// positionally: more than 5 arguments, or a flat list of integers 5th).
+fn signature(call: &Call) -> &str {
+    if call.class != "BlockedLayout" {
+        return &call.class;
+    }
+    let old_keyword = call
+        .kwargs
+        .iter()
+        .any(|(k, _)| matches!(k.as_str(), "ctas_per_cga" | "cta_split_num" | "cta_order"));
+    let old_positional = call.args.len() > 5
+        || call.args.get(4).is_some_and(
+            |a| matches!(a, Py::List(xs) if xs.iter().any(|x| matches!(x, Py::Int(_)))),
+        );
+    if old_keyword || old_positional {
+        "BlockedLayout(ctas_per_cga)"
+    } else {
+        &call.class
+    }
+}
+
+/// The values Triton 3.3 to 3.5's `BlockedLayout._to_ir` passes for CTA fields left out
+/// (`ctas_per_cga or [1] * rank`, `cta_split_num or [1] * rank`, `cta_order or
+/// list(reversed(range(rank)))`) when any is given, since they are not the TTGIR attribute's
+/// defaults (a missing `CTASplitNum` there is `CTAsPerCGA`). `values` are the call's fields in
+/// order; `None` where none is given or the rank is unknown.
+fn old_cta_defaults(values: &[Option<&Py>]) -> [Option<Py>; 3] {
+    let given = values[4..7]
+        .iter()
+        .any(|v| matches!(v, Some(p) if !matches!(p, Py::None)));
+    let rank = values[0].and_then(ints).map(|v| v.len() as i64);
+    let (true, Some(rank)) = (given, rank) else {
+        return [None, None, None];
+    };
+    let list = |xs: Vec<i64>| Some(Py::List(xs.into_iter().map(Py::Int).collect()));
+    [
+        list(vec![1; rank as usize]),
+        list(vec![1; rank as usize]),
+        list((0..rank).rev().collect()),
+    ]
 }
 
 /// A class: its Gluon fields in order, each with the TTGIR field it becomes (`""`: handled by
@@ -175,6 +228,19 @@ fn class(name: &str) -> Option<Class> {
                 ("warps_per_cta", "warpsPerCTA", false),
                 ("order", "order", false),
                 ("cga_layout", "CGALayout", true),
+            ],
+        ),
+        // Triton 3.3 to 3.5's BlockedLayout, whose CTA fields became `cga_layout` in 3.6.
+        "BlockedLayout(ctas_per_cga)" => (
+            "blocked",
+            &[
+                ("size_per_thread", "sizePerThread", false),
+                ("threads_per_warp", "threadsPerWarp", false),
+                ("warps_per_cta", "warpsPerCTA", false),
+                ("order", "order", false),
+                ("ctas_per_cga", "CTAsPerCGA", true),
+                ("cta_split_num", "CTASplitNum", true),
+                ("cta_order", "CTAOrder", true),
             ],
         ),
         "SliceLayout" => (
@@ -292,7 +358,7 @@ fn ints(v: &Py) -> Option<Vec<i64>> {
 /// The attribute text of one constructor call.
 fn render(call: &Call, c: &mut Cursor, shape: &mut Option<Vec<i64>>) -> Result<String> {
     let (s, e) = call.span;
-    let Some(cls) = class(&call.class) else {
+    let Some(cls) = class(signature(call)) else {
         return Err(c
             .error_at(
                 s,
@@ -311,6 +377,7 @@ fn render(call: &Call, c: &mut Cursor, shape: &mut Option<Vec<i64>>) -> Result<S
             .into());
     }
     // Each field's value: positional first, then keywords.
+    let cta_defaults: [Option<Py>; 3];
     let mut values: Vec<Option<&Py>> = vec![None; cls.fields.len()];
     for (i, a) in call.args.iter().enumerate() {
         values[i] = Some(a);
@@ -318,11 +385,20 @@ fn render(call: &Call, c: &mut Cursor, shape: &mut Option<Vec<i64>>) -> Result<S
     for (k, v) in &call.kwargs {
         let Some(i) = cls.fields.iter().position(|(g, _, _)| g == k) else {
             let names: Vec<&str> = cls.fields.iter().map(|(g, _, _)| *g).collect();
+            let old = if call.class == "BlockedLayout" && cls.fields.len() == 5 {
+                "; Triton 3.3 to 3.5 had ctas_per_cga, cta_split_num, cta_order for cga_layout"
+            } else {
+                ""
+            };
             return Err(c
                 .error_at(
                     s,
                     e,
-                    format!("{}'s arguments ({}), not {k}", call.class, names.join(", ")),
+                    format!(
+                        "{}'s arguments ({}{old}), not {k}",
+                        call.class,
+                        names.join(", ")
+                    ),
                 )
                 .into());
         };
@@ -336,6 +412,15 @@ fn render(call: &Call, c: &mut Cursor, shape: &mut Option<Vec<i64>>) -> Result<S
                 .into());
         }
         values[i] = Some(v);
+    }
+    if cls.fields.iter().any(|(g, _, _)| *g == "ctas_per_cga") {
+        cta_defaults = old_cta_defaults(&values);
+        for (i, d) in cta_defaults.iter().enumerate() {
+            let slot = &mut values[4 + i];
+            if matches!(slot, None | Some(Py::None)) {
+                *slot = d.as_ref();
+            }
+        }
     }
     let mut out: Vec<String> = Vec::new();
     let mut wmma_dict: Vec<String> = Vec::new();

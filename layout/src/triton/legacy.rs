@@ -101,6 +101,7 @@ impl TritonAttr {
                 fields: fields.into_iter().chain(cga).collect(),
                 span: self.raw.span,
                 intervals: Vec::new(),
+                params: Vec::new(),
             },
         })
     }

@@ -89,6 +89,8 @@ pub struct RawAttr {
     pub span: (usize, usize),
     /// `padded_shared`'s `[interval:+padding, ...]` pairs (empty for other kinds).
     pub intervals: Vec<(i64, i64)>,
+    /// Parameters after the dictionary, `key = integer` (`shared_linear`'s `alignment = 16`).
+    pub params: Vec<(String, i64)>,
 }
 
 impl fmt::Display for RawAttr {
@@ -103,6 +105,9 @@ impl fmt::Display for RawAttr {
             write!(f, "[{}] ", pairs.join(", "))?;
         }
         write_fields(f, &self.fields)?;
+        for (k, v) in &self.params {
+            write!(f, ", {k} = {v}")?;
+        }
         f.write_str(">")
     }
 }
@@ -139,6 +144,108 @@ fn join(xs: &[i64]) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TritonAttr {
     raw: RawAttr,
+}
+
+/// A whole TTGIR tensor type, `tensor<128x64xf16, #ttg.blocked<{...}>>`, as TTGIR prints
+/// values: its shape, and the text with everything but the encoding blanked out (spaces of the
+/// same length, so error spans still point into the text as given). `None` when `text` is no
+/// tensor type. The element type is not part of the layout and is skipped.
+pub fn tensor_type(text: &str) -> Result<Option<(String, Vec<i64>)>> {
+    const WHAT: &str = "TTGIR tensor type";
+    let mut c = Cursor::new(text, WHAT);
+    if !c.eat("tensor<") {
+        return Ok(None);
+    }
+    let opened = c.pos();
+    let mut shape = Vec::new();
+    loop {
+        let at = c.pos();
+        let mut probe = c.clone();
+        match probe.int(false) {
+            Ok(d) if probe.rest().starts_with('x') => {
+                if d < 1 {
+                    return Err(c
+                        .error_at(at, probe.pos(), "a dimension of at least 1")
+                        .into());
+                }
+                shape.push(d);
+                c = probe;
+                c.expect("x")?;
+            }
+            _ => break,
+        }
+    }
+    if shape.is_empty() {
+        return Err(c
+            .error("a shape such as 128x64x before the element type (tensor<128x64xf16, #..>)")
+            .into());
+    }
+    // The element type (`f16`, `!tt.ptr<f16>`) runs to the comma outside any `<..>`.
+    let mut depth = 0i64;
+    let ty_len = c
+        .rest()
+        .char_indices()
+        .find(|&(_, ch)| {
+            match ch {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            depth < 0 || (depth == 0 && ch == ',')
+        })
+        .map(|(i, _)| i);
+    let Some(ty_len) = ty_len.filter(|&i| c.rest()[i..].starts_with(',')) else {
+        return Err(c
+            .error(
+                "an element type, ',' and the layout encoding (tensor<128x64xf16, \
+                 #ttg.blocked<{..}>>); a tensor type without an encoding has no layout",
+            )
+            .into());
+    };
+    if text.matches('<').count() != text.matches('>').count() {
+        let end = text.trim_end().len();
+        return Err(c
+            .error_at(
+                end,
+                end,
+                "'>' closing the tensor type (its '<' and '>' do not pair up)",
+            )
+            .into());
+    }
+    let enc_start = c.pos() + ty_len + 1;
+    let trimmed = text.trim_end();
+    let Some(enc_end) = trimmed
+        .strip_suffix('>')
+        .map(str::len)
+        .filter(|&e| e >= enc_start)
+    else {
+        return Err(c
+            .error_at(opened - 7, trimmed.len(), "'>' closing the tensor type")
+            .into());
+    };
+    let enc = text[enc_start..enc_end].trim();
+    if enc.starts_with('#') && !enc.contains('.') && !enc.contains('<') {
+        let at = enc_start + (text[enc_start..].len() - text[enc_start..].trim_start().len());
+        return Err(c
+            .error_at(
+                at,
+                at + enc.len(),
+                format!(
+                    "a layout attribute such as #ttg.blocked<{{..}}>: {enc} is an alias of a \
+                     TTGIR file (pass the file with --mlir FILE)"
+                ),
+            )
+            .into());
+    }
+    let blank = |t: &str| " ".repeat(t.len());
+    let out = format!(
+        "{}{}{}{}",
+        blank(&text[..enc_start]),
+        &text[enc_start..enc_end],
+        blank(&text[enc_end..enc_end + 1]),
+        &text[enc_end + 1..]
+    );
+    Ok(Some((out, shape)))
 }
 
 /// Parses one attribute; a leading alias definition (`#blocked = `) is skipped.
@@ -191,13 +298,28 @@ fn raw_attr(c: &mut Cursor, depth: usize) -> Result<RawAttr, ParseError> {
     }
     c.expect("{")?;
     let fields = field_list(c, depth)?;
-    c.expect(">")?;
+    let mut params: Vec<(String, i64)> = Vec::new();
+    while c.eat(",") {
+        let at = c.pos();
+        let key = c.ident("a parameter name (alignment)")?.to_string();
+        if params.iter().any(|(k, _)| *k == key) {
+            return Err(c.error_at(
+                at,
+                c.pos(),
+                format!("a new parameter ({key} appears twice)"),
+            ));
+        }
+        c.expect("=")?;
+        params.push((key, c.int(false)?));
+    }
+    c.expect(">").map_err(|_| c.error("',' or '>'"))?;
     Ok(RawAttr {
         dialect,
         kind,
         fields,
         span: (start, c.pos()),
         intervals,
+        params,
     })
 }
 
@@ -342,7 +464,10 @@ impl TritonAttr {
                 )
                 .into());
         };
-        let cga: &[&str] = if matches!(self.raw.kind.as_str(), "dot_op" | "slice" | "linear") {
+        let cga: &[&str] = if matches!(
+            self.raw.kind.as_str(),
+            "dot_op" | "slice" | "linear" | "shared_linear"
+        ) {
             &[]
         } else {
             &CGA_FIELDS
@@ -366,6 +491,33 @@ impl TritonAttr {
                 .validate(c)?;
             }
         }
+        let params: &[&str] = if self.raw.kind == "shared_linear" {
+            &["alignment"]
+        } else {
+            &[]
+        };
+        if let Some((k, _)) = self
+            .raw
+            .params
+            .iter()
+            .find(|(k, _)| !params.contains(&k.as_str()))
+        {
+            return Err(self.err(
+                k,
+                format!(
+                    "unknown parameter after the dictionary; #ttg.{} has {}",
+                    self.raw.kind,
+                    if params.is_empty() {
+                        "none".to_string()
+                    } else {
+                        params.join(", ")
+                    }
+                ),
+            ));
+        }
+        if self.raw.kind == "shared_linear" {
+            self.shared_linear()?;
+        }
         Ok(())
     }
 
@@ -385,7 +537,7 @@ impl TritonAttr {
     pub fn is_shared(&self) -> bool {
         matches!(
             self.raw.kind.as_str(),
-            "swizzled_shared" | "nvmma_shared" | "padded_shared" | "shared"
+            "swizzled_shared" | "nvmma_shared" | "padded_shared" | "shared" | "shared_linear"
         )
     }
 
@@ -426,6 +578,7 @@ impl TritonAttr {
             "slice" => self.slice_to_linear(shape),
             "swizzled_shared" => self.swizzled_to_linear(&shape_log),
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
+            "shared_linear" => self.shared_linear_on(shape),
             "shared" => self.legacy_shared()?.to_linear(shape),
             // A `#ttg.linear` nested as a parent (at top level it is its own notation).
             "linear" => crate::notation::linear::parse_attr(&self.raw.to_string(), Some(shape)),
@@ -440,7 +593,7 @@ impl TritonAttr {
 }
 
 /// Attribute kinds this module imports (`shared` is Triton's pre-3.2 spelling; see `legacy`).
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 12] = [
     "padded_shared",
     "blocked",
     "nvidia_mma",
@@ -450,6 +603,7 @@ const KINDS: [&str; 11] = [
     "slice",
     "swizzled_shared",
     "nvmma_shared",
+    "shared_linear",
     "shared",
     "linear",
 ];
@@ -489,6 +643,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "padded_shared" => &["order", "shape", "offset", "block"],
         "shared" => &["vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"],
         "linear" => &["register", "lane", "warp", "block", "order"],
+        "shared_linear" => &["offset", "block"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
             "transposed",

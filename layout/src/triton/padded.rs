@@ -18,10 +18,15 @@ use crate::cute::{CuteLayout, IntTuple};
 use crate::error::{LayoutError, Result};
 
 impl TritonAttr {
-    /// The shape the attribute names itself (`padded_shared`'s `shape = [..]`).
+    /// The shape the attribute names itself (`padded_shared`'s `shape = [..]`; the shape a
+    /// `shared_linear`'s bases fix).
     pub fn own_shape(&self) -> Option<Vec<i64>> {
         match (self.raw.kind.as_str(), self.value("shape")) {
             ("padded_shared", Some(AttrValue::List(s))) => Some(s.clone()),
+            ("shared_linear", _) => self
+                .shared_linear()
+                .ok()
+                .map(|l| l.outs().iter().map(|o| o.size()).collect()),
             _ => None,
         }
     }

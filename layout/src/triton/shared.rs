@@ -16,13 +16,99 @@
 //! collapsed, innermost first), then the remaining column tiles. `transposed` swaps the
 //! roles of the last two dims. The shape must hold at least one tile (8 rows of
 //! `swizzlingByteWidth` bytes), as Triton requires.
+//!
+//! `shared_linear<{offset = [[0, 1], ..], block = [[..]]}, alignment = 16>` (Triton 3.9's
+//! print) gives the bases themselves: offset bit `k` holds the element `offset[k]`. Each dim is
+//! as large as the bases reach, the layout must cover it (Triton refuses a layout that is not
+//! surjective) and the tensor shape must equal it (Triton asserts so). `alignment` is the
+//! buffer's alignment in bytes (a positive power of two), not part of the map.
 
-use super::{check_order, Registers, TileBuilder, TritonAttr};
+use super::{check_order, AttrValue, Registers, TileBuilder, TritonAttr};
 use crate::arith::log2;
 use crate::error::{LayoutError, Result};
-use crate::linear::LinearLayout;
+use crate::linear::{InDim, LinearLayout};
 
 impl TritonAttr {
+    /// A `shared_linear`'s layout, each dim as large as its bases reach (checked as Triton's
+    /// parser checks it: an `alignment` that is a positive power of two, bases of one rank,
+    /// a surjective map).
+    pub(super) fn shared_linear(&self) -> Result<LinearLayout> {
+        match self.raw.params.iter().find(|(k, _)| k == "alignment") {
+            Some((_, a)) if *a > 0 && log2(*a).is_some() => {}
+            Some((_, a)) => {
+                return Err(self.err(
+                    "alignment",
+                    format!("{a} is not a positive power of two (Triton requires one)"),
+                ))
+            }
+            None => {
+                return Err(self.err(
+                    "alignment",
+                    "missing: Triton writes it after the bases, `}, alignment = 16>`",
+                ))
+            }
+        }
+        let bases = |key: &str| -> Result<Vec<Vec<i64>>> {
+            match self.value(key) {
+                Some(AttrValue::Lists(b)) => Ok(b.clone()),
+                Some(AttrValue::List(b)) if b.is_empty() => Ok(Vec::new()),
+                None if key == "block" => Ok(Vec::new()),
+                None => Err(self.err(key, "missing")),
+                Some(_) => Err(self.err(key, "expected a list of bases such as [[0, 1]]")),
+            }
+        };
+        let offset = bases("offset")?;
+        let block = bases("block")?;
+        let Some(rank) = offset.first().map(Vec::len).filter(|&r| r > 0) else {
+            return Err(self.err("offset", "needs at least one basis, of rank 1 or more"));
+        };
+        for (key, bs) in [("offset", &offset), ("block", &block)] {
+            if let Some(b) = bs.iter().find(|b| b.len() != rank) {
+                return Err(self.err(key, format!("basis {b:?} is not of rank {rank}")));
+            }
+            if let Some(b) = bs.iter().find(|b| b.iter().any(|&v| v < 0)) {
+                return Err(self.err(key, format!("basis {b:?} has a negative entry")));
+            }
+        }
+        let names: Vec<String> = (0..rank).map(|i| format!("dim{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let ins = vec![
+            InDim {
+                name: "offset".into(),
+                bases: offset,
+            },
+            InDim {
+                name: "block".into(),
+                bases: block,
+            },
+        ];
+        let l = LinearLayout::with_inferred_outs(ins, &refs, &[])?;
+        if !l.is_surjective()? {
+            return Err(self.err(
+                "offset",
+                "the bases do not reach every element of the shape they span (Triton requires a \
+                 surjective layout)",
+            ));
+        }
+        Ok(l)
+    }
+
+    /// A `shared_linear` on a tensor of `shape`, which must be the shape its bases fix.
+    pub(super) fn shared_linear_on(&self, shape: &[i64]) -> Result<LinearLayout> {
+        let l = self.shared_linear()?;
+        let own: Vec<i64> = l.outs().iter().map(|o| o.size()).collect();
+        if own != shape {
+            return Err(LayoutError::Shape {
+                shape: shape.to_vec(),
+                why: format!(
+                    "a #ttg.shared_linear layout fixes its tensor's shape by its bases, here \
+                     {own:?} (Triton requires the two to be equal)"
+                ),
+            });
+        }
+        Ok(l)
+    }
+
     /// A positive power-of-two integer field, as log2.
     fn pow2_int(&self, key: &str) -> Result<u32> {
         let v = self.int(key)?;
