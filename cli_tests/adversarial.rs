@@ -55,7 +55,7 @@ fn check(args: &[String]) -> Result<(i32, String), String> {
         .arg("sh")
         .arg(bin())
         .args(args)
-        .current_dir(&dir)
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -668,7 +668,7 @@ fn empty_rule_and_pair_files_are_bad_input() {
     let (code, out, err) = plain(&["validate", &file("o.jsonl", &pair)]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.starts_with("REFUTED line1"), "{out}");
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `slice` of a layout that does not group by the shape (or whose region fits no grouped

@@ -268,7 +268,7 @@ fn verify_runs_the_embedded_corpus_and_every_verdict_matches() {
 fn verify_a_file_checks_its_claims_and_witnesses() {
     let tmp = common::scratch();
     let dir = tmp.path();
-    let path = corpus_file(&dir, false);
+    let path = corpus_file(dir, false);
     let o = laycert(&["verify", &path, "--verbose"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert_eq!(first_line(&o), "verify: 2 passed, 0 failed");
@@ -288,14 +288,14 @@ fn verify_a_file_checks_its_claims_and_witnesses() {
     );
     assert_eq!(v["checks"][1]["got"], "not equivalent");
     assert_eq!(v["summary"][0]["kind"], "spec-vector");
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn verify_exits_1_when_a_verdict_differs_from_its_expectation() {
     let tmp = common::scratch();
     let dir = tmp.path();
-    let path = corpus_file(&dir, true);
+    let path = corpus_file(dir, true);
     let o = laycert(&["verify", &path]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(first_line(&o), "verify: 1 passed, 1 failed");
@@ -305,7 +305,7 @@ fn verify_exits_1_when_a_verdict_differs_from_its_expectation() {
             && out.contains("expected not equivalent"),
         "{out}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -326,14 +326,14 @@ fn verify_names_file_entry_and_field_of_a_malformed_corpus() {
         err.contains("bad.toml: [[claim]] #1 \"x\": field `kind`: \"equals\" is not one of"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn verify_report_writes_html_with_pictures_beside_each_claim() {
     let tmp = common::scratch();
     let dir = tmp.path();
-    let path = corpus_file(&dir, false);
+    let path = corpus_file(dir, false);
     let out_dir = dir.join("out");
     let o = laycert(&["verify", &path, "--report", out_dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -347,7 +347,7 @@ fn verify_report_writes_html_with_pictures_beside_each_claim() {
         svg.starts_with("<svg") && svg.contains(">T4</text>"),
         "{svg}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -393,7 +393,7 @@ fn draw_writes_a_tv_picture_and_a_bank_map() {
     assert_eq!(json(&o)["rows"], 16);
     let o = laycert(&["draw", a, "--banks", "2", "-o", banks.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "a TV layout has no bank map");
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -1595,7 +1595,7 @@ fn check_is_valid_only_for_a_proof() {
         (c.status.code(), first_line(&c)),
         (Some(0), "valid".to_string())
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -1734,7 +1734,7 @@ fn catalog_atoms_of_every_family_work_in_equiv_draw_and_decompose() {
         assert_eq!(o.status.code(), Some(0), "{atom}: {}", stderr(&o));
         assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     }
-    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(dir).ok();
     // An atom as the layout to decompose: the Hopper 64x8 accumulator is itself an atom.
     let o = laycert(&["decompose", "atom:SM90_64x8x16.C", "--shape", "64,8"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -1810,7 +1810,7 @@ fn validate_decides_lines_over_their_claims_domain() {
     let o = laycert(&["validate", log.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not an identifier"), "{}", stderr(&o));
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Issue 15: an odd shape plans full CTAs (512 threads: its odd pitches narrow the accesses

@@ -818,5 +818,5 @@ fn dist_certificates_are_checked_as_certificates() {
             first_line(&o)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -61,7 +61,7 @@ fn gen_gemm_writes_a_validated_kernel_whose_certificate_checks() {
         "{}",
         String::from_utf8_lossy(&c.stdout)
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -233,5 +233,5 @@ fn no_swizzle_gives_the_sm80_baseline_and_predicts_its_conflicts() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--no-swizzle"));
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -56,7 +56,7 @@ fn synth_certifies_the_sm80_gemm_and_check_accepts_its_certificate() {
         "{}",
         first_line(&c)
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -101,5 +101,5 @@ fn synth_rejects_a_malformed_program_with_its_line_and_exit_2() {
     assert!(err.contains("line 3: copy: unknown tensor \"y\""), "{err}");
     let o = laycert(&["synth", f.to_str().unwrap(), "--target", "sm70"]);
     assert_eq!(o.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
