@@ -1120,6 +1120,25 @@ fn shuffle_refusals_say_the_true_reason() {
     );
 }
 
+/// The audit's pair: A and B share a register basis but B's lanes start at an XOR
+/// combination, so packing two f16 (or four i8) per shuffle would swap elements; the plan
+/// moves single elements (with f32 it always did) and its simulation passes.
+#[test]
+fn shuffle_packs_only_vectors_that_keep_their_element_order() {
+    let a = "#ttg.linear<{register=[[1]], lane=[[2],[4],[8],[16],[32]], warp=[], block=[]}>";
+    let b = "#ttg.linear<{register=[[1]], lane=[[3],[4],[8],[16],[32]], warp=[], block=[]}>";
+    for dtype in ["f16", "i8", "f32"] {
+        let o = laycert(&["shuffle", a, b, "--shape", "64", "--dtype", dtype]);
+        assert_eq!(o.status.code(), Some(0), "{dtype}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.starts_with("0 shuffles in 0 rounds, 1 element(s) per shuffle"),
+            "{out}"
+        );
+        assert!(out.contains("in-lane moves: 64 vector(s)"), "{out}");
+    }
+}
+
 const F2_WRITE: &str = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,8],[1,0],[2,0]], lane=[[0,16],[0,32],[0,64],[4,0],[8,0]], warp=[[16,0],[32,0],[64,0]]}>";
 const F2_READ: &str = "#ttg.linear<{register=[[1,0],[2,0],[4,0],[8,0],[0,1],[0,2]], lane=[[16,0],[32,0],[64,0],[0,4],[0,8]], warp=[[0,16],[0,32],[0,64]]}>";
 
