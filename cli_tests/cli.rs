@@ -1424,7 +1424,7 @@ fn linear_from_imports_a_triton_attribute_at_a_shape() {
     let o = laycert(&["linear", "from", nv, "--shape", "8,32"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("at least 8 rows of 64 elements"),
+        stderr(&o).contains("at least 64 elements per CTA along dim1 (the contiguous dim)"),
         "{}",
         stderr(&o)
     );
