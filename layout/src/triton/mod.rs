@@ -342,7 +342,10 @@ impl TritonAttr {
                 )
                 .into());
         };
-        let cga: &[&str] = if matches!(self.raw.kind.as_str(), "dot_op" | "slice" | "linear") {
+        let cga: &[&str] = if matches!(
+            self.raw.kind.as_str(),
+            "dot_op" | "slice" | "linear" | "generic_linear"
+        ) {
             &[]
         } else {
             &CGA_FIELDS
@@ -427,8 +430,11 @@ impl TritonAttr {
             "swizzled_shared" => self.swizzled_to_linear(&shape_log),
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
             "shared" => self.legacy_shared()?.to_linear(shape),
-            // A `#ttg.linear` nested as a parent (at top level it is its own notation).
-            "linear" => crate::notation::linear::parse_attr(&self.raw.to_string(), Some(shape)),
+            // A `#ttg.linear` or `#ttg.generic_linear` nested as a parent (at top level it is
+            // its own notation).
+            "linear" | "generic_linear" => {
+                crate::notation::linear::parse_attr(&self.raw.to_string(), Some(shape))
+            }
             "padded_shared" => Err(self.err(
                 "kind",
                 "a padded shared layout has holes in memory, so no linear layout; it is read as \
@@ -440,7 +446,7 @@ impl TritonAttr {
 }
 
 /// Attribute kinds this module imports (`shared` is Triton's pre-3.2 spelling; see `legacy`).
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 12] = [
     "padded_shared",
     "blocked",
     "nvidia_mma",
@@ -452,6 +458,7 @@ const KINDS: [&str; 11] = [
     "nvmma_shared",
     "shared",
     "linear",
+    "generic_linear",
 ];
 
 /// The multi-CTA fields: the old spelling (`CTAsPerCGA`, `CTASplitNum`, `CTAOrder`) and
@@ -488,7 +495,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "swizzled_shared" => &["vec", "perPhase", "maxPhase", "order"],
         "padded_shared" => &["order", "shape", "offset", "block"],
         "shared" => &["vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"],
-        "linear" => &["register", "lane", "warp", "block", "order"],
+        "linear" | "generic_linear" => &["register", "lane", "warp", "block", "order"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
             "transposed",
