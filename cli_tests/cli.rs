@@ -1120,6 +1120,54 @@ fn shuffle_refusals_say_the_true_reason() {
     );
 }
 
+/// The audit's pair: A and B share a register basis but B's lanes start at an XOR
+/// combination, so packing two f16 (or four i8) per shuffle would swap elements; the plan
+/// moves single elements (with f32 it always did) and its simulation passes.
+#[test]
+fn shuffle_packs_only_vectors_that_keep_their_element_order() {
+    let a = "#ttg.linear<{register=[[1]], lane=[[2],[4],[8],[16],[32]], warp=[], block=[]}>";
+    let b = "#ttg.linear<{register=[[1]], lane=[[3],[4],[8],[16],[32]], warp=[], block=[]}>";
+    for dtype in ["f16", "i8", "f32"] {
+        let o = laycert(&["shuffle", a, b, "--shape", "64", "--dtype", dtype]);
+        assert_eq!(o.status.code(), Some(0), "{dtype}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.starts_with("0 shuffles in 0 rounds, 1 element(s) per shuffle"),
+            "{out}"
+        );
+        assert!(out.contains("in-lane moves: 64 vector(s)"), "{out}");
+    }
+}
+
+/// The audit's completeness cases: Triton 3.9's `#ttg.generic_linear` print reads as the same
+/// bases spelled `#ttg.linear`, and `nvmma_shared` with `fp4Padded` imports to Triton's
+/// layout (offset bit 3 a zero basis: the padding) instead of a refusal.
+#[test]
+fn linear_from_reads_generic_linear_and_fp4_padded_nvmma() {
+    let bases = "register = [[1]], lane = [[3], [4], [8], [16], [32]], warp = [], block = []";
+    let generic = format!("#ttg.generic_linear<{{{bases}}}>");
+    let o = laycert(&["linear", "from", &generic, "--shape", "64"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), format!("#ttg.linear<{{{bases}}}>"));
+    let o = laycert(&[
+        "equiv",
+        &generic,
+        &format!("#ttg.linear<{{{bases}}}>"),
+        "--shape",
+        "64",
+    ]);
+    assert_eq!(first_line(&o), "equivalent", "{}", stderr(&o));
+    let fp4 = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, \
+               elementBitWidth = 8, fp4Padded = true}>";
+    let o = laycert(&["linear", "from", fp4, "--shape", "8,64"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        "#ttg.linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 0], [0, 8], [0, 16], [0, 32], \
+         [1, 8], [2, 16], [4, 32]], block = []}>"
+    );
+}
+
 const F2_WRITE: &str = "#ttg.linear<{register=[[0,1],[0,2],[0,4],[0,8],[1,0],[2,0]], lane=[[0,16],[0,32],[0,64],[4,0],[8,0]], warp=[[16,0],[32,0],[64,0]]}>";
 const F2_READ: &str = "#ttg.linear<{register=[[1,0],[2,0],[4,0],[8,0],[0,1],[0,2]], lane=[[16,0],[32,0],[64,0],[0,4],[0,8]], warp=[[0,16],[0,32],[0,64]]}>";
 
@@ -1405,7 +1453,7 @@ fn linear_from_imports_a_triton_attribute_at_a_shape() {
     let o = laycert(&["linear", "from", nv, "--shape", "8,32"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("at least 8 rows of 64 elements"),
+        stderr(&o).contains("at least 64 elements per CTA along dim1 (the contiguous dim)"),
         "{}",
         stderr(&o)
     );

@@ -4,8 +4,9 @@
 //! A plan is one instruction sequence for every warp, so `A` and `B` must have equal warp (and
 //! block) bases: different ones move elements between warps, or, when each warp holds the same
 //! elements in both, place them at lanes and registers that differ from warp to warp. Then the
-//! conversion is a sequence of shuffle ROUNDS. With `V` the registers common to both (moved together, at most
-//! 32 bits), `I = A_Thr ∩ B_Thr`, `E = A_Thr \ I`, `F = B_Thr \ I` and `G = {e_i ⊕ f_i}`, the
+//! conversion is a sequence of shuffle ROUNDS. With `V` the registers common to both (moved
+//! together, at most 32 bits, and only bits that keep every vector's element order: see
+//! `common_vector`), `I = A_Thr ∩ B_Thr`, `E = A_Thr \ I`, `F = B_Thr \ I` and `G = {e_i ⊕ f_i}`, the
 //! round `i` moves the elements of the coset `R(i) ⊕ span(V ∪ I ∪ G)`, `R` completing that span
 //! to the warp's elements: each lane sends one vector and receives one. With broadcasting a
 //! round may need several shuffles; the plan lists each one. An element that is already in its
@@ -210,21 +211,7 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
         ));
     }
     check_same_in_every_warp(a, b, &ta)?;
-    // V: common registers, at most 32 bits per shuffle.
-    let max_v = (4 / elem_bytes.min(4)).trailing_zeros() as usize;
-    let mut src_vector = Vec::new();
-    let mut dst_vector = Vec::new();
-    for (i, &c) in ar.iter().enumerate() {
-        if src_vector.len() == max_v || c == 0 {
-            continue;
-        }
-        if let Some(j) = br.iter().position(|&x| x == c) {
-            if !dst_vector.contains(&j) {
-                src_vector.push(i);
-                dst_vector.push(j);
-            }
-        }
-    }
+    let (src_vector, dst_vector) = common_vector(&ar, &al, &br, &bl, elem_bytes);
     let v: Vec<u128> = src_vector.iter().map(|&i| ar[i]).collect();
     let (la, lb) = (nonzero(&al), nonzero(&bl));
     let i_set: Vec<u128> = f2::intersection(&la, &lb);
@@ -233,7 +220,9 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
     let g: Vec<u128> = e.iter().zip(&f).map(|(x, y)| x ^ y).collect();
     let s0: Vec<u128> = f2::extend(&[], v.iter().chain(&i_set).chain(&g).copied());
     let r = f2::extend(&s0, ta.iter().chain(&tb).copied());
-    let a_inv = Echelon::of_columns(&ta);
+    // Every element's source is a vector start of A (its vector bits 0), so the columns of
+    // A's vector bits are left out of the solve.
+    let a_inv = Echelon::of_columns(&without(&ta, &src_vector));
     let (a_reg_bits, b_reg_bits) = (ar.len(), br.len());
     let b_vmask = vector_register(&dst_vector, (1 << dst_vector.len()) - 1);
     let b_lanes = 1i64 << bl.len();
@@ -278,6 +267,55 @@ pub fn shuffle_plan(a: &LinearLayout, b: &LinearLayout, elem_bytes: u32) -> Resu
         shuffles,
         moves,
     })
+}
+
+/// `cols` with the columns at `bits` replaced by 0.
+fn without(cols: &[u128], bits: &[usize]) -> Vec<u128> {
+    cols.iter()
+        .enumerate()
+        .map(|(i, &c)| if bits.contains(&i) { 0 } else { c })
+        .collect()
+}
+
+/// The vector `V`: pairs (A register bit, B register bit) with the same column, at most 32
+/// bits of elements, such that each vector keeps its element order.
+///
+/// A shuffle moves a vector as one word, so element `t` of the vector B stores at register
+/// `dst | V_B(t)` must be element `t` of the vector A sends from `src | V_A(t)`. With `src`
+/// and `dst` vector starts (vector bits 0) that holds exactly when every B vector start lies
+/// in the span of A's other columns (`W_B ⊆ W_A`, each `W` the span of the register and
+/// lane columns outside `V`). Example: A `register [[1]], lane [[2]]` and B
+/// `register [[1]], lane [[3]]` share the register column 1, but B's lane 1 starts at 3,
+/// which A holds as the second element of its vector (2, 3): the pair would arrive as (2, 3)
+/// where B wants (3, 2), so that bit is no vector bit. A bit kept out of `V` costs shuffles,
+/// never correctness; bits are taken greedily in A's register order (the condition is
+/// inherited by subsets, so the greedy result is a maximal valid `V`).
+fn common_vector(
+    ar: &[u128],
+    al: &[u128],
+    br: &[u128],
+    bl: &[u128],
+    elem_bytes: u32,
+) -> (Vec<usize>, Vec<usize>) {
+    let max_v = (4 / elem_bytes.min(4)).trailing_zeros() as usize;
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for (i, &c) in ar.iter().enumerate() {
+        if src.len() == max_v || c == 0 {
+            continue;
+        }
+        let Some(j) = (0..br.len()).find(|&j| br[j] == c && !dst.contains(&j)) else {
+            continue;
+        };
+        src.push(i);
+        dst.push(j);
+        let w_a = Echelon::of_columns(&[without(ar, &src), al.to_vec()].concat());
+        let keeps_order = without(br, &dst).iter().chain(bl).all(|&x| w_a.contains(x));
+        if !keeps_order {
+            src.pop();
+            dst.pop();
+        }
+    }
+    (src, dst)
 }
 
 impl ShufflePlan {

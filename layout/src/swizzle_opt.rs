@@ -335,8 +335,10 @@ fn predict(
     })
 }
 
-/// The cheapest CuTe `Sw<B,M,S> o L` (L row- or column-major, `B <= 3`, `M <= 4`) for a pair,
-/// by lemma 9.4, each side with its widest aligned vector: what a CuTe author can write down.
+/// The cheapest CuTe `Sw<B,M,S> o L` for a pair (L row- or column-major; every swizzle whose
+/// touched bits lie within the tile's address bits, with CuTe's `|S| >= B`: see
+/// [`cute_swizzles`]), by lemma 9.4, each side with its widest aligned vector: what a CuTe
+/// author can write down. Ties go to the first in search order (the smallest `B`, `M`, `|S|`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CuteChoice {
     /// `Sw<B,M,S> o shape:stride`, checked pointwise against its F2 form.
@@ -369,17 +371,7 @@ pub fn best_cute_swizzle(
         .collect();
     let mut best: Option<(u64, Swizzle, CuteLayout, SidePrediction, SidePrediction)> = None;
     for base in compact_layouts(&shape)? {
-        let mut sws = vec![Swizzle::identity()];
-        for bits in 1..=3u32 {
-            for m in 0..=4u32 {
-                for sh in 1..=d {
-                    if bits + m + sh <= d {
-                        sws.push(Swizzle::new(bits, m, sh as i32)?);
-                    }
-                }
-            }
-        }
-        for sw in sws {
+        for sw in cute_swizzles(d)? {
             // logical -> offset is linear: one column per logical bit.
             let mut cols = Vec::new();
             for (j, o) in outs.iter().enumerate() {
@@ -426,6 +418,25 @@ pub fn best_cute_swizzle(
         write,
         read,
     }))
+}
+
+/// Every CuTe swizzle on `d` address bits, identity first: `Sw<B,M,S>` with `B >= 1`,
+/// `|S| >= B` (CuTe's requirement: source and destination bits apart) and all touched bits
+/// below `d` (`M + |S| + B <= d`), ordered by `B`, then `M`, then `|S|`, `+S` before `-S`.
+/// Example: `d = 4` gives the identity, `Sw<1,0,1>`, `Sw<1,0,-1>`, `Sw<1,0,2>`, `Sw<1,0,-2>`,
+/// `Sw<1,0,3>`, `Sw<1,0,-3>`, `Sw<1,1,1>`, ..., `Sw<1,2,1>`, `Sw<1,2,-1>`, `Sw<2,0,2>`,
+/// `Sw<2,0,-2>`.
+pub fn cute_swizzles(d: u32) -> Result<Vec<Swizzle>> {
+    let mut out = vec![Swizzle::identity()];
+    for bits in 1..=d / 2 {
+        for base in 0..=d - 2 * bits {
+            for shift in bits..=d - base - bits {
+                out.push(Swizzle::new(bits, base, shift as i32)?);
+                out.push(Swizzle::new(bits, base, -(shift as i32))?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The side's widest vector under `memory` (register `i` at offset `2^t` for `t = 0, 1, ..`,
@@ -544,12 +555,18 @@ fn unrank(base: &CuteLayout, shape: &[i64], offset: i64) -> Result<Vec<i64>> {
         .collect())
 }
 
-/// The `Sw<B,M,S>` (S > 0) whose matrix has these columns, or the identity.
+/// The `Sw<B,M,S>` whose matrix has these columns, or the identity: S > 0 first (any B),
+/// then the CuTe swizzles with S < 0 ([`cute_swizzles`]).
 fn match_swizzle(t: &[u128], d: u32) -> Result<Option<Swizzle>> {
     let identity = t.iter().enumerate().all(|(k, &c)| c == 1u128 << k);
     if identity {
         return Ok(Some(Swizzle::identity()));
     }
+    let fits = |sw: &Swizzle| {
+        t.iter()
+            .enumerate()
+            .all(|(k, &c)| sw.apply(1i64 << k).map(|v| v as u128 == c).unwrap_or(false))
+    };
     for bits in 1..=d {
         for base in 0..d {
             for shift in 1..=d {
@@ -557,17 +574,15 @@ fn match_swizzle(t: &[u128], d: u32) -> Result<Option<Swizzle>> {
                     break;
                 }
                 let sw = Swizzle::new(bits, base, shift as i32)?;
-                let fits = t
-                    .iter()
-                    .enumerate()
-                    .all(|(k, &c)| sw.apply(1i64 << k).map(|v| v as u128 == c).unwrap_or(false));
-                if fits {
+                if fits(&sw) {
                     return Ok(Some(sw));
                 }
             }
         }
     }
-    Ok(None)
+    Ok(cute_swizzles(d)?
+        .into_iter()
+        .find(|sw| sw.shift() < 0 && fits(sw)))
 }
 
 /// `#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>` equal to `mem` at every coordinate

@@ -3,7 +3,9 @@
 //! 1. The TTGIR attribute: `#ttg.linear<{register = [[0, 1], [1, 0]], lane = [[0, 2]],
 //!    warp = [], block = []}>`. Out-dims are `dim0, dim1, ...`; the attribute does not carry
 //!    their sizes (the tensor type does): they are inferred from the bases, and a tensor shape,
-//!    if given, fits the layout to it as Triton does ([`fit_to_shape`]).
+//!    if given, fits the layout to it as Triton does ([`fit_to_shape`]). Triton 3.9 prints a
+//!    layout whose bases are not a permutation of unit vectors (after dropping zero bases) as
+//!    `#ttg.generic_linear<{...}>` with the same fields; it reads here with the same meaning.
 //! 2. `LinearLayout::toString()`:
 //!    ```text
 //!     - register=1 -> (0, 1)
@@ -22,15 +24,15 @@ use crate::linear::{InDim, LinearLayout, OutDim};
 const ATTR: &str = "linear attribute";
 const TEXT: &str = "LinearLayout text";
 
-/// Parses `#ttg.linear<{...}>`. A flat `order = [..]` is read and ignored, as Triton's parser
+/// Parses `#ttg.linear<{...}>` (or `#ttg.generic_linear<{...}>`, the same). A flat `order = [..]` is read and ignored, as Triton's parser
 /// ignores every key but its in-dims. With a tensor `shape`, an attribute whose in-dims are Triton's
 /// (`register, lane, warp, block`) is fitted to it as Triton does ([`fit_to_shape`]); one with
 /// other in-dim names (laycert's own linear layouts) takes the shape as its out-dim sizes, and
 /// a basis outside it is an error naming the basis and the shape.
 pub fn parse_attr(text: &str, shape: Option<&[i64]>) -> Result<LinearLayout> {
     let mut c = Cursor::new(text, ATTR);
-    if !(c.eat("#ttg.linear<") || c.eat("#triton_gpu.linear<")) {
-        return Err(c.error("'#ttg.linear<'").into());
+    if !(c.eat("#ttg.linear<") || c.eat("#triton_gpu.linear<") || c.eat("#ttg.generic_linear<")) {
+        return Err(c.error("'#ttg.linear<' or '#ttg.generic_linear<'").into());
     }
     c.expect("{")?;
     let mut ins = Vec::new();

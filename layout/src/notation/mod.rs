@@ -30,7 +30,7 @@ pub enum Notation {
     Swizzled,
     /// `shape:stride -> (tile)`
     Tv,
-    /// `#ttg.linear<{...}>`
+    /// `#ttg.linear<{...}>` (or `#ttg.generic_linear<{...}>`)
     LinearAttr,
     /// `LinearLayout::toString()` text
     LinearText,
@@ -65,7 +65,10 @@ impl Notation {
             Notation::Axe
         } else if swizzle || t.starts_with("ComposedLayout<") {
             Notation::Swizzled
-        } else if t.starts_with("#ttg.linear") || t.starts_with("#triton_gpu.linear") {
+        } else if t.starts_with("#ttg.linear")
+            || t.starts_with("#triton_gpu.linear")
+            || t.starts_with("#ttg.generic_linear")
+        {
             Notation::LinearAttr
         } else if t.starts_with('#') || crate::triton::gluon::is_gluon(t) {
             Notation::TritonAttr

@@ -466,7 +466,7 @@ impl TritonAttr {
         };
         let cga: &[&str] = if matches!(
             self.raw.kind.as_str(),
-            "dot_op" | "slice" | "linear" | "shared_linear"
+            "dot_op" | "slice" | "linear" | "shared_linear" | "generic_linear"
         ) {
             &[]
         } else {
@@ -580,8 +580,11 @@ impl TritonAttr {
             "nvmma_shared" => self.nvmma_shared_to_linear(shape, &shape_log),
             "shared_linear" => self.shared_linear_on(shape),
             "shared" => self.legacy_shared()?.to_linear(shape),
-            // A `#ttg.linear` nested as a parent (at top level it is its own notation).
-            "linear" => crate::notation::linear::parse_attr(&self.raw.to_string(), Some(shape)),
+            // A `#ttg.linear` or `#ttg.generic_linear` nested as a parent (at top level it is
+            // its own notation).
+            "linear" | "generic_linear" => {
+                crate::notation::linear::parse_attr(&self.raw.to_string(), Some(shape))
+            }
             "padded_shared" => Err(self.err(
                 "kind",
                 "a padded shared layout has holes in memory, so no linear layout; it is read as \
@@ -593,7 +596,7 @@ impl TritonAttr {
 }
 
 /// Attribute kinds this module imports (`shared` is Triton's pre-3.2 spelling; see `legacy`).
-const KINDS: [&str; 12] = [
+const KINDS: [&str; 13] = [
     "padded_shared",
     "blocked",
     "nvidia_mma",
@@ -606,6 +609,7 @@ const KINDS: [&str; 12] = [
     "shared_linear",
     "shared",
     "linear",
+    "generic_linear",
 ];
 
 /// The multi-CTA fields: the old spelling (`CTAsPerCGA`, `CTASplitNum`, `CTAOrder`) and
@@ -642,7 +646,7 @@ fn fields_of(kind: &str) -> Option<&'static [&'static str]> {
         "swizzled_shared" => &["vec", "perPhase", "maxPhase", "order"],
         "padded_shared" => &["order", "shape", "offset", "block"],
         "shared" => &["vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"],
-        "linear" => &["register", "lane", "warp", "block", "order"],
+        "linear" | "generic_linear" => &["register", "lane", "warp", "block", "order"],
         "shared_linear" => &["offset", "block"],
         "nvmma_shared" => &[
             "swizzlingByteWidth",
@@ -971,10 +975,81 @@ mod tests {
         refusal(&shared_slice, &[8], "parent");
         let nv = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>";
         assert!(import(nv, &[8, 64]).is_ok());
-        assert!(refusal(nv, &[8, 32], "8 rows").contains("64 elements"));
+        assert!(refusal(nv, &[8, 32], "contiguous dim").contains("64 elements"));
+        assert!(refusal(nv, &[4, 64], "8 rows").contains("4 rows of 64"));
         refusal(&nv.replace("128", "96"), &[8, 64], "swizzlingByteWidth");
         refusal(&nv.replace("= 16}", "= 12}"), &[8, 64], "elementBitWidth");
         refusal(nv, &[2, 8, 64], "rank");
+    }
+
+    /// The audit's cases (Triton 3.9's Gluon gives these bases): rank-3 `transposed` keeps
+    /// dim 0 contiguous and shares the 2-D columns with dim 1; unswizzled, it lands the TMA
+    /// block's dims on dims of other sizes (zero bases: padding). `fp4Padded` maps the upper
+    /// 8 of every 16 offsets onto the lower 8 (a zero basis).
+    #[test]
+    fn nvmma_shared_follows_triton_for_rank_3_transposed_and_fp4_padding() {
+        let nv = |w: i64, bits: i64, rest: &str| {
+            format!(
+                "#ttg.nvmma_shared<{{swizzlingByteWidth = {w}, transposed = true, \
+                 elementBitWidth = {bits}{rest}}}>"
+            )
+        };
+        let offsets =
+            |text: &str, shape: &[i64]| import(text, shape).unwrap().ins()[0].bases.clone();
+        assert_eq!(
+            offsets(&nv(32, 64, ", rank = 3"), &[4, 8, 8]),
+            [
+                [1, 0, 0],
+                [2, 0, 0],
+                [0, 1, 0],
+                [0, 2, 0],
+                [2, 4, 0],
+                [0, 0, 1],
+                [0, 0, 2],
+                [0, 0, 4]
+            ]
+        );
+        assert_eq!(
+            offsets(&nv(0, 16, ", rank = 3"), &[2, 16, 16]),
+            [
+                [0, 1, 0],
+                [1, 0, 0],
+                [0, 0, 0],
+                [0, 0, 0],
+                [0, 0, 0],
+                [0, 0, 1],
+                [0, 0, 2],
+                [0, 0, 4],
+                [0, 0, 8],
+                [0, 2, 0],
+                [0, 4, 0],
+                [0, 8, 0]
+            ]
+        );
+        let fp4 = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, \
+                   elementBitWidth = 8, fp4Padded = true}>";
+        assert_eq!(
+            offsets(fp4, &[8, 64]),
+            [
+                [0, 1],
+                [0, 2],
+                [0, 4],
+                [0, 0],
+                [0, 8],
+                [0, 16],
+                [0, 32],
+                [1, 8],
+                [2, 16],
+                [4, 32]
+            ]
+        );
+        // Triton builds padded fp4 only with 128-byte swizzling of 8-bit elements.
+        refusal(&fp4.replace("128", "64"), &[8, 64], "fp4Padded");
+        // Past 256 elements the TMA block repeats: dim 0 comes before dim 1's bit 256.
+        let big =
+            "#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>";
+        let b = offsets(big, &[512, 512]);
+        assert_eq!(&b[16..], [[0, 256], [256, 0]]);
     }
 
     #[test]

@@ -8,14 +8,35 @@
 //! `order`. Example (checked against Triton): `vec = 2, perPhase = 1, maxPhase = 4,
 //! order = [1, 0]` on 8x8 gives offset bases `[0,1],[0,2],[0,4],[1,2],[2,4],[4,0]`.
 //!
-//! `nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth}>` (the wgmma/TMA
-//! swizzles): a tile of 8 rows of `swizzlingByteWidth` bytes; within it `vec = 16 bytes` of
-//! elements are XOR-swizzled with phase `(row / perPhase) mod maxPhase`, where (perPhase,
-//! maxPhase) is (4, 2), (2, 4), (1, 8) for 32, 64, 128 bytes (0 bytes: no swizzle, one row
-//! is the whole last dim). Offsets walk the tile's columns, then every row (the leading dims
-//! collapsed, innermost first), then the remaining column tiles. `transposed` swaps the
-//! roles of the last two dims. The shape must hold at least one tile (8 rows of
-//! `swizzlingByteWidth` bytes), as Triton requires.
+//! `nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth, rank, fp4Padded}>` (the
+//! wgmma/TMA swizzles), as Triton 3.9 builds it (`nvmmaSharedToLinearLayout`), per CTA:
+//!
+//! 1. The TMA block: the CTA's shape with every dim cut to at most 256 and the contiguous dim
+//!    (the last, or dim 0 when `transposed`) exactly one swizzle row, `8 * swizzlingByteWidth
+//!    / elementBitWidth` elements (a narrower CTA is refused).
+//! 2. Swizzled (32, 64, 128 bytes): the block collapses to 2-D, rows = the product of all dims
+//!    but the last, columns = the last (swapped when `transposed`). An 8-row core tiles it:
+//!    offsets walk one row of columns, then rows `2^k` (k < 3) whose 16-byte column groups are
+//!    XOR-ed with the phase `(row / perPhase) mod maxPhase` ((perPhase, maxPhase) = (4, 2),
+//!    (2, 4), (1, 8) for 32, 64, 128 bytes), then the remaining rows, then remaining columns.
+//!    The 2-D offsets are read back row-major on the block's shape, rotated left by one when
+//!    `transposed` (dim 0 last) and rotated back. At rank 3 and up with `transposed`, the
+//!    columns thus hold dim 0 and dim 1 together, Triton's convention.
+//! 3. No swizzle (0 bytes): the block walked row-major; when `transposed` it is the rotated
+//!    block, whose dim `j` Triton labels `dim(j - 1 mod rank)`: from rank 3 on, a block dim
+//!    lands on a dim of another size, so some offset bits are zero (padding) and missing ones
+//!    come last (from the last dim down).
+//! 4. Dims longer than the block repeat it (from dim 0 up; from the last dim down without
+//!    swizzle); offset bits past the CTA's shape are zero.
+//!
+//! `fp4Padded` (only with 128 bytes and 8-bit elements): of every 16 offsets along a row the
+//! upper 8 are padding, which Triton maps onto the same elements as the lower 8 (a zero
+//! offset basis: a buffer twice the data, every element at two offsets).
+//!
+//! Example (checked against Triton 3.9's Gluon): `swizzlingByteWidth = 32, transposed = true,
+//! elementBitWidth = 64, rank = 3` on 4x8x8 gives offset bases `[1,0,0],[2,0,0],[0,1,0],
+//! [0,2,0],[2,4,0],[0,0,1],[0,0,2],[0,0,4]`: rows of 4 elements along dim 0, dim 1 next in
+//! the same 32-element columns, the third row bit XOR-ing dim 0 by 2.
 //!
 //! `shared_linear<{offset = [[0, 1], ..], block = [[..]]}, alignment = 16>` (Triton 3.9's
 //! print) gives the bases themselves: offset bit `k` holds the element `offset[k]`. Each dim is
@@ -174,12 +195,6 @@ impl TritonAttr {
                 why: format!("#ttg.nvmma_shared has rank = {declared}; the tensor has rank {rank}"),
             });
         }
-        if rank < 2 {
-            return Err(LayoutError::Shape {
-                shape: shape.to_vec(),
-                why: "#ttg.nvmma_shared tiles tensors of rank 2 or more".into(),
-            });
-        }
         let flag = |key: &str| -> Result<bool> {
             match self.value(key) {
                 None => Ok(false),
@@ -187,13 +202,6 @@ impl TritonAttr {
                 Some(_) => Err(self.err(key, "expected true or false")),
             }
         };
-        let transposed = flag("transposed")?;
-        if flag("fp4Padded")? {
-            return Err(self.err(
-                "fp4Padded",
-                "padded fp4 layouts (with holes) are not imported: they are not F2-linear",
-            ));
-        }
         let bits = self.int("elementBitWidth")?;
         let bits_log = log2(bits).filter(|l| (3..=6).contains(l)).ok_or_else(|| {
             self.err(
@@ -202,12 +210,12 @@ impl TritonAttr {
             )
         })?;
         let width = self.int("swizzlingByteWidth")?;
-        // (log2 perPhase, log2 maxPhase), or None for no swizzle.
-        let phases = match width {
+        // (log2 swizzle row bytes, log2 perPhase, log2 maxPhase), or None for no swizzle.
+        let swizzle = match width {
             0 => None,
-            32 => Some((2u32, 1u32)),
-            64 => Some((1, 2)),
-            128 => Some((0, 3)),
+            32 => Some((5, 2, 1)),
+            64 => Some((6, 1, 2)),
+            128 => Some((7, 0, 3)),
             _ => {
                 return Err(self.err(
                     "swizzlingByteWidth",
@@ -215,52 +223,178 @@ impl TritonAttr {
                 ))
             }
         };
+        let fp4 = flag("fp4Padded")?;
+        if fp4 && (width, bits) != (128, 8) {
+            return Err(self.err(
+                "fp4Padded",
+                "Triton 3.9 builds padded fp4 layouts only with swizzlingByteWidth = 128 and \
+                 elementBitWidth = 8",
+            ));
+        }
+        let nv = Nvmma {
+            rank,
+            transposed: flag("transposed")?,
+            fp4,
+            bits_log,
+            swizzle,
+        };
         let cga = self.cga(rank)?;
         let cta = cga.per_cta(shape_log);
-        let (row_dim, col_dim) = if transposed {
-            (rank - 1, rank - 2)
-        } else {
-            (rank - 2, rank - 1)
+        let block = nv.tma_block(&cta).map_err(|why| LayoutError::Shape {
+            shape: shape.to_vec(),
+            why,
+        })?;
+        let offsets = match swizzle {
+            None => nv.unswizzled(&block, &cta),
+            Some(_) => nv
+                .swizzled(&block, &cta)
+                .map_err(|why| LayoutError::Shape {
+                    shape: shape.to_vec(),
+                    why,
+                })?,
         };
-        // Rows: the row dim first, then the leading dims (collapsed), innermost first.
-        let mut row_dims = vec![row_dim];
-        row_dims.extend((0..rank - 2).rev());
-        let rows_log: u32 = row_dims.iter().map(|&d| cta[d]).sum();
-        // 16 bytes of elements per swizzle unit; a row of the tile is `width` bytes.
-        let vec_log = 7 - bits_log;
-        let tile_cols_log = match phases {
-            Some(_) => (width.trailing_zeros() + 3) - bits_log,
-            None => cta[col_dim],
-        };
-        if phases.is_some() && (rows_log < 3 || cta[col_dim] < tile_cols_log) {
-            return Err(LayoutError::Shape {
-                shape: shape.to_vec(),
-                why: format!(
-                    "#ttg.nvmma_shared with {width}-byte swizzling of {bits}-bit elements needs \
-                     at least 8 rows of {} elements per CTA; a CTA has {} rows of {}",
-                    1i64 << tile_cols_log,
-                    1i64 << rows_log,
-                    1i64 << cta[col_dim]
-                ),
-            });
-        }
         let mut tile = TileBuilder::with_first(rank, "offset");
-        tile.identity("offset", col_dim, tile_cols_log)?;
-        let mut collapsed = 0u32;
-        for &d in &row_dims {
-            for k in 0..cta[d] {
-                let mut b = vec![0; rank];
-                b[d] = 1i64 << k;
-                if let Some((per_log, max_log)) = phases {
-                    let r = 1i64 << collapsed;
-                    let phase = (r >> per_log) & ((1i64 << max_log) - 1);
-                    b[col_dim] = phase << vec_log;
-                }
-                tile.push("offset", b, d, k + 1);
-                collapsed += 1;
-            }
+        for b in offsets {
+            tile.push_any("offset", b);
         }
-        tile.identity("offset", col_dim, cta[col_dim] - tile_cols_log)?;
         tile.finish(shape_log, &cga, &[], Registers::Drop)
+    }
+}
+
+/// An `nvmma_shared` attribute's parameters; sizes are log2 throughout.
+struct Nvmma {
+    rank: usize,
+    transposed: bool,
+    fp4: bool,
+    bits_log: u32,
+    /// (log2 swizzle row bytes, log2 perPhase, log2 maxPhase), `None` for no swizzle.
+    swizzle: Option<(u32, u32, u32)>,
+}
+
+/// The basis moving `dim` by `2^bit`.
+fn unit(rank: usize, dim: usize, bit: u32) -> Vec<i64> {
+    let mut b = vec![0; rank];
+    b[dim] = 1i64 << bit;
+    b
+}
+
+impl Nvmma {
+    /// The contiguous dim: the last, or the first when transposed.
+    fn contig(&self) -> usize {
+        if self.transposed {
+            0
+        } else {
+            self.rank - 1
+        }
+    }
+
+    /// `shape` rotated left by one when transposed (the contiguous dim 0 moved last).
+    fn rotated(&self, shape: &[u32]) -> Vec<u32> {
+        let mut s = shape.to_vec();
+        if self.transposed {
+            s.rotate_left(1);
+        }
+        s
+    }
+
+    /// Triton's TMA block of a CTA's shape (packed): every dim at most 256, the contiguous
+    /// dim exactly one swizzle row (`8 * swizzle bytes / element bits` elements), fp4 padding
+    /// counted while capping. Errors when the CTA is narrower than a swizzle row.
+    fn tma_block(&self, cta: &[u32]) -> std::result::Result<Vec<u32>, String> {
+        let c = self.contig();
+        let mut t = cta.to_vec();
+        t[c] += u32::from(self.fp4);
+        for x in &mut t {
+            *x = (*x).min(8);
+        }
+        if let Some((row_bytes, _, _)) = self.swizzle {
+            let row = row_bytes + 3 - self.bits_log;
+            if t[c] < row {
+                return Err(format!(
+                    "#ttg.nvmma_shared with {}-byte swizzling of {}-bit elements needs at least \
+                     {} elements per CTA along dim{c} (the contiguous dim); Triton refuses \
+                     fewer",
+                    1u32 << row_bytes,
+                    1u32 << self.bits_log,
+                    1i64 << row.saturating_sub(u32::from(self.fp4))
+                ));
+            }
+            t[c] = row;
+        }
+        t[c] -= u32::from(self.fp4);
+        Ok(t)
+    }
+
+    /// No swizzle: the TMA block walked row-major (rotated when transposed), then the rest of
+    /// the CTA dim by dim from the last. Triton 3.9 labels the rotated block's dim `j` as
+    /// `dim(j - 1 mod rank)` when transposed, so at rank 3 and up a block dim lands on a dim of
+    /// another size: the extra bits are zero (padding) and missing ones come last.
+    fn unswizzled(&self, block: &[u32], cta: &[u32]) -> Vec<Vec<i64>> {
+        let r = self.rank;
+        let s = self.rotated(block);
+        let label = |j: usize| if self.transposed { (j + r - 1) % r } else { j };
+        let mut used = vec![0u32; r];
+        let mut out = Vec::new();
+        for j in (0..r).rev() {
+            out.extend((0..s[j]).map(|k| unit(r, label(j), k)));
+            used[label(j)] = s[j];
+        }
+        for d in (0..r).rev() {
+            out.extend((used[d]..cta[d]).map(|k| unit(r, d, k)));
+        }
+        out
+    }
+
+    /// Swizzled: the TMA block collapsed to 2-D (rows = the leading dims, columns = the last;
+    /// swapped when transposed), tiled by the 8-row swizzle core, read back row-major on the
+    /// rotated block and un-rotated, then the rest of the CTA dim by dim from dim 0.
+    fn swizzled(&self, block: &[u32], cta: &[u32]) -> std::result::Result<Vec<Vec<i64>>, String> {
+        let r = self.rank;
+        let (row_bytes, per_log, max_log) = self.swizzle.expect("swizzled");
+        let (mut rows, mut cols) = (block[..r - 1].iter().sum::<u32>(), block[r - 1]);
+        if self.transposed {
+            std::mem::swap(&mut rows, &mut cols);
+        }
+        let core_cols = row_bytes + 3 - self.bits_log;
+        if rows < 3 || cols + u32::from(self.fp4) < core_cols {
+            return Err(format!(
+                "#ttg.nvmma_shared with {}-byte swizzling needs the TMA block (each dim at most \
+                 256, the contiguous dim one swizzle row) to collapse to at least 8 rows of {} \
+                 elements; here it is {} rows of {} elements (Triton refuses it)",
+                1u32 << row_bytes,
+                1i64 << (core_cols - u32::from(self.fp4)),
+                1i64 << rows,
+                1i64 << cols
+            ));
+        }
+        // fp4 padding: of every 16 offsets the upper 8 are holes, mapped by Triton onto the
+        // same columns as the lower 8.
+        let pack = |c: i64| if self.fp4 { c / 16 * 8 + c % 8 } else { c };
+        let vec_log = 7 - self.bits_log;
+        let mut core: Vec<(i64, i64)> = (0..core_cols).map(|k| (0, pack(1 << k))).collect();
+        for k in 0..3 {
+            let phase = (1i64 << k >> per_log) & ((1 << max_log) - 1);
+            core.push((1 << k, pack(phase << vec_log)));
+        }
+        core.extend((3..rows).map(|k| (1i64 << k, 0)));
+        core.extend((core_cols - u32::from(self.fp4)..cols).map(|k| (0, 1i64 << k)));
+        let read = self.rotated(block);
+        let mut out = Vec::new();
+        for (row, col) in core {
+            let mut flat = row << cols | col;
+            let mut v = vec![0i64; r];
+            for d in (0..r).rev() {
+                v[d] = flat & ((1 << read[d]) - 1);
+                flat >>= read[d];
+            }
+            if self.transposed {
+                v.rotate_right(1);
+            }
+            out.push(v);
+        }
+        for d in 0..r {
+            out.extend((block[d]..cta[d]).map(|k| unit(r, d, k)));
+        }
+        Ok(out)
     }
 }
