@@ -74,7 +74,7 @@ pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
                 parse_tiler(arg(1, "right layout or tiler")?)?,
             );
             match b {
-                Tiler::Layout(b) if a.trim_start().starts_with("Sw<") => {
+                Tiler::Layout(b) if is_swizzled(a) => {
                     composition_swizzled(&parse_swizzled(a)?, &b)?.to_string()
                 }
                 Tiler::Layout(b) => composition(&parse_layout(a)?, &b)?.to_string(),
@@ -157,7 +157,7 @@ pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
                 })
             };
             let (from, to) = (width(1, "from bits")?, width(2, "to bits")?);
-            if l.trim_start().starts_with("Sw<") {
+            if is_swizzled(l) {
                 recast_swizzled(&parse_swizzled(l)?, from, to)?.to_string()
             } else {
                 recast(&parse_layout(l)?, from, to)?.to_string()
@@ -165,6 +165,12 @@ pub fn cli_op(op: &str, args: &[String]) -> Result<String> {
         }
     };
     Ok(out)
+}
+
+/// Whether an operand is a swizzled layout (`Sw<3,3,3> o L`, the DSL's `S<3,3,3> o 0 o L`, or
+/// either inside a DSL type or after a tensor's pointer).
+fn is_swizzled(text: &str) -> bool {
+    crate::notation::Notation::detect(text) == crate::notation::Notation::Swizzled
 }
 
 #[cfg(test)]
@@ -188,6 +194,10 @@ mod tests {
         );
         assert_eq!(
             run("compose", &["Sw<3,3,3> o (8,64):(64,1)", "(8,8):(1,8)"]).unwrap(),
+            "Sw<3,3,3> o (8, 8):(64, 1)"
+        );
+        assert_eq!(
+            run("compose", &["S<3,3,3> o 0 o (8,64):(64,1)", "(8,8):(1,8)"]).unwrap(),
             "Sw<3,3,3> o (8, 8):(64, 1)"
         );
         assert_eq!(run("complement", &["4:2", "24"]).unwrap(), "(2, 3):(1, 8)");
