@@ -1050,6 +1050,9 @@ mod tests {
             "#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>";
         let b = offsets(big, &[512, 512]);
         assert_eq!(&b[16..], [[0, 256], [256, 0]]);
+        // More offset bits than a linear layout holds are refused before any is computed.
+        let nine = big.replace("16}", "16, rank = 9}");
+        refusal(&nine, &[256; 9], "2^62");
     }
 
     #[test]

@@ -240,6 +240,14 @@ impl TritonAttr {
         };
         let cga = self.cga(rank)?;
         let cta = cga.per_cta(shape_log);
+        if cta.iter().sum::<u32>() > 62 {
+            return Err(LayoutError::Shape {
+                shape: shape.to_vec(),
+                why: "a CTA holds more than 2^62 elements: more offset bits than a linear \
+                      layout has"
+                    .into(),
+            });
+        }
         let block = nv.tma_block(&cta).map_err(|why| LayoutError::Shape {
             shape: shape.to_vec(),
             why,
