@@ -143,7 +143,9 @@ pub struct Part {
     pub statement: String,
     /// `proved`, `refuted` or `unknown`.
     pub verdict: String,
-    /// The deciders and what they said, or the certificate digest.
+    /// The deciders and what they said, or the certificate digest: a record of the run that
+    /// wrote it, which depends on the deciders' time limits; `check` re-derives the verdict and
+    /// the statement, not this text.
     pub evidence: String,
 }
 
@@ -1000,18 +1002,15 @@ pub fn check(text: &str) -> Result<MovementCertificate, String> {
             ));
         }
         // What `check` prints and a reader trusts is what it re-derived: each part's statement
-        // and evidence too (session 24's audit: a statement equating a layout with its
-        // transpose and evidence `sha256:deadbeef` re-checked).
-        for (field, m, t) in [
-            ("statement", &mine.statement, &theirs.statement),
-            ("evidence", &mine.evidence, &theirs.evidence),
-        ] {
-            if m != t {
-                return Err(format!(
-                    "part {:?}: its {field} is {t:?}, re-deciding gives {m:?}",
-                    theirs.name
-                ));
-            }
+        // too (session 24's audit: a statement equating a layout with its transpose re-checked).
+        // The evidence is not compared: it records what the deciders said when the certificate
+        // was written, which depends on their time limits (a slower machine's z3 may time out
+        // where another's proves), and `check` does not print it.
+        if mine.statement != theirs.statement {
+            return Err(format!(
+                "part {:?}: its statement is {:?}, re-deciding gives {:?}",
+                theirs.name, theirs.statement, mine.statement
+            ));
         }
     }
     if r.parts.len() != c.parts.len() {
@@ -1032,9 +1031,6 @@ pub fn check(text: &str) -> Result<MovementCertificate, String> {
 
 #[cfg(test)]
 mod address_tests {
-    use super::address;
-    use layout::Layout;
-
     #[test]
     fn flat_cute_evaluates_like_cute_eval() {
         let Layout::Cute(l) = Layout::parse("((4,3),(5,2)):((1,40),(4,20))", None).unwrap() else {

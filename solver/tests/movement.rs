@@ -222,8 +222,6 @@ fn tampered_certificates_fail() {
     assert!(e.contains("lists the deciders"), "{e}");
     let e = resealed(&|c| c.parts[0].statement = "S == transpose(S)".into());
     assert!(e.contains("its statement is"), "{e}");
-    let e = resealed(&|c| c.parts[1].evidence = "sha256:deadbeef".into());
-    assert!(e.contains("its evidence is"), "{e}");
     // A grid far beyond the tensor (10^12 CTAs, all masked but 4): the claim is still true and
     // decided by its parts; the simulation is not run on a box that large (it took hours), and
     // the re-sealed certificate that lists it is refused at once.
