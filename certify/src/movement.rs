@@ -1031,6 +1031,9 @@ pub fn check(text: &str) -> Result<MovementCertificate, String> {
 
 #[cfg(test)]
 mod address_tests {
+    use super::address;
+    use layout::Layout;
+
     #[test]
     fn flat_cute_evaluates_like_cute_eval() {
         let Layout::Cute(l) = Layout::parse("((4,3),(5,2)):((1,40),(4,20))", None).unwrap() else {
