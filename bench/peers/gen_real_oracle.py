@@ -43,6 +43,9 @@ import tomllib
 
 import pycute
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_triton_layouts import in_child  # noqa: E402
+
 SRC = "corpus/data/real/layouts.toml"
 OUT = "tests/data/real/oracle.jsonl"
 P = (1 << 61) - 1
@@ -236,30 +239,6 @@ def triton_record(r):
                                 f"block = {bases(ll.block_bases)}}}>"}
     ty = str(b.get_distributed_ty(b.get_float_ty(), shape, ll._to_ir(b)))
     return {"gluon_linear": re.fullmatch(r"tensor<[^,]*, (#ttg\..*)>", ty).group(1)}
-
-
-def in_child(fn, arg):
-    """fn(arg) in a forked process: its JSON result, or the reason it gave none."""
-    rd, wr = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(rd)
-        try:
-            out = {"ok": fn(arg)}
-        except Exception as e:  # noqa: BLE001 (reported by the parent)
-            out = {"error": f"{type(e).__name__}: {e}"}
-        os.write(wr, json.dumps(out).encode())
-        os._exit(0)
-    os.close(wr)
-    data = b""
-    while chunk := os.read(rd, 1 << 16):
-        data += chunk
-    os.close(rd)
-    _, status = os.waitpid(pid, 0)
-    if not data:
-        return None, f"the child died (status {status}): Triton aborted"
-    out = json.loads(data)
-    return out.get("ok"), out.get("error")
 
 
 def main():

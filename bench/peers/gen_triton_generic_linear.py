@@ -17,11 +17,10 @@ Usage: python3 bench/peers/gen_triton_generic_linear.py [OUT]
 """
 
 import json
-import os
 import random
 import sys
 
-from gen_triton_layouts import attr_text, builder, write_cases
+from gen_triton_layouts import attr_text, builder, in_child, write_cases
 
 SEED = 20261126
 
@@ -61,20 +60,8 @@ def random_layout(rng):
 def printed(b, layout, shape):
     """MLIR's print of the attribute, from a forked child, or None where Triton's verifier
     aborts the process."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-        os.write(write, attr_text(b, layout, shape).encode())
-        os._exit(0)
-    os.close(write)
-    data = b""
-    while chunk := os.read(read, 1 << 16):
-        data += chunk
-    os.close(read)
-    _, status = os.waitpid(pid, 0)
-    return data.decode() if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+    text, _why = in_child(lambda _: attr_text(b, layout, shape), None, quiet=True)
+    return text
 
 
 def main():

@@ -47,6 +47,34 @@ def attr_text(b, layout, shape):
     return m.group(1)
 
 
+def in_child(fn, arg, quiet=False):
+    """fn(arg) in a forked process, since Triton aborts the whole process on a layout its
+    verifier refuses: (its JSON result, None), or (None, why it gave none). `quiet` sends the
+    child's stderr (Triton's abort message) to /dev/null."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rd)
+        if quiet:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        try:
+            out = {"ok": fn(arg)}
+        except Exception as e:  # noqa: BLE001 (reported by the parent)
+            out = {"error": f"{type(e).__name__}: {e}"}
+        os.write(wr, json.dumps(out).encode())
+        os._exit(0)
+    os.close(wr)
+    data = b""
+    while chunk := os.read(rd, 1 << 16):
+        data += chunk
+    os.close(rd)
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        return None, f"the child died (status {status}): Triton aborted"
+    out = json.loads(data)
+    return out.get("ok"), out.get("error")
+
+
 def write_cases(out_path, lines, refused=None):
     """Writes one JSON line per case and ends the process, skipping nanobind's leak report at
     interpreter exit. `refused`, if given, is the count of cases Gluon refused."""

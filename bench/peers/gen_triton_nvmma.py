@@ -20,10 +20,9 @@ Checked with triton 3.9.0.
 
 import itertools
 import json
-import os
 import sys
 
-from gen_triton_layouts import attr_text, builder, write_cases
+from gen_triton_layouts import attr_text, builder, in_child, write_cases
 
 WIDTHS = [0, 32, 64, 128]
 BITS = [8, 16, 32, 64]
@@ -68,22 +67,12 @@ def run_case(b, w, bits, tr, fp4, cga, shape):
         fp4_padded=fp4,
         cga_layout=cga,
     )
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    def bases(_):
         ll = b.to_linear_layout(layout._to_ir(b), shape)
-        os.write(write, json.dumps([ll.offset_bases, ll.block_bases]).encode())
-        os._exit(0)
-    os.close(write)
-    data = b""
-    while chunk := os.read(read, 1 << 16):
-        data += chunk
-    os.close(read)
-    _, status = os.waitpid(pid, 0)
-    ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    return layout, (json.loads(data) if ok else None)
+        return [ll.offset_bases, ll.block_bases]
+
+    got, _why = in_child(bases, None, quiet=True)
+    return layout, got
 
 
 def main():
