@@ -20,11 +20,7 @@ fn mismatches(kind: &str, with_shape: bool) -> (usize, Vec<String>) {
     for c in &cases {
         let text = c["text"].as_str().unwrap();
         let shape = triton_support::ints(&c["shape"]);
-        let names = triton_support::in_dims(c);
-        let want: Vec<_> = names
-            .iter()
-            .map(|k| triton_support::bases(&c[*k]))
-            .collect();
+        let (names, want) = (triton_support::in_dims(c), triton_support::want_bases(c));
         match Layout::parse(text, with_shape.then_some(shape.as_slice())) {
             Ok(Layout::Linear(l)) => {
                 let got = triton_support::our_bases(&l, names);

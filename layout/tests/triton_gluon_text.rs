@@ -11,11 +11,7 @@ mod triton_support;
 fn check(c: &Value, form: &str) -> Option<String> {
     let text = c[form].as_str().unwrap();
     let shape = triton_support::ints(&c["shape"]);
-    let names = triton_support::in_dims(c);
-    let want: Vec<_> = names
-        .iter()
-        .map(|k| triton_support::bases(&c[*k]))
-        .collect();
+    let (names, want) = (triton_support::in_dims(c), triton_support::want_bases(c));
     match Layout::parse(text, Some(&shape)) {
         Ok(Layout::Linear(l)) => {
             let got = triton_support::our_bases(&l, names);

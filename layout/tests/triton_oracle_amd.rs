@@ -64,11 +64,7 @@ fn import_matches_triton_on_amd_and_linear_attributes() {
         let text = c["attr"].as_str().unwrap();
         let shape = triton_support::ints(&c["shape"]);
         let got = layout::notation::linear::parse_attr(text, Some(&shape)).unwrap();
-        let names = triton_support::in_dims(c);
-        let want: Vec<_> = names
-            .iter()
-            .map(|k| triton_support::bases(&c[*k]))
-            .collect();
+        let (names, want) = (triton_support::in_dims(c), triton_support::want_bases(c));
         assert_eq!(triton_support::our_bases(&got, names), want, "{text}");
         let outs: Vec<i64> = got.outs().iter().map(|o| o.size()).collect();
         assert_eq!(outs, shape, "{text}");

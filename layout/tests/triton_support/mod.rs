@@ -50,6 +50,11 @@ pub fn in_dims(c: &Value) -> &'static [&'static str] {
     }
 }
 
+/// Triton's bases of the case's in-dims ([`in_dims`]), in that order.
+pub fn want_bases(c: &Value) -> Vec<Vec<Vec<i64>>> {
+    in_dims(c).iter().map(|k| bases(&c[*k])).collect()
+}
+
 /// Every case's attribute imports (`layout::triton`) to exactly Triton's bases, with out-dim
 /// sizes equal to the tensor shape; all mismatches are reported together.
 pub fn check_imports(cases: &[Value]) {
@@ -57,8 +62,7 @@ pub fn check_imports(cases: &[Value]) {
     for c in cases {
         let attr = c["attr"].as_str().unwrap();
         let shape = ints(&c["shape"]);
-        let names = in_dims(c);
-        let want: Vec<_> = names.iter().map(|k| bases(&c[*k])).collect();
+        let (names, want) = (in_dims(c), want_bases(c));
         match layout::triton::parse_attr(attr).and_then(|a| a.to_linear(&shape)) {
             Ok(got) => {
                 if our_bases(&got, names) != want {
