@@ -8,7 +8,8 @@
 //! What [`check`] re-derives, and by which path: the deciders' verdicts and evidence are
 //! re-derived by running the same deciders again (the same code path: that catches edits, not
 //! decider bugs). An `equivalent` verdict is ALSO re-derived by a second path that shares no
-//! code with the deciders: [`crate::recheck::semantic_recheck`] evaluates both layouts with
+//! code with the deciders (run once, inside [`crate::claim::equivalent`], whose report records
+//! it): [`crate::recheck::semantic_recheck`] evaluates both layouts with
 //! `layout`'s trusted semantics (`Layout::eval` and `layout::relation`, no conversion to the
 //! forward form) at every coordinate of the domain when it has at most
 //! [`crate::recheck::RECHECK_ALL`] points, and otherwise at the domain's corners and edges and
@@ -179,9 +180,12 @@ pub fn check(json: &str) -> Result<Certificate, CheckError> {
     if strip(&fresh.evidence) != strip(&c.evidence) {
         return Err(CheckError::Differs("a decider's evidence differs".into()));
     }
-    if c.verdict == "equivalent" {
-        crate::recheck::semantic_recheck(&a, &b, &c.claim.shape)
-            .map_err(|e| CheckError::Differs(e.to_string()))?;
+    // `equivalent` ran the trusted cross-check for the proof it re-derived (a proof it could
+    // not confirm is `unknown`, a disagreement an error); it is not run a second time here.
+    if c.verdict == "equivalent" && report.rechecked.is_none() {
+        return Err(CheckError::Differs(
+            "the trusted cross-check did not confirm the proof".into(),
+        ));
     }
     for (field, same) in [
         ("counterexample", fresh.counterexample == c.counterexample),
