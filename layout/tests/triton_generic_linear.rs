@@ -64,6 +64,47 @@ fn generic_linear_means_what_linear_means() {
     }
 }
 
+/// laycert prints these layouts as Triton 3.9 prints them: `#ttg.generic_linear`, which Triton
+/// reads back (its `#ttg.linear` verifier refuses bases that are not a permutation). The same
+/// bases made a permutation print as `#ttg.linear` (`triton_oracle.rs` checks that spelling
+/// against MLIR's print of 300-odd layouts).
+#[test]
+fn laycert_prints_what_triton_prints() {
+    for c in cases() {
+        let attr = c["attr"].as_str().unwrap();
+        let l = layout::notation::linear::parse_attr(attr, None).unwrap();
+        assert!(!layout::notation::linear::is_permutation(&l), "{attr}");
+        assert_eq!(layout::notation::linear::print_attr(&l).unwrap(), attr);
+    }
+    let perm = "#ttg.linear<{register = [[0, 0], [1, 0]], lane = [[0, 1], [2, 0], [0, 2], [4, 0], \
+                [0, 4]], warp = [[0, 0]], block = []}>";
+    for (text, printed) in [
+        (perm, perm.to_string()),
+        // A repeated basis and a basis with two bits: generic, as MLIR printed these two.
+        (
+            "#ttg.linear<{register = [[1, 0], [1, 0]], lane = [[0, 1], [2, 0], [0, 2], [4, 0], \
+             [0, 4]], warp = [], block = []}>",
+            "#ttg.generic_linear<{register = [[1, 0], [1, 0]], lane = [[0, 1], [2, 0], [0, 2], \
+             [4, 0], [0, 4]], warp = [], block = []}>"
+                .to_string(),
+        ),
+        (
+            "#ttg.linear<{register = [[3, 0], [2, 0]], lane = [[0, 1]], warp = [], block = []}>",
+            "#ttg.generic_linear<{register = [[3, 0], [2, 0]], lane = [[0, 1]], warp = [], \
+             block = []}>"
+                .to_string(),
+        ),
+        // Other in-dims than Triton's distributed ones keep laycert's one spelling.
+        (
+            "#ttg.linear<{offset = [[3, 0], [0, 1]]}>",
+            "#ttg.linear<{offset = [[3, 0], [0, 1]]}>".to_string(),
+        ),
+    ] {
+        let l = layout::notation::linear::parse_attr(text, None).unwrap();
+        assert_eq!(layout::notation::linear::print_attr(&l).unwrap(), printed);
+    }
+}
+
 #[test]
 fn other_spellings_stay_refused() {
     for bad in [

@@ -304,7 +304,11 @@ fn int_list(c: &mut Cursor, open: &str, close: &str) -> Result<Vec<i64>, ParseEr
     }
 }
 
-/// Prints `#ttg.linear<{...}>`; needs out-dims named `dim0, dim1, ...` in order.
+/// Prints `#ttg.linear<{...}>`; needs out-dims named `dim0, dim1, ...` in order. A layout over
+/// Triton's distributed in-dims (`register`, `lane`, `warp`, `block`) whose nonzero bases are not
+/// distinct unit vectors prints as `#ttg.generic_linear<{...}>`, as Triton 3.9 prints it: its
+/// `#ttg.linear` verifier refuses such bases ("requires a permutation matrix layout"), so that
+/// is the spelling Triton reads back ([`is_permutation`]).
 pub fn print_attr(l: &LinearLayout) -> Result<String> {
     for (i, o) in l.outs().iter().enumerate() {
         if o.name != format!("dim{i}") {
@@ -325,7 +329,40 @@ pub fn print_attr(l: &LinearLayout) -> Result<String> {
             format!("{} = [{}]", d.name, bases.join(", "))
         })
         .collect();
-    Ok(format!("#ttg.linear<{{{}}}>", dims.join(", ")))
+    let distributed = l
+        .ins()
+        .iter()
+        .all(|d| TRITON_IN_DIMS.contains(&d.name.as_str()));
+    let name = if distributed && !is_permutation(l) {
+        "generic_linear"
+    } else {
+        "linear"
+    };
+    Ok(format!("#ttg.{name}<{{{}}}>", dims.join(", ")))
+}
+
+/// Triton's in-dims of a distributed layout, in its order.
+const TRITON_IN_DIMS: [&str; 4] = ["register", "lane", "warp", "block"];
+
+/// Whether the nonzero bases of `l` are distinct unit vectors (one nonzero entry, a power of
+/// two): a permutation matrix once zero bases are dropped, which is what Triton 3.9's
+/// `#ttg.linear` accepts. `register = [[0, 0], [1, 0]], lane = [[0, 1]]` is one;
+/// `register = [[1, 0], [1, 0]]` (a repeated basis) and `register = [[3, 0]]` are not.
+pub fn is_permutation(l: &LinearLayout) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    l.ins().iter().flat_map(|d| &d.bases).all(|b| {
+        let nonzero: Vec<(usize, i64)> = b
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, v)| v != 0)
+            .collect();
+        match nonzero.as_slice() {
+            [] => true,
+            [(j, v)] => v.count_ones() == 1 && seen.insert((*j, *v)),
+            _ => false,
+        }
+    })
 }
 
 fn join(v: &[i64]) -> String {
