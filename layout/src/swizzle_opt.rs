@@ -74,7 +74,8 @@ pub struct SwizzlePlan {
     pub lemma_9_5_bound: u32,
     /// The same layout as CuTe `Sw<B,M,S> o shape:stride`, when it is one (checked pointwise).
     pub cute: Option<String>,
-    /// The same layout as `#ttg.swizzled_shared<{...}>`, when it is one (checked pointwise).
+    /// The same layout as `#ttg.swizzled_shared<{...}>` when it is one (checked pointwise),
+    /// else as `#ttg.shared_linear<{offset = ..}, alignment = 16>` ([`as_triton`]).
     pub triton: Option<String>,
 }
 
@@ -585,9 +586,53 @@ fn match_swizzle(t: &[u128], d: u32) -> Result<Option<Swizzle>> {
         .find(|sw| sw.shift() < 0 && fits(sw)))
 }
 
+/// The Triton shared attribute of `mem` (`offset -> dim0, dim1, ..`): the
+/// `#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>` equal to it at every coordinate
+/// (2-D tensors) when there is one, else `#ttg.shared_linear<{offset = [..]}, alignment = 16>`,
+/// which holds any F2 memory layout: its offset bit `k` holds the element `offset[k]`, the
+/// bases themselves (printed as MLIR prints the attribute Gluon's
+/// `SharedLinearLayout(offset_bases)` builds, whose default alignment is 16 bytes, the widest
+/// vector a plan moves). `None` for a layout with other in-dims or out-dims.
+pub fn as_triton(mem: &LinearLayout) -> Result<Option<String>> {
+    if let Some(swizzled) = as_swizzled_shared(mem)? {
+        return Ok(Some(swizzled));
+    }
+    Ok(as_shared_linear(mem))
+}
+
+/// `#ttg.shared_linear<{offset = [..]}, alignment = 16>` of a memory layout whose one in-dim
+/// with bases is `offset` and whose out-dims are `dim0, dim1, ..` (see [`as_triton`]).
+fn as_shared_linear(mem: &LinearLayout) -> Option<String> {
+    let dims_ok = mem
+        .outs()
+        .iter()
+        .enumerate()
+        .all(|(i, o)| o.name == format!("dim{i}"));
+    let others = mem
+        .ins()
+        .iter()
+        .any(|d| d.name != "offset" && !d.bases.is_empty());
+    let offset = mem.in_dim("offset")?;
+    if !dims_ok || others || offset.bases.is_empty() {
+        return None;
+    }
+    let bases: Vec<String> = offset
+        .bases
+        .iter()
+        .map(|b| {
+            let v: Vec<String> = b.iter().map(i64::to_string).collect();
+            format!("[{}]", v.join(", "))
+        })
+        .collect();
+    Some(format!(
+        "#ttg.shared_linear<{{offset = [{}]}}, alignment = 16>",
+        bases.join(", ")
+    ))
+}
+
 /// `#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>` equal to `mem` at every coordinate
 /// (2-D tensors), if any.
-pub fn as_triton(mem: &LinearLayout) -> Result<Option<String>> {
+fn as_swizzled_shared(mem: &LinearLayout) -> Result<Option<String>> {
     let shape = logical_sizes(mem);
     if shape.len() != 2 {
         return Ok(None);

@@ -128,6 +128,68 @@ fn a_known_cute_swizzle_is_recognized_pointwise() {
     assert!(e.unwrap_err().to_string().contains("outside"));
 }
 
+/// Every plan has a Triton form (`swizzled_shared` when it is one, else `shared_linear`), and
+/// Triton's meaning of that text, read by laycert's Triton import, is the plan's layout.
+fn triton_form_is_the_plan(plan: &SwizzlePlan, shape: &[i64]) {
+    let text = plan
+        .triton
+        .as_deref()
+        .expect("every plan has a Triton form");
+    let back = layout::triton::parse_attr(text)
+        .and_then(|t| t.to_linear(shape))
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    let offs = linear_offsets(&plan.memory, plan.memory.outs()).unwrap();
+    let theirs = linear_offsets(&back, plan.memory.outs()).unwrap();
+    let mut c = vec![0i64; shape.len()];
+    loop {
+        assert_eq!(offs(&c).unwrap(), theirs(&c).unwrap(), "{text} at {c:?}");
+        let Some(k) = (0..c.len()).find(|&k| c[k] + 1 < shape[k]) else {
+            break;
+        };
+        c[k] += 1;
+        c[..k].fill(0);
+    }
+}
+
+/// The transpose plan's layout is no `swizzled_shared`; its Triton form is the `shared_linear`
+/// of its bases, spelled as MLIR prints Gluon's `SharedLinearLayout(offset_bases)` (Triton 3.9,
+/// default alignment 16).
+#[test]
+fn a_plan_without_a_swizzled_form_prints_as_shared_linear() {
+    let (a, b) = transpose_case();
+    let plan = optimal_swizzle(&a, &b, 2).unwrap();
+    let text = plan.triton.clone().unwrap();
+    assert!(
+        text.starts_with("#ttg.shared_linear<{offset = [["),
+        "{text}"
+    );
+    assert!(text.ends_with("]]}, alignment = 16>"), "{text}");
+    triton_form_is_the_plan(&plan, &[128, 128]);
+    // Gluon's print of these bases, character for character.
+    let bases = vec![
+        vec![0, 64],
+        vec![64, 0],
+        vec![1, 0],
+        vec![8, 0],
+        vec![16, 0],
+        vec![32, 0],
+        vec![2, 0],
+        vec![4, 0],
+        vec![0, 2],
+        vec![0, 4],
+        vec![8, 8],
+        vec![16, 16],
+        vec![32, 32],
+        vec![1, 1],
+    ];
+    let mem = ll(&[("offset", bases)], 7, 7);
+    assert_eq!(
+        layout::swizzle_opt::as_triton(&mem).unwrap().unwrap(),
+        "#ttg.shared_linear<{offset = [[0, 64], [64, 0], [1, 0], [8, 0], [16, 0], [32, 0], \
+         [2, 0], [4, 0], [0, 2], [0, 4], [8, 8], [16, 16], [32, 32], [1, 1]]}, alignment = 16>"
+    );
+}
+
 /// The audit's pair (Triton 3.9 attributes on 128x64 f16): the cheapest CuTe swizzle needs
 /// B = 4, `Sw<4,1,5>`: 256 write and 128 read wavefronts by the simulator, where the best
 /// with B <= 3 (`Sw<3,1,5>`, what was printed) costs 640.
@@ -270,6 +332,7 @@ fn random_pairs(n: usize, seed: u64, max_bits: u32) -> (usize, usize, usize) {
         let b = random_distributed(&mut rng, d0, d1);
         let plan = optimal_swizzle(&a, &b, elem).unwrap();
         let ours = confirm(&a, &b, &plan, elem);
+        triton_form_is_the_plan(&plan, &[1i64 << d0, 1i64 << d1]);
         let (theirs, which) = best_cute(&a, &b, elem, d0, d1);
         if let Some(c) = best_cute_swizzle(&a, &b, elem).unwrap() {
             // Its prediction is the simulator's count on the CuTe layout itself.
