@@ -7,6 +7,7 @@ CLI takes them ("args", the words after `laycert cute`), the DSL call ("call") a
 (the DSL's print of the result, e.g. `(2,4):(0,1)`) or "error" (the DSL's message, first line).
 Operands are random layouts of the pycute generator (`gen_pycute_vectors.py`), tilers are
 layouts, shapes or tuples of layouts, and complement cotargets are integers, shapes or layouts.
+`divide_skip` (its own file) holds the four divides by tuple tilers with `_` entries.
 Deterministic: fixed seed, no clock. Run from the repository root (no GPU needed):
 
     python3 bench/peers/gen_cutedsl_vectors.py [--cases 600] [--out tests/data/cutedsl] [--ops a,b]
@@ -76,8 +77,51 @@ def tiler_arg(rng, a):
     return t, lambda: tuple(dsl(x) for x in ts), "tuple"
 
 
+def skip_text(t):
+    """laycert's spelling of a tiler with `_` (None in the DSL) and extents."""
+    if t is None:
+        return "_"
+    if isinstance(t, int):
+        return str(t)
+    return "(" + ", ".join(skip_text(x) for x in t) + ")"
+
+
+def skip_case(rng):
+    """A divide by a tuple tiler with `_` entries (`divide_skip`): A has 2 or 3 top modes, many
+    of them of rank 2 (CUTLASS's zip2_by splits a mode `_` leaves whole, and needs a pair);
+    each tiler entry is `_`, an extent, or for a tuple mode a nested tuple of those."""
+    from pycute import make_layout
+
+    modes = []
+    for _ in range(rng.choice([2, 2, 3])):
+        if rng.random() < 0.5:
+            modes.append(make_layout(random_layout(rng, max_size=8), random_layout(rng, max_size=8)))
+        else:
+            modes.append(random_layout(rng, max_size=24))
+    a = make_layout(*modes)
+    k = rng.randint(2, len(modes))
+    tiler = []
+    for m in modes[:k]:
+        r = rng.random()
+        if r < 0.5:
+            tiler.append(None)
+        elif isinstance(m.shape, tuple) and len(m.shape) >= 2 and r < 0.7:
+            tiler.append(tuple(rng.choice([None, 1, 2, 3]) for _ in m.shape))
+        else:
+            tiler.append(rng.choice([1, 2, 3, 4]))
+    if all(x is not None for x in tiler):
+        tiler[rng.randrange(k)] = None
+    tiler = tuple(tiler)
+    op = rng.choice(["logical_divide", "zipped_divide", "tiled_divide", "flat_divide"])
+    fn = getattr(cute, op)
+    return (["divide", ltext(a), skip_text(tiler), op.split("_")[0]], f"{op}/skip",
+            lambda: fn(dsl(a), tiler))
+
+
 def case(op, rng):
     """(args for `laycert cute`, call description, thunk computing the DSL's answer)."""
+    if op == "divide_skip":
+        return skip_case(rng)
     a = random_layout(rng)
     A = lambda: dsl(a)  # noqa: E731 - built inside the traced function
     if op == "coalesce":
@@ -123,7 +167,8 @@ def cosize(a):
 
 OPS = ["coalesce", "composition", "complement", "left_inverse", "right_inverse",
        "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
-       "logical_product", "zipped_product", "tiled_product", "blocked_product", "raked_product"]
+       "logical_product", "zipped_product", "tiled_product", "blocked_product", "raked_product",
+       "divide_skip"]
 
 RESULTS = []
 

@@ -5,11 +5,19 @@
 //! `logical_divide(A, (B0, B1)) = (A0 / B0, A1 / B1, A2, ...)`, and likewise the logical
 //! product. The zipped forms gather the tiles first and the rests second, `((t0, t1),
 //! (r0, r1, A2, ...))`; tiled brings the rests up, `((t0, t1), r0, r1, ...)`; flat brings both
-//! up, `(t0, t1, r0, r1, ...)`. A `_` mode contributes the tile `1:0` and keeps the whole mode
-//! in the rest (in a product, in the block). Blocked and raked products take a layout only.
+//! up, `(t0, t1, r0, r1, ...)`. Blocked and raked products take a layout only.
 //!
-//! Example (the same text as pycute's): `zipped_divide((8,6):(1,8), (2:1, 3:2)) =
-//! ((2, 3), (4, 2)):((1, 16), (2, 8))`.
+//! A `_` leaves its mode whole in the logical divide and product; the zipped, tiled and flat
+//! forms then split that mode as CUTLASS's `zip2_by` does (`tile_unzip`): a mode of rank 2,
+//! `(m0, m1)`, gives `m0` to the tiles and `m1` to the rests, and a mode of any other rank is
+//! refused, as CUTLASS refuses it (`static_assert(tuple_size<T>::value == 2)`; the CuTe DSL
+//! 4.8.1 refuses it too). So `zipped_divide(((4,4),6):((1,4),16), (_, 3)) =
+//! ((4, 3), (4, 2)):((1, 16), (4, 48))`, the DSL's answer. pycute differs: its `hier_unzip`
+//! gives a `_` mode the tile `1:0` and the whole mode as the rest, `((1, 3), ((4, 4), 2))`.
+//! Both rearrange the same logical divide; laycert follows CUTLASS, whose kernels use it.
+//!
+//! Example (the same text as pycute's and the DSL's): `zipped_divide((8,6):(1,8), (2:1, 3:2))
+//! = ((2, 3), (4, 2)):((1, 16), (2, 8))`.
 
 use std::fmt;
 
@@ -182,19 +190,31 @@ pub fn logical_product_by(a: &CuteLayout, t: &Tiler) -> Result<CuteLayout> {
     }
 }
 
-/// `(tiles, rests)`: the divide's tile part first. A layout tiler's logical divide already is.
+/// `(tiles, rests)`: the divide's tile part first. A layout tiler's logical divide already is;
+/// a mode a `_` leaves whole is split as CUTLASS's `zip2_by` splits it (see the module doc).
 fn zip_halves(a: &CuteLayout, t: &Tiler, divide: bool) -> Result<[CuteLayout; 2]> {
+    let op = if divide {
+        "zipped_divide"
+    } else {
+        "zipped_product"
+    };
     match t {
-        Tiler::Skip if divide => Ok([unit(), a.clone()]),
-        Tiler::Skip => Ok([a.clone(), unit()]),
+        Tiler::Skip => match a.modes().as_slice() {
+            [m0, m1] => Ok([m0.clone(), m1.clone()]),
+            _ => Err(LayoutError::invalid(
+                format!("{op} of {a} by `_`"),
+                format!(
+                    "CUTLASS's zip2_by splits a mode that `_` leaves whole into its two \
+                     sub-modes (tile, rest), so the mode must have rank 2; {a} has rank {} \
+                     (CUTLASS refuses it at compile time, the CuTe DSL at trace time; pycute \
+                     gives it the tile 1:0, which laycert does not, to stay with CUTLASS)",
+                    a.rank()
+                ),
+            )),
+        },
         Tiler::Layout(b) if divide => Ok(halves(&logical_divide(a, b)?)),
         Tiler::Layout(b) => Ok(halves(&logical_product(a, b)?)),
         Tiler::Modes(ts) => {
-            let op = if divide {
-                "zipped_divide"
-            } else {
-                "zipped_product"
-            };
             let (mut first, mut second) = (Vec::new(), Vec::new());
             for (m, t) in paired(a, ts, op)? {
                 match t {
@@ -326,9 +346,26 @@ mod tests {
             run(logical_divide_by, "(8,8):(8,1)", "(4:1, _)"),
             "((4, 2), 8):((8, 32), 1)"
         );
+        // `_` on a mode of rank 1: CUTLASS's zip2_by needs a pair, so it is refused (the CuTe
+        // DSL 4.8.1 refuses it); on a mode of rank 2 the mode is split, as the DSL gives it.
+        for op in [zipped_divide_by, tiled_divide_by, flat_divide_by] {
+            let a = parse_layout("(8,8):(8,1)").unwrap();
+            let e = op(&a, &parse_tiler("(4:1, _)").unwrap()).unwrap_err();
+            assert!(e.to_string().contains("must have rank 2"), "{e}");
+        }
+        for (op, want) in [
+            (
+                zipped_divide_by as fn(&CuteLayout, &Tiler) -> Result<CuteLayout>,
+                "((4, 3), (4, 2)):((1, 16), (4, 48))",
+            ),
+            (tiled_divide_by, "((4, 3), 4, 2):((1, 16), 4, 48)"),
+            (flat_divide_by, "(4, 3, 4, 2):(1, 16, 4, 48)"),
+        ] {
+            assert_eq!(run(op, "((4,4),6):((1,4),16)", "(_, 3)"), want);
+        }
         assert_eq!(
-            run(zipped_divide_by, "(8,8):(8,1)", "(4:1, _)"),
-            "((4, 1), (2, 8)):((8, 0), (32, 1))"
+            run(zipped_divide_by, "((2,3),(4,5)):((1,2),(6,24))", "(_, _)"),
+            "((2, 4), (3, 5)):((1, 6), (2, 24))"
         );
         assert_eq!(
             run(flat_divide_by, "(8,6):(1,8)", "(2:1, 3:2)"),
