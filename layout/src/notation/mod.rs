@@ -53,6 +53,9 @@ impl Notation {
                 _ => Notation::TritonAttr,
             };
         }
+        if let Ok(Some(desc)) = crate::triton::memdesc::memdesc_type(t) {
+            return Notation::detect(&desc.encoding);
+        }
         let inner = cute::past_envelope(t);
         let head = inner.split("->").next().unwrap_or(inner);
         let swizzle = inner.starts_with("Sw<") || inner.starts_with("S<");
