@@ -58,6 +58,10 @@ impl Layout {
                 other => other,
             });
         }
+        // The CuTe DSL's print of a tensor: its layout, past the pointer.
+        if let Some(inner) = notation::cute::dsl_tensor(text)? {
+            return Layout::parse(&inner, shape);
+        }
         // A TTGIR tensor type gives its encoding and the shape it is laid out on.
         if let Some((encoding, own)) = triton::tensor_type(text)? {
             if shape.is_some_and(|s| s != own) {

@@ -44,6 +44,9 @@ impl Notation {
     /// pointer, a CuTe DSL type) is looked through.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
+        if let Ok(Some(inner)) = cute::dsl_tensor(t) {
+            return Notation::detect(&inner);
+        }
         if t.starts_with("tensor<") {
             // A TTGIR tensor type: the notation of its encoding.
             return match crate::triton::tensor_type(t) {
