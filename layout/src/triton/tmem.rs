@@ -151,7 +151,7 @@ pub fn parse(text: &str) -> Result<Tmem> {
                 let v = c.int(false)?;
                 let ok = match key {
                     "blockM" => v == 64 || v == 128,
-                    "blockN" => v >= 1 && v <= 512 && v & (v - 1) == 0,
+                    "blockN" => (1..=512).contains(&v) && v & (v - 1) == 0,
                     _ => v == 1 || v == 2 || v == 4,
                 };
                 if !ok {
