@@ -39,6 +39,29 @@ impl Layout {
     /// `tensor<128x64xf16, #ttg.blocked<{..}>>` is its encoding on its own shape (a different
     /// `shape` is an error).
     pub fn parse(text: &str, shape: Option<&[i64]>) -> Result<Layout> {
+        // Alias definitions pasted before what uses them (`#shared = #ttg..<..>` lines, then
+        // `!ttg.memdesc<.., #shared, #smem>`): read with the aliases replaced.
+        if let Some(expanded) = triton::aliases::Aliases::expand_pasted(text)? {
+            return Layout::parse(&expanded, shape).map_err(|e| match e {
+                LayoutError::Parse(p) => LayoutError::invalid(
+                    "the pasted text with its aliases replaced",
+                    format!(
+                        "{p} (there: {:?})",
+                        expanded
+                            .get(p.span.start..)
+                            .unwrap_or("")
+                            .chars()
+                            .take(60)
+                            .collect::<String>()
+                    ),
+                ),
+                other => other,
+            });
+        }
+        // The CuTe DSL's print of a tensor: its layout, past the pointer.
+        if let Some(inner) = notation::cute::dsl_tensor(text)? {
+            return Layout::parse(&inner, shape);
+        }
         // A TTGIR tensor type gives its encoding and the shape it is laid out on.
         if let Some((encoding, own)) = triton::tensor_type(text)? {
             if shape.is_some_and(|s| s != own) {
@@ -55,6 +78,61 @@ impl Layout {
             }
             return Layout::parse(&encoding, Some(&own));
         }
+        // A TTGIR memory descriptor type: its encoding on the last dims of its allocation.
+        if let Some(desc) = triton::memdesc::memdesc_type(text)? {
+            let own = desc.layout_shape();
+            if shape.is_some_and(|s| s != own) {
+                return Err(LayoutError::Shape {
+                    shape: shape.unwrap_or_default().to_vec(),
+                    why: format!(
+                        "the memdesc type lays its encoding out on {own:?} (the last {} dims of \
+                         its allocation shape {:?})",
+                        desc.shape.len(),
+                        desc.alloc_shape
+                    ),
+                });
+            }
+            if triton::tmem::is_tmem(&desc.encoding) {
+                let tmem = triton::tmem::parse(&desc.encoding)?;
+                if let Some(bits) = desc.element_bits() {
+                    tmem.check_element_bits(bits)?;
+                }
+                return Ok(Layout::Linear(tmem.to_linear(own)?));
+            }
+            return Layout::parse(&desc.encoding, Some(own)).map_err(|e| {
+                // A multi-buffer allocation `3x128x64` with a rank-2 encoding: Triton 3.9 has
+                // no layout for it as a whole (its conversion aborts), only for one buffer.
+                let one = Layout::parse(&desc.encoding, Some(&own[1..]));
+                if own.len() > 1 && one.is_ok() {
+                    LayoutError::invalid(
+                        "TTGIR memdesc type",
+                        format!(
+                            "its encoding has rank {} and it has rank {}: {} buffers of {:?}, \
+                             for which Triton 3.9 gives no layout as a whole (its conversion \
+                             aborts); the layout of one buffer is that of \
+                             !ttg.memdesc<{}x{}, .., {}> (what memdesc_index gives)",
+                            own.len() - 1,
+                            own.len(),
+                            own[0],
+                            &own[1..],
+                            own[1..]
+                                .iter()
+                                .map(i64::to_string)
+                                .collect::<Vec<_>>()
+                                .join("x"),
+                            desc.element,
+                            desc.alloc_shape
+                                .iter()
+                                .map(i64::to_string)
+                                .collect::<Vec<_>>()
+                                .join("x"),
+                        ),
+                    )
+                } else {
+                    e
+                }
+            });
+        }
         Ok(match Notation::detect(text) {
             Notation::Axe => Layout::Axe(notation::axe::parse(text)?),
             Notation::Cute => Layout::Cute(notation::cute::parse_layout(text)?),
@@ -66,6 +144,16 @@ impl Layout {
             Notation::TritonAttr if !text.trim_start().starts_with('#') => {
                 let (mlir, own) = triton::gluon::to_mlir(text)?;
                 return Layout::parse(&mlir, shape.or(own.as_deref()));
+            }
+            Notation::TritonAttr if triton::tmem::is_tmem(text) => {
+                let shape = shape.ok_or_else(|| {
+                    LayoutError::invalid(
+                        "TMEM encoding",
+                        "it describes a layout only for a tensor shape: give one (--shape \
+                         128,128), or paste the whole !ttg.memdesc<..> type",
+                    )
+                })?;
+                Layout::Linear(triton::tmem::parse(text)?.to_linear(shape)?)
             }
             Notation::TritonAttr => {
                 let attr = triton::parse_attr(text)?;

@@ -24,6 +24,11 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// Moves to byte `pos` of the text (a char boundary the caller found).
+    pub(crate) fn seek(&mut self, pos: usize) {
+        self.pos = pos.min(self.src.len());
+    }
+
     pub(crate) fn rest(&self) -> &'a str {
         &self.src[self.pos..]
     }

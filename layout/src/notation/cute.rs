@@ -36,8 +36,12 @@ const DSL_LAYOUT: &str = "!cute.layout<\"";
 const DSL_COMPOSED: &str = "!cute.composed_layout<\"";
 
 /// Parses `shape:stride` (or C++ CuTe's type, `Layout<Shape<_4,_8>,Stride<_8,_1>>`, the DSL's
-/// `!cute.layout<"shape:stride">`, or a tensor's print `gmem_ptr[16b](0x..) o shape:stride`).
+/// `!cute.layout<"shape:stride">`, a tensor's print `gmem_ptr[16b](0x..) o shape:stride`, or
+/// the DSL's `tensor<ptr<f32, rmem, align<32>> o shape:stride>`, see [`dsl_tensor`]).
 pub fn parse_layout(text: &str) -> Result<CuteLayout> {
+    if let Some(inner) = dsl_tensor(text)? {
+        return parse_layout(&inner);
+    }
     if let Some(t) = cpp_type_text(text) {
         return parse_layout(&t);
     }
@@ -47,6 +51,68 @@ pub fn parse_layout(text: &str) -> Result<CuteLayout> {
     close_envelope(&mut c, close)?;
     c.expect_end("end of layout")?;
     Ok(l)
+}
+
+/// The CuTe DSL's print of a tensor (nvidia-cutlass-dsl 4.8's `print(tensor)` inside
+/// `@cute.jit`): `tensor<ptr<f32, rmem, align<32>> o (4,(2,4)):(2,(1,8))>`, a swizzled one
+/// `tensor<ptr<f16, smem, align<16>> o S<3,4,3> o 0 o (8,64):(64,1)>`, or a coordinate tensor
+/// `tensor<(0,0) o (8,4):(1@0,1@1)>` (`make_identity_tensor`). The pointer (element type,
+/// address space, alignment) is not part of the layout: the text with `tensor<`, the pointer
+/// and its `o`, and the closing `>` blanked out (spaces of the same length, so error spans
+/// still point into the text as given). `None` when `text` is no DSL tensor (a TTGIR tensor
+/// type `tensor<128x64xf16, ..>` starts with its shape).
+pub fn dsl_tensor(text: &str) -> Result<Option<String>> {
+    let lead = text.len() - text.trim_start().len();
+    let Some(after) = text[lead..].strip_prefix("tensor<") else {
+        return Ok(None);
+    };
+    let mut c = Cursor::new(text, "CuTe DSL tensor");
+    c.seek(lead + "tensor<".len());
+    let inner_at = lead + "tensor<".len() + (after.len() - after.trim_start().len());
+    let body_start = if after.trim_start().starts_with("ptr<") {
+        // The pointer type runs to its matching '>'.
+        let mut depth = 0i64;
+        let close = text[inner_at..].char_indices().find_map(|(i, ch)| {
+            match ch {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0 && ch == '>').then_some(inner_at + i)
+        });
+        let Some(close) = close else {
+            let end = text.trim_end().len();
+            return Err(c
+                .error_at(inner_at, end, "'>' closing the tensor's ptr<..>")
+                .into());
+        };
+        c.seek(close + 1);
+        if !(c.eat("o") || c.eat("∘")) {
+            return Err(c
+                .error("'o' between the tensor's pointer and its layout")
+                .into());
+        }
+        c.pos()
+    } else if after.trim_start().starts_with('(') {
+        // A coordinate tensor: its start tuple stays, read as ArithTuple's.
+        inner_at
+    } else {
+        return Ok(None);
+    };
+    let end = text.trim_end().len();
+    if !text[..end].ends_with('>') || end - 1 < body_start {
+        return Err(c
+            .error_at(end, end, "'>' closing the CuTe DSL tensor")
+            .into());
+    }
+    let blank = |t: &str| " ".repeat(t.len());
+    Ok(Some(format!(
+        "{}{}{}{}",
+        blank(&text[..body_start]),
+        &text[body_start..end - 1],
+        " ",
+        &text[end..]
+    )))
 }
 
 /// The text after the envelope a tool prints around a layout (a tensor's pointer, a DSL type's
@@ -129,6 +195,9 @@ fn tensor_pointer(c: &mut Cursor) -> Result<()> {
 /// and after a tensor's pointer, `smem_ptr[16b](0x7f00) o Sw<3,4,3> o _0 o (8,64):(64,_1)`,
 /// which is the swizzled layout `Sw<3,4,3> o (8,64):(64,1)` of element offsets).
 pub fn parse_swizzled(text: &str) -> Result<SwizzledLayout> {
+    if let Some(inner) = dsl_tensor(text)? {
+        return parse_swizzled(&inner);
+    }
     if let Some(t) = cpp_type_text(text) {
         return parse_swizzled(&t);
     }
@@ -311,6 +380,9 @@ pub fn parse_tv(text: &str) -> Result<TvLayout> {
 /// Refused: a stride that is a plain non-zero integer (it has no codomain mode; CuTe cannot add
 /// it to a basis element either) and a basis into a nested codomain mode (`_1@0@1`).
 pub fn parse_basis(text: &str, shape: Option<&[i64]>) -> Result<crate::axe::AxeLayout> {
+    if let Some(inner) = dsl_tensor(text)? {
+        return parse_basis(&inner, shape);
+    }
     let mut c = Cursor::new(text, BASIS);
     let start_tuple = arith_tuple(&mut c)?;
     let close = open_envelope(&mut c, DSL_LAYOUT)?;
@@ -354,7 +426,18 @@ pub fn parse_basis(text: &str, shape: Option<&[i64]>) -> Result<crate::axe::AxeL
 /// offset on each codomain mode. Empty when there is none.
 fn arith_tuple(c: &mut Cursor) -> Result<Vec<i64>> {
     if !c.eat("ArithTuple(") {
-        return Ok(Vec::new());
+        // The CuTe DSL writes the start tuple bare, `(0,0) o (8,4):(1@0,1@1)`.
+        let mut probe = c.clone();
+        let bare = probe.eat("(")
+            && probe.rest().find(')').is_some_and(|i| {
+                let after = probe.rest()[i + 1..].trim_start();
+                after.starts_with('o') || after.starts_with('∘')
+            })
+            && !probe.rest()[..probe.rest().find(')').unwrap_or(0)].contains('(');
+        if !bare {
+            return Ok(Vec::new());
+        }
+        *c = probe;
     }
     let mut start = Vec::new();
     loop {

@@ -44,6 +44,9 @@ impl Notation {
     /// pointer, a CuTe DSL type) is looked through.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
+        if let Ok(Some(inner)) = cute::dsl_tensor(t) {
+            return Notation::detect(&inner);
+        }
         if t.starts_with("tensor<") {
             // A TTGIR tensor type: the notation of its encoding.
             return match crate::triton::tensor_type(t) {
@@ -52,6 +55,9 @@ impl Notation {
                 }
                 _ => Notation::TritonAttr,
             };
+        }
+        if let Ok(Some(desc)) = crate::triton::memdesc::memdesc_type(t) {
+            return Notation::detect(&desc.encoding);
         }
         let inner = cute::past_envelope(t);
         let head = inner.split("->").next().unwrap_or(inner);

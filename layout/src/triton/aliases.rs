@@ -38,6 +38,8 @@ pub struct Aliases {
     ambiguous: BTreeMap<String, (usize, usize)>,
     /// The file text, for shape lookup.
     text: String,
+    /// The lines that are no alias definition, joined by newlines.
+    body: String,
 }
 
 fn is_name_char(c: char) -> bool {
@@ -94,6 +96,7 @@ impl Aliases {
         let mut section_of: BTreeMap<String, usize> = BTreeMap::new();
         let mut section = 0usize;
         let lines: Vec<&str> = text.lines().collect();
+        let mut body: Vec<&str> = Vec::new();
         let mut i = 0;
         while i < lines.len() {
             let line = lines[i].trim_start();
@@ -104,13 +107,16 @@ impl Aliases {
                 continue;
             }
             let Some(rest) = line.strip_prefix('#') else {
+                body.push(lines[start]);
                 continue;
             };
             let name = name_at(rest, 0);
             if name.is_empty() || is_dialect(name) {
+                body.push(lines[start]);
                 continue;
             }
             let Some(value) = rest[name.len()..].trim_start().strip_prefix('=') else {
+                body.push(lines[start]);
                 continue;
             };
             let mut value = value.trim().to_string();
@@ -150,7 +156,28 @@ impl Aliases {
             defs,
             ambiguous,
             text: text.to_string(),
+            body: body.join("\n"),
         })
+    }
+
+    /// The text's lines that are no alias definition: in a pasted snippet (`#shared = ..` lines,
+    /// then a type using `#shared`), the part that uses the aliases.
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+
+    /// A snippet pasted with the definitions of the aliases it uses, `#shared = #ttg..<..>`
+    /// lines then a type or attribute naming `#shared`: the snippet with its aliases replaced.
+    /// `None` when `text` defines no alias or has nothing besides its definitions.
+    pub fn expand_pasted(text: &str) -> Result<Option<String>> {
+        if !text.contains('=') || !text.trim_start().starts_with('#') {
+            return Ok(None);
+        }
+        let aliases = Aliases::parse(text)?;
+        if aliases.defs.is_empty() || aliases.body.trim().is_empty() {
+            return Ok(None);
+        }
+        aliases.expand(aliases.body.trim()).map(Some)
     }
 
     /// The definition of `name` (without `#`).

@@ -50,8 +50,10 @@ mod cga;
 mod distributed;
 pub mod gluon;
 mod legacy;
+pub mod memdesc;
 mod padded;
 mod shared;
+pub mod tmem;
 
 pub(crate) use cga::Cga;
 
