@@ -28,22 +28,40 @@ pub fn recast(l: &CuteLayout, from: i64, to: i64) -> Result<CuteLayout> {
     if from == to {
         return Ok(l.clone());
     }
-    // Widening needs a unit-stride mode with room to shrink; narrowing may grow a `1:1` mode.
-    let units = l
-        .flat_modes()
-        .iter()
-        .filter(|&&(s, d)| d == 1 && (s > 1 || to < from))
-        .count();
-    if units != 1 {
-        return Err(LayoutError::invalid(
-            what(),
-            format!("it needs exactly one unit-stride mode to carry the bits inside an element, found {units}"),
-        ));
-    }
+    // The leaf that carries the bits inside an element: the one unit-stride leaf of extent
+    // above 1; narrowing may instead grow a `1:1` leaf (the first) when there is none. Other
+    // `1:1` leaves reach only offset 0 and are scaled like any other stride (CUTLASS's
+    // `downcast` grows every unit-stride leaf, so `(6,1):(1,1)` from 16 to 8 bits gives its
+    // `(12,2):(1,1)`, 24 elements for 12 bytes; here it is `(12, 1):(1, 2)`).
+    let modes = l.flat_modes();
+    let wide: Vec<usize> = (0..modes.len())
+        .filter(|&k| modes[k].1 == 1 && modes[k].0 > 1)
+        .collect();
+    let carrier =
+        match wide.as_slice() {
+            [k] => *k,
+            [] if to < from => match modes.iter().position(|&m| m == (1, 1)) {
+                Some(k) => k,
+                None => return Err(LayoutError::invalid(
+                    what(),
+                    "it needs a unit-stride mode to carry the bits inside an element, found none",
+                )),
+            },
+            found => {
+                return Err(LayoutError::invalid(
+                    what(),
+                    format!(
+                    "it needs exactly one unit-stride mode of extent above 1 to carry the bits \
+                     inside an element, found {}",
+                    found.len()
+                ),
+                ))
+            }
+        };
     let (shape, stride) = if to >= from && to % from == 0 {
         widen(l.shape(), l.stride(), to / from).map_err(|why| LayoutError::invalid(what(), why))?
     } else if from % to == 0 {
-        narrow(l.shape(), l.stride(), from / to).ok_or(LayoutError::Overflow {
+        narrow(l.shape(), l.stride(), from / to, carrier, &mut 0).ok_or(LayoutError::Overflow {
             op: "recast stride",
         })?
     } else {
@@ -122,21 +140,30 @@ fn widen(shape: &IntTuple, stride: &IntTuple, n: i64) -> Result<(IntTuple, IntTu
     }
 }
 
-fn narrow(shape: &IntTuple, stride: &IntTuple, n: i64) -> Option<(IntTuple, IntTuple)> {
+/// Narrowing by `n`: flat leaf `carrier` (a unit-stride leaf) grows by `n`, every other
+/// stride is multiplied by `n`; `leaf` counts the flat leaves visited.
+fn narrow(
+    shape: &IntTuple,
+    stride: &IntTuple,
+    n: i64,
+    carrier: usize,
+    leaf: &mut usize,
+) -> Option<(IntTuple, IntTuple)> {
     match (shape, stride) {
         (IntTuple::Int(s), IntTuple::Int(d)) => {
-            let (s, d) = if *d == 1 {
-                (s.checked_mul(n)?, 1)
+            let (s, d) = if *leaf == carrier {
+                (s.checked_mul(n)?, *d)
             } else {
                 (*s, d.checked_mul(n)?)
             };
+            *leaf += 1;
             Some((IntTuple::Int(s), IntTuple::Int(d)))
         }
         (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
             let parts = ss
                 .iter()
                 .zip(ds)
-                .map(|(s, d)| narrow(s, d, n))
+                .map(|(s, d)| narrow(s, d, n, carrier, leaf))
                 .collect::<Option<Vec<_>>>()?;
             let (s, d) = parts.into_iter().unzip();
             Some((IntTuple::Tuple(s), IntTuple::Tuple(d)))
@@ -165,6 +192,34 @@ mod tests {
         assert_eq!(recast_swizzled(&h, 16, 1).unwrap(), sl);
         let low = parse_swizzled("Sw<3,2,3> o (8,1024):(1024,1)").unwrap();
         assert!(recast_swizzled(&low, 1, 16).is_err());
+    }
+
+    /// An extent-1 unit-stride mode reaches only offset 0: it neither blocks a recast nor
+    /// carries the bits (audit 25: `(6,1):(1,1)` was refused; CUTLASS's `downcast` answers
+    /// `(12,2):(1,1)`, 24 elements for 12 bytes).
+    #[test]
+    fn recast_ignores_unit_modes_of_extent_one() {
+        let l = parse_layout("(6,1):(1,1)").unwrap();
+        let r = recast(&l, 16, 8).unwrap();
+        assert_eq!(r.to_string(), "(12, 1):(1, 2)");
+        assert_eq!(r.size(), 12);
+        assert_eq!(recast(&r, 8, 16).unwrap().to_string(), "(6, 1):(1, 1)");
+        assert_eq!(
+            recast(&parse_layout("(1,4):(1,1)").unwrap(), 16, 8)
+                .unwrap()
+                .to_string(),
+            "(1, 8):(2, 1)"
+        );
+        assert_eq!(
+            recast(&parse_layout("(1,1):(1,1)").unwrap(), 16, 8)
+                .unwrap()
+                .to_string(),
+            "(2, 1):(1, 2)"
+        );
+        // Two unit-stride modes of extent above 1: which carries the bits is not defined.
+        assert!(recast(&parse_layout("(4,4):(1,1)").unwrap(), 16, 8).is_err());
+        // None at all when narrowing: no mode holds the new elements.
+        assert!(recast(&parse_layout("4:2").unwrap(), 16, 8).is_err());
     }
 
     #[test]
