@@ -1,0 +1,54 @@
+"""Bad input gets a typed exception that names what was wrong and where, bounded as the CLI
+bounds its messages."""
+
+import pytest
+
+import laycert
+from laycert import Layout
+
+HUGE = "(" * 3_000_000
+
+# The CLI's bound (layout::error::bounded_message): lines of at most 1,000 characters plus the
+# counts of what was cut, at most 60 lines.
+MAX_MESSAGE = 70 * 1100
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: Layout(HUGE),
+        lambda: laycert.coalesce(HUGE),
+        lambda: laycert.equiv(HUGE, "8:1"),
+        lambda: laycert.equiv("8:1", HUGE),
+        lambda: laycert.prove_property("injective", HUGE),
+        lambda: laycert.compose(HUGE, "8:1"),
+        lambda: laycert.canonicalize("S[" + HUGE),
+        lambda: laycert.from_ttg("#ttg.blocked<{sizePerThread=[" + "1," * 1_000_000, [64]),
+        lambda: Layout("8:1", shape="4," * 1_000_000 + "x"),
+    ],
+    ids=["Layout", "coalesce", "equiv-a", "equiv-b", "prove_property", "compose", "canonicalize",
+         "from_ttg", "shape"],
+)
+def test_a_huge_bad_input_gives_a_bounded_message(call):
+    with pytest.raises(laycert.LaycertError) as e:
+        call()
+    message = str(e.value)
+    assert message.startswith("error: ")
+    assert len(message) < MAX_MESSAGE, len(message)
+    assert "chars]" in message  # what was cut is counted where it was cut
+
+
+def test_a_bounded_message_keeps_the_caret_under_the_bad_text():
+    text = "(" + "4," * 100_000 + "x):(1)"
+    with pytest.raises(laycert.ParseError) as e:
+        Layout(text)
+    lines = str(e.value).splitlines()
+    assert len(str(e.value)) < 3000
+    source, caret = next((a, b) for a, b in zip(lines, lines[1:]) if b.strip().startswith("^"))
+    col = caret.index("^")
+    assert source[col] == "x", (source[col - 5: col + 5], col)
+    assert source.startswith("[199503 chars] 4,4,") and source.endswith("x):(1)")
+    # A short input is echoed whole, as before.
+    with pytest.raises(laycert.ParseError) as e:
+        Layout("(4,x):(1,4)")
+    assert "  (4,x):(1,4)\n     ^" in str(e.value)
