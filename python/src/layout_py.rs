@@ -113,6 +113,65 @@ impl Layout {
             .unwrap_or_else(|| self.inner.default_shape())
     }
 
+    /// `show()`'s text; run without the GIL.
+    fn show_text(&self) -> PyResult<String> {
+        let l = &self.inner;
+        let logical = self.logical();
+        let text = self.line();
+        let mut f = facts(l, logical).map_err(|e| render(&e, "facts", &text))?;
+        if matches!(l, L::Axe(_) | L::Cute(_) | L::Swizzled(_)) {
+            for (fact, prop) in [
+                (&mut f.injective, Property::Injective),
+                (&mut f.surjective, Property::Surjective),
+            ] {
+                if matches!(fact, Fact::Unknown(_)) {
+                    if let Ok(r) = prove_property(l, prop, logical, &Policy::default()) {
+                        match r.verdict {
+                            "proved" => *fact = Fact::Yes,
+                            "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        let list = |v: &[i64]| {
+            let b: Vec<String> = v.iter().map(i64::to_string).collect();
+            format!("({})", b.join(", "))
+        };
+        let mut lines = vec![text];
+        if let L::Linear(_) = l {
+            lines.extend(l.print().lines().map(str::to_string));
+        }
+        lines.push(format!("notation: {}", l.notation().name()));
+        lines.push(format!("domain size: {}", f.size));
+        lines.push(format!("shape: {}", list(&self.domain_shape())));
+        if let L::Axe(a) = l {
+            let spans: Vec<String> = a
+                .axes()
+                .iter()
+                .map(|ax| format!("{ax}={}", a.span(ax)))
+                .collect();
+            if !spans.is_empty() {
+                lines.push(format!("span: {}", spans.join(", ")));
+            }
+        }
+        if !f.range.is_empty() {
+            let body: Vec<String> = f
+                .range
+                .iter()
+                .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
+                .collect();
+            lines.push(format!("range: {}", body.join(", ")));
+        }
+        lines.push(format!("injective: {}", f.injective.render()));
+        lines.push(format!(
+            "surjective (onto the image's bounding box): {}",
+            f.surjective.render()
+        ));
+        Ok(lines.join("\n"))
+    }
+
     fn coordinate(&self, coord: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
         if let Ok(d) = coord.cast::<PyDict>() {
             let L::Linear(f) = &self.inner else {
@@ -289,63 +348,9 @@ impl Layout {
     }
 
     /// What `laycert show` prints: the layout, notation, domain, span per axis, range and the
-    /// injective / surjective facts.
-    fn show(&self) -> PyResult<String> {
-        let l = &self.inner;
-        let logical = self.logical();
-        let text = self.line();
-        let mut f = facts(l, logical).map_err(|e| render(&e, "facts", &text))?;
-        if matches!(l, L::Axe(_) | L::Cute(_) | L::Swizzled(_)) {
-            for (fact, prop) in [
-                (&mut f.injective, Property::Injective),
-                (&mut f.surjective, Property::Surjective),
-            ] {
-                if matches!(fact, Fact::Unknown(_)) {
-                    if let Ok(r) = prove_property(l, prop, logical, &Policy::default()) {
-                        match r.verdict {
-                            "proved" => *fact = Fact::Yes,
-                            "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
-                            _ => {}
-                        }
-                    }
-                }
-            }
-        }
-        let list = |v: &[i64]| {
-            let b: Vec<String> = v.iter().map(i64::to_string).collect();
-            format!("({})", b.join(", "))
-        };
-        let mut lines = vec![text];
-        if let L::Linear(_) = l {
-            lines.extend(l.print().lines().map(str::to_string));
-        }
-        lines.push(format!("notation: {}", l.notation().name()));
-        lines.push(format!("domain size: {}", f.size));
-        lines.push(format!("shape: {}", list(&self.domain_shape())));
-        if let L::Axe(a) = l {
-            let spans: Vec<String> = a
-                .axes()
-                .iter()
-                .map(|ax| format!("{ax}={}", a.span(ax)))
-                .collect();
-            if !spans.is_empty() {
-                lines.push(format!("span: {}", spans.join(", ")));
-            }
-        }
-        if !f.range.is_empty() {
-            let body: Vec<String> = f
-                .range
-                .iter()
-                .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
-                .collect();
-            lines.push(format!("range: {}", body.join(", ")));
-        }
-        lines.push(format!("injective: {}", f.injective.render()));
-        lines.push(format!(
-            "surjective (onto the image's bounding box): {}",
-            f.surjective.render()
-        ));
-        Ok(lines.join("\n"))
+    /// injective / surjective facts. Deciding the facts may take seconds: the GIL is released.
+    fn show(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.show_text())
     }
 
     /// The exact equivalent in another formalism (`axe`, `cute` or `linear`); raises

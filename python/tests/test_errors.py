@@ -1,5 +1,8 @@
 """Bad input gets a typed exception that names what was wrong and where, bounded as the CLI
-bounds its messages."""
+bounds its messages; long native calls release the GIL."""
+
+import threading
+import time
 
 import pytest
 
@@ -52,3 +55,46 @@ def test_a_bounded_message_keeps_the_caret_under_the_bad_text():
     with pytest.raises(laycert.ParseError) as e:
         Layout("(4,x):(1,4)")
     assert "  (4,x):(1,4)\n     ^" in str(e.value)
+
+
+def _longest_gap(call):
+    """How long `call` took, and the longest a ticking Python thread waited meanwhile."""
+    gaps, stop = [0.0], threading.Event()
+
+    def tick():
+        last = time.perf_counter()
+        while not stop.is_set():
+            time.sleep(0.002)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    t = threading.Thread(target=tick)
+    t.start()
+    time.sleep(0.05)
+    start = time.perf_counter()
+    call()
+    took = time.perf_counter() - start
+    stop.set()
+    t.join()
+    return took, max(gaps)
+
+
+def _certificate():
+    # Re-checking this one re-decides a swizzled equivalence: seconds.
+    sw = "Sw<3,4,3> o (4096,1024):(1024,1)"
+    return laycert.equiv(sw, sw).certificate
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Layout("(1024,1024,64):(1,1000,7)").show,
+        lambda: _certificate().check,
+    ],
+    ids=["show", "Certificate.check"],
+)
+def test_long_native_calls_release_the_gil(make):
+    took, gap = _longest_gap(make())
+    # Holding the GIL, the ticker waits the whole call (seconds for show).
+    assert took < 0.1 or gap < took / 2, (took, gap)
