@@ -7,8 +7,9 @@ use certify::Policy;
 use layout::convert::{convert, Target};
 use layout::facts::{facts, Fact};
 use layout::Layout as L;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::errors::{error, render};
 use crate::picture::{bank_map, picture, Access};
@@ -182,22 +183,110 @@ impl Layout {
             };
             let mut values = vec![0i64; f.ins().len()];
             for (k, v) in d.iter() {
-                let name: String = k.extract()?;
+                let name: String = k.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "coord: an in-dim name is a str, got {}",
+                        type_name(&k)
+                    ))
+                })?;
                 let i = f.ins().iter().position(|d| d.name == name).ok_or_else(|| {
                     let names: Vec<&str> = f.ins().iter().map(|d| d.name.as_str()).collect();
                     error(format!(
                         "error: coord: unknown in-dim {name:?}; the layout's in-dims are {names:?}"
                     ))
                 })?;
-                values[i] = v.extract()?;
+                let what = format!("coord[{name:?}]");
+                values[i] = integer(&v, &what)?.ok_or_else(|| {
+                    PyTypeError::new_err(format!("{what}: expected an int, got {}", type_name(&v)))
+                })?;
             }
             return Ok(values);
         }
-        if let Ok(i) = coord.extract::<i64>() {
-            return Ok(vec![i]);
-        }
-        coord.extract::<Vec<i64>>()
+        int_list(
+            coord,
+            "coord",
+            "an int, a sequence of ints or {in_dim: int}",
+        )
     }
+}
+
+/// Most entries a shape or coordinate argument is read for (a rank far beyond any layout's).
+const MAX_ENTRIES: usize = 1 << 16;
+
+/// The name of `obj`'s type, for messages.
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_string())
+}
+
+/// `obj` as an i64 when it is an integer (an `int`, or anything with `__index__`), None when it
+/// is not one; an integer beyond i64 is a `LaycertError` naming the argument `what`.
+pub fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<i64>> {
+    if obj.is_instance_of::<PyString>() || !obj.hasattr("__index__")? {
+        return Ok(None);
+    }
+    match obj.extract::<i64>() {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            let bits: u64 = obj
+                .call_method0("bit_length")
+                .and_then(|b| b.extract())
+                .unwrap_or(0);
+            let value = if bits <= 128 {
+                obj.str().map(|s| s.to_string()).unwrap_or_default()
+            } else {
+                format!("an integer of {bits} bits")
+            };
+            Err(error(format!(
+                "error: {what}: {value} does not fit in a signed 64-bit integer (laycert's \
+                 extents, strides and coordinates are i64: -2^63 to 2^63 - 1)"
+            )))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// An int (read as a one-entry list) or a sequence of ints, named `what` in errors: an integer
+/// beyond i64 is a `LaycertError`, anything else that is no int a `TypeError` saying what was
+/// expected (`expected`) and what was given.
+pub fn int_list(obj: &Bound<'_, PyAny>, what: &str, expected: &str) -> PyResult<Vec<i64>> {
+    if let Some(v) = integer(obj, what)? {
+        return Ok(vec![v]);
+    }
+    let not = || {
+        PyTypeError::new_err(format!(
+            "{what}: expected {expected}, got {}",
+            type_name(obj)
+        ))
+    };
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyDict>() {
+        return Err(not());
+    }
+    let Ok(items) = obj.try_iter() else {
+        return Err(not());
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.enumerate() {
+        if i == MAX_ENTRIES {
+            return Err(error(format!(
+                "error: {what}: more than {MAX_ENTRIES} entries"
+            )));
+        }
+        let item = item?;
+        let at = format!("{what}[{i}]");
+        match integer(&item, &at)? {
+            Some(v) => out.push(v),
+            None => {
+                return Err(PyTypeError::new_err(format!(
+                    "{at}: expected an int, got {}",
+                    type_name(&item)
+                )))
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn points<'py>(
@@ -242,15 +331,17 @@ pub fn shape_arg(shape: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>>
         None => Ok(None),
         Some(s) if s.is_none() => Ok(None),
         Some(s) => {
-            if let Ok(i) = s.extract::<i64>() {
-                return Ok(Some(vec![i]));
-            }
             if let Ok(t) = s.extract::<String>() {
                 return layout::shape::parse_list(&t)
                     .map(Some)
                     .map_err(|e| render(&e, "shape", &t));
             }
-            Ok(Some(s.extract::<Vec<i64>>()?))
+            int_list(
+                s,
+                "shape",
+                "an int, a sequence of ints or a str such as \"4,8\"",
+            )
+            .map(Some)
         }
     }
 }

@@ -57,6 +57,37 @@ def test_a_bounded_message_keeps_the_caret_under_the_bad_text():
     assert "  (4,x):(1,4)\n     ^" in str(e.value)
 
 
+def test_an_integer_beyond_i64_is_an_error_naming_the_argument():
+    l = Layout("(4,8):(8,1)")
+    with pytest.raises(laycert.LaycertError, match=r"coord: 1180591620717411303424 does not fit in a signed 64-bit"):
+        l.eval(2**70)
+    with pytest.raises(laycert.LaycertError, match=r"coord\[1\]: -1180591620717411303424 does not fit"):
+        l.eval((1, -(2**70)))
+    with pytest.raises(laycert.LaycertError, match=r"shape: 18446744073709551616 does not fit"):
+        Layout("(4,8):(8,1)", shape=2**64)
+    with pytest.raises(laycert.LaycertError, match=r"shape\[0\]: 18446744073709551616 does not fit"):
+        Layout("(4,8):(8,1)", shape=[2**64, 1])
+    with pytest.raises(laycert.LaycertError, match=r"shape\[1\]: an integer of 33220 bits") as e:
+        laycert.equiv("(4,8):(8,1)", "(4,8):(8,1)", shape=(4, 10**10000))
+    assert len(str(e.value)) < 300
+    lin = Layout("#ttg.linear<{register=[[0,1],[1,0]], lane=[], warp=[], block=[]}>")
+    with pytest.raises(laycert.LaycertError, match=r"coord\[\"register\"\]: .* does not fit"):
+        lin.eval({"register": 2**64})
+
+
+def test_arguments_of_the_wrong_type_say_what_was_expected():
+    l = Layout("(4,8):(8,1)")
+    with pytest.raises(TypeError, match=r"coord: expected an int, a sequence of ints .*got str"):
+        l.eval("3,5")
+    with pytest.raises(TypeError, match=r"coord\[1\]: expected an int, got float"):
+        l.eval((3, 5.0))
+    with pytest.raises(TypeError, match=r"shape: expected an int, a sequence of ints .*got float"):
+        Layout("(4,8):(8,1)", shape=4.0)
+    # What was accepted before still is: ints, sequences, anything with __index__.
+    assert l.eval((3, 5)) == l.eval([3, 5]) == l.eval(range(3, 6, 2)) == [{"m": 29}]
+    assert Layout("8:1").eval(True) == [{"m": 1}]
+
+
 def _longest_gap(call):
     """How long `call` took, and the longest a ticking Python thread waited meanwhile."""
     gaps, stop = [0.0], threading.Event()

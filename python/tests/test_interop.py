@@ -172,3 +172,10 @@ def test_ttg_round_trips_without_triton():
     assert laycert.equiv(a, b).verdict == "equivalent"
     with pytest.raises(laycert.LaycertError, match="give one"):
         laycert.from_ttg("#ttg.blocked<{sizePerThread=[2,2], threadsPerWarp=[4,8], warpsPerCTA=[2,1], order=[0,1]}>")
+
+
+def test_from_ttg_takes_the_shapes_layout_takes():
+    text = "#ttg.blocked<{sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]}>"
+    want = Layout(text, shape=64)
+    for shape in (64, [64], (64,), "64"):
+        assert laycert.equiv(laycert.from_ttg(text, shape), want).verdict == "equivalent"
