@@ -6,6 +6,7 @@ use certify::property::{prove_property, Property};
 use certify::Policy;
 use layout::convert::{convert, Target};
 use layout::facts::{facts, Fact};
+use layout::IntTuple;
 use layout::Layout as L;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
@@ -289,6 +290,20 @@ pub fn int_list(obj: &Bound<'_, PyAny>, what: &str, expected: &str) -> PyResult<
     Ok(out)
 }
 
+/// A CuTe IntTuple as Python's nested tuples of ints.
+fn int_tuple<'py>(py: Python<'py>, t: &IntTuple) -> PyResult<Bound<'py, PyAny>> {
+    match t {
+        IntTuple::Int(v) => Ok(v.into_pyobject(py)?.into_any()),
+        IntTuple::Tuple(items) => {
+            let items = items
+                .iter()
+                .map(|x| int_tuple(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyTuple::new(py, items)?.into_any())
+        }
+    }
+}
+
 fn points<'py>(
     py: Python<'py>,
     set: impl IntoIterator<Item = layout::axis::Point>,
@@ -493,6 +508,54 @@ impl Layout {
     /// Jupyter's rich display: the picture, or None when the layout has none (too large).
     fn _repr_svg_(&self) -> Option<String> {
         self.draw(None, "row", None).ok()
+    }
+
+    /// `(swizzle, offset, shape, stride)` of the layout's CuTe form, for the interop modules:
+    /// `swizzle` is `(B, M, S)` or None, `shape` and `stride` nested tuples of ints. `what` names
+    /// the caller in errors: a layout with no CuTe form, or whose form is a thread-value layout
+    /// (no `shape:stride` function of one coordinate), is a `LaycertError` saying so.
+    fn _cute_parts<'py>(&self, py: Python<'py>, what: &str) -> PyResult<Bound<'py, PyTuple>> {
+        let line = self.line();
+        let cute = match &self.inner {
+            L::Cute(_) | L::Swizzled(_) => self.inner.clone(),
+            other => {
+                convert(other, Target::Cute, self.logical()).map_err(|e| render(&e, what, &line))?
+            }
+        };
+        let (swizzle, offset, plain) = match &cute {
+            L::Cute(c) => (None, 0, c),
+            L::Swizzled(s) => {
+                let sw = s.swizzle();
+                (
+                    Some((sw.bits(), sw.base(), sw.shift())),
+                    s.offset(),
+                    s.layout(),
+                )
+            }
+            L::Tv(tv) => {
+                return Err(error(format!(
+                    "error: {what}: {line} has no CuTe shape:stride form: its CuTe form is the \
+                     thread-value layout {tv}, which maps a (thread, value) pair to a coordinate \
+                     of the tile {:?}, not to one offset",
+                    tv.tile()
+                )))
+            }
+            other => {
+                return Err(error(format!(
+                    "error: {what}: the conversion to CuTe gave a {} layout",
+                    other.notation().name()
+                )))
+            }
+        };
+        PyTuple::new(
+            py,
+            [
+                swizzle.into_pyobject(py)?.into_any(),
+                offset.into_pyobject(py)?.into_any(),
+                int_tuple(py, plain.shape())?,
+                int_tuple(py, plain.stride())?,
+            ],
+        )
     }
 
     /// The layout as pycute's `Layout` (needs `pip install nvidia-cutlass`).
