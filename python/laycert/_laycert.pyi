@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _ShapeLike = Union[int, Sequence[int], str]
+_IntTuple = Union[int, Tuple["_IntTuple", ...]]
 _Point = Dict[str, int]
 
 class LaycertError(Exception):
@@ -91,6 +92,8 @@ class Layout:
     def draw(self, banks: Optional[int] = None, access: str = "row", title: Optional[str] = None) -> str:
         """An SVG picture (``laycert draw``); with ``banks`` (element bytes) a bank map."""
     def _repr_svg_(self) -> Optional[str]: ...
+    def _cute_parts(self, what: str) -> Tuple[Optional[Tuple[int, int, int]], int, _IntTuple, _IntTuple]:
+        """``(swizzle, offset, shape, stride)`` of the CuTe form (for ``laycert.interop``)."""
     def to_pycute(self) -> object:
         """The pycute layout (``pip install nvidia-cutlass``)."""
     def to_tensor_layouts(self) -> object:

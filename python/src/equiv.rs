@@ -252,9 +252,10 @@ impl Certificate {
             .unwrap_or_else(|| "equivalence".to_string())
     }
 
-    /// Re-verifies the certificate from scratch (certify's checker re-decides the claim).
-    fn check(&self) -> CheckResult {
-        check_json(&self.json)
+    /// Re-verifies the certificate from scratch (certify's checker re-decides the claim),
+    /// without the GIL.
+    fn check(&self, py: Python<'_>) -> CheckResult {
+        py.detach(|| check_json(&self.json))
     }
 
     /// Writes the JSON to `path`.

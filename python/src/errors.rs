@@ -1,6 +1,9 @@
 //! The exceptions: `LaycertError` and its subclasses, each carrying the message the CLI prints
-//! on stderr (parse errors with the input line and a caret under the bad span).
+//! on stderr (parse errors with the input line and a caret under the bad span), bounded as the
+//! CLI bounds it ([`layout::error::bounded_message`]: lines of at most 1,000 characters, the
+//! window around the caret kept, at most 60 lines), so a 3 MB bad input is no 3 MB message.
 
+use layout::error::bounded_message;
 use layout::LayoutError;
 use pyo3::prelude::*;
 use pyo3::{create_exception, exceptions::PyException};
@@ -44,18 +47,26 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// (`src/cli/input.rs`): a parse error with its caret, anything else as `error: what: ...`.
 pub fn render(e: &LayoutError, what: &str, input: &str) -> PyErr {
     match e {
-        LayoutError::Parse(p) => {
-            ParseError::new_err(format!("error: {}\n  (in {what})", p.render(input)))
-        }
+        LayoutError::Parse(p) => ParseError::new_err(bounded_message(&format!(
+            "error: {}\n  (in {what})",
+            p.render(input)
+        ))),
         LayoutError::NotATile { .. }
         | LayoutError::NotADirectSum { .. }
         | LayoutError::NotASlice { .. }
-        | LayoutError::NotGroupable { .. } => AlgebraError::new_err(e.to_string()),
-        other => LaycertError::new_err(format!("error: {what}: {other}")),
+        | LayoutError::NotGroupable { .. } => {
+            AlgebraError::new_err(bounded_message(&e.to_string()))
+        }
+        other => LaycertError::new_err(bounded_message(&format!("error: {what}: {other}"))),
     }
 }
 
-/// A plain error message (already rendered).
+/// A plain error message (already rendered), bounded as the CLI bounds it.
 pub fn error(message: impl Into<String>) -> PyErr {
-    LaycertError::new_err(message.into())
+    LaycertError::new_err(bounded_message(&message.into()))
+}
+
+/// A rule-file error message, bounded as the CLI bounds it.
+pub fn rule_file_error(message: &str) -> PyErr {
+    RuleFileError::new_err(bounded_message(message))
 }

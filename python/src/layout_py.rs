@@ -6,9 +6,11 @@ use certify::property::{prove_property, Property};
 use certify::Policy;
 use layout::convert::{convert, Target};
 use layout::facts::{facts, Fact};
+use layout::IntTuple;
 use layout::Layout as L;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::errors::{error, render};
 use crate::picture::{bank_map, picture, Access};
@@ -113,6 +115,65 @@ impl Layout {
             .unwrap_or_else(|| self.inner.default_shape())
     }
 
+    /// `show()`'s text; run without the GIL.
+    fn show_text(&self) -> PyResult<String> {
+        let l = &self.inner;
+        let logical = self.logical();
+        let text = self.line();
+        let mut f = facts(l, logical).map_err(|e| render(&e, "facts", &text))?;
+        if matches!(l, L::Axe(_) | L::Cute(_) | L::Swizzled(_)) {
+            for (fact, prop) in [
+                (&mut f.injective, Property::Injective),
+                (&mut f.surjective, Property::Surjective),
+            ] {
+                if matches!(fact, Fact::Unknown(_)) {
+                    if let Ok(r) = prove_property(l, prop, logical, &Policy::default()) {
+                        match r.verdict {
+                            "proved" => *fact = Fact::Yes,
+                            "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        let list = |v: &[i64]| {
+            let b: Vec<String> = v.iter().map(i64::to_string).collect();
+            format!("({})", b.join(", "))
+        };
+        let mut lines = vec![text];
+        if let L::Linear(_) = l {
+            lines.extend(l.print().lines().map(str::to_string));
+        }
+        lines.push(format!("notation: {}", l.notation().name()));
+        lines.push(format!("domain size: {}", f.size));
+        lines.push(format!("shape: {}", list(&self.domain_shape())));
+        if let L::Axe(a) = l {
+            let spans: Vec<String> = a
+                .axes()
+                .iter()
+                .map(|ax| format!("{ax}={}", a.span(ax)))
+                .collect();
+            if !spans.is_empty() {
+                lines.push(format!("span: {}", spans.join(", ")));
+            }
+        }
+        if !f.range.is_empty() {
+            let body: Vec<String> = f
+                .range
+                .iter()
+                .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
+                .collect();
+            lines.push(format!("range: {}", body.join(", ")));
+        }
+        lines.push(format!("injective: {}", f.injective.render()));
+        lines.push(format!(
+            "surjective (onto the image's bounding box): {}",
+            f.surjective.render()
+        ));
+        Ok(lines.join("\n"))
+    }
+
     fn coordinate(&self, coord: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
         if let Ok(d) = coord.cast::<PyDict>() {
             let L::Linear(f) = &self.inner else {
@@ -123,21 +184,123 @@ impl Layout {
             };
             let mut values = vec![0i64; f.ins().len()];
             for (k, v) in d.iter() {
-                let name: String = k.extract()?;
+                let name: String = k.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "coord: an in-dim name is a str, got {}",
+                        type_name(&k)
+                    ))
+                })?;
                 let i = f.ins().iter().position(|d| d.name == name).ok_or_else(|| {
                     let names: Vec<&str> = f.ins().iter().map(|d| d.name.as_str()).collect();
                     error(format!(
                         "error: coord: unknown in-dim {name:?}; the layout's in-dims are {names:?}"
                     ))
                 })?;
-                values[i] = v.extract()?;
+                let what = format!("coord[{name:?}]");
+                values[i] = integer(&v, &what)?.ok_or_else(|| {
+                    PyTypeError::new_err(format!("{what}: expected an int, got {}", type_name(&v)))
+                })?;
             }
             return Ok(values);
         }
-        if let Ok(i) = coord.extract::<i64>() {
-            return Ok(vec![i]);
+        int_list(
+            coord,
+            "coord",
+            "an int, a sequence of ints or {in_dim: int}",
+        )
+    }
+}
+
+/// Most entries a shape or coordinate argument is read for (a rank far beyond any layout's).
+const MAX_ENTRIES: usize = 1 << 16;
+
+/// The name of `obj`'s type, for messages.
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_string())
+}
+
+/// `obj` as an i64 when it is an integer (an `int`, or anything with `__index__`), None when it
+/// is not one; an integer beyond i64 is a `LaycertError` naming the argument `what`.
+pub fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<i64>> {
+    if obj.is_instance_of::<PyString>() || !obj.hasattr("__index__")? {
+        return Ok(None);
+    }
+    match obj.extract::<i64>() {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            let bits: u64 = obj
+                .call_method0("bit_length")
+                .and_then(|b| b.extract())
+                .unwrap_or(0);
+            let value = if bits <= 128 {
+                obj.str().map(|s| s.to_string()).unwrap_or_default()
+            } else {
+                format!("an integer of {bits} bits")
+            };
+            Err(error(format!(
+                "error: {what}: {value} does not fit in a signed 64-bit integer (laycert's \
+                 extents, strides and coordinates are i64: -2^63 to 2^63 - 1)"
+            )))
         }
-        coord.extract::<Vec<i64>>()
+        Err(_) => Ok(None),
+    }
+}
+
+/// An int (read as a one-entry list) or a sequence of ints, named `what` in errors: an integer
+/// beyond i64 is a `LaycertError`, anything else that is no int a `TypeError` saying what was
+/// expected (`expected`) and what was given.
+pub fn int_list(obj: &Bound<'_, PyAny>, what: &str, expected: &str) -> PyResult<Vec<i64>> {
+    if let Some(v) = integer(obj, what)? {
+        return Ok(vec![v]);
+    }
+    let not = || {
+        PyTypeError::new_err(format!(
+            "{what}: expected {expected}, got {}",
+            type_name(obj)
+        ))
+    };
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyDict>() {
+        return Err(not());
+    }
+    let Ok(items) = obj.try_iter() else {
+        return Err(not());
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.enumerate() {
+        if i == MAX_ENTRIES {
+            return Err(error(format!(
+                "error: {what}: more than {MAX_ENTRIES} entries"
+            )));
+        }
+        let item = item?;
+        let at = format!("{what}[{i}]");
+        match integer(&item, &at)? {
+            Some(v) => out.push(v),
+            None => {
+                return Err(PyTypeError::new_err(format!(
+                    "{at}: expected an int, got {}",
+                    type_name(&item)
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A CuTe IntTuple as Python's nested tuples of ints.
+fn int_tuple<'py>(py: Python<'py>, t: &IntTuple) -> PyResult<Bound<'py, PyAny>> {
+    match t {
+        IntTuple::Int(v) => Ok(v.into_pyobject(py)?.into_any()),
+        IntTuple::Tuple(items) => {
+            let items = items
+                .iter()
+                .map(|x| int_tuple(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyTuple::new(py, items)?.into_any())
+        }
     }
 }
 
@@ -183,15 +346,17 @@ pub fn shape_arg(shape: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>>
         None => Ok(None),
         Some(s) if s.is_none() => Ok(None),
         Some(s) => {
-            if let Ok(i) = s.extract::<i64>() {
-                return Ok(Some(vec![i]));
-            }
             if let Ok(t) = s.extract::<String>() {
                 return layout::shape::parse_list(&t)
                     .map(Some)
                     .map_err(|e| render(&e, "shape", &t));
             }
-            Ok(Some(s.extract::<Vec<i64>>()?))
+            int_list(
+                s,
+                "shape",
+                "an int, a sequence of ints or a str such as \"4,8\"",
+            )
+            .map(Some)
         }
     }
 }
@@ -289,63 +454,9 @@ impl Layout {
     }
 
     /// What `laycert show` prints: the layout, notation, domain, span per axis, range and the
-    /// injective / surjective facts.
-    fn show(&self) -> PyResult<String> {
-        let l = &self.inner;
-        let logical = self.logical();
-        let text = self.line();
-        let mut f = facts(l, logical).map_err(|e| render(&e, "facts", &text))?;
-        if matches!(l, L::Axe(_) | L::Cute(_) | L::Swizzled(_)) {
-            for (fact, prop) in [
-                (&mut f.injective, Property::Injective),
-                (&mut f.surjective, Property::Surjective),
-            ] {
-                if matches!(fact, Fact::Unknown(_)) {
-                    if let Ok(r) = prove_property(l, prop, logical, &Policy::default()) {
-                        match r.verdict {
-                            "proved" => *fact = Fact::Yes,
-                            "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
-                            _ => {}
-                        }
-                    }
-                }
-            }
-        }
-        let list = |v: &[i64]| {
-            let b: Vec<String> = v.iter().map(i64::to_string).collect();
-            format!("({})", b.join(", "))
-        };
-        let mut lines = vec![text];
-        if let L::Linear(_) = l {
-            lines.extend(l.print().lines().map(str::to_string));
-        }
-        lines.push(format!("notation: {}", l.notation().name()));
-        lines.push(format!("domain size: {}", f.size));
-        lines.push(format!("shape: {}", list(&self.domain_shape())));
-        if let L::Axe(a) = l {
-            let spans: Vec<String> = a
-                .axes()
-                .iter()
-                .map(|ax| format!("{ax}={}", a.span(ax)))
-                .collect();
-            if !spans.is_empty() {
-                lines.push(format!("span: {}", spans.join(", ")));
-            }
-        }
-        if !f.range.is_empty() {
-            let body: Vec<String> = f
-                .range
-                .iter()
-                .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
-                .collect();
-            lines.push(format!("range: {}", body.join(", ")));
-        }
-        lines.push(format!("injective: {}", f.injective.render()));
-        lines.push(format!(
-            "surjective (onto the image's bounding box): {}",
-            f.surjective.render()
-        ));
-        Ok(lines.join("\n"))
+    /// injective / surjective facts. Deciding the facts may take seconds: the GIL is released.
+    fn show(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.show_text())
     }
 
     /// The exact equivalent in another formalism (`axe`, `cute` or `linear`); raises
@@ -397,6 +508,54 @@ impl Layout {
     /// Jupyter's rich display: the picture, or None when the layout has none (too large).
     fn _repr_svg_(&self) -> Option<String> {
         self.draw(None, "row", None).ok()
+    }
+
+    /// `(swizzle, offset, shape, stride)` of the layout's CuTe form, for the interop modules:
+    /// `swizzle` is `(B, M, S)` or None, `shape` and `stride` nested tuples of ints. `what` names
+    /// the caller in errors: a layout with no CuTe form, or whose form is a thread-value layout
+    /// (no `shape:stride` function of one coordinate), is a `LaycertError` saying so.
+    fn _cute_parts<'py>(&self, py: Python<'py>, what: &str) -> PyResult<Bound<'py, PyTuple>> {
+        let line = self.line();
+        let cute = match &self.inner {
+            L::Cute(_) | L::Swizzled(_) => self.inner.clone(),
+            other => {
+                convert(other, Target::Cute, self.logical()).map_err(|e| render(&e, what, &line))?
+            }
+        };
+        let (swizzle, offset, plain) = match &cute {
+            L::Cute(c) => (None, 0, c),
+            L::Swizzled(s) => {
+                let sw = s.swizzle();
+                (
+                    Some((sw.bits(), sw.base(), sw.shift())),
+                    s.offset(),
+                    s.layout(),
+                )
+            }
+            L::Tv(tv) => {
+                return Err(error(format!(
+                    "error: {what}: {line} has no CuTe shape:stride form: its CuTe form is the \
+                     thread-value layout {tv}, which maps a (thread, value) pair to a coordinate \
+                     of the tile {:?}, not to one offset",
+                    tv.tile()
+                )))
+            }
+            other => {
+                return Err(error(format!(
+                    "error: {what}: the conversion to CuTe gave a {} layout",
+                    other.notation().name()
+                )))
+            }
+        };
+        PyTuple::new(
+            py,
+            [
+                swizzle.into_pyobject(py)?.into_any(),
+                offset.into_pyobject(py)?.into_any(),
+                int_tuple(py, plain.shape())?,
+                int_tuple(py, plain.stride())?,
+            ],
+        )
     }
 
     /// The layout as pycute's `Layout` (needs `pip install nvidia-cutlass`).

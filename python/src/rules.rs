@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::equiv::Certificate;
-use crate::errors::{error, RuleFileError};
+use crate::errors::{error, rule_file_error};
 
 /// One rule's verdict: `verdict` (`PROVED`, `REFUTED`, `UNKNOWN`), `method`, `instances`, the
 /// `counterexample` (a dict: params, coordinate, lhs_value, rhs_value, lhs, rhs) when refuted,
@@ -180,7 +180,7 @@ pub fn prove_text(
     let t = std::time::Instant::now();
     let reports = py
         .detach(|| prove_source(name, text, &opts))
-        .map_err(|e| RuleFileError::new_err(format!("error: {}", e.render_located())))?;
+        .map_err(|e| rule_file_error(&format!("error: {}", e.render_located())))?;
     report(py, reports, &opts, t.elapsed().as_secs_f64())
 }
 
@@ -199,6 +199,6 @@ pub fn validate_text(
     let t = std::time::Instant::now();
     let reports = py
         .detach(|| certify::rules::validate::validate(name, text, &opts))
-        .map_err(|e| RuleFileError::new_err(format!("error: {e}")))?;
+        .map_err(|e| rule_file_error(&format!("error: {e}")))?;
     report(py, reports, &opts, t.elapsed().as_secs_f64())
 }

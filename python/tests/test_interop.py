@@ -35,8 +35,69 @@ def test_pycute_swizzled_round_trip():
     assert offsets(mine) == [p(i) for i in range(512)]
     back = mine.to_pycute()
     assert [back(i) for i in range(512)] == [p(i) for i in range(512)]
-    with pytest.raises(laycert.LaycertError, match="offset 0|Swizzle o 0"):
-        laycert.from_pycute(pycute.ComposedLayout(pycute.Swizzle(3, 3, 3), 1, pycute.Layout(8, 1)))
+    with pytest.raises(laycert.LaycertError, match="Swizzle o offset o Layout"):
+        laycert.from_pycute(pycute.ComposedLayout(pycute.Layout(8, 1), 0, pycute.Layout(8, 1)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "S<3,3,3> o 32 o (8,64):(64,1)",
+        "Sw<3,3,3> o 511 o (8,64):(-64,-1)",
+        "Sw<2,4,-3> o 7 o ((4,2),16):((16,1),2)",
+    ],
+)
+def test_pycute_converts_a_swizzle_with_an_offset_exactly(text):
+    # The offset is pycute's ComposedLayout(Swizzle, offset, Layout): no longer a SyntaxError
+    # from reading `32 o (8, 64)` back as a tuple.
+    pycute = pytest.importorskip("pycute")
+    mine = Layout(text)
+    p = mine.to_pycute()
+    assert isinstance(p, pycute.ComposedLayout) and p.offset != 0
+    assert [p(i) for i in range(mine.size)] == offsets(mine)
+    again = laycert.from_pycute(p)
+    assert str(again) == str(mine)
+    assert laycert.equiv(again, mine).verdict == "equivalent"
+
+
+def test_pycute_swizzled_round_trips_with_random_offsets():
+    pycute = pytest.importorskip("pycute")
+    rng = random.Random(22)
+    for _ in range(50):
+        shape, stride = random_shape_stride(rng)
+        shift = rng.choice([-3, -2, 2, 3, 4])
+        sw = pycute.Swizzle(rng.randint(0, abs(shift)), rng.randint(0, 3), shift)
+        p = pycute.ComposedLayout(sw, rng.randint(0, 100), pycute.Layout(shape, stride))
+        mine = laycert.from_pycute(p)
+        n = pycute.size(p.layoutA)
+        assert offsets(mine) == [p(i) for i in range(n)], str(p)
+        back = mine.to_pycute()
+        assert [back(i) for i in range(n)] == [p(i) for i in range(n)], str(p)
+
+
+def test_a_layout_whose_cute_form_is_thread_value_is_refused_with_why():
+    # A linear layout's CuTe form is a TV layout `.. -> (2, 2)`: no shape:stride function, so
+    # a LaycertError saying so (it was a bare SyntaxError). Raised before the peer is imported.
+    lin = Layout("#ttg.linear<{register=[[0,1],[1,0]], lane=[], warp=[], block=[]}>")
+    for convert in (lin.to_pycute, lin.to_tensor_layouts):
+        with pytest.raises(laycert.LaycertError, match="thread-value layout") as e:
+            convert()
+        assert "to_pycute" in str(e.value) or "to_tensor_layouts" in str(e.value)
+    with pytest.raises(laycert.LaycertError, match="thread-value"):
+        Layout("(32,4):(4,1) -> (16,8)").to_pycute()
+
+
+def test_interop_arguments_of_the_wrong_type_say_what_was_expected():
+    with pytest.raises(TypeError, match=r"to_pycute: expected a laycert\.Layout, got str"):
+        to_pycute("(4,8):(8,1)")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"to_tensor_layouts: expected a laycert\.Layout"):
+        to_tensor_layouts(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"from_tensor_layouts: expected a tensor_layouts\.Layout, got NoneType"):
+        laycert.from_tensor_layouts(None)
+    pytest.importorskip("pycute")
+    for bad, name in (("(4,8):(8,1)", "str"), (None, "NoneType")):
+        with pytest.raises(TypeError, match=rf"from_pycute: expected a pycute\.Layout .*got {name}"):
+            laycert.from_pycute(bad)
 
 
 def test_to_pycute_converts_other_notations_first():
@@ -172,3 +233,10 @@ def test_ttg_round_trips_without_triton():
     assert laycert.equiv(a, b).verdict == "equivalent"
     with pytest.raises(laycert.LaycertError, match="give one"):
         laycert.from_ttg("#ttg.blocked<{sizePerThread=[2,2], threadsPerWarp=[4,8], warpsPerCTA=[2,1], order=[0,1]}>")
+
+
+def test_from_ttg_takes_the_shapes_layout_takes():
+    text = "#ttg.blocked<{sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]}>"
+    want = Layout(text, shape=64)
+    for shape in (64, [64], (64,), "64"):
+        assert laycert.equiv(laycert.from_ttg(text, shape), want).verdict == "equivalent"

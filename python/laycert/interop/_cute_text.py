@@ -1,9 +1,8 @@
-"""Reading laycert's CuTe text (``(4, (2, 4)):(2, (1, 8))``, ``Sw<3,3,3> o 8:1``) back into
-Python tuples, for the peers that take shapes and strides as tuples."""
+"""laycert layouts as CuTe's nested tuples (``(4, (2, 4))``, ``(2, (1, 8))``) for the peers that
+take shapes and strides as tuples, and back as text."""
 
 from __future__ import annotations
 
-import ast
 from typing import Optional, Tuple, Union
 
 from .._laycert import Layout
@@ -19,20 +18,16 @@ def int_tuple_text(t: IntTuple) -> str:
     return f"({inner},)" if len(t) == 1 else f"({inner})"
 
 
-def _tuple(text: str) -> IntTuple:
-    v: IntTuple = ast.literal_eval(text.strip())
-    return v
-
-
-def cute_parts(layout: Layout) -> Tuple[Optional[Tuple[int, int, int]], IntTuple, IntTuple]:
-    """``(swizzle, shape, stride)`` of a layout converted to CuTe (``swizzle`` is ``(B, M, S)``
-    or None). Raises LaycertError when the layout has no exact CuTe form."""
-    cute = layout if layout.notation in ("cute", "swizzled") else layout.convert("cute")
-    text = str(cute)
-    swizzle = None
-    if text.startswith("Sw<"):
-        head, _, text = text.partition(" o ")
-        b, m, s = (int(x) for x in head[3:-1].split(","))
-        swizzle = (b, m, s)
-    shape, _, stride = text.partition(":")
-    return swizzle, _tuple(shape), _tuple(stride)
+def cute_parts(
+    layout: Layout, what: str
+) -> Tuple[Optional[Tuple[int, int, int]], int, IntTuple, IntTuple]:
+    """``(swizzle, offset, shape, stride)`` of a layout converted to CuTe (``swizzle`` is
+    ``(B, M, S)`` or None, ``offset`` 0 unless swizzled), read from the native value, not from
+    printed text. Raises TypeError when ``layout`` is no :class:`laycert.Layout`, LaycertError
+    (naming ``what``) when it has no CuTe ``shape:stride`` form."""
+    if not isinstance(layout, Layout):
+        raise TypeError(
+            f"{what}: expected a laycert.Layout, got {type(layout).__name__}"
+            + (" (make one with laycert.Layout(text))" if isinstance(layout, str) else "")
+        )
+    return layout._cute_parts(what)

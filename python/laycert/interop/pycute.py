@@ -1,5 +1,5 @@
 """pycute (``pip install nvidia-cutlass``): ``pycute.Layout`` and swizzled
-``pycute.ComposedLayout(Swizzle(B, M, S), 0, Layout)`` to and from :class:`laycert.Layout`."""
+``pycute.ComposedLayout(Swizzle(B, M, S), offset, Layout)`` to and from :class:`laycert.Layout`."""
 
 from __future__ import annotations
 
@@ -10,17 +10,29 @@ from ._cute_text import cute_parts, int_tuple_text
 
 
 def from_pycute(layout: Any) -> Layout:
-    """The laycert layout of a pycute ``Layout`` (or ``ComposedLayout`` of a ``Swizzle``,
-    offset 0, and a ``Layout``)."""
+    """The laycert layout of a pycute ``Layout`` (or ``ComposedLayout`` of a ``Swizzle``, an
+    offset, and a ``Layout``)."""
     import pycute  # type: ignore[import-untyped]
 
     if isinstance(layout, pycute.ComposedLayout):
         sw, offset, inner = layout.layoutB, layout.offset, layout.layoutA
-        if not isinstance(sw, pycute.Swizzle) or offset != 0:
+        if (
+            not isinstance(sw, pycute.Swizzle)
+            or not isinstance(inner, pycute.Layout)
+            or not isinstance(offset, int)
+        ):
             raise LaycertError(
-                "error: from_pycute: only Swizzle o 0 o Layout composed layouts are supported"
+                "error: from_pycute: only Swizzle o offset o Layout composed layouts are "
+                f"supported, got {type(sw).__name__} o {type(offset).__name__} o "
+                f"{type(inner).__name__}"
             )
-        return Layout(f"Sw<{sw.bits},{sw.base},{sw.shift}> o {_text(inner)}")
+        offset_text = f"{offset} o " if offset != 0 else ""
+        return Layout(f"Sw<{sw.bits},{sw.base},{sw.shift}> o {offset_text}{_text(inner)}")
+    if not isinstance(layout, pycute.Layout):
+        raise TypeError(
+            "from_pycute: expected a pycute.Layout or pycute.ComposedLayout, got "
+            f"{type(layout).__name__}"
+        )
     return Layout(_text(layout))
 
 
@@ -29,12 +41,13 @@ def _text(layout: Any) -> str:
 
 
 def to_pycute(layout: Layout) -> Any:
-    """The pycute ``Layout`` (or swizzled ``ComposedLayout``) of a laycert layout, converted to
-    CuTe first (raises LaycertError when it has no exact CuTe form)."""
+    """The pycute ``Layout`` (or swizzled ``ComposedLayout``, with its offset) of a laycert
+    layout, converted to CuTe first (raises LaycertError when it has no exact CuTe
+    ``shape:stride`` form, as for a thread-value layout)."""
+    swizzle, offset, shape, stride = cute_parts(layout, "to_pycute")
     import pycute
 
-    swizzle, shape, stride = cute_parts(layout)
     plain = pycute.Layout(shape, stride)
     if swizzle is None:
         return plain
-    return pycute.ComposedLayout(pycute.Swizzle(*swizzle), 0, plain)
+    return pycute.ComposedLayout(pycute.Swizzle(*swizzle), offset, plain)

@@ -4,12 +4,12 @@ layout with an exact F2 form as ``#ttg.linear<{...}>``."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from .._laycert import Layout
 
 
-def from_ttg(text: str, shape: Optional[Sequence[int]] = None) -> Layout:
+def from_ttg(text: str, shape: Optional[Union[int, Sequence[int], str]] = None) -> Layout:
     """The laycert layout of a ``#ttg`` attribute over ``shape`` (needed by every attribute
-    but ``#ttg.linear``)."""
-    return Layout(text, shape=None if shape is None else list(shape))
+    but ``#ttg.linear``): an int, a sequence of ints or ``"128,64"``, as ``Layout`` takes it."""
+    return Layout(text, shape=shape)
