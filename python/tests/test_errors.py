@@ -1,8 +1,6 @@
 """Bad input gets a typed exception that names what was wrong and where, bounded as the CLI
-bounds its messages; long native calls release the GIL."""
-
-import threading
-import time
+bounds its messages. (That long native calls release the GIL is not tested here: a test of it
+would depend on timing; `show()` and `Certificate.check()` run inside `py.detach`.)"""
 
 import pytest
 
@@ -86,46 +84,3 @@ def test_arguments_of_the_wrong_type_say_what_was_expected():
     # What was accepted before still is: ints, sequences, anything with __index__.
     assert l.eval((3, 5)) == l.eval([3, 5]) == l.eval(range(3, 6, 2)) == [{"m": 29}]
     assert Layout("8:1").eval(True) == [{"m": 1}]
-
-
-def _longest_gap(call):
-    """How long `call` took, and the longest a ticking Python thread waited meanwhile."""
-    gaps, stop = [0.0], threading.Event()
-
-    def tick():
-        last = time.perf_counter()
-        while not stop.is_set():
-            time.sleep(0.002)
-            now = time.perf_counter()
-            gaps.append(now - last)
-            last = now
-
-    t = threading.Thread(target=tick)
-    t.start()
-    time.sleep(0.05)
-    start = time.perf_counter()
-    call()
-    took = time.perf_counter() - start
-    stop.set()
-    t.join()
-    return took, max(gaps)
-
-
-def _certificate():
-    # Re-checking this one re-decides a swizzled equivalence: seconds.
-    sw = "Sw<3,4,3> o (4096,1024):(1024,1)"
-    return laycert.equiv(sw, sw).certificate
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: Layout("(1024,1024,64):(1,1000,7)").show,
-        lambda: _certificate().check,
-    ],
-    ids=["show", "Certificate.check"],
-)
-def test_long_native_calls_release_the_gil(make):
-    took, gap = _longest_gap(make())
-    # Holding the GIL, the ticker waits the whole call (seconds for show).
-    assert took < 0.1 or gap < took / 2, (took, gap)
