@@ -322,6 +322,31 @@ fn sizes_near_overflow_are_refused_cleanly() {
     ] {
         assert!(Layout::parse(&text, None).is_err(), "{text}");
     }
+    // Hostile nesting is an error, not a stack overflow.
+    for text in [
+        format!(
+            "t.ap(pattern=[[1, 2]], offset={}1{})",
+            "(".repeat(50_000),
+            ")".repeat(50_000)
+        ),
+        format!("t.ap(pattern=[[1, 2]], offset={}1)", "-".repeat(50_000)),
+        format!(
+            "t.ap(pattern={}1{})",
+            "[".repeat(50_000),
+            "]".repeat(50_000)
+        ),
+        format!("{}1{}", "[".repeat(50_000), "]".repeat(50_000)),
+    ] {
+        assert!(Layout::parse(&text, None).is_err());
+    }
+    assert_eq!(
+        axe(&format!(
+            "t.ap(pattern=[[1, 2]], offset={}7{})",
+            "(".repeat(20),
+            ")".repeat(20)
+        )),
+        axe("S[2:1] + 7")
+    );
     // The largest offset that still fits is read.
     let near = max - 10;
     assert!(Layout::parse(&format!("t.ap(pattern=[[1, 4]], offset={near})"), None).is_ok());

@@ -479,15 +479,23 @@ fn open(c: &mut Cursor, what: &str) -> Result<&'static str, ParseError> {
     }
 }
 
+/// Deepest nesting of parentheses and signs an integer expression may have (a bound on the
+/// parser's recursion, so hostile text is an error, not a stack overflow).
+const MAX_DEPTH: u32 = 32;
+
 /// An integer expression: literals with `+`, `-`, `*` and parentheses, checked for overflow.
 fn int_expr(c: &mut Cursor) -> Result<i64, ParseError> {
+    expr_at(c, 0)
+}
+
+fn expr_at(c: &mut Cursor, depth: u32) -> Result<i64, ParseError> {
     let start = c.pos();
-    let mut value = int_term(c)?;
+    let mut value = term_at(c, depth)?;
     loop {
         let next = if c.eat("+") {
-            int_term(c)?.checked_add(value)
+            term_at(c, depth)?.checked_add(value)
         } else if c.eat("-") {
-            value.checked_sub(int_term(c)?)
+            value.checked_sub(term_at(c, depth)?)
         } else {
             return Ok(value);
         };
@@ -496,11 +504,11 @@ fn int_expr(c: &mut Cursor) -> Result<i64, ParseError> {
     }
 }
 
-fn int_term(c: &mut Cursor) -> Result<i64, ParseError> {
+fn term_at(c: &mut Cursor, depth: u32) -> Result<i64, ParseError> {
     let start = c.pos();
-    let mut value = int_factor(c)?;
+    let mut value = factor_at(c, depth)?;
     while c.eat("*") {
-        let rhs = int_factor(c)?;
+        let rhs = factor_at(c, depth)?;
         value = value
             .checked_mul(rhs)
             .ok_or_else(|| c.error_at(start, c.pos(), "an integer that fits in 64 bits"))?;
@@ -508,15 +516,20 @@ fn int_term(c: &mut Cursor) -> Result<i64, ParseError> {
     Ok(value)
 }
 
-fn int_factor(c: &mut Cursor) -> Result<i64, ParseError> {
+fn factor_at(c: &mut Cursor, depth: u32) -> Result<i64, ParseError> {
+    if depth >= MAX_DEPTH && matches!(c.peek(), Some('(' | '-')) {
+        return Err(c.error(format!(
+            "an integer (expressions nest at most {MAX_DEPTH} deep)"
+        )));
+    }
     if c.eat("(") {
-        let v = int_expr(c)?;
+        let v = expr_at(c, depth + 1)?;
         c.expect(")")?;
         return Ok(v);
     }
     if c.eat("-") {
         let start = c.pos();
-        let v = int_factor(c)?;
+        let v = factor_at(c, depth + 1)?;
         return v
             .checked_neg()
             .ok_or_else(|| c.error_at(start, c.pos(), "an integer that fits in 64 bits"));
