@@ -22,7 +22,7 @@
 use std::fmt;
 
 use super::divide::halves;
-use super::hierarchy::{make_layout, unit};
+use super::hierarchy::make_layout;
 use super::{composition, logical_divide, logical_product, CuteLayout};
 use crate::error::{LayoutError, Result};
 use crate::notation::cute::parse_layout;
