@@ -316,7 +316,7 @@ fn sizes_near_overflow_are_refused_cleanly() {
         format!("t.ap(pattern=[[1, {max}], [1, {max}]])"),
         format!("t.ap(pattern=[[1, 2]], offset={max}+1)"),
         format!("t.ap(pattern=[[1, 2]], offset=-{max}-2)"),
-        format!("t.ap(pattern=[[1, 2]], offset=99999999999999999999)"),
+        "t.ap(pattern=[[1, 2]], offset=99999999999999999999)".to_string(),
         format!("t.ap(pattern=[[-{max}, 2]], offset={max})"),
         format!("t = nl.ndarray(({max}, {max}), dtype=nl.int32, buffer=nl.hbm)\nt.ap([[1, 2]], dtype=nl.int8)"),
     ] {

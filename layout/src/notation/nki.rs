@@ -240,7 +240,7 @@ impl AccessPattern {
             )));
         }
         let Some(t) = &self.tensor else {
-            return Ok(on_m(self.offset, &self.pattern)?);
+            return on_m(self.offset, &self.pattern);
         };
         let (elements, partitions) = self.elements(t)?;
         if high >= elements {
