@@ -49,8 +49,10 @@
 //!
 //! Refused, because the docs leave the case undefined or it is no static layout: an index of
 //! the flattened tensor below 0 (Python would wrap it) or past the declared tensor's end; on an
-//! SBUF/PSUM tensor a free index leaving `[0, F)` (the flattening reads the next partition's
-//! row, while "the access pattern in each partition must be identical"); `num < 1`; more than 5
+//! SBUF/PSUM tensor a partition step other than `F` (also when its num is 1: the docs say
+//! "must"), more than 128 partitions, or a free index leaving `[0, F)` (the flattening reads
+//! the next partition's row, while "the access pattern in each partition must be identical");
+//! `num < 1`; more than 5
 //! entries; `scalar_offset`/`vector_offset` and an offset that is not an integer (runtime
 //! values); a chained `.ap(..).ap(..)` (the docs say the outer overrides the inner, and also
 //! that an omitted offset inherits the view's); the docs' own `src.ap([32, 16], [1, 32])`
