@@ -467,3 +467,38 @@ fn ttgir_tensor_type_gives_its_encoding_and_its_shape() {
         "{e}"
     );
 }
+
+/// An NKI access pattern pasted as NKI users write it reads as its Axe layout: on the flattened
+/// tensor's index, or with the tensor's SBUF declaration on partitions `P` and free elements `F`
+/// (the docs' "A Concrete Example": `t[0:16, 8:16]` of a 16x16 tensor).
+#[test]
+fn nki_access_patterns_read_as_their_axe_layouts() {
+    let ap = "t.ap(pattern=[[16, 16], [1, 8]], offset=8)";
+    assert_eq!(run(&["show", ap], 0), "S[(16,8):(16,1)] + 8");
+    assert_eq!(run(&["equiv", ap, "S[(16,8):(16,1)] + 8"], 0), "equivalent");
+    assert_eq!(
+        run(&["equiv", "[[16, 16], [1, 8]]", "S[(16,8):(16,1)]"], 0),
+        "equivalent"
+    );
+    assert_eq!(
+        run(&["equiv", ap, "S[(16,8):(16,1)] + 9"], 1),
+        "not equivalent"
+    );
+    let sbuf = "t = nl.ndarray((16, 16), dtype=nl.float32, buffer=nl.sbuf)\n\
+                access = t.ap(pattern=[[16, 16], [1, 8]], offset=8)";
+    assert_eq!(
+        run(&["equiv", sbuf, "S[(16,8):(1@P,1@F)] + 8@F"], 0),
+        "equivalent"
+    );
+    // The docs' illegal pattern (every other partition) is refused, naming the rule.
+    let e = run(
+        &[
+            "show",
+            "t = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)\nt.ap(pattern=[[64, 8], [1, 32]], offset=0)",
+        ],
+        2,
+    );
+    assert!(e.contains("must be contiguous"), "{e}");
+    let e = run(&["show", "t.ap(pattern=[[16, 16], [1, 8]], ofset=8)"], 2);
+    assert!(e.contains("an argument of .ap"), "{e}");
+}

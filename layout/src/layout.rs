@@ -141,6 +141,7 @@ impl Layout {
             Notation::Tv => Layout::Tv(notation::cute::parse_tv(text)?),
             Notation::LinearAttr => Layout::Linear(notation::linear::parse_attr(text, shape)?),
             Notation::LinearText => Layout::Linear(notation::linear::parse_to_string(text)?),
+            Notation::NkiAp => Layout::Axe(notation::nki::parse_layout(text)?),
             Notation::TritonAttr if !text.trim_start().starts_with('#') => {
                 let (mlir, own) = triton::gluon::to_mlir(text)?;
                 return Layout::parse(&mlir, shape.or(own.as_deref()));

@@ -46,6 +46,7 @@ fn atom_text(text: &str, notation: &str, fits: impl Fn(&str) -> bool) -> Result<
         layout::notation::Notation::Tv => "CuTe thread-value",
         layout::notation::Notation::LinearAttr | layout::notation::Notation::LinearText => "linear",
         layout::notation::Notation::TritonAttr => "Triton",
+        layout::notation::Notation::NkiAp => "NKI access pattern",
     };
     Err(BadInput {
         message: format!(

@@ -4,6 +4,8 @@
 //! - [`axe`]: TIRx/Axe `S[(8,8):(8,1)] + R[2:4@warpid] + 5@warpid`
 //! - [`cute`]: CuTe `(4, (2, 4)):(2, (1, 8))`, swizzled `Sw<3,4,3> o (8,64):(64,1)`, TV
 //!   `((4,8),(2,2)):((32,1),(16,8)) -> (16,8)`
+//! - [`nki`]: AWS NKI access patterns `t.ap(pattern=[[16, 16], [1, 8]], offset=8)` (read into
+//!   Axe)
 //! - [`linear`]: Triton's `#ttg.linear<{...}>` and `LinearLayout::toString()` text
 //! - Triton distributed/shared attributes live in [`crate::triton`].
 
@@ -15,6 +17,7 @@ pub mod hlo;
 pub mod hlo_module;
 pub mod jax;
 pub mod linear;
+pub mod nki;
 
 /// Which notation a text is written in, judged from its first characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +37,9 @@ pub enum Notation {
     LinearAttr,
     /// `LinearLayout::toString()` text
     LinearText,
+    /// An NKI access pattern `t.ap(pattern=[[step, num], ...], offset=...)`, a bare
+    /// `[[step, num], ...]`, or `nl.ndarray(...)` declarations before one (read into Axe)
+    NkiAp,
     /// Another `#ttg.` attribute (blocked, nvidia_mma, ...), or a Gluon constructor
     /// (`ttgl.BlockedLayout(...)`)
     TritonAttr,
@@ -44,6 +50,9 @@ impl Notation {
     /// pointer, a CuTe DSL type) is looked through.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
+        if nki::is_access_pattern(t) {
+            return Notation::NkiAp;
+        }
         if let Ok(Some(inner)) = cute::dsl_tensor(t) {
             return Notation::detect(&inner);
         }
@@ -98,6 +107,7 @@ impl Notation {
             Notation::LinearAttr => "linear-attr",
             Notation::LinearText => "linear-text",
             Notation::TritonAttr => "triton",
+            Notation::NkiAp => "nki-ap",
         }
     }
 }
