@@ -15,9 +15,11 @@
 //!   found by `layout::relation::Preimages` without reading every input (a linear layout's
 //!   preimage is an affine subspace, a TV layout's the digit vectors of a strided sum), so
 //!   the number of inputs is not limited (`(4096,8192):(1,4096) -> (4096,8192)`, 2^25 inputs,
-//!   costs a few steps per coordinate). One budget of `layout::relation::MAX_STEPS` (2^22)
-//!   steps per side bounds the work: search steps plus inputs listed, each evaluated forwards
-//!   and its point computed; past it, [`RecheckError::Beyond`].
+//!   costs a few steps per coordinate). One budget per side bounds the work: at most
+//!   `layout::relation::MAX_LISTED` (2^22) inputs listed, each evaluated forwards and its point
+//!   computed (about a microsecond each in a release build), and `MAX_STEPS` (2^24) search
+//!   steps (a few integer operations each); past it, [`RecheckError::Beyond`]. Over a whole
+//!   domain each input is listed once, so every claim of at most 2^22 inputs is within it.
 //!
 //! Two sides read forwards are compared without listing their sets. Order points as vectors
 //! over every axis (an absent axis is 0), lexicographically by axis name; translation
@@ -55,7 +57,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use layout::axe::MAX_REPLICA_POINTS;
-use layout::relation::{normalize, sum, Budget, Inputs, Preimages, MAX_STEPS};
+use layout::relation::{normalize, sum, Budget, Inputs, Preimages};
 use layout::{Layout, LayoutError, Point};
 
 /// Domains with at most this many coordinates are re-checked at every coordinate.
@@ -357,7 +359,7 @@ impl<'l> Held<'l> {
         Ok(Held {
             preimages: Preimages::new(&inputs)?,
             inputs,
-            budget: RefCell::new(Budget::new(MAX_STEPS)),
+            budget: RefCell::new(Budget::default()),
             listed: Cell::new(0),
             points: Cell::new(0),
         })
@@ -398,6 +400,10 @@ mod tests {
 
     fn parse(text: &str) -> Layout {
         Layout::parse(text, None).unwrap()
+    }
+
+    fn parse_shaped(text: &str, shape: &[i64]) -> Layout {
+        Layout::parse(text, Some(shape)).unwrap()
     }
 
     #[test]
@@ -533,13 +539,144 @@ mod tests {
     #[test]
     fn past_the_step_limit_is_beyond_not_a_difference() {
         // 2^25 inputs of a linear layout all hold cell (0), at 2^25 distinct points: more than
-        // MAX_STEPS to list.
+        // MAX_LISTED (2^22) to list.
         let zeros = vec!["[0]"; 25].join(", ");
         let l = Layout::parse(&format!("#ttg.linear<{{register=[{zeros}]}}>"), Some(&[1])).unwrap();
         let e = semantic_recheck(&l, &l, &[1]).unwrap_err();
         assert!(
-            matches!(&e, RecheckError::Beyond(w) if w.contains("listing the 33554432 inputs holding a cell")),
+            matches!(&e, RecheckError::Beyond(w) if w.contains("needs 33554432 more inputs listed, 4194304 left of the limit 4194304")),
             "{e}"
         );
+    }
+
+    /// The 4096 x 8192 tile (2^25 inputs) as a linear layout: lane and warp bits on dim0
+    /// (`tx = lane + 32 warp`), register bits on dim1, and `extra` in-dims besides.
+    fn tile_as_linear(extra: &str) -> Layout {
+        let bits = |n: usize, shift: usize, dim: usize| -> String {
+            (0..n)
+                .map(|k| {
+                    let v = 1i64 << (k + shift);
+                    if dim == 0 {
+                        format!("[{v}, 0]")
+                    } else {
+                        format!("[0, {v}]")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let text = format!(
+            "#ttg.linear<{{register=[{}], lane=[{}], warp=[{}]{extra}}}>",
+            bits(13, 0, 1),
+            bits(5, 0, 0),
+            bits(7, 5, 0)
+        );
+        Layout::parse(&text, Some(&[4096, 8192])).unwrap()
+    }
+
+    #[test]
+    fn a_kernel_tile_is_rechecked_in_a_few_steps_per_coordinate() {
+        // 2^25 inputs a side; per coordinate the TV search takes a step per mode and lists one
+        // input (4 evaluations with its point), the linear one lists one input (2).
+        let tile = [4096, 8192];
+        let tv = parse("(4096,8192):(1,4096) -> (4096,8192)");
+        let lin = tile_as_linear("");
+        let axe = parse("S[(4096,8192):(1@tx,1@reg)]");
+        let r = recheck_counted(&tv, &tv, &tile).unwrap();
+        assert!(r.coords > RECHECK_SAMPLES, "{r:?}");
+        assert_eq!(r.evaluations, 2 * 4 * r.coords as u64);
+        let r = recheck_counted(&tv, &lin, &tile).unwrap();
+        assert_eq!(r.evaluations, (4 + 2) * r.coords as u64);
+        let r = recheck_counted(&lin, &axe, &tile).unwrap();
+        assert_eq!(r.evaluations, (2 + 2) * r.coords as u64 + 1);
+        // Far from the limits: a side lists one input a coordinate, of at most 2^16 + 4096.
+        assert!(r.evaluations < (layout::relation::MAX_LISTED as u64) / 8);
+    }
+
+    /// The recheck's counterexample: the coordinate its message names.
+    fn named_coordinate(e: &RecheckError) -> Vec<i64> {
+        let RecheckError::Differ(w) = e else {
+            panic!("{e}")
+        };
+        let inside = &w[w.find('[').unwrap() + 1..w.find(']').unwrap()];
+        inside.split(", ").map(|v| v.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn large_layouts_differing_at_one_coordinate_are_told_apart() {
+        // One thread holds the whole tile in order, or all of it but the last cell: the sides
+        // differ at (4095, 8191) alone, a corner of the sample, and the semantics confirm it.
+        let tile = [4096, 8192];
+        let all = parse("(1,33554432):(0,1) -> (4096,8192)");
+        let short = parse("(1,33554431):(0,1) -> (4096,8192)");
+        let axe = parse("S[(4096,8192):(1@reg,4096@reg)]");
+        assert!(semantic_recheck(&all, &axe, &tile).is_ok());
+        for (a, b) in [(&all, &short), (&short, &all), (&axe, &short)] {
+            let e = semantic_recheck(a, b, &tile).unwrap_err();
+            let c = named_coordinate(&e);
+            assert_eq!(c, [4095, 8191], "{e}");
+            assert!(e.to_string().contains("1 points") && e.to_string().contains("0 points"));
+            let (pa, pb) = (
+                crate::claim::semantic_points(a, &tile, &c).unwrap(),
+                crate::claim::semantic_points(b, &tile, &c).unwrap(),
+            );
+            assert_ne!(pa, pb);
+        }
+    }
+
+    #[test]
+    fn large_layouts_differing_only_in_a_replica_are_told_apart() {
+        // Every cell is held twice: by lane 0 and lane 1 (tx + 1), or by warp 0 and warp 1
+        // (tx + 32). Same cells, same counts; the replica's point differs.
+        let tile = [4096, 8192];
+        let twice = |dim: &str| {
+            parse_shaped(
+                &format!(
+                    "#ttg.linear<{{register=[{}], {dim}=[[0, 0]]}}>",
+                    (0..12)
+                        .map(|k| format!("[{}, 0]", 1 << k))
+                        .chain((0..13).map(|k| format!("[0, {}]", 1 << k)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                &tile,
+            )
+        };
+        let (by_lane, by_warp) = (twice("lane"), twice("warp"));
+        let once = parse("S[(4096,8192):(1@reg,4096@reg)]");
+        let axe = parse("S[(4096,8192):(1@reg,4096@reg)] + R[2:1@laneid]");
+        let tv = parse("(2,33554432):(0,1) -> (4096,8192)");
+        assert!(semantic_recheck(&by_lane, &axe, &tile).is_ok());
+        assert!(semantic_recheck(&tv, &by_lane, &tile).is_ok());
+        for (a, b, sizes) in [
+            (&by_lane, &by_warp, "left 2 points"),
+            (&by_warp, &tv, "right 2 points"),
+            (&by_lane, &once, "right 1 points"),
+            (&tv, &once, "left 2 points"),
+        ] {
+            let e = semantic_recheck(a, b, &tile).unwrap_err();
+            assert!(e.to_string().contains(sizes), "{e}");
+            let c = named_coordinate(&e);
+            let (pa, pb) = (
+                crate::claim::semantic_points(a, &tile, &c).unwrap(),
+                crate::claim::semantic_points(b, &tile, &c).unwrap(),
+            );
+            assert_ne!(pa, pb, "at {c:?}");
+        }
+    }
+
+    #[test]
+    fn a_broadcast_past_the_step_limit_is_beyond() {
+        // 2^23 threads hold the one cell: more inputs to list than the 2^22 allowed; the search
+        // stops before listing any.
+        let l = parse("(8388608,1):(0,1) -> (1,)");
+        let e = semantic_recheck(&l, &l, &[1]).unwrap_err();
+        assert!(
+            matches!(&e, RecheckError::Beyond(w) if w.contains("limit 4194304")),
+            "{e}"
+        );
+        // 32 threads: within it, every cell and input (2^12) listed and counted.
+        let l = parse("(32,128):(0,1) -> (128,)");
+        assert_eq!(semantic_recheck(&l, &l, &[128]), Ok(128));
     }
 }

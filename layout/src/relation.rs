@@ -41,7 +41,7 @@ use crate::shape;
 
 pub mod preimage;
 
-pub use preimage::{Budget, Preimages, MAX_STEPS};
+pub use preimage::{Budget, Preimages, MAX_LISTED, MAX_STEPS};
 
 /// Largest number of pairs [`relation`] enumerates: 2^18 (each pair is a coordinate and a point
 /// map, a few hundred bytes: 2^22 pairs took 3.4 GB and 40 s).
@@ -269,9 +269,10 @@ impl<'l> Inputs<'l> {
 
 /// The physical points a TV or linear layout relates to logical `coord`: the inputs holding
 /// `coord` found by [`Preimages`] (certified complete, each evaluated forwards), within
-/// [`MAX_STEPS`] steps, else [`LayoutError::Undecided`]. Nothing else is held.
+/// [`MAX_LISTED`] inputs and [`MAX_STEPS`] search steps, else [`LayoutError::Undecided`].
+/// Nothing else is held.
 pub fn points_at(inputs: &Inputs, coord: &[i64]) -> Result<BTreeSet<Point>> {
-    let mut budget = Budget::new(MAX_STEPS);
+    let mut budget = Budget::default();
     Preimages::new(inputs)?
         .holding(coord, &mut budget)?
         .iter()

@@ -61,45 +61,67 @@ use crate::shape;
 
 use super::Inputs;
 
-/// Most steps (search steps plus inputs listed and evaluated) one [`Budget`] of the cross-check
-/// allows: 2^22, about a second of work in a release build.
-pub const MAX_STEPS: i64 = 1 << 22;
+/// Most inputs one [`Budget`] lists, each evaluated forwards (and by the cross-check given its
+/// point): 2^22, the most inputs the cross-check read before it searched, so whatever it
+/// confirmed then it confirms now (over a whole domain it lists each input once).
+pub const MAX_LISTED: i64 = 1 << 22;
 
-/// Work left to a search, shared by the calls of one caller (its steps add up).
+/// Most search steps (a digit tried) one [`Budget`] allows: 2^24, each a few integer operations.
+pub const MAX_STEPS: i64 = 1 << 24;
+
+/// Work left to a search, shared by the calls of one caller (its work adds up): inputs listed
+/// and search steps.
 #[derive(Clone, Debug)]
 pub struct Budget {
-    limit: i64,
-    left: i64,
+    /// Inputs listed: `[left, limit]`.
+    listed: [i64; 2],
+    /// Search steps: `[left, limit]`.
+    steps: [i64; 2],
     used: u64,
 }
 
+impl Default for Budget {
+    /// [`MAX_LISTED`] inputs and [`MAX_STEPS`] steps.
+    fn default() -> Budget {
+        Budget::new(MAX_LISTED, MAX_STEPS)
+    }
+}
+
 impl Budget {
-    /// A budget of `steps` steps.
-    pub fn new(steps: i64) -> Budget {
+    /// A budget of `listed` inputs and `steps` search steps.
+    pub fn new(listed: i64, steps: i64) -> Budget {
         Budget {
-            limit: steps,
-            left: steps,
+            listed: [listed; 2],
+            steps: [steps; 2],
             used: 0,
         }
     }
 
-    /// Steps taken so far.
+    /// Inputs listed plus steps taken so far.
     pub fn used(&self) -> u64 {
         self.used
     }
 
-    /// Takes `n` steps, or says which limit they are past.
-    fn take(&mut self, n: i64, what: &str) -> Result<()> {
-        if n > self.left {
+    /// Lists `n` inputs, or says which limit they are past.
+    fn list(&mut self, n: i64) -> Result<()> {
+        Budget::take(&mut self.listed, &mut self.used, n, "inputs listed")
+    }
+
+    /// Takes `n` search steps, or says which limit they are past.
+    fn step(&mut self, n: i64) -> Result<()> {
+        Budget::take(&mut self.steps, &mut self.used, n, "search steps")
+    }
+
+    fn take([left, limit]: &mut [i64; 2], used: &mut u64, n: i64, what: &str) -> Result<()> {
+        if n > *left {
             return Err(LayoutError::Undecided {
                 reason: format!(
-                    "{what} takes more than the {} steps left of the limit {}",
-                    self.left, self.limit
+                    "reading the layout backwards needs {n} more {what}, {left} left of the limit {limit}"
                 ),
             });
         }
-        self.left -= n;
-        self.used += n as u64;
+        *left -= n;
+        *used += n as u64;
         Ok(())
     }
 }
@@ -252,7 +274,7 @@ impl<'l> Echelon<'l> {
             .ok_or_else(|| LayoutError::Undecided {
                 reason: format!("2^{k} inputs hold each cell it holds"),
             })?;
-        budget.take(count, &format!("listing the {count} inputs holding a cell"))?;
+        budget.list(count)?;
         let mut out = Vec::with_capacity(count as usize);
         for m in 0..count {
             let mut x = x0.clone();
@@ -297,7 +319,12 @@ impl<'l> TvSearch<'l> {
         let mut digits = Vec::new();
         for (m, mode) in tv.layout().modes().iter().enumerate() {
             let mut place = 1i64;
-            for (extent, stride) in mode.flat_modes() {
+            // An empty mode `()` (size 1) is the one digit 0.
+            let mut flat = mode.flat_modes();
+            if flat.is_empty() {
+                flat.push((1, 0));
+            }
+            for (extent, stride) in flat {
                 if stride < 0 {
                     return Err(unchecked(format!("stride {stride} is negative")));
                 }
@@ -351,15 +378,19 @@ impl<'l> TvSearch<'l> {
             if rest != 0 {
                 return Err(unchecked(format!("a search ended {rest} short")));
             }
-            budget.take(1, "the search")?;
             found.push(at.to_vec());
             return Ok(());
         };
         let Some((lo, hi)) = self.digits_at(m, rest, self.reach[level + 1])? else {
             return Ok(());
         };
+        // One step a digit, taken before the visits; at the last mode each digit is an input
+        // listed (a broadcast stops here, not after listing).
+        budget.step(hi - lo + 1)?;
+        if level + 1 == self.digits.len() {
+            budget.list(hi - lo + 1)?;
+        }
         for d in lo..=hi {
-            budget.take(1, "the search")?;
             let mut next = at;
             next[usize::from(!m.thread)] += d * m.place;
             self.search(level + 1, rest - d * m.stride, next, found, budget)?;
@@ -423,7 +454,7 @@ mod tests {
         let inputs = Inputs::of(l).unwrap();
         let want = brute_force(&inputs);
         let search = Preimages::new(&inputs).map_err(|e| e.to_string())?;
-        let mut budget = Budget::new(MAX_STEPS);
+        let mut budget = Budget::default();
         let mut total = 0usize;
         for c in cells {
             let got = search.holding(c, &mut budget).map_err(|e| e.to_string())?;
@@ -470,7 +501,7 @@ mod tests {
         let l = Layout::parse("#ttg.linear<{register=[[1], [1]]}>", Some(&[2])).unwrap();
         let inputs = Inputs::of(&l).unwrap();
         let s = Preimages::new(&inputs).unwrap();
-        let mut b = Budget::new(MAX_STEPS);
+        let mut b = Budget::default();
         assert_eq!(s.holding(&[1], &mut b).unwrap(), [vec![1], vec![2]]);
         assert_eq!(s.holding(&[0], &mut b).unwrap(), [vec![0], vec![3]]);
         assert!(s.holding(&[2], &mut b).unwrap().is_empty());
@@ -491,7 +522,7 @@ mod tests {
         let t = Layout::parse("(4096,8192):(1,4096) -> (4096,8192)", None).unwrap();
         let inputs = Inputs::of(&t).unwrap();
         let s = Preimages::new(&inputs).unwrap();
-        let mut b = Budget::new(MAX_STEPS);
+        let mut b = Budget::default();
         for c in [[0, 0], [4095, 8191], [17, 5000]] {
             assert_eq!(s.holding(&c, &mut b).unwrap(), [c.to_vec()]);
         }
@@ -513,24 +544,28 @@ mod tests {
 
     #[test]
     fn past_the_budget_is_undecided() {
-        // 65536 threads hold every cell: 2^16 inputs per cell, 2^16 + 1 steps for each.
+        // 65536 threads hold every cell: 2^16 inputs per cell, listed after 2^16 + 1 steps.
         let t = Layout::parse("(65536,128):(0,1) -> (128,)", None).unwrap();
         let inputs = Inputs::of(&t).unwrap();
         let s = Preimages::new(&inputs).unwrap();
-        let mut b = Budget::new(1 << 18);
+        let mut b = Budget::new((1 << 17) - 1, MAX_STEPS);
         assert_eq!(s.holding(&[3], &mut b).unwrap().len(), 1 << 16);
         assert_eq!(b.used(), 1 + 2 * (1 << 16));
-        let e = s.holding(&[4], &mut b).unwrap_err();
-        assert!(matches!(e, LayoutError::Undecided { .. }), "{e}");
+        let e = s.holding(&[4], &mut b).map(|found| found.len());
+        assert!(
+            matches!(&e, Err(LayoutError::Undecided { reason }) if reason.contains("needs 65536 more inputs listed, 65535 left of the limit 131071")),
+            "{e:?}"
+        );
         // Dead ends count too: strides 3 and 5 leave gaps the search visits and abandons.
         let t = tv(&[(40, 5)], &[(40, 3)], vec![400]).unwrap();
         let inputs = Inputs::of(&t).unwrap();
         let s = Preimages::new(&inputs).unwrap();
-        let mut b = Budget::new(4);
-        assert!(matches!(
-            s.holding(&[200], &mut b),
-            Err(LayoutError::Undecided { .. })
-        ));
+        let mut b = Budget::new(MAX_LISTED, 4);
+        let e = s.holding(&[200], &mut b).map(|found| found.len());
+        assert!(
+            matches!(&e, Err(LayoutError::Undecided { reason }) if reason.contains("search steps")),
+            "{e:?}"
+        );
     }
 
     #[test]
