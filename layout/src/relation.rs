@@ -315,9 +315,21 @@ pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pa
             pairs.map_or_else(|| format!("{n} x {per}"), |p| p.to_string()),
         ));
     }
+    // An Axe layout's replica set is computed once, not at every coordinate.
+    let replicas = match l {
+        Layout::Axe(a) => {
+            a.check_shape(s)?;
+            Some((a, a.replica_set()?))
+        }
+        _ => None,
+    };
     for x in 0..n {
         let c = shape::unflatten_row_major(s, x)?;
-        for p in l.eval(Some(s), &c)? {
+        let points = match &replicas {
+            Some((a, r)) => a.eval_flat_with(x, r)?,
+            None => l.eval(Some(s), &c)?,
+        };
+        for p in points {
             out.insert((c.clone(), normalize(&p)?));
         }
     }
