@@ -122,19 +122,11 @@ pub fn recheck_counted(a: &Layout, b: &Layout, shape: &[i64]) -> Result<Rechecke
         _ => true,
     };
     for c in &coords {
-        let agree = match (&sa, &sb) {
-            (Side::Forward(fa), Side::Forward(fb)) => same_q && fa.min_at(c)? == fb.min_at(c)?,
-            (Side::Forward(f), Side::Backward(h)) | (Side::Backward(h), Side::Forward(f)) => {
-                let held = h.points(c)?;
-                held.len() == f.q.len() && f.points(c)? == held
-            }
-            (Side::Backward(ha), Side::Backward(hb)) => ha.points(c)? == hb.points(c)?,
-        };
-        if !agree {
+        if let Some((pa, pb)) = differ_at(&sa, &sb, same_q, c)? {
             return Err(RecheckError::Differ(format!(
                 "the trusted semantics differ at logical {c:?}: left {}, right {}",
-                describe(&sa.points(c)?),
-                describe(&sb.points(c)?)
+                describe(&pa),
+                describe(&pb)
             )));
         }
     }
@@ -145,6 +137,44 @@ pub fn recheck_counted(a: &Layout, b: &Layout, shape: &[i64]) -> Result<Rechecke
     Ok(Rechecked {
         coords: coords.len(),
         evaluations: sa.evaluations() + sb.evaluations(),
+    })
+}
+
+/// `None` where the sides agree at `c`, else both point sets (each side's set computed once:
+/// a side read backwards spends its budget listing it, and its listing is not repeated for the
+/// message). `same_q`: two forward sides' `Q - min Q` are equal.
+#[allow(clippy::type_complexity)]
+fn differ_at(
+    sa: &Side,
+    sb: &Side,
+    same_q: bool,
+    c: &[i64],
+) -> Result<Option<(BTreeSet<Point>, BTreeSet<Point>)>, RecheckError> {
+    // A forward side's set against a backward side's, listed only when the sizes agree.
+    let against = |f: &Translates, held: &BTreeSet<Point>| -> Result<_, RecheckError> {
+        let listed = f.points(c)?;
+        Ok((held.len() != f.q.len() || &listed != held).then_some(listed))
+    };
+    Ok(match (sa, sb) {
+        (Side::Forward(fa), Side::Forward(fb)) => {
+            if same_q && fa.min_at(c)? == fb.min_at(c)? {
+                None
+            } else {
+                Some((fa.points(c)?, fb.points(c)?))
+            }
+        }
+        (Side::Forward(f), Side::Backward(h)) => {
+            let held = h.points(c)?;
+            against(f, &held)?.map(|listed| (listed, held))
+        }
+        (Side::Backward(h), Side::Forward(f)) => {
+            let held = h.points(c)?;
+            against(f, &held)?.map(|listed| (held, listed))
+        }
+        (Side::Backward(ha), Side::Backward(hb)) => {
+            let (pa, pb) = (ha.points(c)?, hb.points(c)?);
+            (pa != pb).then_some((pa, pb))
+        }
     })
 }
 
@@ -215,14 +245,6 @@ impl<'l> Side<'l> {
         match self {
             Side::Forward(f) => f.evaluations.get(),
             Side::Backward(h) => h.evaluations(),
-        }
-    }
-
-    /// The points of coordinate `c`, listed.
-    fn points(&self, c: &[i64]) -> Result<BTreeSet<Point>, RecheckError> {
-        match self {
-            Side::Forward(f) => f.points(c),
-            Side::Backward(h) => h.points(c),
         }
     }
 
