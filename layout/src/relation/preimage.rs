@@ -338,7 +338,7 @@ impl<'l> TvSearch<'l> {
                 place *= extent;
             }
         }
-        digits.sort_by(|a, b| b.stride.cmp(&a.stride));
+        digits.sort_by_key(|d| std::cmp::Reverse(d.stride));
         // Below the cosize, which fits in i64 (CuteLayout::new, TvLayout::new).
         let mut reach = vec![0i64; digits.len() + 1];
         for i in (0..digits.len()).rev() {
