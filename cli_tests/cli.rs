@@ -2143,34 +2143,42 @@ fn equiv_compares_replicated_axe_layouts_without_enumerating_every_replica() {
 }
 
 #[test]
-fn equiv_past_the_cross_checks_reach_is_unknown_with_the_reason() {
-    // 2^25 thread-value pairs: the deciders prove it, but reading the TV layout backwards is
-    // past `layout::relation::MAX_INPUTS` (2^22), so the proof stands unconfirmed: exit 3.
+fn equiv_of_a_kernel_sized_tile_is_cross_checked() {
+    // 2^25 thread-value pairs: the cross-check finds the one input holding each rechecked
+    // coordinate (it read every input, at most 2^22, and answered unknown).
     let tv = "(4096,8192):(1,4096) -> (4096,8192)";
     let o = laycert_within(60, &["equiv", tv, tv]);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert_eq!(first_line(&o), "unknown");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "equivalent");
     assert!(
-        stdout(&o).contains("unconfirmed: the deciders proved the claim, but the trusted cross-check is past its limits: reading the layout backwards visits 33554432 inputs, above the limit 4194304"),
+        stdout(&o).contains("cross-check: the trusted semantics agree at 4108 coordinates"),
         "{}",
         stdout(&o)
     );
     let v = json(&laycert_within(60, &["equiv", tv, tv, "--json"]));
-    assert_eq!(v["verdict"], "unknown");
-    assert!(
-        v["unconfirmed"]
-            .as_str()
-            .unwrap()
-            .contains("33554432 inputs"),
-        "{v}"
-    );
-    // Refuted by the deciders, but the counterexample cannot be re-evaluated: unknown too.
+    assert_eq!(v["verdict"], "equivalent");
+    // Refuted by the deciders, and the counterexample re-evaluated by the semantics.
     let axe = "S[(8192,4096):(1@tx,1@reg)]";
     let o = laycert_within(60, &["equiv", tv, axe, "--shape", "4096,8192"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(first_line(&o), "not equivalent");
+    assert!(
+        stdout(&o).contains("counterexample at logical (0,4096):"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn equiv_past_the_cross_checks_reach_is_unknown_with_the_reason() {
+    // 65536 threads hold each of 128 cells: 2^23 inputs to list, past
+    // `layout::relation::MAX_LISTED` (2^22), so the proof stands unconfirmed: exit 3.
+    let tv = "(65536,128):(0,1) -> (128,)";
+    let o = laycert_within(120, &["equiv", tv, tv]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert_eq!(first_line(&o), "unknown");
     assert!(
-        stdout(&o).contains("refuted the claim at logical (0,4096), but the trusted semantics cannot re-evaluate it there"),
+        stdout(&o).contains("unconfirmed: the deciders proved the claim, but the trusted cross-check is past its limits: reading the layout backwards needs 65536 more inputs listed"),
         "{}",
         stdout(&o)
     );

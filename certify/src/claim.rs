@@ -267,7 +267,7 @@ pub fn semantic_points(
     coord: &[i64],
 ) -> Result<BTreeSet<Point>, LayoutError> {
     match layout::relation::Inputs::of(l) {
-        // Read backwards: every input visited, none held but those at `coord`.
+        // Read backwards: the inputs holding `coord`, found and checked by `Preimages`.
         Some(inputs) => layout::relation::points_at(&inputs, coord),
         None => l.eval(Some(shape), coord)?.iter().map(normalize).collect(),
     }

@@ -11,10 +11,15 @@
 //!   its components); for CuTe and swizzled layouts `b(c)` is the one point and `Q = {0}`. `Q`
 //!   is computed once, not at every coordinate (it has up to
 //!   `layout::axe::MAX_REPLICA_POINTS` vectors).
-//! - **read backwards** (TV, linear): every input is read once (at most
-//!   `layout::relation::MAX_INPUTS`, 2^22); the numbers of the inputs holding a rechecked
-//!   coordinate are kept (4 bytes each), and the points of those holding `c` are the points of
-//!   `c`.
+//! - **read backwards** (TV, linear): the points of `c` are those of the inputs holding `c`,
+//!   found by `layout::relation::Preimages` without reading every input (a linear layout's
+//!   preimage is an affine subspace, a TV layout's the digit vectors of a strided sum), so
+//!   the number of inputs is not limited (`(4096,8192):(1,4096) -> (4096,8192)`, 2^25 inputs,
+//!   costs a few steps per coordinate). One budget per side bounds the work: at most
+//!   `layout::relation::MAX_LISTED` (2^22) inputs listed, each evaluated forwards and its point
+//!   computed (about a microsecond each in a release build), and `MAX_STEPS` (2^24) search
+//!   steps (a few integer operations each); past it, [`RecheckError::Beyond`]. Over a whole
+//!   domain each input is listed once, so every claim of at most 2^22 inputs is within it.
 //!
 //! Two sides read forwards are compared without listing their sets. Order points as vectors
 //! over every axis (an absent axis is 0), lexicographically by axis name; translation
@@ -29,13 +34,30 @@
 //! wrong". Example: `S[4096:1] + R[(256,256):(1@laneid,1@laneid)]` against
 //! `S[4096:1] + R[511:1@laneid]` computes `Q` (511 points, from 65536 replica vectors) once per
 //! side, then compares one point per side at each of the 4096 coordinates.
+//!
+//! # Why a search that misses an input cannot make two layouts look equal
+//!
+//! The two sides agree at `c` only if their point sets are equal, and a side's set is that of
+//! the inputs its search lists. Every listed input is evaluated forwards by the notation's own
+//! semantics and holds `c` (else the search fails), so a listed set is never too large. It is
+//! never too small either, and not by trust in the search: each search checks, at run time,
+//! the facts that make its list the whole preimage (`layout::relation::preimage`'s module doc:
+//! for a linear layout, `r` independent images and `k` independent kernel vectors with
+//! `r + k` input bits, so by rank-nullity the listed coset `x0 + ker` is all of it; for a TV
+//! layout, that each level visits every digit of an interval whose ends are checked against
+//! a condition every solution satisfies), and a failed check is `Beyond`, never an agreement.
+//! Where it is cheap, the counts are checked besides: over a whole small domain every input
+//! holds one of its cells (a TV or linear layout's domain is its tile or out-dims), so the
+//! lists must add up to the number of inputs, else `Beyond`. Hence the listed set of each side
+//! is exactly its point set at `c`, and a replica that one side has and the other lacks is a
+//! point in one set and not the other: the sets differ, and so does the verdict.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use layout::axe::MAX_REPLICA_POINTS;
-use layout::relation::{normalize, sum, Inputs, MAX_INPUTS};
+use layout::relation::{normalize, sum, Budget, Inputs, Preimages};
 use layout::{Layout, LayoutError, Point};
 
 /// Domains with at most this many coordinates are re-checked at every coordinate.
@@ -93,35 +115,66 @@ pub fn recheck_counted(a: &Layout, b: &Layout, shape: &[i64]) -> Result<Rechecke
         recheck_sample(shape)
     };
     let every = coords.len() as i64 == n;
-    let (sa, sb) = (
-        Side::new(a, shape, &coords, every)?,
-        Side::new(b, shape, &coords, every)?,
-    );
+    let (sa, sb) = (Side::new(a, shape)?, Side::new(b, shape)?);
     // Two forward sides: `Q - min Q` compared once.
     let same_q = match (&sa, &sb) {
         (Side::Forward(fa), Side::Forward(fb)) => fa.shifted == fb.shifted,
         _ => true,
     };
-    for (k, c) in coords.iter().enumerate() {
-        let agree = match (&sa, &sb) {
-            (Side::Forward(fa), Side::Forward(fb)) => same_q && fa.min_at(c)? == fb.min_at(c)?,
-            (Side::Forward(f), Side::Backward(h)) | (Side::Backward(h), Side::Forward(f)) => {
-                let held = h.points(k)?;
-                held.len() == f.q.len() && f.points(c)? == held
-            }
-            (Side::Backward(ha), Side::Backward(hb)) => ha.points(k)? == hb.points(k)?,
-        };
-        if !agree {
+    for c in &coords {
+        if let Some((pa, pb)) = differ_at(&sa, &sb, same_q, c)? {
             return Err(RecheckError::Differ(format!(
                 "the trusted semantics differ at logical {c:?}: left {}, right {}",
-                describe(&sa.points(k, c)?),
-                describe(&sb.points(k, c)?)
+                describe(&pa),
+                describe(&pb)
             )));
         }
+    }
+    if every {
+        sa.check_count()?;
+        sb.check_count()?;
     }
     Ok(Rechecked {
         coords: coords.len(),
         evaluations: sa.evaluations() + sb.evaluations(),
+    })
+}
+
+/// `None` where the sides agree at `c`, else both point sets (each side's set computed once:
+/// a side read backwards spends its budget listing it, and its listing is not repeated for the
+/// message). `same_q`: two forward sides' `Q - min Q` are equal.
+#[allow(clippy::type_complexity)]
+fn differ_at(
+    sa: &Side,
+    sb: &Side,
+    same_q: bool,
+    c: &[i64],
+) -> Result<Option<(BTreeSet<Point>, BTreeSet<Point>)>, RecheckError> {
+    // A forward side's set against a backward side's, listed only when the sizes agree.
+    let against = |f: &Translates, held: &BTreeSet<Point>| -> Result<_, RecheckError> {
+        let listed = f.points(c)?;
+        Ok((held.len() != f.q.len() || &listed != held).then_some(listed))
+    };
+    Ok(match (sa, sb) {
+        (Side::Forward(fa), Side::Forward(fb)) => {
+            if same_q && fa.min_at(c)? == fb.min_at(c)? {
+                None
+            } else {
+                Some((fa.points(c)?, fb.points(c)?))
+            }
+        }
+        (Side::Forward(f), Side::Backward(h)) => {
+            let held = h.points(c)?;
+            against(f, &held)?.map(|listed| (listed, held))
+        }
+        (Side::Backward(h), Side::Forward(f)) => {
+            let held = h.points(c)?;
+            against(f, &held)?.map(|listed| (held, listed))
+        }
+        (Side::Backward(ha), Side::Backward(hb)) => {
+            let (pa, pb) = (ha.points(c)?, hb.points(c)?);
+            (pa != pb).then_some((pa, pb))
+        }
     })
 }
 
@@ -180,15 +233,9 @@ enum Side<'l> {
 }
 
 impl<'l> Side<'l> {
-    /// `every`: `coords` is the whole domain in row-major order.
-    fn new(
-        l: &'l Layout,
-        shape: &[i64],
-        coords: &[Vec<i64>],
-        every: bool,
-    ) -> Result<Self, RecheckError> {
+    fn new(l: &'l Layout, shape: &[i64]) -> Result<Self, RecheckError> {
         Ok(match Inputs::of(l) {
-            Some(inputs) => Side::Backward(Held::new(inputs, shape, coords, every)?),
+            Some(inputs) => Side::Backward(Held::new(inputs)?),
             None => Side::Forward(Translates::new(l, shape)?),
         })
     }
@@ -197,15 +244,15 @@ impl<'l> Side<'l> {
     fn evaluations(&self) -> u64 {
         match self {
             Side::Forward(f) => f.evaluations.get(),
-            Side::Backward(h) => h.evaluations.get(),
+            Side::Backward(h) => h.evaluations(),
         }
     }
 
-    /// The points of rechecked coordinate `k`, which is `c`, listed.
-    fn points(&self, k: usize, c: &[i64]) -> Result<BTreeSet<Point>, RecheckError> {
+    /// See [`Held::check_count`]; nothing to check for a side read forwards.
+    fn check_count(&self) -> Result<(), RecheckError> {
         match self {
-            Side::Forward(f) => f.points(c),
-            Side::Backward(h) => h.points(k),
+            Side::Forward(_) => Ok(()),
+            Side::Backward(h) => h.check_count(),
         }
     }
 }
@@ -317,64 +364,55 @@ impl<'l> Translates<'l> {
     }
 }
 
-/// A layout read backwards: for each rechecked coordinate, the inputs that hold it.
+/// A layout read backwards: the inputs holding a rechecked coordinate, found by
+/// `layout::relation::Preimages` (module doc), within one budget of steps for the whole check.
 struct Held<'l> {
     inputs: Inputs<'l>,
-    /// Input numbers per rechecked coordinate (each below `MAX_INPUTS` <= 2^32).
-    held: Vec<Vec<u32>>,
-    /// See [`Rechecked::evaluations`].
-    evaluations: Cell<u64>,
+    preimages: Preimages<'l>,
+    budget: RefCell<Budget>,
+    /// Inputs listed so far, over every coordinate asked about.
+    listed: Cell<i64>,
+    /// Points evaluated (see [`Rechecked::evaluations`]; the search's steps are the budget's).
+    points: Cell<u64>,
 }
 
 impl<'l> Held<'l> {
-    fn new(
-        inputs: Inputs<'l>,
-        shape: &[i64],
-        coords: &[Vec<i64>],
-        every: bool,
-    ) -> Result<Self, RecheckError> {
-        let n = inputs.count().filter(|&n| n <= MAX_INPUTS).ok_or_else(|| {
-            RecheckError::Beyond(format!(
-                "reading the layout backwards visits {} inputs, above the limit {MAX_INPUTS}",
-                inputs.count_text()
-            ))
-        })?;
-        let slot: BTreeMap<&[i64], usize> = if every {
-            BTreeMap::new()
-        } else {
-            coords
-                .iter()
-                .enumerate()
-                .map(|(k, c)| (c.as_slice(), k))
-                .collect()
-        };
-        let mut held = vec![Vec::new(); coords.len()];
-        for i in 0..n {
-            let cell = inputs.cell(i)?;
-            let k = if every {
-                Some(layout::shape::flatten_row_major(shape, &cell)? as usize)
-            } else {
-                slot.get(cell.as_slice()).copied()
-            };
-            if let Some(k) = k {
-                held[k].push(u32::try_from(i).expect("below MAX_INPUTS"));
-            }
-        }
+    fn new(inputs: Inputs<'l>) -> Result<Self, RecheckError> {
         Ok(Held {
+            preimages: Preimages::new(&inputs)?,
             inputs,
-            held,
-            evaluations: Cell::new(n as u64),
+            budget: RefCell::new(Budget::default()),
+            listed: Cell::new(0),
+            points: Cell::new(0),
         })
     }
 
-    /// The points of rechecked coordinate `k`.
-    fn points(&self, k: usize) -> Result<BTreeSet<Point>, RecheckError> {
-        self.evaluations
-            .set(self.evaluations.get() + self.held[k].len() as u64);
-        Ok(self.held[k]
+    /// Search steps and points evaluated so far.
+    fn evaluations(&self) -> u64 {
+        self.budget.borrow().used() + self.points.get()
+    }
+
+    /// The points of coordinate `c`: those of the inputs holding it.
+    fn points(&self, c: &[i64]) -> Result<BTreeSet<Point>, RecheckError> {
+        let held = self.preimages.holding(c, &mut self.budget.borrow_mut())?;
+        self.listed.set(self.listed.get() + held.len() as i64);
+        self.points.set(self.points.get() + held.len() as u64);
+        Ok(held
             .iter()
-            .map(|&i| self.inputs.point(i as i64))
+            .map(|x| self.inputs.point_of_input(x))
             .collect::<Result<_, _>>()?)
+    }
+
+    /// After every coordinate of the whole domain was asked about once: every input was
+    /// listed (a TV or linear layout's cells are its claim's domain), so no search missed one.
+    fn check_count(&self) -> Result<(), RecheckError> {
+        match self.inputs.count() {
+            Some(n) if n != self.listed.get() => Err(RecheckError::Beyond(format!(
+                "the preimage search listed {} of the {n} inputs over the whole domain",
+                self.listed.get()
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -384,6 +422,10 @@ mod tests {
 
     fn parse(text: &str) -> Layout {
         Layout::parse(text, None).unwrap()
+    }
+
+    fn parse_shaped(text: &str, shape: &[i64]) -> Layout {
+        Layout::parse(text, Some(shape)).unwrap()
     }
 
     #[test]
@@ -500,9 +542,14 @@ mod tests {
         assert_eq!(semantic_recheck(&tv, &axe, &[4096]), Ok(4096));
         assert_eq!(semantic_recheck(&axe, &tv, &[4096]), Ok(4096));
         assert_eq!(semantic_recheck(&tv, &tv, &[4096]), Ok(4096));
-        // Each input's cell and point once per side; the Axe side lists 128 points a coordinate.
+        // Per coordinate, the TV side's search takes one step on the value mode, 128 on the
+        // broadcast thread mode (stride 0) and lists 128 inputs, whose points it evaluates;
+        // the Axe side lists 128 points a coordinate, from 128 replica vectors computed once.
         let r = recheck_counted(&tv, &axe, &[4096]).unwrap();
-        assert_eq!(r.evaluations, 2 * (1 << 19) + 128 + 4096 * (1 + 128));
+        assert_eq!(
+            r.evaluations,
+            4096 * (1 + 128 + 2 * 128) + 128 + 4096 * (1 + 128)
+        );
         let short = parse("S[4096:1@reg] + R[127:1@tx]");
         let e = semantic_recheck(&tv, &short, &[4096]).unwrap_err();
         assert!(
@@ -512,14 +559,146 @@ mod tests {
     }
 
     #[test]
-    fn past_the_input_limit_is_beyond_not_a_difference() {
-        // 2^25 inputs of a linear layout: more than MAX_INPUTS to read backwards.
+    fn past_the_step_limit_is_beyond_not_a_difference() {
+        // 2^25 inputs of a linear layout all hold cell (0), at 2^25 distinct points: more than
+        // MAX_LISTED (2^22) to list.
         let zeros = vec!["[0]"; 25].join(", ");
         let l = Layout::parse(&format!("#ttg.linear<{{register=[{zeros}]}}>"), Some(&[1])).unwrap();
         let e = semantic_recheck(&l, &l, &[1]).unwrap_err();
         assert!(
-            matches!(&e, RecheckError::Beyond(w) if w.contains("33554432 inputs")),
+            matches!(&e, RecheckError::Beyond(w) if w.contains("needs 33554432 more inputs listed, 4194304 left of the limit 4194304")),
             "{e}"
         );
+    }
+
+    /// The 4096 x 8192 tile (2^25 inputs) as a linear layout: lane and warp bits on dim0
+    /// (`tx = lane + 32 warp`), register bits on dim1, and `extra` in-dims besides.
+    fn tile_as_linear(extra: &str) -> Layout {
+        let bits = |n: usize, shift: usize, dim: usize| -> String {
+            (0..n)
+                .map(|k| {
+                    let v = 1i64 << (k + shift);
+                    if dim == 0 {
+                        format!("[{v}, 0]")
+                    } else {
+                        format!("[0, {v}]")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let text = format!(
+            "#ttg.linear<{{register=[{}], lane=[{}], warp=[{}]{extra}}}>",
+            bits(13, 0, 1),
+            bits(5, 0, 0),
+            bits(7, 5, 0)
+        );
+        Layout::parse(&text, Some(&[4096, 8192])).unwrap()
+    }
+
+    #[test]
+    fn a_kernel_tile_is_rechecked_in_a_few_steps_per_coordinate() {
+        // 2^25 inputs a side; per coordinate the TV search takes a step per mode and lists one
+        // input (4 evaluations with its point), the linear one lists one input (2).
+        let tile = [4096, 8192];
+        let tv = parse("(4096,8192):(1,4096) -> (4096,8192)");
+        let lin = tile_as_linear("");
+        let axe = parse("S[(4096,8192):(1@tx,1@reg)]");
+        let r = recheck_counted(&tv, &tv, &tile).unwrap();
+        assert!(r.coords > RECHECK_SAMPLES, "{r:?}");
+        assert_eq!(r.evaluations, 2 * 4 * r.coords as u64);
+        let r = recheck_counted(&tv, &lin, &tile).unwrap();
+        assert_eq!(r.evaluations, (4 + 2) * r.coords as u64);
+        let r = recheck_counted(&lin, &axe, &tile).unwrap();
+        assert_eq!(r.evaluations, (2 + 2) * r.coords as u64 + 1);
+        // Far from the limits: a side lists one input a coordinate, of at most 2^16 + 4096.
+        assert!(r.evaluations < (layout::relation::MAX_LISTED as u64) / 8);
+    }
+
+    /// The recheck's counterexample: the coordinate its message names.
+    fn named_coordinate(e: &RecheckError) -> Vec<i64> {
+        let RecheckError::Differ(w) = e else {
+            panic!("{e}")
+        };
+        let inside = &w[w.find('[').unwrap() + 1..w.find(']').unwrap()];
+        inside.split(", ").map(|v| v.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn large_layouts_differing_at_one_coordinate_are_told_apart() {
+        // One thread holds the whole tile in order, or all of it but the last cell: the sides
+        // differ at (4095, 8191) alone, a corner of the sample, and the semantics confirm it.
+        let tile = [4096, 8192];
+        let all = parse("(1,33554432):(0,1) -> (4096,8192)");
+        let short = parse("(1,33554431):(0,1) -> (4096,8192)");
+        let axe = parse("S[(4096,8192):(1@reg,4096@reg)]");
+        assert!(semantic_recheck(&all, &axe, &tile).is_ok());
+        for (a, b) in [(&all, &short), (&short, &all), (&axe, &short)] {
+            let e = semantic_recheck(a, b, &tile).unwrap_err();
+            let c = named_coordinate(&e);
+            assert_eq!(c, [4095, 8191], "{e}");
+            assert!(e.to_string().contains("1 points") && e.to_string().contains("0 points"));
+            let (pa, pb) = (
+                crate::claim::semantic_points(a, &tile, &c).unwrap(),
+                crate::claim::semantic_points(b, &tile, &c).unwrap(),
+            );
+            assert_ne!(pa, pb);
+        }
+    }
+
+    #[test]
+    fn large_layouts_differing_only_in_a_replica_are_told_apart() {
+        // Every cell is held twice: by lane 0 and lane 1 (tx + 1), or by warp 0 and warp 1
+        // (tx + 32). Same cells, same counts; the replica's point differs.
+        let tile = [4096, 8192];
+        let twice = |dim: &str| {
+            parse_shaped(
+                &format!(
+                    "#ttg.linear<{{register=[{}], {dim}=[[0, 0]]}}>",
+                    (0..12)
+                        .map(|k| format!("[{}, 0]", 1 << k))
+                        .chain((0..13).map(|k| format!("[0, {}]", 1 << k)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                &tile,
+            )
+        };
+        let (by_lane, by_warp) = (twice("lane"), twice("warp"));
+        let once = parse("S[(4096,8192):(1@reg,4096@reg)]");
+        let axe = parse("S[(4096,8192):(1@reg,4096@reg)] + R[2:1@laneid]");
+        let tv = parse("(2,33554432):(0,1) -> (4096,8192)");
+        assert!(semantic_recheck(&by_lane, &axe, &tile).is_ok());
+        assert!(semantic_recheck(&tv, &by_lane, &tile).is_ok());
+        for (a, b, sizes) in [
+            (&by_lane, &by_warp, "left 2 points"),
+            (&by_warp, &tv, "right 2 points"),
+            (&by_lane, &once, "right 1 points"),
+            (&tv, &once, "left 2 points"),
+        ] {
+            let e = semantic_recheck(a, b, &tile).unwrap_err();
+            assert!(e.to_string().contains(sizes), "{e}");
+            let c = named_coordinate(&e);
+            let (pa, pb) = (
+                crate::claim::semantic_points(a, &tile, &c).unwrap(),
+                crate::claim::semantic_points(b, &tile, &c).unwrap(),
+            );
+            assert_ne!(pa, pb, "at {c:?}");
+        }
+    }
+
+    #[test]
+    fn a_broadcast_past_the_step_limit_is_beyond() {
+        // 2^23 threads hold the one cell: more inputs to list than the 2^22 allowed; the search
+        // stops before listing any.
+        let l = parse("(8388608,1):(0,1) -> (1,)");
+        let e = semantic_recheck(&l, &l, &[1]).unwrap_err();
+        assert!(
+            matches!(&e, RecheckError::Beyond(w) if w.contains("limit 4194304")),
+            "{e}"
+        );
+        // 32 threads: within it, every cell and input (2^12) listed and counted.
+        let l = parse("(32,128):(0,1) -> (128,)");
+        assert_eq!(semantic_recheck(&l, &l, &[128]), Ok(128));
     }
 }

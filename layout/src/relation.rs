@@ -39,6 +39,10 @@ use crate::layout::Layout;
 use crate::linear::LinearLayout;
 use crate::shape;
 
+pub mod preimage;
+
+pub use preimage::{Budget, Preimages, MAX_LISTED, MAX_STEPS};
+
 /// Largest number of pairs [`relation`] enumerates: 2^18 (each pair is a coordinate and a point
 /// map, a few hundred bytes: 2^22 pairs took 3.4 GB and 40 s).
 pub const MAX_PAIRS: i64 = 1 << 18;
@@ -151,12 +155,8 @@ pub fn in_dims_are_independent(f: &LinearLayout) -> Result<bool> {
     Ok(true)
 }
 
-/// Most inputs [`points_at`] (and `certify`'s cross-check) reads a TV or linear layout
-/// backwards over, one at a time and without holding the relation: 2^22 (an input's cell and
-/// point cost about a microsecond). Past it, [`LayoutError::Undecided`].
-pub const MAX_INPUTS: i64 = 1 << 22;
-
-/// A TV or linear layout read backwards, input by input. Inputs are numbered: a TV layout's
+/// A TV or linear layout read backwards, input by input ([`Preimages`] finds the inputs
+/// holding one cell without reading the others). Inputs are numbered: a TV layout's
 /// `(thread, value)` is input `thread * values + value`; a linear layout's inputs are the
 /// values of its in-dims, row-major in in-dim order. Input `i` holds one cell
 /// ([`Inputs::cell`], a logical coordinate) at one physical point ([`Inputs::point`]); the
@@ -212,48 +212,72 @@ impl<'l> Inputs<'l> {
         shape::check_index(i, self.count().unwrap_or(i64::MAX))
     }
 
-    /// The cell (logical coordinate) input `i` holds.
-    pub fn cell(&self, i: i64) -> Result<Vec<i64>> {
+    /// The components of input `i`: TV `[thread, value]`, linear one value per in-dim.
+    pub fn components(&self, i: i64) -> Result<Vec<i64>> {
         self.check(i)?;
         match self {
-            Inputs::Tv(t, _, values) => t.eval(i / values, i % values),
-            Inputs::Linear(f, sizes) => f.apply(&shape::unflatten_row_major(sizes, i)?),
+            Inputs::Tv(_, _, values) => Ok(vec![i / values, i % values]),
+            Inputs::Linear(_, sizes) => shape::unflatten_row_major(sizes, i),
         }
+    }
+
+    /// The cell (logical coordinate) input `i` holds.
+    pub fn cell(&self, i: i64) -> Result<Vec<i64>> {
+        self.cell_of_input(&self.components(i)?)
     }
 
     /// The physical point of input `i` ([`point_of`] its components).
     pub fn point(&self, i: i64) -> Result<Point> {
-        self.check(i)?;
+        self.point_of_input(&self.components(i)?)
+    }
+
+    /// The cell the input with these [`Inputs::components`] holds (the notation's evaluation).
+    pub fn cell_of_input(&self, input: &[i64]) -> Result<Vec<i64>> {
         match self {
-            Inputs::Tv(_, _, values) => point_of([
-                (Axis::new("tx")?, i / values),
-                (Axis::new("reg")?, i % values),
-            ]),
-            Inputs::Linear(f, sizes) => in_dim_point(f, &shape::unflatten_row_major(sizes, i)?),
+            Inputs::Tv(t, _, _) => match input {
+                &[thread, value] => t.eval(thread, value),
+                _ => Err(LayoutError::Coordinate {
+                    coord: input.to_vec(),
+                    why: "a TV layout's input is (thread, value)".into(),
+                }),
+            },
+            Inputs::Linear(f, _) => f.apply(input),
+        }
+    }
+
+    /// The physical point of the input with these [`Inputs::components`] ([`point_of`] them).
+    pub fn point_of_input(&self, input: &[i64]) -> Result<Point> {
+        match self {
+            Inputs::Tv(t, _, _) => {
+                let &[thread, value] = input else {
+                    return Err(LayoutError::Coordinate {
+                        coord: input.to_vec(),
+                        why: "a TV layout's input is (thread, value)".into(),
+                    });
+                };
+                shape::check_index(thread, t.threads())?;
+                shape::check_index(value, t.values())?;
+                point_of([(Axis::new("tx")?, thread), (Axis::new("reg")?, value)])
+            }
+            Inputs::Linear(f, sizes) => {
+                shape::flatten_row_major(sizes, input)?;
+                in_dim_point(f, input)
+            }
         }
     }
 }
 
-/// The physical points a TV or linear layout relates to logical `coord`: every input read
-/// (at most [`MAX_INPUTS`], else [`LayoutError::Undecided`]), the points of those holding
-/// `coord` kept. No pair is held but the ones returned.
+/// The physical points a TV or linear layout relates to logical `coord`: the inputs holding
+/// `coord` found by [`Preimages`] (certified complete, each evaluated forwards), within
+/// [`MAX_LISTED`] inputs and [`MAX_STEPS`] search steps, else [`LayoutError::Undecided`].
+/// Nothing else is held.
 pub fn points_at(inputs: &Inputs, coord: &[i64]) -> Result<BTreeSet<Point>> {
-    let n = inputs
-        .count()
-        .filter(|&n| n <= MAX_INPUTS)
-        .ok_or_else(|| LayoutError::Undecided {
-            reason: format!(
-                "reading the layout backwards visits {} inputs, above the limit {MAX_INPUTS}",
-                inputs.count_text()
-            ),
-        })?;
-    let mut out = BTreeSet::new();
-    for i in 0..n {
-        if inputs.cell(i)? == coord {
-            out.insert(inputs.point(i)?);
-        }
-    }
-    Ok(out)
+    let mut budget = Budget::default();
+    Preimages::new(inputs)?
+        .holding(coord, &mut budget)?
+        .iter()
+        .map(|x| inputs.point_of_input(x))
+        .collect()
 }
 
 /// Enumerates the relation of `l` over logical shape `shape` (default: the layout's own).
@@ -291,9 +315,21 @@ pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pa
             pairs.map_or_else(|| format!("{n} x {per}"), |p| p.to_string()),
         ));
     }
+    // An Axe layout's replica set is computed once, not at every coordinate.
+    let replicas = match l {
+        Layout::Axe(a) => {
+            a.check_shape(s)?;
+            Some((a, a.replica_set()?))
+        }
+        _ => None,
+    };
     for x in 0..n {
         let c = shape::unflatten_row_major(s, x)?;
-        for p in l.eval(Some(s), &c)? {
+        let points = match &replicas {
+            Some((a, r)) => a.eval_flat_with(x, r)?,
+            None => l.eval(Some(s), &c)?,
+        };
+        for p in points {
             out.insert((c.clone(), normalize(&p)?));
         }
     }

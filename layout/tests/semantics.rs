@@ -45,6 +45,8 @@ proptest! {
                 }
                 expect.insert(pt);
             }
+            // With no replica iter (r empty) too: eval_flat's shortcut is the definition.
+            prop_assert_eq!(l.eval_flat_with(x, &l.replica_set().unwrap()).unwrap(), expect.clone());
             prop_assert_eq!(l.eval_flat(x).unwrap(), expect);
         }
     }

@@ -223,16 +223,27 @@ impl AxeLayout {
         Ok(set)
     }
 
-    /// `L(x)` for a flat (row-major) logical index.
+    /// `L(x)` for a flat (row-major) logical index. Without replicas `Rset = {0}` and the
+    /// image is `{D(x) + O}`, built without the replica set; with them, callers evaluating many
+    /// indices should compute [`AxeLayout::replica_set`] once and use
+    /// [`AxeLayout::eval_flat_with`].
     pub fn eval_flat(&self, x: i64) -> Result<BTreeSet<Point>> {
+        if self.replica.is_empty() {
+            return Ok([self.shard_point(x)?].into());
+        }
+        self.eval_flat_with(x, &self.replica_set()?)
+    }
+
+    /// `L(x)` given `replicas`, which must be [`AxeLayout::replica_set`]: `D(x) + O + r` for
+    /// every `r` in it.
+    pub fn eval_flat_with(&self, x: i64, replicas: &BTreeSet<Point>) -> Result<BTreeSet<Point>> {
         let base = self.shard_point(x)?;
-        Ok(self
-            .replica_set()?
-            .into_iter()
+        Ok(replicas
+            .iter()
             .map(|r| {
                 let mut p = base.clone();
                 for (a, v) in r {
-                    *p.get_mut(&a).expect("axis present") += v;
+                    *p.get_mut(a).expect("axis present") += v;
                 }
                 p
             })
