@@ -713,14 +713,17 @@ fn ap_args(c: &mut Cursor) -> Result<AccessPattern> {
     Ok(ap)
 }
 
+/// A name without its `nl.` or `nki.language.` module prefix.
+fn without_module(name: &str) -> &str {
+    name.strip_prefix("nl.")
+        .or_else(|| name.strip_prefix("nki.language."))
+        .unwrap_or(name)
+}
+
 /// `nl.float32`, `nki.language.float32`, or a bare dtype name; gives the bare name.
 fn dtype(c: &mut Cursor) -> Result<String, ParseError> {
     let at = c.pos();
-    let name = dotted(c)?;
-    let bare = name
-        .strip_prefix("nl.")
-        .or_else(|| name.strip_prefix("nki.language."))
-        .unwrap_or(name);
+    let bare = without_module(dotted(c)?);
     if is_dtype(bare) {
         Ok(bare.to_string())
     } else {
@@ -735,11 +738,7 @@ fn dtype(c: &mut Cursor) -> Result<String, ParseError> {
 /// `nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.shared_hbm`, `nl.private_hbm` (or the bare name).
 fn buffer(c: &mut Cursor) -> Result<Buffer, ParseError> {
     let at = c.pos();
-    let name = dotted(c)?;
-    let bare = name
-        .strip_prefix("nl.")
-        .or_else(|| name.strip_prefix("nki.language."))
-        .unwrap_or(name);
+    let bare = without_module(dotted(c)?);
     match bare {
         "sbuf" => Ok(Buffer::Sbuf),
         "psum" => Ok(Buffer::Psum),
