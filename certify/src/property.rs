@@ -70,6 +70,32 @@ pub struct PropertyReport {
     pub detail: Option<String>,
 }
 
+/// `layout`'s [`facts`](layout::facts::facts) of `l`, with an `unknown` injectivity or
+/// surjectivity of a memory layout (Axe, CuTe, swizzled) decided where the property deciders
+/// can: past the relation `facts` enumerates, a bitset scan with its own work limit, or z3.
+/// What `show` reports, in the CLI and the Python package.
+pub fn decided_facts(l: &Layout, logical: Option<&[i64]>) -> layout::Result<layout::facts::Facts> {
+    use layout::facts::Fact;
+    let mut f = layout::facts::facts(l, logical)?;
+    if matches!(l, Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_)) {
+        for (fact, prop) in [
+            (&mut f.injective, Property::Injective),
+            (&mut f.surjective, Property::Surjective),
+        ] {
+            if matches!(fact, Fact::Unknown(_)) {
+                if let Ok(r) = prove_property(l, prop, logical, &Policy::default()) {
+                    match r.verdict {
+                        "proved" => *fact = Fact::Yes,
+                        "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    Ok(f)
+}
+
 /// Decides a property of `l` over `shape` (default: its logical shape).
 pub fn prove_property(
     l: &Layout,

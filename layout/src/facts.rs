@@ -55,6 +55,47 @@ pub struct Facts {
     pub surjective: Fact,
 }
 
+impl Facts {
+    /// `show`'s lines after the layout's own text: notation, domain size and shape, the span
+    /// per axis (Axe), the range reached per axis, and the two facts. One rendering for the
+    /// CLI and the Python package.
+    pub fn summary_lines(&self, l: &Layout, domain_shape: &[i64]) -> Vec<String> {
+        let list = |v: &[i64]| {
+            let b: Vec<String> = v.iter().map(i64::to_string).collect();
+            format!("({})", b.join(", "))
+        };
+        let mut lines = vec![
+            format!("notation: {}", l.notation().name()),
+            format!("domain size: {}", self.size),
+            format!("shape: {}", list(domain_shape)),
+        ];
+        if let Layout::Axe(a) = l {
+            let spans: Vec<String> = a
+                .axes()
+                .iter()
+                .map(|ax| format!("{ax}={}", a.span(ax)))
+                .collect();
+            if !spans.is_empty() {
+                lines.push(format!("span: {}", spans.join(", ")));
+            }
+        }
+        if !self.range.is_empty() {
+            let body: Vec<String> = self
+                .range
+                .iter()
+                .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
+                .collect();
+            lines.push(format!("range: {}", body.join(", ")));
+        }
+        lines.push(format!("injective: {}", self.injective.render()));
+        lines.push(format!(
+            "surjective (onto the image's bounding box): {}",
+            self.surjective.render()
+        ));
+        lines
+    }
+}
+
 /// Decides the facts of `l` over `shape` (default: its own).
 pub fn facts(l: &Layout, shape: Option<&[i64]>) -> Result<Facts> {
     if let Layout::Linear(f) = l {

@@ -2,10 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use certify::property::{prove_property, Property};
-use certify::Policy;
+use certify::property::decided_facts;
 use layout::convert::{convert, Target};
-use layout::facts::{facts, Fact};
 use layout::IntTuple;
 use layout::Layout as L;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
@@ -120,57 +118,12 @@ impl Layout {
         let l = &self.inner;
         let logical = self.logical();
         let text = self.line();
-        let mut f = facts(l, logical).map_err(|e| render(&e, "facts", &text))?;
-        if matches!(l, L::Axe(_) | L::Cute(_) | L::Swizzled(_)) {
-            for (fact, prop) in [
-                (&mut f.injective, Property::Injective),
-                (&mut f.surjective, Property::Surjective),
-            ] {
-                if matches!(fact, Fact::Unknown(_)) {
-                    if let Ok(r) = prove_property(l, prop, logical, &Policy::default()) {
-                        match r.verdict {
-                            "proved" => *fact = Fact::Yes,
-                            "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
-                            _ => {}
-                        }
-                    }
-                }
-            }
-        }
-        let list = |v: &[i64]| {
-            let b: Vec<String> = v.iter().map(i64::to_string).collect();
-            format!("({})", b.join(", "))
-        };
+        let f = decided_facts(l, logical).map_err(|e| render(&e, "facts", &text))?;
         let mut lines = vec![text];
         if let L::Linear(_) = l {
             lines.extend(l.print().lines().map(str::to_string));
         }
-        lines.push(format!("notation: {}", l.notation().name()));
-        lines.push(format!("domain size: {}", f.size));
-        lines.push(format!("shape: {}", list(&self.domain_shape())));
-        if let L::Axe(a) = l {
-            let spans: Vec<String> = a
-                .axes()
-                .iter()
-                .map(|ax| format!("{ax}={}", a.span(ax)))
-                .collect();
-            if !spans.is_empty() {
-                lines.push(format!("span: {}", spans.join(", ")));
-            }
-        }
-        if !f.range.is_empty() {
-            let body: Vec<String> = f
-                .range
-                .iter()
-                .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
-                .collect();
-            lines.push(format!("range: {}", body.join(", ")));
-        }
-        lines.push(format!("injective: {}", f.injective.render()));
-        lines.push(format!(
-            "surjective (onto the image's bounding box): {}",
-            f.surjective.render()
-        ));
+        lines.extend(f.summary_lines(l, &self.domain_shape()));
         Ok(lines.join("\n"))
     }
 

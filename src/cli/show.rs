@@ -3,9 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
-use certify::property::{prove_property, Property};
-use certify::Policy;
-use layout::facts::{facts, Fact};
+use certify::property::decided_facts;
+use layout::facts::Fact;
 use layout::Layout;
 
 use super::{input, BadInput, Report};
@@ -30,25 +29,7 @@ pub fn run(text: &str, shape: Option<&str>, as_json: bool) -> Result<Report, Bad
         l.eval(Some(s), &vec![0; s.len()])
             .map_err(|e| input::render(&e, "--shape", &list(s)))?;
     }
-    let mut f = facts(&l, logical).map_err(|e| input::render(&e, "facts", text))?;
-    // Past the relation `facts` enumerates, certify's property deciders (a bitset scan with
-    // their own work limit, or z3) may still decide a memory layout's facts.
-    if matches!(l, Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_)) {
-        for (fact, prop) in [
-            (&mut f.injective, Property::Injective),
-            (&mut f.surjective, Property::Surjective),
-        ] {
-            if matches!(fact, Fact::Unknown(_)) {
-                if let Ok(r) = prove_property(&l, prop, logical, &Policy::default()) {
-                    match r.verdict {
-                        "proved" => *fact = Fact::Yes,
-                        "refuted" => *fact = Fact::No(r.detail.unwrap_or_default()),
-                        _ => {}
-                    }
-                }
-            }
-        }
-    }
+    let f = decided_facts(&l, logical).map_err(|e| input::render(&e, "facts", text))?;
     let spans: Vec<(String, i64)> = match &l {
         Layout::Axe(a) => a
             .axes()
@@ -77,28 +58,7 @@ pub fn run(text: &str, shape: Option<&str>, as_json: bool) -> Result<Report, Bad
         })));
     }
     let mut lines = super::layout_lines(&l);
-    lines.extend([
-        format!("notation: {}", l.notation().name()),
-        format!("domain size: {}", f.size),
-        format!("shape: {}", list(&domain_shape)),
-    ]);
-    if !spans.is_empty() {
-        let body: Vec<String> = spans.iter().map(|(a, s)| format!("{a}={s}")).collect();
-        lines.push(format!("span: {}", body.join(", ")));
-    }
-    if !f.range.is_empty() {
-        let body: Vec<String> = f
-            .range
-            .iter()
-            .map(|(a, (lo, hi))| format!("{a}={lo}..{hi}"))
-            .collect();
-        lines.push(format!("range: {}", body.join(", ")));
-    }
-    lines.push(format!("injective: {}", f.injective.render()));
-    lines.push(format!(
-        "surjective (onto the image's bounding box): {}",
-        f.surjective.render()
-    ));
+    lines.extend(f.summary_lines(&l, &domain_shape));
     Ok(Report::ok(lines))
 }
 
