@@ -446,6 +446,16 @@ fn check_distinct<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Resul
     Ok(())
 }
 
+/// The one nonzero entry `(out-dim, value)` of a basis vector, if it has exactly one:
+/// `[0, 4]` gives `(1, 4)`; `[0, 0]` and `[1, 1]` give `None`.
+pub fn single_entry(basis: &[i64]) -> Option<(usize, i64)> {
+    let mut nonzero = basis.iter().copied().enumerate().filter(|&(_, v)| v != 0);
+    match (nonzero.next(), nonzero.next()) {
+        (Some(e), None) => Some(e),
+        _ => None,
+    }
+}
+
 /// True when `n` is a power of two (dims of linear layouts must be).
 pub fn is_dim_size(n: i64) -> bool {
     is_pow2(n)

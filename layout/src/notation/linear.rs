@@ -351,17 +351,9 @@ const TRITON_IN_DIMS: [&str; 4] = ["register", "lane", "warp", "block"];
 pub fn is_permutation(l: &LinearLayout) -> bool {
     let mut seen = std::collections::BTreeSet::new();
     l.ins().iter().flat_map(|d| &d.bases).all(|b| {
-        let nonzero: Vec<(usize, i64)> = b
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|&(_, v)| v != 0)
-            .collect();
-        match nonzero.as_slice() {
-            [] => true,
-            [(j, v)] => v.count_ones() == 1 && seen.insert((*j, *v)),
-            _ => false,
-        }
+        b.iter().all(|&v| v == 0)
+            || crate::linear::single_entry(b)
+                .is_some_and(|(j, v)| v.count_ones() == 1 && seen.insert((j, v)))
     })
 }
 

@@ -102,16 +102,10 @@ impl TritonAttr {
         let mut bit_of: Vec<Vec<Option<u32>>> =
             shape_log.iter().map(|&l| vec![None; l as usize]).collect();
         for (i, b) in bases.iter().enumerate() {
-            let nonzero: Vec<(usize, i64)> = b
-                .iter()
-                .copied()
-                .enumerate()
-                .filter(|&(_, v)| v != 0)
-                .collect();
-            let slot = match (b.len() == rank, nonzero.as_slice()) {
-                (true, [(d, v)]) => log2(*v)
-                    .filter(|&j| j < shape_log[*d])
-                    .map(|j| (*d, j as usize)),
+            let slot = match (b.len() == rank, crate::linear::single_entry(b)) {
+                (true, Some((d, v))) => log2(v)
+                    .filter(|&j| j < shape_log[d])
+                    .map(|j| (d, j as usize)),
                 _ => None,
             };
             let Some((d, j)) = slot.filter(|&(d, j)| bit_of[d][j].is_none()) else {
