@@ -22,7 +22,7 @@
 //! The memory space (`#ttg.shared_memory`, `#ttng.tensor_memory`, or an alias such as `#smem`)
 //! and `mutable` are not part of the map and are only checked for spelling.
 
-use crate::error::{ParseError, Result};
+use crate::error::Result;
 use crate::notation::cursor::Cursor;
 
 const WHAT: &str = "TTGIR memdesc type";
@@ -92,7 +92,11 @@ pub fn memdesc_type(text: &str) -> Result<Option<MemDesc>> {
     };
     let mut c = Cursor::new(text, WHAT);
     c.expect(&text[lead..lead + open])?;
-    let shape = dims(&mut c, true)?;
+    let shape = super::type_dims(
+        &mut c,
+        true,
+        "a shape such as 128x64x before the element type (!ttg.memdesc<128x64xf16, #..>)",
+    )?;
     // The top-level comma-separated parts after the shape: element type, encoding, memory
     // space, then `mutable` and the allocation shape, each optional.
     let body_start = c.pos();
@@ -192,7 +196,7 @@ pub fn memdesc_type(text: &str) -> Result<Option<MemDesc>> {
     if let Some((s, e)) = rest.next() {
         let mut a = c.clone();
         a.seek(s);
-        let alloc = dims(&mut a, false);
+        let alloc = super::type_dims(&mut a, false, "an allocation shape such as 3x128x64");
         let Some(alloc) = alloc.ok().filter(|_| a.pos() == e) else {
             return Err(c
                 .error_at(
@@ -227,34 +231,4 @@ pub fn memdesc_type(text: &str) -> Result<Option<MemDesc>> {
         shape,
         alloc_shape,
     }))
-}
-
-/// `128x64x` (then the element type) when `typed`, else `3x128x64` (to the end of the part).
-fn dims(c: &mut Cursor, typed: bool) -> Result<Vec<i64>, ParseError> {
-    let mut shape = Vec::new();
-    loop {
-        let at = c.pos();
-        let mut probe = c.clone();
-        match probe.int(false) {
-            Ok(d) if !typed || probe.rest().starts_with('x') => {
-                if d < 1 {
-                    return Err(c.error_at(at, probe.pos(), "a dimension of at least 1"));
-                }
-                shape.push(d);
-                *c = probe;
-                if !c.eat("x") {
-                    break;
-                }
-            }
-            _ => break,
-        }
-    }
-    if shape.is_empty() {
-        return Err(c.error(if typed {
-            "a shape such as 128x64x before the element type (!ttg.memdesc<128x64xf16, #..>)"
-        } else {
-            "an allocation shape such as 3x128x64"
-        }));
-    }
-    Ok(shape)
 }

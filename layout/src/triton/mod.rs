@@ -148,6 +148,34 @@ pub struct TritonAttr {
     raw: RawAttr,
 }
 
+/// The dims of a TTGIR type: `128x64x` (then the element type) when `typed`, else `3x128x64`
+/// (a memdesc's allocation shape, to the end of its part); `missing` says what was expected
+/// when there is none.
+fn type_dims(c: &mut Cursor, typed: bool, missing: &str) -> Result<Vec<i64>, ParseError> {
+    let mut shape = Vec::new();
+    loop {
+        let at = c.pos();
+        let mut probe = c.clone();
+        match probe.int(false) {
+            Ok(d) if !typed || probe.rest().starts_with('x') => {
+                if d < 1 {
+                    return Err(c.error_at(at, probe.pos(), "a dimension of at least 1"));
+                }
+                shape.push(d);
+                *c = probe;
+                if !c.eat("x") {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    if shape.is_empty() {
+        return Err(c.error(missing));
+    }
+    Ok(shape)
+}
+
 /// A whole TTGIR tensor type, `tensor<128x64xf16, #ttg.blocked<{...}>>`, as TTGIR prints
 /// values: its shape, and the text with everything but the encoding blanked out (spaces of the
 /// same length, so error spans still point into the text as given). `None` when `text` is no
@@ -159,29 +187,11 @@ pub fn tensor_type(text: &str) -> Result<Option<(String, Vec<i64>)>> {
         return Ok(None);
     }
     let opened = c.pos();
-    let mut shape = Vec::new();
-    loop {
-        let at = c.pos();
-        let mut probe = c.clone();
-        match probe.int(false) {
-            Ok(d) if probe.rest().starts_with('x') => {
-                if d < 1 {
-                    return Err(c
-                        .error_at(at, probe.pos(), "a dimension of at least 1")
-                        .into());
-                }
-                shape.push(d);
-                c = probe;
-                c.expect("x")?;
-            }
-            _ => break,
-        }
-    }
-    if shape.is_empty() {
-        return Err(c
-            .error("a shape such as 128x64x before the element type (tensor<128x64xf16, #..>)")
-            .into());
-    }
+    let shape = type_dims(
+        &mut c,
+        true,
+        "a shape such as 128x64x before the element type (tensor<128x64xf16, #..>)",
+    )?;
     // The element type (`f16`, `!tt.ptr<f16>`) runs to the comma outside any `<..>`.
     let mut depth = 0i64;
     let ty_len = c
