@@ -616,17 +616,9 @@ fn as_shared_linear(mem: &LinearLayout) -> Option<String> {
     if !dims_ok || others || offset.bases.is_empty() {
         return None;
     }
-    let bases: Vec<String> = offset
-        .bases
-        .iter()
-        .map(|b| {
-            let v: Vec<String> = b.iter().map(i64::to_string).collect();
-            format!("[{}]", v.join(", "))
-        })
-        .collect();
     Some(format!(
-        "#ttg.shared_linear<{{offset = [{}]}}, alignment = 16>",
-        bases.join(", ")
+        "#ttg.shared_linear<{{offset = {}}}, alignment = 16>",
+        crate::notation::linear::bases_text(&offset.bases)
     ))
 }
 

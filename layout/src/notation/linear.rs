@@ -324,10 +324,7 @@ pub fn print_attr(l: &LinearLayout) -> Result<String> {
     let dims: Vec<String> = l
         .ins()
         .iter()
-        .map(|d| {
-            let bases: Vec<String> = d.bases.iter().map(|b| format!("[{}]", join(b))).collect();
-            format!("{} = [{}]", d.name, bases.join(", "))
-        })
+        .map(|d| format!("{} = {}", d.name, bases_text(&d.bases)))
         .collect();
     let distributed = l
         .ins()
@@ -355,6 +352,12 @@ pub fn is_permutation(l: &LinearLayout) -> bool {
             || crate::linear::single_entry(b)
                 .is_some_and(|(j, v)| v.count_ones() == 1 && seen.insert((j, v)))
     })
+}
+
+/// Bases as Triton's attributes print them: `[[0, 1], [2, 0]]` (`[]` for none).
+pub fn bases_text(bases: &[Vec<i64>]) -> String {
+    let each: Vec<String> = bases.iter().map(|b| format!("[{}]", join(b))).collect();
+    format!("[{}]", each.join(", "))
 }
 
 fn join(v: &[i64]) -> String {
