@@ -39,6 +39,11 @@ impl Layout {
     /// `tensor<128x64xf16, #ttg.blocked<{..}>>` is its encoding on its own shape (a different
     /// `shape` is an error).
     pub fn parse(text: &str, shape: Option<&[i64]>) -> Result<Layout> {
+        // A TVM index map, with the buffers declared around it (Python text: its `#` lines are
+        // comments, not Triton aliases).
+        if notation::tvm::is_index_map(text) {
+            return Ok(Layout::Axe(notation::tvm::parse_layout(text, shape)?));
+        }
         // Alias definitions pasted before what uses them (`#shared = #ttg..<..>` lines, then
         // `!ttg.memdesc<.., #shared, #smem>`): read with the aliases replaced.
         if let Some(expanded) = triton::aliases::Aliases::expand_pasted(text)? {
@@ -142,6 +147,7 @@ impl Layout {
             Notation::LinearAttr => Layout::Linear(notation::linear::parse_attr(text, shape)?),
             Notation::LinearText => Layout::Linear(notation::linear::parse_to_string(text)?),
             Notation::NkiAp => Layout::Axe(notation::nki::parse_layout(text)?),
+            Notation::TvmIndexMap => Layout::Axe(notation::tvm::parse_layout(text, shape)?),
             Notation::TritonAttr if !text.trim_start().starts_with('#') => {
                 let (mlir, own) = triton::gluon::to_mlir(text)?;
                 return Layout::parse(&mlir, shape.or(own.as_deref()));

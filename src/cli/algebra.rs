@@ -47,6 +47,7 @@ fn atom_text(text: &str, notation: &str, fits: impl Fn(&str) -> bool) -> Result<
         layout::notation::Notation::LinearAttr | layout::notation::Notation::LinearText => "linear",
         layout::notation::Notation::TritonAttr => "Triton",
         layout::notation::Notation::NkiAp => "NKI access pattern",
+        layout::notation::Notation::TvmIndexMap => "TVM index map",
     };
     Err(BadInput {
         message: format!(

@@ -6,6 +6,8 @@
 //!   `((4,8),(2,2)):((32,1),(16,8)) -> (16,8)`
 //! - [`nki`]: AWS NKI access patterns `t.ap(pattern=[[16, 16], [1, 8]], offset=8)` (read into
 //!   Axe)
+//! - [`tvm`]: TVM index maps `T.index_map(lambda i, j: (i // 16, j // 16, i % 16, j % 16))`
+//!   on a buffer shape (read into Axe)
 //! - [`linear`]: Triton's `#ttg.linear<{...}>` and `LinearLayout::toString()` text
 //! - Triton distributed/shared attributes live in [`crate::triton`].
 
@@ -18,6 +20,7 @@ pub mod hlo_module;
 pub mod jax;
 pub mod linear;
 pub mod nki;
+pub mod tvm;
 
 /// Which notation a text is written in, judged from its first characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +43,9 @@ pub enum Notation {
     /// An NKI access pattern `t.ap(pattern=[[step, num], ...], offset=...)`, a bare
     /// `[[step, num], ...]`, or `nl.ndarray(...)` declarations before one (read into Axe)
     NkiAp,
+    /// A TVM index map `T.index_map(lambda i, j: ..)`, with the buffers declared around it
+    /// (read into Axe)
+    TvmIndexMap,
     /// Another `#ttg.` attribute (blocked, nvidia_mma, ...), or a Gluon constructor
     /// (`ttgl.BlockedLayout(...)`)
     TritonAttr,
@@ -50,6 +56,9 @@ impl Notation {
     /// pointer, a CuTe DSL type) is looked through.
     pub fn detect(text: &str) -> Notation {
         let t = text.trim_start();
+        if tvm::is_index_map(t) {
+            return Notation::TvmIndexMap;
+        }
         if nki::is_access_pattern(t) {
             return Notation::NkiAp;
         }
@@ -108,6 +117,7 @@ impl Notation {
             Notation::LinearText => "linear-text",
             Notation::TritonAttr => "triton",
             Notation::NkiAp => "nki-ap",
+            Notation::TvmIndexMap => "tvm-index-map",
         }
     }
 }
