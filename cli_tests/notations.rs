@@ -502,3 +502,45 @@ fn nki_access_patterns_read_as_their_axe_layouts() {
     let e = run(&["show", "t.ap(pattern=[[16, 16], [1, 8]], ofset=8)"], 2);
     assert!(e.contains("an argument of .ap"), "{e}");
 }
+
+#[test]
+fn tvm_index_maps_read_on_their_buffer_and_refuse_what_tvm_pads() {
+    // transform_layout's map after the buffer's declaration, as a TVM test writes it.
+    let text = "A = T.Buffer((128, 64), \"float16\")\n\
+                sch.transform_layout(block, (\"write\", 0), lambda i, j: (i // 16, j // 16, i % 16, j % 16))";
+    let out = run(&["show", text], 0);
+    assert_eq!(out, "S[(8,16,4,16):(1024,16,256,1)]");
+    // The same map against its CuTe layout (row-major (i, j) -> colexicographic modes).
+    let out = run(
+        &[
+            "equiv",
+            "T.index_map(lambda i, j: (j // 8, i, j % 8))",
+            "(16,(8,4)):(8,(1,128))",
+            "--shape",
+            "16,32",
+        ],
+        0,
+    );
+    assert_eq!(out, "equivalent");
+    // A padding split: TVM's buffer is not the indices' range, so the shape must be pasted.
+    let err = run(
+        &["show", "lambda i: (i // 16, i % 16)", "--shape", "100"],
+        2,
+    );
+    assert!(err.contains("transformed buffer's declaration"), "{err}");
+    let out = run(
+        &[
+            "show",
+            "lambda i: (i // 16, i % 16)\nA_t = T.Buffer((7, 16), \"float32\")",
+            "--shape",
+            "100",
+        ],
+        0,
+    );
+    assert_eq!(out, "S[100:1]");
+    // No shape at all, and a Pallas BlockSpec's lambda: named, exit 2.
+    let err = run(&["show", "T.index_map(lambda i: (i,))"], 2);
+    assert!(err.contains("--shape"), "{err}");
+    let err = run(&["show", "pl.BlockSpec((8, 128), lambda i, j: (i, j))"], 2);
+    assert!(err.contains("Pallas"), "{err}");
+}

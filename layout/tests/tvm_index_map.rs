@@ -126,7 +126,9 @@ fn read_maps_give_tvms_offsets_and_refusals_are_where_tvm_pads() {
                     declined += 1;
                 }
                 if !excused {
-                    failures.push(format!("{text}: refused ({why}) though TVM's shape is exact"));
+                    failures.push(format!(
+                        "{text}: refused ({why}) though TVM's shape is exact"
+                    ));
                 }
                 refused_padding += 1;
             }
@@ -144,7 +146,10 @@ fn read_maps_give_tvms_offsets_and_refusals_are_where_tvm_pads() {
          exact range); refused as TVM does {refused_tvm}"
     );
     // The families are mostly readable: a reader that refused everything would pass the above.
-    assert!(read >= 250, "read {read}, refused {refused_padding} + {refused_tvm}");
+    assert!(
+        read >= 250,
+        "read {read}, refused {refused_padding} + {refused_tvm}"
+    );
 }
 
 #[test]

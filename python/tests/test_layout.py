@@ -134,3 +134,14 @@ def test_bad_layout_text_raises_with_the_clis_caret_message():
         Layout("#ttg.blocked<{sizePerThread=[1,4], threadsPerWarp=[8,4], warpsPerCTA=[1,1], order=[1,0]}>")
     with pytest.raises(laycert.LaycertError, match="does not fit|shape"):
         Layout("(4,8):(8,1)", shape=(5, 7))
+
+
+def test_tvm_index_maps_read_on_their_buffer():
+    a = Layout('A = T.Buffer((128, 64), "float16")\n'
+               "T.index_map(lambda i, j: (i // 16, j // 16, i % 16, j % 16))")
+    assert str(a) == "S[(8,16,4,16):(1024,16,256,1)]"
+    b = Layout("lambda i, j: (i // 16, j // 16, i % 16, j % 16)", shape=(128, 64))
+    assert laycert.equiv(a, b, shape=(128, 64)).verdict == "equivalent"
+    # Where TVM pads, the transformed buffer must be pasted: a clear error otherwise.
+    with pytest.raises(laycert.LaycertError, match="transformed buffer"):
+        Layout("lambda i: (i // 16, i % 16)", shape=(100,))

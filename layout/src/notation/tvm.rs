@@ -244,7 +244,10 @@ fn apply(op: Op, x: i64, y: i64) -> Result<i64> {
     if op.is_division() && y == 0 {
         return Err(LayoutError::invalid(
             NOTATION,
-            format!("it divides {x} by 0 (`{}` with a divisor that is 0 there)", op.text()),
+            format!(
+                "it divides {x} by 0 (`{}` with a divisor that is 0 there)",
+                op.text()
+            ),
         ));
     }
     Ok(match op {
@@ -385,6 +388,26 @@ fn bound_name(text: &str, at: usize) -> Option<&str> {
 /// Reads an index map as written: the lambdas and the declared buffer shapes.
 pub fn parse(text: &str) -> Result<IndexMap> {
     let clean = without_comments(text);
+    // Lambdas of other meanings, which would read as a buffer's map and mean something else.
+    for (word, why) in [
+        (
+            "BlockSpec",
+            "a Pallas BlockSpec's index_map sends grid indices to block indices; it is no \
+             buffer layout (laycert reads TVM index maps here)",
+        ),
+        (
+            "transform_block_layout",
+            "transform_block_layout remaps a block's iteration space, not a buffer's layout \
+             (transform_layout's map is one)",
+        ),
+    ] {
+        if let Some(i) = find_word(&clean, word, 0) {
+            let c = Cursor::new(&clean, NOTATION);
+            return Err(c
+                .error_at(i, i + word.len(), format!("a TVM index map: {why}"))
+                .into());
+        }
+    }
     let mut forward: Option<(usize, usize, Lambda)> = None;
     let mut inverse: Option<Lambda> = None;
     let mut at = 0;
@@ -478,7 +501,8 @@ fn declared_shape(text: &str, from: usize, to: usize, place: &str) -> Result<Opt
             at = s + name.len();
             let mut c = Cursor::new(region, NOTATION);
             c.seek(at);
-            if !c.eat("(") {
+            // `T.Buffer((8, 8), "float32")`, or older TVMScript's `T.Buffer[(8, 8), "float32"]`.
+            if !c.eat("(") && !c.eat("[") {
                 continue;
             }
             // The shape is the first argument written as a tuple or a list (or `shape=`).
@@ -492,7 +516,9 @@ fn declared_shape(text: &str, from: usize, to: usize, place: &str) -> Result<Opt
                     Some('(' | '[') => break read_shape(&mut c)?,
                     None | Some(')') => {
                         return Err(c
-                            .error(format!("the buffer's shape, a tuple of extents, in {name}(..)"))
+                            .error(format!(
+                                "the buffer's shape, a tuple of extents, in {name}(..)"
+                            ))
                             .into())
                     }
                     _ => skip_argument(&mut c)?,
@@ -623,7 +649,9 @@ fn parse_lambda(c: &mut Cursor) -> Result<Lambda> {
         let start = c.pos();
         let name = c.ident("a parameter name")?.to_string();
         if params.contains(&name) {
-            return Err(c.error_at(start, c.pos(), "distinct parameter names").into());
+            return Err(c
+                .error_at(start, c.pos(), "distinct parameter names")
+                .into());
         }
         params.push(name);
         if params.len() > MAX_VARS {
@@ -663,7 +691,10 @@ impl ExprParser<'_, '_> {
                     break;
                 }
                 if outs.len() == MAX_OUTPUTS {
-                    return Err(self.c.error(format!("at most {MAX_OUTPUTS} outputs")).into());
+                    return Err(self
+                        .c
+                        .error(format!("at most {MAX_OUTPUTS} outputs"))
+                        .into());
                 }
                 outs.push(self.sum(1)?);
                 trailing = self.c.eat(",");
@@ -935,7 +966,8 @@ impl IndexMap {
         };
         let mut work: i64 = 0;
         for (k, &mask) in out_vars.iter().enumerate() {
-            work = work.saturating_add(size_of(mask).saturating_mul(2 * map.outputs[k].size() as i64));
+            work =
+                work.saturating_add(size_of(mask).saturating_mul(2 * map.outputs[k].size() as i64));
         }
         for &g in &groups {
             let tied = out_vars.iter().filter(|&&m| m & g != 0).count().max(1) as i64;
@@ -1089,13 +1121,19 @@ impl IndexMap {
                 }
             }
             // Terms whose extent TVM's analysis takes otherwise than their range.
-            let trivial = |e: &Expr| members(e.vars(), extents.len()).iter().any(|&v| extents[v] == 1);
+            let trivial = |e: &Expr| {
+                members(e.vars(), extents.len())
+                    .iter()
+                    .any(|&v| extents[v] == 1)
+            };
             let irregular = nodes.iter().find_map(|node| match node {
-                Expr::Neg(_) | Expr::Bin(Op::Sub, _, _) | Expr::Const(i64::MIN..=-1) => Some(format!(
-                    "`{}` subtracts (TVM 0.27 refuses `4 - i` over i < 5 and gives `0 - i` \
+                Expr::Neg(_) | Expr::Bin(Op::Sub, _, _) | Expr::Const(i64::MIN..=-1) => {
+                    Some(format!(
+                        "`{}` subtracts (TVM 0.27 refuses `4 - i` over i < 5 and gives `0 - i` \
                      over i < 1 the extent -1)",
-                    node.text(names)
-                )),
+                        node.text(names)
+                    ))
+                }
                 Expr::Bin(Op::Mul, a, b) if a.vars() != 0 && b.vars() != 0 => Some(format!(
                     "`{}` multiplies indices (TVM's MapShape refuses `i * i`)",
                     node.text(names)
@@ -1435,7 +1473,10 @@ mod tests {
 
     #[test]
     fn offsets_and_negative_strides() {
-        let l = parse_layout("lambda i: (9 - i,)", Some(&[10])).unwrap();
+        // Without the transformed buffer it is refused: TVM 0.27's MapShape refuses `9 - i`.
+        let e = read("lambda i: (9 - i,)", Some(&[10])).unwrap_err();
+        assert!(e.to_string().contains("subtracts"), "{e}");
+        let l = parse_layout("lambda i: (9 - i,)\nT.Buffer((10,))", Some(&[10])).unwrap();
         for x in 0..10 {
             let p = l.eval_flat(x).unwrap();
             assert_eq!(p.iter().next().unwrap()[&Axis::m()], 9 - x);
@@ -1449,6 +1490,13 @@ mod tests {
         let e = read("lambda i, j: (i, j * 2)", Some(&[4, 10])).unwrap_err();
         assert!(e.to_string().contains("with gaps"), "{e}");
         // With TVM's transformed buffer pasted after the map, they read.
+        // TVM's own test (tir-schedule, blockize + cache_read), with the old subscript syntax.
+        let old = "sch.transform_layout(B, (\"write\", 0), lambda i, j: (i // 16, j // 16, i % \
+                   16, j % 16))\n@T.prim_func\ndef ref(B: T.Buffer[(8, 8, 16, 16), \"float32\"])";
+        assert_eq!(
+            read(old, Some(&[128, 128])).unwrap(),
+            "S[(8,16,8,16):(2048,16,256,1)]"
+        );
         let padded = "A = T.Buffer((100,), \"float32\")\nlambda i: (i // 16, i % 16)\n\
                       A_t = T.Buffer((7, 16), \"float32\")";
         assert_eq!(read(padded, None).unwrap(), "S[100:1]");
@@ -1456,14 +1504,21 @@ mod tests {
         assert_eq!(read(scaled, None).unwrap(), "S[(4,10):(20,2)]");
         // A transformed buffer too small for the indices is refused.
         let small = "T.Buffer((4, 10))\nlambda i, j: (i, j * 2)\nT.Buffer((4, 18))";
-        assert!(read(small, None).unwrap_err().to_string().contains("outside"));
+        assert!(read(small, None)
+            .unwrap_err()
+            .to_string()
+            .contains("outside"));
     }
 
     #[test]
     fn maps_that_are_no_layout_are_refused_with_a_coordinate() {
         let e = read("lambda i, j: (T.min(i, j),)", Some(&[3, 3])).unwrap_err();
         assert!(e.to_string().contains("no strided map"), "{e}");
-        let e = read("T.Buffer((4, 4))\nlambda i, j: (i * j,)\nT.Buffer((10,))", None).unwrap_err();
+        let e = read(
+            "T.Buffer((4, 4))\nlambda i, j: (i * j,)\nT.Buffer((10,))",
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("no strided map"), "{e}");
     }
 
@@ -1509,17 +1564,25 @@ mod tests {
             ("lambda i: (i,", "an expression"),
             ("lambda i: (i ** 2,)", "`**`"),
             ("lambda i: (i, T.axis_separator(), i)", "a parameter"),
+            ("pl.BlockSpec((16, 128), lambda i, j: (i, j))", "Pallas"),
+            (
+                "sch.transform_block_layout(b, lambda i, j: (j, i))",
+                "iteration space",
+            ),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
         let deep = format!("lambda i: ({}i{},)", "(".repeat(10_000), ")".repeat(10_000));
         assert!(parse(&deep).unwrap_err().to_string().contains("nested"));
-        let e = parse("sch.transform_layout(b, (\"write\", 0), lambda i: (i,), axis_separators=[1])")
+        let e =
+            parse("sch.transform_layout(b, (\"write\", 0), lambda i: (i,), axis_separators=[1])")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("axis separators"), "{e}");
+        let e = read("lambda i: (i // 0,)", Some(&[4]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("axis separators"), "{e}");
-        let e = read("lambda i: (i // 0,)", Some(&[4])).unwrap_err().to_string();
         assert!(e.contains("by 0"), "{e}");
         let e = read("lambda i: (i,)", None).unwrap_err().to_string();
         assert!(e.contains("--shape"), "{e}");
