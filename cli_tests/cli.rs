@@ -2214,3 +2214,20 @@ fn check_accepts_a_certificate_of_a_broadcast_layout_past_the_pair_limit() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(first_line(&o), "valid");
 }
+
+/// A valid layout past the deciders' limits is `unknown` (exit 3), not bad input (exit 2):
+/// 2^23 threads holding one element have a replica set the deciders do not list.
+#[test]
+fn a_broadcast_past_the_replica_limit_is_unknown_not_bad_input() {
+    let l = "(8388608,1):(0,1) -> (1,)";
+    let o = laycert(&["equiv", l, l]);
+    assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(first_line(&o), "unknown");
+    assert!(
+        stdout(&o).contains("8388608 replica vectors"),
+        "{}",
+        stdout(&o)
+    );
+    let o = laycert(&["prove-property", "injective", l]);
+    assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+}

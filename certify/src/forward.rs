@@ -154,10 +154,12 @@ pub const MAX_TABLE: i64 = 1 << 22;
 const TABLE_WHAT: &str = "forward table";
 
 /// Whether `e` is [`forward`]'s refusal to tabulate a layout with no strided form over a
-/// domain past [`MAX_TABLE`]: a limit of the deciders, not a fault of the claim, so callers
-/// answer `unknown` (exit 3) rather than bad input.
+/// domain past [`MAX_TABLE`], or to list more replica vectors than the deciders take: a limit
+/// of the deciders, not a fault of the claim, so callers answer `unknown` (exit 3) rather than
+/// bad input.
 pub fn beyond_table(e: &LayoutError) -> bool {
     matches!(e, LayoutError::Invalid { what, .. } if what == TABLE_WHAT)
+        || matches!(e, LayoutError::Undecided { .. })
 }
 
 /// The logical shape a layout is read over by default: Axe `[size]`, CuTe its top-level mode
@@ -247,10 +249,13 @@ fn strided_form(a: &AxeLayout, shape: &[i64], sw: Option<Swizzle>) -> Result<For
     fused_bound(&axes, &digits, &gens, &vec_of(&off))?;
     let count = a.replica_count();
     if count > MAX_REPLICA_POINTS {
-        return Err(LayoutError::invalid(
-            "replica",
-            format!("{count} replica vectors exceed {MAX_REPLICA_POINTS}"),
-        ));
+        // A limit of the deciders, not a fault of the layout: `unknown`, see [`beyond_table`].
+        return Err(LayoutError::Undecided {
+            reason: format!(
+                "{count} replica vectors (points each coordinate maps to) exceed the deciders' \
+                 limit of {MAX_REPLICA_POINTS}"
+            ),
+        });
     }
     let mut replicas = BTreeSet::new();
     for r in 0..count {
@@ -425,5 +430,17 @@ mod tests {
         let e = forward(&l, None).unwrap_err();
         assert!(beyond_table(&e), "{e}");
         assert!(e.to_string().contains("its 8388608 inputs"), "{e}");
+    }
+
+    #[test]
+    fn more_replicas_than_the_deciders_list_is_beyond_them_not_bad_input() {
+        // 2^23 threads holding the one element: a valid layout whose replica set is too big.
+        let l = Layout::parse("(8388608,1):(0,1) -> (1,)", None).unwrap();
+        let e = forward(&l, None).unwrap_err();
+        assert!(beyond_table(&e), "{e}");
+        assert!(e.to_string().contains("8388608 replica vectors"), "{e}");
+        // At the limit it is tabulated.
+        let l = Layout::parse("(65536,1):(0,1) -> (1,)", None).unwrap();
+        assert!(forward(&l, None).is_ok());
     }
 }
