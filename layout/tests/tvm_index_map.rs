@@ -66,6 +66,15 @@ fn points(c: &Value, shape: &[i64]) -> Vec<(Vec<i64>, i64)> {
     }
 }
 
+/// The offsets `axe` gives flat index `x` (one, where the map is a function).
+fn offsets(axe: &layout::AxeLayout, x: i64) -> Vec<i64> {
+    axe.eval_flat(x)
+        .unwrap()
+        .iter()
+        .map(|p| p.get(&Axis::m()).copied().unwrap_or(0))
+        .collect()
+}
+
 /// The first coordinate where `l` and TVM differ, if any.
 fn first_difference(l: &Layout, c: &Value, shape: &[i64]) -> Option<String> {
     let Layout::Axe(axe) = l else {
@@ -73,12 +82,7 @@ fn first_difference(l: &Layout, c: &Value, shape: &[i64]) -> Option<String> {
     };
     for (coord, want) in points(c, shape) {
         let flat = coord.iter().zip(shape).fold(0, |acc, (&i, &s)| acc * s + i);
-        let got: Vec<i64> = axe
-            .eval_flat(flat)
-            .unwrap()
-            .iter()
-            .map(|p| p.get(&Axis::m()).copied().unwrap_or(0))
-            .collect();
+        let got = offsets(axe, flat);
         if got != [want] {
             return Some(format!("at {coord:?}: laycert {got:?}, TVM {want}"));
         }
@@ -245,13 +249,7 @@ mod generated {
                     let v = if inner { coord[d] % t } else { coord[d] / t };
                     want = want * extent(o) + v;
                 }
-                let got: Vec<i64> = axe
-                    .eval_flat(x)
-                    .unwrap()
-                    .iter()
-                    .map(|p| p.get(&Axis::m()).copied().unwrap_or(0))
-                    .collect();
-                prop_assert_eq!(got, vec![want], "{} at {:?}", text, coord);
+                prop_assert_eq!(offsets(&axe, x), vec![want], "{} at {:?}", text, coord);
             }
         }
     }
