@@ -203,12 +203,13 @@ pub fn check_json(text: &str) -> CheckResult {
             CheckResult {
                 status: status.into(),
                 message,
-                claim: Some(claim),
+                // A certificate's layouts can be megabytes of text: bounded as errors are.
+                claim: Some(layout::error::bounded_message(&claim)),
             }
         }
         Err(e) => CheckResult {
             status: "invalid".into(),
-            message: format!("invalid: {e}"),
+            message: layout::error::bounded_message(&format!("invalid: {e}")),
             claim: None,
         },
     }

@@ -84,3 +84,13 @@ def test_arguments_of_the_wrong_type_say_what_was_expected():
     # What was accepted before still is: ints, sequences, anything with __index__.
     assert l.eval((3, 5)) == l.eval([3, 5]) == l.eval(range(3, 6, 2)) == [{"m": 29}]
     assert Layout("8:1").eval(True) == [{"m": 1}]
+
+
+def test_check_bounds_the_claim_it_reports_of_a_certificate_with_a_huge_layout():
+    # 20,001 modes on each side: the claim line would be 160,000 characters.
+    n = 20_000
+    big = "(" + "1," * n + "2):(" + "0," * n + "1)"
+    r = laycert.equiv(big, big).certificate.check()
+    assert r.status == "valid"
+    assert len(str(r)) < MAX_MESSAGE, len(str(r))
+    assert "chars]" in str(r)
