@@ -90,6 +90,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../data/claims/triton_operands.toml"),
     ),
     (
+        "claims/tvm_index_map.toml",
+        include_str!("../data/claims/tvm_index_map.toml"),
+    ),
+    (
         "real/layouts.toml",
         include_str!("../data/real/layouts.toml"),
     ),
