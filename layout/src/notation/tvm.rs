@@ -1265,13 +1265,7 @@ fn cross_check(
         xs.push(((state >> 11) % size as u64) as i64);
     }
     for x in xs {
-        let mut env = vec![0i64; extents.len()];
-        let mut y = x;
-        for v in (0..extents.len()).rev() {
-            env[v] = y % extents[v];
-            y /= extents[v];
-        }
-        let want = f(&env)?;
+        let want = f(&crate::shape::unflatten_row_major(extents, x)?)?;
         let got: Vec<i64> = layout
             .eval_flat(x)?
             .iter()
