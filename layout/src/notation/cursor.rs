@@ -171,6 +171,54 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// `name(.name)*` at the cursor: a dotted Python name (`nl.ndarray`, `T.floordiv`).
+pub(crate) fn dotted<'a>(c: &mut Cursor<'a>) -> Result<&'a str, ParseError> {
+    c.skip_ws();
+    let start = c.pos();
+    c.ident("a name")?;
+    while c.rest().starts_with('.')
+        && c.rest()[1..].starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
+    {
+        c.seek(c.pos() + 1);
+        c.ident("a name")?;
+    }
+    let end = c.pos();
+    c.seek(start);
+    let text = &c.rest()[..end - start];
+    c.seek(end);
+    Ok(text)
+}
+
+/// Python text with its comments (`#` to the end of the line, outside a string) blanked,
+/// byte offsets kept, so that errors point into the text as pasted.
+pub(crate) fn without_python_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_comment = false;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        if c == '\n' {
+            in_comment = false;
+            quote = None;
+        }
+        if in_comment {
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+            continue;
+        }
+        match quote {
+            Some(q) if c == q => quote = None,
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '#' => {
+                in_comment = true;
+                out.push(' ');
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Length of the token at the start of `rest`: a word, a number, or one character.
 fn token_len(rest: &str) -> usize {
     let word: usize = rest

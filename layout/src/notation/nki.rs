@@ -63,7 +63,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cursor::Cursor;
+use super::cursor::{dotted, without_python_comments, Cursor};
 use crate::arith;
 use crate::axe::{AxeLayout, Iter};
 use crate::axis::Axis;
@@ -116,7 +116,7 @@ pub struct AccessPattern {
 /// Whether `text` is written as an NKI access pattern: a bare `[[step, num], ...]`, a call
 /// `t.ap(...)`, or `nl.ndarray(...)` declarations before one.
 pub fn is_access_pattern(text: &str) -> bool {
-    let t = without_comments(text);
+    let t = without_python_comments(text);
     let t = t.trim_start();
     let bare = t.strip_prefix('[').is_some_and(|r| {
         let r = r.trim_start();
@@ -135,7 +135,7 @@ pub fn parse_layout(text: &str) -> Result<AxeLayout> {
 
 /// Reads an access pattern as written (no semantic checks beyond the syntax and `num >= 1`).
 pub fn parse(text: &str) -> Result<AccessPattern> {
-    let clean = without_comments(text);
+    let clean = without_python_comments(text);
     let mut c = Cursor::new(&clean, NOTATION);
     if c.peek() == Some('[') {
         let pattern = pattern(&mut c)?;
@@ -381,44 +381,6 @@ fn is_dtype(name: &str) -> bool {
 fn is_ndarray(name: &str) -> bool {
     matches!(name, "nl.ndarray" | "nki.language.ndarray" | "ndarray")
 }
-
-/// The text with Python comments (`#` to the end of the line) blanked, byte positions kept.
-fn without_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_comment = false;
-    for ch in text.chars() {
-        if ch == '\n' {
-            in_comment = false;
-        } else if ch == '#' {
-            in_comment = true;
-        }
-        if in_comment {
-            out.extend(std::iter::repeat_n(' ', ch.len_utf8()));
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
-/// `name(.name)*`.
-fn dotted<'a>(c: &mut Cursor<'a>) -> Result<&'a str, ParseError> {
-    c.skip_ws();
-    let start = c.pos();
-    c.ident("a name")?;
-    while c.rest().starts_with('.')
-        && c.rest()[1..].starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
-    {
-        c.seek(c.pos() + 1);
-        c.ident("a name")?;
-    }
-    let end = c.pos();
-    c.seek(start);
-    let text = &c.rest()[..end - start];
-    c.seek(end);
-    Ok(text)
-}
-
 /// The pattern: `[[step, num], ...]`, tuples or lists.
 fn pattern(c: &mut Cursor) -> Result<Vec<(i64, i64)>, ParseError> {
     let close = open(c, "the pattern, a list of [step, num] pairs")?;

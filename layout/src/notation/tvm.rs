@@ -43,13 +43,12 @@
 //! **From the offset function to an Axe shard.** The offset is `f(x) = sum_k S_k out_k(x)`. The
 //! outputs that share an index variable tie those variables into one group, and `f` is the sum
 //! of one function per group (each output reads one group's variables only). Each group's
-//! function is read as a strided map over its variables' row-major index: the stride of each
-//! mode is the step of `f` at the mode's first position, and the mode ends at the first divisor
-//! of what remains where `f` leaves the arithmetic progression. Modes are split at the
-//! variables' boundaries where they can be; one that cannot be split must join variables that
-//! are adjacent in the buffer. The guess is then **checked at every coordinate of every group**
-//! (so the work is the sum of the groups' sizes, not their product): a map that is no strided
-//! map is refused with the coordinate where the guess and the map differ. Last, the Axe layout
+//! function, over its variables' row-major index, is recognized as a shard by
+//! [`crate::axe::shard_of`], which checks every index of the group (so the work is the sum of
+//! the groups' sizes, not their product) and whose "no" is a proof: a map that is no strided
+//! map is refused with the index where the forced step fails. The shard is grouped by the
+//! variables ([`crate::axe::group`]) where it can be; a boundary it cannot be split at must
+//! join variables that are adjacent in the buffer. Last, the Axe layout
 //! is evaluated by laycert's own semantics at the corners and 256 sampled coordinates and
 //! compared with the map. Worked example (a test checks it): `lambda i, j: (i // 16, j // 16, i
 //! % 16, j % 16)` on `(128, 64)` has the physical shape `(8, 4, 16, 16)` and reads as
@@ -63,9 +62,10 @@
 
 use std::collections::BTreeMap;
 
-use super::cursor::Cursor;
+use super::cursor::{dotted, without_python_comments, Cursor};
 use crate::arith;
-use crate::axe::{AxeLayout, Iter};
+use crate::axe::shard_of::{shard_of, Recognized};
+use crate::axe::{self, AxeLayout, Iter};
 use crate::axis::Axis;
 use crate::error::{LayoutError, ParseError, Result};
 
@@ -320,42 +320,13 @@ pub struct IndexMap {
 
 /// Whether `text` holds a TVM index map: a Python `lambda` outside comments.
 pub fn is_index_map(text: &str) -> bool {
-    find_word(&without_comments(text), "lambda", 0).is_some()
+    find_word(&without_python_comments(text), "lambda", 0).is_some()
 }
 
 /// Reads the text and gives its Axe layout on the logical `shape` (or the declared one), see
 /// [`IndexMap::to_axe`].
 pub fn parse_layout(text: &str, shape: Option<&[i64]>) -> Result<AxeLayout> {
     parse(text)?.to_axe(shape)
-}
-
-/// The text with Python comments (`#` to the end of the line) blanked, byte offsets kept.
-fn without_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_comment = false;
-    let mut quote: Option<char> = None;
-    for c in text.chars() {
-        if c == '\n' {
-            in_comment = false;
-            quote = None;
-        }
-        if in_comment {
-            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
-            continue;
-        }
-        match quote {
-            Some(q) if c == q => quote = None,
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == '#' => {
-                in_comment = true;
-                out.push(' ');
-                continue;
-            }
-            _ => {}
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Byte position of `word` at or after `from`, standing alone (not inside an identifier).
@@ -387,7 +358,7 @@ fn bound_name(text: &str, at: usize) -> Option<&str> {
 
 /// Reads an index map as written: the lambdas and the declared buffer shapes.
 pub fn parse(text: &str) -> Result<IndexMap> {
-    let clean = without_comments(text);
+    let clean = without_python_comments(text);
     // Lambdas of other meanings, which would read as a buffer's map and mean something else.
     for (word, why) in [
         (
@@ -789,17 +760,19 @@ impl ExprParser<'_, '_> {
                 if let Some(v) = constant_call(self.c)? {
                     return Ok(Expr::Const(v));
                 }
-                let start = self.c.pos();
-                let mut name = self.c.ident("a number, a parameter or a call")?.to_string();
-                while self.c.rest().starts_with('.') {
-                    self.c.seek(self.c.pos() + 1);
-                    name.push('.');
-                    name.push_str(self.c.ident("a name after '.'")?);
+                if !self
+                    .c
+                    .rest()
+                    .starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
+                {
+                    return Err(self.c.error("a number, a parameter or a call").into());
                 }
-                if let Some(v) = self.params.iter().position(|p| *p == name) {
+                let start = self.c.pos();
+                let name = dotted(self.c)?;
+                if let Some(v) = self.params.iter().position(|p| p == name) {
                     return Ok(Expr::Var(v));
                 }
-                let op = match name.rsplit('.').next().unwrap_or(&name) {
+                let op = match name.rsplit('.').next().unwrap_or(name) {
                     "floordiv" | "FloorDiv" | "indexdiv" => Op::FloorDiv,
                     "floormod" | "FloorMod" | "indexmod" => Op::FloorMod,
                     "truncdiv" | "Div" => Op::TruncDiv,
@@ -866,13 +839,6 @@ impl<'a> Odometer<'a> {
         }
         false
     }
-}
-
-/// A mode of a strided map: extent and stride.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Mode {
-    extent: i64,
-    stride: i64,
 }
 
 /// What the first pass learns of one output.
@@ -970,8 +936,9 @@ impl IndexMap {
                 work.saturating_add(size_of(mask).saturating_mul(2 * map.outputs[k].size() as i64));
         }
         for &g in &groups {
+            // shard_of evaluates the group's outputs at most twice per index.
             let tied = out_vars.iter().filter(|&&m| m & g != 0).count().max(1) as i64;
-            work = work.saturating_add(size_of(g).saturating_mul(tied));
+            work = work.saturating_add(size_of(g).saturating_mul(2 * tied));
         }
         if self.inverse.is_some() {
             work = work.saturating_add(size_of(u32::MAX >> (32 - n)).saturating_mul(2));
@@ -1004,53 +971,37 @@ impl IndexMap {
         let zero = vec![0i64; n];
         let offset = offset_of(&zero, None)?;
 
-        let mut segments: Vec<(usize, Vec<Mode>)> = Vec::new();
+        let mut segments: Vec<(usize, Vec<Iter>)> = Vec::new();
         for &g in &groups {
             let vars = members(g, n);
-            let base = offset_of(&zero, Some(g))?;
-            let own = |env: &[i64]| -> Result<i64> {
-                arith::sub(offset_of(env, Some(g))?, base, "index map offset")
-            };
-            let at_flat = |y: i64| -> Vec<i64> {
-                let mut env = vec![0i64; n];
+            // The group's offsets over its row-major index are a shard, or provably none
+            // (`shard_of` checks every index of the group).
+            let mut env = vec![0i64; n];
+            let recognized = shard_of(&[Axis::m()], size_of(g), |y| {
                 let mut y = y;
                 for &v in vars.iter().rev() {
                     env[v] = y % extents[v];
                     y /= extents[v];
                 }
-                env
-            };
-            let size = size_of(g);
-            let modes = guess_modes(size, |y| own(&at_flat(y)))?;
-            // The guess, checked at every coordinate of the group.
-            let mut odo = Odometer::new(&vars, &extents);
-            let mut y: i64 = 0;
-            while odo.advance() {
-                let want = own(&odo.env)?;
-                let got = digits_value(y, &modes)?;
-                if want != got {
-                    let coord: Vec<String> = vars
-                        .iter()
-                        .map(|&v| format!("{}={}", map.params[v], odo.env[v]))
-                        .collect();
+                Ok(vec![offset_of(&env, Some(g))?])
+            })?;
+            let shard: Vec<Iter> = match recognized {
+                Recognized::Shard(d) => d,
+                Recognized::NotAShard(why) => {
+                    let names: Vec<&str> = vars.iter().map(|&v| map.params[v].as_str()).collect();
                     return Err(bad(format!(
-                        "its offsets are no strided map of the indices, so no Axe layout: at {} \
-                         the offset is {} where the strided map that fits its first offsets \
-                         gives {} (physical shape {physical:?})",
-                        coord.join(", "),
-                        want.saturating_add(base),
-                        got.saturating_add(base),
+                        "its offsets are no strided map of the indices, so no Axe layout: over \
+                         ({}) read row-major, with the physical shape {physical:?}, {why}",
+                        names.join(", ")
                     )));
                 }
-                y += 1;
-            }
-            segments.extend(split_at_vars(&vars, &extents, &modes, &map.params)?);
+            };
+            segments.extend(blocks_by_vars(&vars, &extents, shard, &map.params)?);
         }
         segments.sort_by_key(|(key, _)| *key);
         let shard: Vec<Iter> = segments
             .iter()
-            .flat_map(|(_, modes)| modes.iter().rev())
-            .map(|m| Iter::new(m.extent, m.stride, Axis::m()))
+            .flat_map(|(_, block)| block.iter().cloned())
             .collect();
         let layout = AxeLayout::new(shard, vec![], BTreeMap::from([(Axis::m(), offset)]))?;
         cross_check(&layout, &extents, |env| offset_of(env, None))?;
@@ -1285,143 +1236,49 @@ fn cross_check(
     Ok(())
 }
 
-/// The divisors of `n` above 1, ascending.
-fn divisors(n: i64) -> Vec<i64> {
-    let mut low = Vec::new();
-    let mut high = Vec::new();
-    let mut d = 1;
-    while d * d <= n {
-        if n % d == 0 {
-            if d > 1 {
-                low.push(d);
-            }
-            if d != n / d {
-                high.push(n / d);
-            }
-        }
-        d += 1;
-    }
-    low.extend(high.into_iter().rev());
-    low
-}
-
-/// The strided map that fits `h` (with `h(0) = 0`) on `[0, size)`, innermost mode first: each
-/// mode's stride is `h` at its first position, and the mode ends at the first divisor of what
-/// remains where `h` leaves the progression. Only a guess: the caller checks it everywhere.
-fn guess_modes(size: i64, h: impl Fn(i64) -> Result<i64>) -> Result<Vec<Mode>> {
-    let mut modes = Vec::new();
-    let (mut pos, mut rest) = (1i64, size);
-    while rest > 1 {
-        let stride = h(pos)?;
-        let mut extent = rest;
-        for d in divisors(rest) {
-            if d == rest {
-                break;
-            }
-            if Some(h(pos * d)?) != stride.checked_mul(d) {
-                extent = d;
-                break;
-            }
-        }
-        modes.push(Mode { extent, stride });
-        pos *= extent;
-        rest /= extent;
-    }
-    Ok(modes)
-}
-
-/// `sum_m digit_m(y) * stride_m`, innermost mode first.
-fn digits_value(y: i64, modes: &[Mode]) -> Result<i64> {
-    let mut y = y;
-    let mut acc: i64 = 0;
-    for m in modes {
-        let term = arith::mul(y % m.extent, m.stride, "index map offset")?;
-        acc = arith::add(acc, term, "index map offset")?;
-        y /= m.extent;
-    }
-    Ok(acc)
-}
-
-/// Splits a group's modes (innermost first) at its parameters' boundaries, into segments of
-/// modes (innermost first) keyed by their innermost parameter. A mode that cannot be split at a
-/// boundary joins the two parameters there, which must be adjacent in the buffer (only extent-1
-/// dims between them).
-fn split_at_vars(
+/// A group's shard (slowest iter first, over its variables' row-major index) in blocks, one per
+/// variable where [`axe::group`] can split it at the variables' boundary, keyed by the block's
+/// outermost variable. A boundary inside an iter that does not split joins the two variables
+/// there in one block, which needs them adjacent in the buffer (only extent-1 dims between).
+fn blocks_by_vars(
     vars: &[usize],
     extents: &[i64],
-    modes: &[Mode],
+    shard: Vec<Iter>,
     names: &[String],
-) -> Result<Vec<(usize, Vec<Mode>)>> {
-    // Where each parameter starts in the group's row-major index (the last at 1).
-    let mut start = vec![0i64; vars.len()];
-    let mut radix = 1i64;
-    for w in (0..vars.len()).rev() {
-        start[w] = radix;
-        radix *= extents[vars[w]];
-    }
-    // The parameter (position in `vars`) holding index position p.
-    let holder = |p: i64| -> usize {
-        (0..vars.len())
-            .rev()
-            .find(|&w| start[w] <= p && p < start[w] * extents[vars[w]])
-            .unwrap_or(0)
-    };
-    let cuts: Vec<i64> = (0..vars.len())
-        .filter(|&w| extents[vars[w]] > 1 && start[w] > 1)
-        .map(|w| start[w])
-        .collect();
-    let mut pieces: Vec<(i64, Mode)> = Vec::new(); // (start position, mode)
-    let mut pos = 1i64;
-    for &m in modes {
-        let mut m = m;
-        let mut inner: Vec<i64> = cuts
-            .iter()
-            .copied()
-            .filter(|&r| r > pos && r < pos * m.extent)
-            .collect();
-        inner.sort_unstable();
-        for r in inner {
-            if r % pos == 0 && m.extent % (r / pos) == 0 {
-                let e1 = r / pos;
-                pieces.push((
-                    pos,
-                    Mode {
-                        extent: e1,
-                        stride: m.stride,
-                    },
-                ));
-                m = Mode {
-                    extent: m.extent / e1,
-                    stride: m.stride * e1,
-                };
-                pos = r;
-            } else {
-                let (outer, inner) = (vars[holder(r)], vars[holder(r - 1)]);
-                if let Some(v) = (outer + 1..inner).find(|&v| extents[v] > 1) {
-                    return Err(LayoutError::invalid(
-                        NOTATION,
-                        format!(
-                            "its offsets join {} and {} in one stride, and {} lies between \
-                             them in the buffer: no Axe layout over the row-major index",
-                            names[outer], names[inner], names[v]
-                        ),
-                    ));
-                }
-            }
+) -> Result<Vec<(usize, Vec<Iter>)>> {
+    let l = AxeLayout::from_shard(shard)?;
+    let size = l.size();
+    // (the block's variables, its extent)
+    let mut blocks: Vec<(Vec<usize>, i64)> = vec![(vec![vars[0]], extents[vars[0]])];
+    for w in 1..vars.len() {
+        let inner: i64 = vars[w..].iter().map(|&v| extents[v]).product();
+        if axe::group(&l, &[size / inner, inner]).is_ok() {
+            blocks.push((vec![vars[w]], extents[vars[w]]));
+            continue;
         }
-        pieces.push((pos, m));
-        pos *= m.extent;
-    }
-    let mut segments: Vec<(usize, Vec<Mode>)> = Vec::new();
-    for (p, m) in pieces {
-        if segments.is_empty() || cuts.contains(&p) {
-            segments.push((vars[holder(p)], Vec::new()));
+        let (outer, inner) = (vars[w - 1], vars[w]);
+        if let Some(v) = (outer + 1..inner).find(|&v| extents[v] > 1) {
+            return Err(LayoutError::invalid(
+                NOTATION,
+                format!(
+                    "its offsets join {} and {} in one stride, and {} lies between them in the \
+                     buffer: no Axe layout over the row-major index",
+                    names[outer], names[inner], names[v]
+                ),
+            ));
         }
-        if let Some(last) = segments.last_mut() {
-            last.1.push(m);
+        if let Some((members, extent)) = blocks.last_mut() {
+            members.push(vars[w]);
+            *extent *= extents[vars[w]];
         }
     }
-    Ok(segments)
+    let shape: Vec<i64> = blocks.iter().map(|(_, e)| *e).collect();
+    let grouped = axe::group(&l, &shape)?;
+    Ok(blocks
+        .iter()
+        .enumerate()
+        .map(|(k, (members, _))| (members[0], grouped.block(k).to_vec()))
+        .collect())
 }
 
 #[cfg(test)]
@@ -1463,6 +1320,21 @@ mod tests {
             .unwrap(),
             "S[(3,10):(10,1)]"
         );
+    }
+
+    #[test]
+    fn a_stride_across_two_dims_joins_them_only_when_adjacent() {
+        // Over (2, 3) the fused index x = 3i + j goes to (x % 2, x // 2) of a (2, 3) buffer:
+        // offset 3(x % 2) + x // 2, whose iter of extent 3 starts at index 2 and crosses the
+        // boundary at 3 between i and j, so i and j stay one block.
+        let fused = "lambda i, j: ((i * 3 + j) % 2, (i * 3 + j) // 2)";
+        assert_eq!(read(fused, Some(&[2, 3])).unwrap(), "S[(3,2):(1,3)]");
+        // The same with a dim k of extent 5 between them: no Axe layout.
+        let apart = "lambda i, k, j: ((i * 3 + j) % 2, k, (i * 3 + j) // 2)";
+        let e = read(apart, Some(&[2, 5, 3])).unwrap_err();
+        assert!(e.to_string().contains("k lies between them"), "{e}");
+        // An extent-1 dim between them does not separate them.
+        assert_eq!(read(apart, Some(&[2, 1, 3])).unwrap(), "S[(3,2):(1,3)]");
     }
 
     #[test]
