@@ -44,11 +44,11 @@
 //! outputs that share an index variable tie those variables into one group, and `f` is the sum
 //! of one function per group (each output reads one group's variables only). Each group's
 //! function, over its variables' row-major index, is recognized as a shard by
-//! [`crate::axe::shard_of`], which checks every index of the group (so the work is the sum of
-//! the groups' sizes, not their product) and whose "no" is a proof: a map that is no strided
-//! map is refused with the index where the forced step fails. The shard is grouped by the
-//! variables ([`crate::axe::group`]) where it can be; a boundary it cannot be split at must
-//! join variables that are adjacent in the buffer. Last, the Axe layout
+//! [`crate::axe::shard_of::shard_of`], which checks every index of the group (so the work is
+//! the sum of the groups' sizes, not their product) and whose "no" is a proof: a map that is no
+//! strided map is refused with the index where the forced step fails. The shard is grouped by
+//! the variables ([`crate::axe::group()`]) where it can be; a boundary it cannot be split at
+//! must join variables that are adjacent in the buffer. Last, the Axe layout
 //! is evaluated by laycert's own semantics at the corners and 256 sampled coordinates and
 //! compared with the map. Worked example (a test checks it): `lambda i, j: (i // 16, j // 16, i
 //! % 16, j % 16)` on `(128, 64)` has the physical shape `(8, 4, 16, 16)` and reads as
@@ -1237,7 +1237,7 @@ fn cross_check(
 }
 
 /// A group's shard (slowest iter first, over its variables' row-major index) in blocks, one per
-/// variable where [`axe::group`] can split it at the variables' boundary, keyed by the block's
+/// variable where [`axe::group()`] can split it at the variables' boundary, keyed by the block's
 /// outermost variable. A boundary inside an iter that does not split joins the two variables
 /// there in one block, which needs them adjacent in the buffer (only extent-1 dims between).
 fn blocks_by_vars(
