@@ -504,6 +504,45 @@ fn nki_access_patterns_read_as_their_axe_layouts() {
 }
 
 #[test]
+fn tvm_data_layouts_read_as_their_index_maps() {
+    // The layout string and the index map TVM's bijective layout stands for, read by the two
+    // readers: the same layout.
+    let out = run(
+        &[
+            "equiv",
+            "layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW16c\")",
+            "lambda N, C, H, W: (N, C // 16, H, W, C % 16)",
+            "--shape",
+            "2,32,3,3",
+        ],
+        0,
+    );
+    assert_eq!(out, "equivalent");
+    let out = run(
+        &["show", "tvm.tir.layout(\"NCHW16c\")", "--shape", "2,32,3,3"],
+        0,
+    );
+    assert_eq!(out, "S[(2,2,16,3,3):(288,144,1,48,16)]");
+    // Another block size is another layout: a counterexample, exit 1.
+    let out = run(
+        &[
+            "equiv",
+            "layout(\"NCHW16c\")",
+            "layout(\"NCHW8c\")",
+            "--shape",
+            "2,32,3,3",
+        ],
+        1,
+    );
+    assert!(out.starts_with("not equivalent"), "{out}");
+    // Where TVM pads, and an invalid string: named, exit 2.
+    let err = run(&["show", "layout(\"NCHW16c\")", "--shape", "2,20,3,3"], 2);
+    assert!(err.contains("TVM pads it to 32"), "{err}");
+    let err = run(&["show", "layout(\"NC4HW\")", "--shape", "2,20,3,3"], 2);
+    assert!(err.contains("before the primal axis H"), "{err}");
+}
+
+#[test]
 fn tvm_index_maps_read_on_their_buffer_and_refuse_what_tvm_pads() {
     // transform_layout's map after the buffer's declaration, as a TVM test writes it.
     let text = "A = T.Buffer((128, 64), \"float16\")\n\

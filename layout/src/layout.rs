@@ -44,6 +44,11 @@ impl Layout {
         if notation::tvm::is_index_map(text) {
             return Ok(Layout::Axe(notation::tvm::parse_layout(text, shape)?));
         }
+        if notation::tvm_layout::is_data_layout(text) {
+            return Ok(Layout::Axe(notation::tvm_layout::parse_layout(
+                text, shape,
+            )?));
+        }
         // Alias definitions pasted before what uses them (`#shared = #ttg..<..>` lines, then
         // `!ttg.memdesc<.., #shared, #smem>`): read with the aliases replaced.
         if let Some(expanded) = triton::aliases::Aliases::expand_pasted(text)? {
@@ -148,6 +153,9 @@ impl Layout {
             Notation::LinearText => Layout::Linear(notation::linear::parse_to_string(text)?),
             Notation::NkiAp => Layout::Axe(notation::nki::parse_layout(text)?),
             Notation::TvmIndexMap => Layout::Axe(notation::tvm::parse_layout(text, shape)?),
+            Notation::TvmDataLayout => {
+                Layout::Axe(notation::tvm_layout::parse_layout(text, shape)?)
+            }
             Notation::TritonAttr if !text.trim_start().starts_with('#') => {
                 let (mlir, own) = triton::gluon::to_mlir(text)?;
                 return Layout::parse(&mlir, shape.or(own.as_deref()));

@@ -136,6 +136,15 @@ def test_bad_layout_text_raises_with_the_clis_caret_message():
         Layout("(4,8):(8,1)", shape=(5, 7))
 
 
+def test_tvm_data_layouts_read_as_their_index_maps():
+    a = Layout('bijective_layout("NCHW", "NCHW16c")', shape=(2, 32, 3, 3))
+    assert str(a) == "S[(2,2,16,3,3):(288,144,1,48,16)]"
+    b = Layout("lambda n, c, h, w: (n, c // 16, h, w, c % 16)", shape=(2, 32, 3, 3))
+    assert laycert.equiv(a, b, shape=(2, 32, 3, 3)).verdict == "equivalent"
+    with pytest.raises(laycert.LaycertError, match="TVM pads it"):
+        Layout('layout("NCHW16c")', shape=(2, 20, 3, 3))
+
+
 def test_tvm_index_maps_read_on_their_buffer():
     a = Layout('A = T.Buffer((128, 64), "float16")\n'
                "T.index_map(lambda i, j: (i // 16, j // 16, i % 16, j % 16))")

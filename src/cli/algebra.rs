@@ -48,6 +48,7 @@ fn atom_text(text: &str, notation: &str, fits: impl Fn(&str) -> bool) -> Result<
         layout::notation::Notation::TritonAttr => "Triton",
         layout::notation::Notation::NkiAp => "NKI access pattern",
         layout::notation::Notation::TvmIndexMap => "TVM index map",
+        layout::notation::Notation::TvmDataLayout => "TVM data layout",
     };
     Err(BadInput {
         message: format!(

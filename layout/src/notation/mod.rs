@@ -8,6 +8,8 @@
 //!   Axe)
 //! - [`tvm`]: TVM index maps `T.index_map(lambda i, j: (i // 16, j // 16, i % 16, j % 16))`
 //!   on a buffer shape (read into Axe)
+//! - [`tvm_layout`]: TVM data-layout strings `bijective_layout("NCHW", "NCHW16c")` (read into
+//!   Axe through their index map)
 //! - [`linear`]: Triton's `#ttg.linear<{...}>` and `LinearLayout::toString()` text
 //! - Triton distributed/shared attributes live in [`crate::triton`].
 
@@ -21,6 +23,7 @@ pub mod jax;
 pub mod linear;
 pub mod nki;
 pub mod tvm;
+pub mod tvm_layout;
 
 /// Which notation a text is written in, judged from its first characters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +49,9 @@ pub enum Notation {
     /// A TVM index map `T.index_map(lambda i, j: ..)`, with the buffers declared around it
     /// (read into Axe)
     TvmIndexMap,
+    /// A TVM data-layout string in its call, `bijective_layout("NCHW", "NCHW16c")`,
+    /// `layout("NCHW16c")`, `layout_transform(x, src_layout=.., dst_layout=..)` (read into Axe)
+    TvmDataLayout,
     /// Another `#ttg.` attribute (blocked, nvidia_mma, ...), or a Gluon constructor
     /// (`ttgl.BlockedLayout(...)`)
     TritonAttr,
@@ -58,6 +64,9 @@ impl Notation {
         let t = text.trim_start();
         if tvm::is_index_map(t) {
             return Notation::TvmIndexMap;
+        }
+        if tvm_layout::is_data_layout(t) {
+            return Notation::TvmDataLayout;
         }
         if nki::is_access_pattern(t) {
             return Notation::NkiAp;
@@ -118,6 +127,7 @@ impl Notation {
             Notation::TritonAttr => "triton",
             Notation::NkiAp => "nki-ap",
             Notation::TvmIndexMap => "tvm-index-map",
+            Notation::TvmDataLayout => "tvm-data-layout",
         }
     }
 }
