@@ -504,6 +504,54 @@ fn nki_access_patterns_read_as_their_axe_layouts() {
 }
 
 #[test]
+fn wave64_layouts_with_warps_are_not_compared_on_fused_threads() {
+    // Audit 27: a 64-lane blocked layout and a 32-lane one with two warps were "equivalent"
+    // (tx = laneid + 32*warpid merges lane 32 of warp 0 with lane 0 of warp 1); Gluon gives
+    // them different (lane, warp) bases. Now refused by name, exit 2.
+    let wave64 = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [64], warpsPerCTA = [1], order = [0]}>";
+    let warp32 = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]}>";
+    let err = run(&["equiv", wave64, warp32, "--shape", "64"], 2);
+    assert!(err.contains("lane values reach 0..63"), "{err}");
+    // Under axes of their own the two are told apart, with Gluon's counterexample.
+    let o = laycert(&[
+        "equiv",
+        wave64,
+        warp32,
+        "--shape",
+        "64",
+        "--axes",
+        "laneid=lane64,warpid=wave64",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("left:  {{lane64:32, wave64:0}}"), "{out}");
+    assert!(out.contains("right: {{lane64:0, wave64:1}}"), "{out}");
+    // An AMD MFMA layout with warps: refused on fused threads, decided on its own axes
+    // against the layout with lane bit 5 and warp bit 0 swapped (Gluon's bases differ).
+    let mfma = "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=True, \
+                warps_per_cta=[2, 2], element_bitwidth=32, tiles_per_warp=[1, 1], cga_layout=[])";
+    let swapped = "#ttg.linear<{register = [[0, 1], [0, 2], [0, 8], [0, 16]], lane = [[1, 0], \
+                   [2, 0], [4, 0], [8, 0], [16, 0], [0, 32]], warp = [[0, 4], [32, 0]]}>";
+    run(&["equiv", mfma, swapped, "--shape", "64,64"], 2);
+    run(
+        &["prove-property", "injective", mfma, "--shape", "64,64"],
+        2,
+    );
+    let axes = ["--axes", "laneid=lane64,warpid=wave64"];
+    let out = run(
+        &[&["equiv", mfma, swapped, "--shape", "64,64"][..], &axes[..]].concat(),
+        1,
+    );
+    assert!(out.starts_with("not equivalent"), "{out}");
+    run(
+        &[&["equiv", mfma, mfma, "--shape", "64,64"][..], &axes[..]].concat(),
+        0,
+    );
+    // 64 lanes and no warps anywhere: tx is the lane, and the claim is decided.
+    run(&["equiv", wave64, "S[64:1@laneid]", "--shape", "64"], 0);
+}
+
+#[test]
 fn tvm_data_layouts_read_as_their_index_maps() {
     // The layout string and the index map TVM's bijective layout stands for, read by the two
     // readers: the same layout.

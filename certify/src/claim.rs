@@ -275,6 +275,8 @@ pub fn semantic_points(
 
 /// The forward forms of both sides over common axes (for tools that decide by themselves).
 pub fn forms(a: &Layout, b: &Layout, shape: &[i64]) -> Result<(Forward, Forward), LayoutError> {
+    // Both sides' points are compared fused: the fusion must keep the two sides' points apart.
+    layout::relation::check_fusion(&[a, b])?;
     let (fa, fb) = (forward(a, Some(shape))?, forward(b, Some(shape))?);
     let axes: Vec<Axis> = fa
         .axes

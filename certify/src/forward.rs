@@ -174,6 +174,8 @@ pub fn default_logical_shape(l: &Layout) -> Vec<i64> {
 
 /// Builds the forward form of `l` over `shape` (default: [`default_logical_shape`]).
 pub fn forward(l: &Layout, shape: Option<&[i64]>) -> Result<Forward, LayoutError> {
+    // Forward forms hold fused points: refused where the fusion would merge two points.
+    layout::relation::check_fusion(&[l])?;
     let natural = default_logical_shape(l);
     let shape = shape
         .map(<[i64]>::to_vec)

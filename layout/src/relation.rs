@@ -22,6 +22,11 @@
 //!    `warpid = wwid + 4*wgid`); they are linear, so the point is still a sum of contributions;
 //! 4. zero components dropped.
 //!
+//! Step 3 merges points: `{laneid: 32}` and `{warpid: 1}` are both `{tx: 32}`. It is faithful
+//! only where lanes span fewer than a CUDA warp's 32 values (and `wwid` fewer than a
+//! warpgroup's 4), or no warp-level axis is in play; [`check_fusion`] refuses the rest (a 64-lane AMD wavefront with
+//! warps), and every decider's entry ([`relation`], certify's forward forms) calls it.
+//!
 //! Example: in-dims `register = 1, reg = 1, lane = 3, warp = 1` give `{reg: 2, tx: 35}`, and so
 //! does any order of those in-dims. `S[4:1@tx]` and `(4,1):(1,0) -> (4,)` relate the same pairs
 //! `((i), {tx: i})`.
@@ -81,6 +86,124 @@ pub fn point_of(components: impl IntoIterator<Item = (Axis, i64)>) -> Result<Poi
     let mut q = reg.fuse_point("cuda", &sum)?;
     q.retain(|_, v| *v != 0);
     Ok(q)
+}
+
+/// The values each unfused axis of a layout's physical points can take, as `(min, max)`, for
+/// the axes the `cuda` relations fuse (`laneid`, `warpid`, `wwid`, `wgid`; names resolved by
+/// the registry's aliases and the linear in-dim names). Each component ranges independently
+/// (an Axe iter over its digits, a replica over its copies, a linear in-dim over its values),
+/// so the bounds are attained. An axis no component reaches is absent.
+fn fused_axis_ranges(l: &Layout) -> Result<std::collections::BTreeMap<Axis, (i64, i64)>> {
+    let reg = AxisRegistry::builtin();
+    let watched = ["laneid", "warpid", "wwid", "wgid"];
+    let mut ranges: std::collections::BTreeMap<Axis, (i64, i64)> = Default::default();
+    let mut add = |axis: &Axis, lo: i64, hi: i64| -> Result<()> {
+        let a = reg.resolve(axis);
+        if !watched.contains(&a.as_str()) || (lo == 0 && hi == 0) {
+            return Ok(());
+        }
+        let slot = ranges.entry(a).or_insert((0, 0));
+        slot.0 = crate::arith::add(slot.0, lo, "lane range")?;
+        slot.1 = crate::arith::add(slot.1, hi, "lane range")?;
+        Ok(())
+    };
+    match l {
+        Layout::Axe(x) => {
+            for it in x.shard().iter().chain(x.replica()) {
+                let reach = crate::arith::mul(it.extent - 1, it.stride, "lane range")?;
+                add(&it.axis, reach.min(0), reach.max(0))?;
+            }
+            for (a, &v) in x.offset() {
+                add(a, v, v)?;
+            }
+        }
+        Layout::Linear(f) => {
+            for d in f.ins() {
+                let top = 1i64
+                    .checked_shl(d.bases.len() as u32)
+                    .filter(|&n| n > 0)
+                    .ok_or(LayoutError::Overflow { op: "lane range" })?;
+                add(&in_dim_axis(&d.name)?, 0, top - 1)?;
+            }
+        }
+        // CuTe and swizzled layouts are on `m`; TV layouts on `tx` and `reg`.
+        Layout::Cute(_) | Layout::Swizzled(_) | Layout::Tv(_) => {}
+    }
+    Ok(ranges)
+}
+
+/// Checks that the `cuda` relations (`tx = laneid + 32*warpid`, `warpid = wwid + 4*wgid`) keep
+/// apart every two physical points of `layouts` taken together: their fusion is then faithful,
+/// and comparing or counting fused points is comparing or counting the points themselves.
+///
+/// The fusion merges `{laneid: 32}` with `{warpid: 1}`: two points merge only where their lanes
+/// differ by a multiple of 32, so it is faithful when the lane values of all the layouts span
+/// fewer than 32 (a CUDA warp's `0..32`), or when no layout has a warp-level component at all
+/// (then `tx` is the lane). A 64-lane AMD wavefront with warps (`threadsPerWarp = [64]`,
+/// `warpsPerCTA = [2]`), or a 64-lane layout against a 32-lane one with two warps, breaks it:
+/// lane 32 of warp 0 would be counted as lane 0 of warp 1. The same holds one level up for
+/// `wwid` in `0..4` and `wgid`. Such a claim is refused, naming the lane range, rather than
+/// decided on merged points.
+///
+/// ```
+/// use layout::{relation::check_fusion, Layout};
+/// let wave64 = Layout::parse("S[(2,64):(1@warpid,1@laneid)]", None).unwrap();
+/// let warp32 = Layout::parse("S[(2,32):(1@warpid,1@laneid)]", None).unwrap();
+/// assert!(check_fusion(&[&warp32]).is_ok());
+/// assert!(check_fusion(&[&wave64]).is_err());
+/// // A 64-lane layout without warps is fine alone, and not against one with warps.
+/// let lanes64 = Layout::parse("S[64:1@laneid]", None).unwrap();
+/// assert!(check_fusion(&[&lanes64]).is_ok());
+/// assert!(check_fusion(&[&lanes64, &warp32]).is_err());
+/// ```
+pub fn check_fusion(layouts: &[&Layout]) -> Result<()> {
+    let all: Vec<_> = layouts
+        .iter()
+        .map(|l| fused_axis_ranges(l))
+        .collect::<Result<_>>()?;
+    let uses = |name: &str| all.iter().any(|r| r.keys().any(|a| a.as_str() == name));
+    // The values an axis takes across every layout: two points merge only if their values on
+    // it differ by a whole warp (32 lanes) or group (4 warps), so a narrower span keeps them
+    // apart.
+    let span = |name: &str| {
+        all.iter()
+            .filter_map(|r| r.iter().find(|(a, _)| a.as_str() == name))
+            .map(|(_, &range)| range)
+            .reduce(|(lo, hi), (l, h)| (lo.min(l), hi.max(h)))
+    };
+    let warp_level = uses("warpid") || uses("wwid") || uses("wgid");
+    match span("laneid") {
+        Some((lo, hi)) if warp_level && hi.saturating_sub(lo) >= 32 => {
+            return Err(LayoutError::invalid(
+                "thread fusion",
+                format!(
+                    "lane values reach {lo}..{hi}, more than a CUDA warp's 32, in a claim with \
+                     warp-level axes: laycert fuses threads as tx = laneid + 32*warpid, which \
+                     would make lane {} of warp 0 the same thread as lane {} of warp 1; a \
+                     64-lane wavefront's layouts compare as lanes and warps of their own with \
+                     `--axes laneid=lane64,warpid=wave64`, which the fusion leaves apart",
+                    lo + 32,
+                    lo
+                ),
+            ))
+        }
+        _ => {}
+    }
+    match span("wwid") {
+        Some((lo, hi)) if uses("wgid") && hi.saturating_sub(lo) >= 4 => {
+            return Err(LayoutError::invalid(
+                "thread fusion",
+                format!(
+                    "warp-in-group values reach {lo}..{hi}, more than a warpgroup's 4, in a \
+                     claim with warpgroups: laycert fuses warpid = wwid + 4*wgid, which would \
+                     make warp {} of group 0 warp {lo} of group 1",
+                    lo + 4
+                ),
+            ))
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The sum of two physical points, axis by axis, zeros dropped (checked arithmetic).
@@ -282,6 +405,7 @@ pub fn points_at(inputs: &Inputs, coord: &[i64]) -> Result<BTreeSet<Point>> {
 
 /// Enumerates the relation of `l` over logical shape `shape` (default: the layout's own).
 pub fn relation(l: &Layout, logical_shape: Option<&[i64]>) -> Result<BTreeSet<Pair>> {
+    check_fusion(&[l])?;
     let mut out = BTreeSet::new();
     let too_big = |n: String| {
         LayoutError::invalid(
