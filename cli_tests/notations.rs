@@ -504,15 +504,19 @@ fn nki_access_patterns_read_as_their_axe_layouts() {
 }
 
 #[test]
-fn wave64_layouts_with_warps_are_not_compared_on_fused_threads() {
+fn wave64_layouts_with_warps_are_compared_lane_by_lane_not_on_fused_threads() {
     // Audit 27: a 64-lane blocked layout and a 32-lane one with two warps were "equivalent"
-    // (tx = laneid + 32*warpid merges lane 32 of warp 0 with lane 0 of warp 1); Gluon gives
-    // them different (lane, warp) bases. Now refused by name, exit 2.
+    // (tx = laneid + 32*warpid merges lane 32 of warp 0 with lane 0 of warp 1), with a
+    // certificate `check` accepted; Gluon gives them different (lane, warp) bases. Lanes and
+    // warps are now compared apart (as `wavelane` and `wave`), with Gluon's counterexample.
     let wave64 = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [64], warpsPerCTA = [1], order = [0]}>";
     let warp32 = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]}>";
-    let err = run(&["equiv", wave64, warp32, "--shape", "64"], 2);
-    assert!(err.contains("lane values reach 0..63"), "{err}");
-    // Under axes of their own the two are told apart, with Gluon's counterexample.
+    let o = laycert(&["equiv", wave64, warp32, "--shape", "64"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("left:  {{wave:0, wavelane:32}}"), "{out}");
+    assert!(out.contains("right: {{wave:1, wavelane:0}}"), "{out}");
+    // The user's own axes say the same.
     let o = laycert(&[
         "equiv",
         wave64,
@@ -523,32 +527,78 @@ fn wave64_layouts_with_warps_are_not_compared_on_fused_threads() {
         "laneid=lane64,warpid=wave64",
     ]);
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
-    assert!(out.contains("left:  {{lane64:32, wave64:0}}"), "{out}");
-    assert!(out.contains("right: {{lane64:0, wave64:1}}"), "{out}");
-    // An AMD MFMA layout with warps: refused on fused threads, decided on its own axes
-    // against the layout with lane bit 5 and warp bit 0 swapped (Gluon's bases differ).
+    assert!(stdout(&o).contains("left:  {{lane64:32, wave64:0}}"));
+    // An AMD MFMA layout with warps against the layout with lane bit 5 and warp bit 0 swapped
+    // (Gluon's bases differ): not equivalent; against itself: equivalent.
     let mfma = "AMDMFMALayout(version=3, instr_shape=[32, 32, 8], transposed=True, \
                 warps_per_cta=[2, 2], element_bitwidth=32, tiles_per_warp=[1, 1], cga_layout=[])";
     let swapped = "#ttg.linear<{register = [[0, 1], [0, 2], [0, 8], [0, 16]], lane = [[1, 0], \
                    [2, 0], [4, 0], [8, 0], [16, 0], [0, 32]], warp = [[0, 4], [32, 0]]}>";
-    run(&["equiv", mfma, swapped, "--shape", "64,64"], 2);
+    assert_eq!(
+        run(&["equiv", mfma, swapped, "--shape", "64,64"], 1),
+        "not equivalent"
+    );
+    assert_eq!(
+        run(&["equiv", mfma, mfma, "--shape", "64,64"], 0),
+        "equivalent"
+    );
+    // Against a layout written on tx, whose fusion is CUDA's: refused by name, exit 2.
+    let err = run(
+        &[
+            "equiv",
+            mfma,
+            "S[(2,32,2,4,2,4):(128@tx,1@tx,64@tx,4@reg,32@tx,1@reg)]",
+            "--shape",
+            "64,64",
+        ],
+        2,
+    );
+    assert!(err.contains("lane values reach 0..63"), "{err}");
     run(
         &["prove-property", "injective", mfma, "--shape", "64,64"],
         2,
     );
-    let axes = ["--axes", "laneid=lane64,warpid=wave64"];
-    let out = run(
-        &[&["equiv", mfma, swapped, "--shape", "64,64"][..], &axes[..]].concat(),
-        1,
-    );
-    assert!(out.starts_with("not equivalent"), "{out}");
-    run(
-        &[&["equiv", mfma, mfma, "--shape", "64,64"][..], &axes[..]].concat(),
-        0,
-    );
-    // 64 lanes and no warps anywhere: tx is the lane, and the claim is decided.
+    // 64 lanes and no warps anywhere: tx is the lane, and the claim is decided as before.
     run(&["equiv", wave64, "S[64:1@laneid]", "--shape", "64"], 0);
+}
+
+#[test]
+fn swizzled_layouts_read_over_a_shape_that_splits_their_modes() {
+    // Audit 27: `--shape 3,2` splits the mode of extent 2 of `(2,3):(1,20)` unevenly: no
+    // strided form, and equiv refused it (exit 2) where eval reads it; the table decides it.
+    let l = "Sw<1,0,2> o (2,3):(1,20)";
+    assert_eq!(
+        run(&["eval", l, "--shape", "3,2", "--coord", "2,1"], 0),
+        "{{m:41}}"
+    );
+    assert_eq!(run(&["equiv", l, l, "--shape", "3,2"], 0), "equivalent");
+    // Another swizzle moves offset 20 + 1 = 21 (bit 2 set) to 20: a counterexample.
+    assert_eq!(
+        run(&["equiv", l, "(2,3):(1,20)", "--shape", "3,2"], 1),
+        "not equivalent"
+    );
+}
+
+#[test]
+fn identical_f2_layouts_past_the_table_limit_are_proved_by_their_normal_forms() {
+    // Audit 27: a swizzled shared layout at 4096 x 4096 (2^24 cells) has no forward form (the
+    // table stops at 2^22), so equiv said unknown even against itself; its F2 normal form
+    // needs no table.
+    let ss = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>";
+    let o = laycert(&["equiv", ss, ss, "--shape", "4096,4096"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("identical F2 normal forms (24 input bits)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("cross-check: the trusted semantics agree"),
+        "{out}"
+    );
+    // Different swizzles: the forms differ, and with no table for a witness, unknown.
+    let other = "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>";
+    run(&["equiv", ss, other, "--shape", "4096,4096"], 3);
 }
 
 #[test]

@@ -124,27 +124,51 @@ pub fn equivalent(
     policy: &Policy,
 ) -> Result<Report, LayoutError> {
     let domain = resolve(a, b, shape)?;
+    // The domain is the pasted layouts' own; renamed sides (Axe) are read over it.
+    let unfused;
+    let (a, b) = match wavefront_axes(a, b)? {
+        Some(pair) => {
+            unfused = pair;
+            (&unfused.0, &unfused.1)
+        }
+        None => (a, b),
+    };
     let shape = domain.shape.clone();
     let (fa, fb) = match forms(a, b, &shape) {
         Ok(f) => f,
-        // No decider can read a side: the claim is well-formed but past the deciders' reach.
+        // No forward form (a table past its limit): the F2 normal forms, which need none, may
+        // still prove the claim (two identical swizzled shared layouts of 4096 x 4096); else
+        // the claim is well-formed but past the deciders' reach.
         Err(e) if crate::forward::beyond_table(&e) => {
+            let t = Instant::now();
+            let nf = normal_form::decide_f2_without_forms(a, b, &shape);
+            let mut runs = vec![Run {
+                decider: DeciderKind::NormalForm,
+                outcome: nf,
+                micros: t.elapsed().as_micros(),
+            }];
+            runs.push(Run {
+                decider: DeciderKind::Exhaustive,
+                outcome: Outcome::Unknown {
+                    reason: e.to_string(),
+                },
+                micros: 0,
+            });
+            let (rechecked, unconfirmed) = if matches!(runs[0].outcome, Outcome::Proved { .. }) {
+                cross_check(a, b, &shape)?
+            } else {
+                (None, None)
+            };
             return Ok(Report {
                 shape,
                 domain,
                 axes: Vec::new(),
-                runs: vec![Run {
-                    decider: DeciderKind::Exhaustive,
-                    outcome: Outcome::Unknown {
-                        reason: e.to_string(),
-                    },
-                    micros: 0,
-                }],
+                runs,
                 smt_query: None,
                 counterexample: None,
-                rechecked: None,
-                unconfirmed: None,
-            })
+                rechecked,
+                unconfirmed,
+            });
         }
         Err(e) => return Err(e),
     };
@@ -213,19 +237,10 @@ pub fn equivalent(
     // A proof is cross-checked by a path that shares no code with the deciders.
     let mut rechecked = None;
     if words.contains("proved") {
-        match semantic_recheck(a, b, &shape) {
-            Ok(n) => rechecked = Some(n),
-            Err(RecheckError::Beyond(why)) => {
-                unconfirmed = Some(format!(
-                    "the deciders proved the claim, but the trusted cross-check is past its limits: {why}"
-                ))
-            }
-            Err(RecheckError::Differ(why)) => {
-                return Err(LayoutError::invalid(
-                    "decision",
-                    format!("a decider proved the claim, but {why}: a decider is wrong"),
-                ))
-            }
+        let (n, why) = cross_check(a, b, &shape)?;
+        rechecked = n;
+        if why.is_some() {
+            unconfirmed = why;
         }
     }
     Ok(Report {
@@ -238,6 +253,62 @@ pub fn equivalent(
         rechecked,
         unconfirmed,
     })
+}
+
+/// The axes a 64-lane wavefront's claim is decided on: `wavelane` and `wave`.
+pub const WAVEFRONT_AXES: [(&str, &str); 2] = [("laneid", "wavelane"), ("warpid", "wave")];
+
+/// Where the `cuda` thread fusion would merge the two sides' points
+/// ([`layout::relation::check_fusion`]: lanes spanning a warp or more, with warps) and both
+/// sides name their threads by lane and warp only (no `tx`, no warpgroup axes), the sides
+/// with `laneid` and `warpid` renamed to [`WAVEFRONT_AXES`], which the fusion leaves apart: a
+/// 64-lane AMD layout is then compared lane by lane and warp by warp, as Triton's linear
+/// layouts compare. `None` where the fusion is faithful, or where a side names `tx` (the claim
+/// is then refused by the forward forms, naming the lanes).
+pub fn wavefront_axes(a: &Layout, b: &Layout) -> Result<Option<(Layout, Layout)>, LayoutError> {
+    if layout::relation::check_fusion(&[a, b]).is_ok() {
+        return Ok(None);
+    }
+    for l in [a, b] {
+        let axes = layout::relation::thread_axes(l)?;
+        if axes
+            .iter()
+            .any(|x| !matches!(x.as_str(), "laneid" | "warpid"))
+        {
+            return Ok(None);
+        }
+    }
+    let map: Vec<(Axis, Axis)> = WAVEFRONT_AXES
+        .iter()
+        .map(|(f, t)| Ok((Axis::new(f)?, Axis::new(t)?)))
+        .collect::<Result<_, LayoutError>>()?;
+    // A side with no exact Axe form (an XOR of lanes) keeps the refusal.
+    match (rename_axes(a, &map), rename_axes(b, &map)) {
+        (Ok(ra), Ok(rb)) => Ok(Some((ra, rb))),
+        _ => Ok(None),
+    }
+}
+
+/// The trusted cross-check of a proof ([`semantic_recheck`]): the coordinates it agreed at, or
+/// why it could not run; an error when the semantics differ (a decider is wrong).
+fn cross_check(
+    a: &Layout,
+    b: &Layout,
+    shape: &[i64],
+) -> Result<(Option<usize>, Option<String>), LayoutError> {
+    match semantic_recheck(a, b, shape) {
+        Ok(n) => Ok((Some(n), None)),
+        Err(RecheckError::Beyond(why)) => Ok((
+            None,
+            Some(format!(
+                "the deciders proved the claim, but the trusted cross-check is past its limits: {why}"
+            )),
+        )),
+        Err(RecheckError::Differ(why)) => Err(LayoutError::invalid(
+            "decision",
+            format!("a decider proved the claim, but {why}: a decider is wrong"),
+        )),
+    }
 }
 
 /// Re-evaluates both layouts at the counterexample with the trusted semantics.

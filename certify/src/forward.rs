@@ -196,18 +196,21 @@ pub fn forward(l: &Layout, shape: Option<&[i64]>) -> Result<Forward, LayoutError
                 _ => None,
             }
         }
+        // A logical shape that splits a mode unevenly (`(2,3):(1,20)` over (3, 2)) has no
+        // strided form; the table reads it, as it reads an unswizzled CuTe layout (audit 27).
         Layout::Swizzled(s) => {
-            let a = convert(&Layout::Cute(s.layout().clone()), Target::Axe, Some(&shape))?;
-            let Layout::Axe(a) = a else {
-                unreachable!("convert to Axe gives Axe")
-            };
-            // The swizzled layout's offset ADDS to any offset the Axe form has on `m`.
-            let mut offset = a.offset().clone();
-            let m = offset.entry(Axis::m()).or_insert(0);
-            *m = layout::arith::add(*m, s.offset(), "offset")?;
-            offset.retain(|_, v| *v != 0);
-            let a = AxeLayout::new(a.shard().to_vec(), a.replica().to_vec(), offset)?;
-            Some((a, Some(*s.swizzle())))
+            match convert(&Layout::Cute(s.layout().clone()), Target::Axe, Some(&shape)) {
+                Ok(Layout::Axe(a)) => {
+                    // The swizzled layout's offset ADDS to any offset the Axe form has on `m`.
+                    let mut offset = a.offset().clone();
+                    let m = offset.entry(Axis::m()).or_insert(0);
+                    *m = layout::arith::add(*m, s.offset(), "offset")?;
+                    offset.retain(|_, v| *v != 0);
+                    let a = AxeLayout::new(a.shard().to_vec(), a.replica().to_vec(), offset)?;
+                    Some((a, Some(*s.swizzle())))
+                }
+                _ => None,
+            }
         }
     };
     match strided {
@@ -315,8 +318,9 @@ fn table_form(l: &Layout, shape: &[i64]) -> Result<Forward, LayoutError> {
         LayoutError::invalid(
             TABLE_WHAT,
             format!(
-                "{} has no strided form over {shape:?}, and {what} exceeds {MAX_TABLE}",
-                l.print()
+                "the {} layout has no strided form over {shape:?}, and {what} exceeds \
+                 {MAX_TABLE}",
+                layout::notation::Notation::detect(&l.print()).name()
             ),
         )
     };

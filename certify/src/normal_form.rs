@@ -62,6 +62,28 @@ pub fn decide(a: &Layout, b: &Layout, shape: &[i64], fa: &Forward, fb: &Forward)
     decide_f2(a, b, shape, fa, fb)
 }
 
+/// The F2 normal-form decision where the sides have no forward form (a table past its limit):
+/// proved when the normal forms are identical, else unknown (a refutation needs the points
+/// of a witness, which the forward forms give).
+pub fn decide_f2_without_forms(a: &Layout, b: &Layout, shape: &[i64]) -> Outcome {
+    match (f2_form(a, shape), f2_form(b, shape)) {
+        (Ok(na), Ok(nb)) if na == nb => Outcome::Proved {
+            evidence: format!(
+                "identical F2 normal forms ({} input bits)",
+                na.total_in_bits()
+            ),
+        },
+        (Ok(_), Ok(_)) => Outcome::Unknown {
+            reason: "the F2 normal forms differ, and the sides are too large for a forward \
+                     form to find the witness's points"
+                .into(),
+        },
+        (Err(why), _) | (_, Err(why)) => Outcome::Unknown {
+            reason: format!("no F2 normal form: {why}"),
+        },
+    }
+}
+
 /// Most differing indices listed in an explanation, and most indices scanned to find them.
 const LISTED: usize = 3;
 const SCANNED: i64 = 256;

@@ -395,6 +395,9 @@ fn slices(shape: &[i64], atom: &Atom, sw: Option<Swizzle>) -> Result<Vec<Candida
     Ok(out)
 }
 
+/// Most replica points of a layout the search decomposes.
+pub const MAX_REPLICAS: i64 = 1024;
+
 /// Searches the decompositions of `l` over `shape` by the atoms of `atoms` (`(name, layout)`;
 /// names are `[A-Za-z_][A-Za-z0-9_.]*`) in an e-graph, and extracts the cheapest. Atoms that
 /// cannot apply (another rank, a shape that does not divide, no Axe form, a different swizzle)
@@ -409,6 +412,18 @@ pub fn decompose(
         Layout::Axe(a) => a,
         _ => unreachable!("convert to Axe gives Axe"),
     };
+    // Every candidate's proof and tile_of read the replica set: bounded (audit 27: 65536
+    // replicas ran for minutes over the corpus's atoms).
+    if target.replica_count() > MAX_REPLICAS {
+        return Err(LayoutError::invalid(
+            "the layout",
+            format!(
+                "it has {} replica points; the decomposition search takes at most \
+                 {MAX_REPLICAS}",
+                target.replica_count()
+            ),
+        ));
+    }
     let usable = usable_atoms(atoms, shape.len(), swizzle);
     let mut candidates = Vec::new();
     for atom in &usable {

@@ -89,13 +89,13 @@ pub fn point_of(components: impl IntoIterator<Item = (Axis, i64)>) -> Result<Poi
 }
 
 /// The values each unfused axis of a layout's physical points can take, as `(min, max)`, for
-/// the axes the `cuda` relations fuse (`laneid`, `warpid`, `wwid`, `wgid`; names resolved by
+/// the axes the `cuda` relations fuse and `tx` (`laneid`, `warpid`, `wwid`, `wgid`; names resolved by
 /// the registry's aliases and the linear in-dim names). Each component ranges independently
 /// (an Axe iter over its digits, a replica over its copies, a linear in-dim over its values),
 /// so the bounds are attained. An axis no component reaches is absent.
 fn fused_axis_ranges(l: &Layout) -> Result<std::collections::BTreeMap<Axis, (i64, i64)>> {
     let reg = AxisRegistry::builtin();
-    let watched = ["laneid", "warpid", "wwid", "wgid"];
+    let watched = ["laneid", "warpid", "wwid", "wgid", "tx"];
     let mut ranges: std::collections::BTreeMap<Axis, (i64, i64)> = Default::default();
     let mut add = |axis: &Axis, lo: i64, hi: i64| -> Result<()> {
         let a = reg.resolve(axis);
@@ -126,10 +126,20 @@ fn fused_axis_ranges(l: &Layout) -> Result<std::collections::BTreeMap<Axis, (i64
                 add(&in_dim_axis(&d.name)?, 0, top - 1)?;
             }
         }
-        // CuTe and swizzled layouts are on `m`; TV layouts on `tx` and `reg`.
-        Layout::Cute(_) | Layout::Swizzled(_) | Layout::Tv(_) => {}
+        Layout::Tv(t) => add(&Axis::new("tx")?, 0, t.threads() - 1)?,
+        // CuTe and swizzled layouts are on `m`.
+        Layout::Cute(_) | Layout::Swizzled(_) => {}
     }
     Ok(ranges)
+}
+
+/// The thread axes (`laneid`, `warpid`, `wwid`, `wgid`, `tx`) some component of `l` reaches,
+/// by their canonical names.
+pub fn thread_axes(l: &Layout) -> Result<BTreeSet<String>> {
+    Ok(fused_axis_ranges(l)?
+        .into_keys()
+        .map(|a| a.as_str().to_string())
+        .collect())
 }
 
 /// Checks that the `cuda` relations (`tx = laneid + 32*warpid`, `warpid = wwid + 4*wgid`) keep

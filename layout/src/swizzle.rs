@@ -33,9 +33,11 @@ pub struct Swizzle {
 const MAX_BIT: i64 = 62;
 
 impl Swizzle {
-    /// `Sw<B,M,S>`; all touched bits must lie below bit 62.
+    /// `Sw<B,M,S>`; all touched bits must lie at or below bit 62. It touches bits `M..M+B`
+    /// and `M+|S|..M+|S|+B`, so its highest is `B + M + |S| - 1` (with `B` 0 it touches
+    /// none, and `M + |S|` is still held below 63 so its masks stay in range).
     pub fn new(bits: u32, base: u32, shift: i32) -> Result<Swizzle> {
-        let hi = bits as i64 + base as i64 + (shift as i64).abs();
+        let hi = i64::from(bits.max(1)) + i64::from(base) + i64::from(shift).abs() - 1;
         if hi > MAX_BIT {
             return Err(LayoutError::invalid(
                 format!("Sw<{bits},{base},{shift}>"),
@@ -345,5 +347,24 @@ impl fmt::Display for SwizzledLayout {
         } else {
             write!(f, "{} o {} o {}", self.swizzle, self.offset, self.layout)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Swizzle;
+
+    /// `Sw<B,M,S>` touches bits up to `B + M + |S| - 1`: `Sw<1,0,62>` reads bit 62 into bit 0
+    /// (audit 27: it was refused as touching bit 63).
+    #[test]
+    fn the_highest_bit_touched_is_b_plus_m_plus_s_minus_1() {
+        let sw = Swizzle::new(1, 0, 62).unwrap();
+        assert_eq!(sw.apply(1 << 62).unwrap(), (1 << 62) | 1);
+        assert_eq!(sw.apply(5).unwrap(), 5);
+        let e = Swizzle::new(2, 0, 62).unwrap_err().to_string();
+        assert!(e.contains("touches bit 63"), "{e}");
+        assert!(Swizzle::new(1, 1, 62).is_err());
+        assert!(Swizzle::new(0, 62, 0).is_ok());
+        assert!(Swizzle::new(0, 70, 0).is_err());
     }
 }

@@ -56,16 +56,46 @@ fn check_no_carry(a: &CuteLayout, b: &CuteLayout, r: &CuteLayout) -> Result<()> 
     let bad = if b.size() <= CARRY_CHECK_ALL {
         (0..b.size()).map(probe).find_map(|x| x.transpose())
     } else {
-        // Each leaf at 0, 1, its middle and its last value (colexicographic index).
-        let picks: Vec<Vec<i64>> = modes
-            .iter()
-            .map(|&(s, _)| {
-                let mut v = vec![0, 1.min(s - 1), s / 2, s - 1];
-                v.sort_unstable();
-                v.dedup();
-                v
-            })
-            .collect();
+        // Each leaf at 0, 1, its middle and its last value (colexicographic index). A leaf of
+        // stride 0 adds nothing to B(i), nor its mode to the result: it stays at 0. The walk
+        // takes every combination, so their number is bounded (audit 27: 26 modes of extent 2
+        // took 2^26 probes and a minute; 62 modes never ended).
+        let picks_of = |wide: bool| -> Vec<Vec<i64>> {
+            modes
+                .iter()
+                .map(|&(s, d)| {
+                    let mut v = match (d, wide) {
+                        (0, _) => vec![0],
+                        (_, true) => vec![0, 1.min(s - 1), s / 2, s - 1],
+                        (_, false) => vec![0, s - 1],
+                    };
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                })
+                .collect()
+        };
+        let fits = |p: &[Vec<i64>]| {
+            p.iter()
+                .try_fold(1i64, |acc, v| acc.checked_mul(v.len() as i64))
+                .is_some_and(|n| n <= CARRY_CHECK_ALL)
+        };
+        // Fewer values per leaf (its first and last) where every four would be too many.
+        let picks = [true, false]
+            .into_iter()
+            .map(picks_of)
+            .find(|p| fits(p))
+            .ok_or_else(|| {
+                LayoutError::invalid(
+                    format!("composition {a} ∘ {b}"),
+                    format!(
+                        "checking that B's {} modes never carry between A's modes takes more \
+                         than {CARRY_CHECK_ALL} evaluations (each leaf at its first and last \
+                         value): coalesce B first",
+                        modes.len()
+                    ),
+                )
+            })?;
         let mut found = None;
         let mut digits = vec![0usize; modes.len()];
         'walk: loop {
@@ -353,6 +383,32 @@ mod tests {
     #[test]
     fn composition_with_stride_zero_leaf_is_constant() {
         assert_eq!(comp("(4,6):(1,4)", "(3,2):(0,1)").unwrap(), "(3, 2):(0, 1)");
+    }
+
+    /// Audit 27: the no-carry check walked every combination of four values per leaf, 2^26
+    /// probes for 26 modes of extent 2 (a minute), 4^62 for 62; stride-0 leaves are fixed at
+    /// 0 and wide B's take two values per leaf, bounded by `CARRY_CHECK_ALL`.
+    #[test]
+    fn the_no_carry_check_of_many_modes_is_bounded() {
+        let modes = |n: usize, stride: &dyn Fn(usize) -> i64| {
+            let e: Vec<String> = (0..n).map(|_| "2".to_string()).collect();
+            let s: Vec<String> = (0..n).map(|k| stride(k).to_string()).collect();
+            format!("({}):({})", e.join(","), s.join(","))
+        };
+        let zeros = modes(62, &|_| 0);
+        assert_eq!(
+            comp("2:1", &zeros).unwrap(),
+            zeros.replace(',', ", ").replace("):(", "):(")
+        );
+        // 30 contiguous modes: two values per leaf, 2^30 > 2^20 combinations: refused by name.
+        let wide = modes(30, &|k| 1 << k);
+        let e = comp("1073741824:1", &wide).unwrap_err().to_string();
+        assert!(e.contains("coalesce B first"), "{e}");
+        // 12 modes of extent 4: 4^12 too many, 2^12 taken; the result is A∘B.
+        let e: Vec<String> = (0..12).map(|_| "4".to_string()).collect();
+        let s: Vec<String> = (0..12).map(|k| (1i64 << (2 * k)).to_string()).collect();
+        let b = format!("({}):({})", e.join(","), s.join(","));
+        assert!(comp("16777216:1", &b).is_ok());
     }
 
     #[test]

@@ -24,7 +24,8 @@ use crate::error::{LayoutError, Result};
 /// `R` with `L(R(i)) == i` (see the module doc). `right_inverse((4,3):(3,1)) = (3, 4):(4, 1)`.
 pub fn right_inverse(l: &CuteLayout) -> Result<CuteLayout> {
     let modes = l.flat_modes();
-    if let Some(&(_, d)) = modes.iter().find(|m| m.1 < 0) {
+    // A stride on an extent-1 mode never contributes (audit 27: `(1,4):(-5,1)` was refused).
+    if let Some(&(_, d)) = modes.iter().find(|m| m.1 < 0 && m.0 > 1) {
         return Err(LayoutError::invalid(
             format!("right inverse of {l}"),
             format!("stride {d} is negative; inverses here are of non-negative layouts"),
@@ -441,6 +442,20 @@ mod tests {
         assert_eq!(r.to_string(), "(3, 4):(4, 1)");
         assert_eq!(right_inverse(&l("(2,4):(0,1)")).unwrap().to_string(), "4:2");
         assert_eq!(right_inverse(&l("4:2")).unwrap().to_string(), "1:0");
+        // A negative stride on an extent-1 mode never contributes: the CuTe DSL 4.8.1 and
+        // pycute answer 4:1 (audit 27). A contributing negative stride is still refused.
+        for t in ["(1,4):(-5,1)", "(4,1):(1,-5)", "(4,(1,2)):(1,(-3,4))"] {
+            let a = l(t);
+            let r = right_inverse(&a).unwrap();
+            assert_eq!(
+                r.to_string(),
+                if t.contains("(1,(") { "8:1" } else { "4:1" }
+            );
+            for j in 0..r.size() {
+                assert_eq!(a.eval_index(r.eval_index(j).unwrap()).unwrap(), j, "{t}");
+            }
+        }
+        assert!(right_inverse(&l("(2,4):(-1,2)")).is_err());
     }
 
     /// CUTLASS's left inverses (the CuTe DSL 4.8.1's answers), each checked on L's image.
