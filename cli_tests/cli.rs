@@ -2250,3 +2250,73 @@ fn a_broadcast_past_the_replica_limit_is_unknown_not_bad_input() {
     let o = laycert(&["prove-property", "injective", l]);
     assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// Session 26's audit: `gen copy` refused a tensor with fewer than two dimensions of
+/// extent > 1 ("the copy needs two dimensions of extent > 1 to tile", exit 2), though any
+/// extents plan. A row or column vector, a single cell and a 1x1x7 tensor now plan a line (or one
+/// cell) along their one long dimension; the kernel is written, its movement certificate
+/// `check`s valid with both deciders (the simulation covers every element).
+#[test]
+fn gen_copy_plans_lines_and_single_cells() {
+    let tmp = common::scratch();
+    let (k, c) = (tmp.path().join("k.cu"), tmp.path().join("c.json"));
+    let (k, c) = (k.to_str().unwrap(), c.to_str().unwrap());
+    for (src, dst, shape, plan_line) in [
+        (
+            "(1,999):(999,1)",
+            "(1,999):(1,1)",
+            "1,999",
+            "plan: tile 1024x1 over dims (1, 0), grid [1, 1, 1], 512 threads",
+        ),
+        (
+            "(999,1):(1,1)",
+            "(999,1):(1,999)",
+            "999,1",
+            "plan: tile 1024x1 over dims (0, 1), grid [1, 1, 1], 512 threads",
+        ),
+        (
+            "(1,1):(1,1)",
+            "(1,1):(1,1)",
+            "1,1",
+            "plan: tile 1x1 over dims (0, 1), grid [1, 1, 1], 1 threads",
+        ),
+        (
+            "(2,1):(1,1)",
+            "(2,1):(1,2)",
+            "2,1",
+            "plan: tile 2x1 over dims (0, 1), grid [1, 1, 1], 1 threads",
+        ),
+        (
+            "(1,1,7):(7,7,1)",
+            "(1,1,7):(1,1,1)",
+            "1,1,7",
+            "plan: tile 8x1 over dims (2, 0), grid [1, 1, 1], 8 threads",
+        ),
+    ] {
+        let o = laycert(&[
+            "gen", "copy", "--src", src, "--dst", dst, "--shape", shape, "--dtype", "f32", "-o", k,
+            "--cert", c,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{shape}: {}", stderr(&o));
+        assert!(
+            first_line(&o).starts_with(&format!("wrote {k}: laycert_copy")),
+            "{}",
+            first_line(&o)
+        );
+        assert!(stdout(&o).contains(plan_line), "{shape}: {}", stdout(&o));
+        let text = std::fs::read_to_string(k).unwrap();
+        assert!(
+            text.contains("// proved data movement is the identity: dst["),
+            "{shape}"
+        );
+        assert!(text.contains("extern \"C\" __global__ void __launch_bounds__("));
+        let o = laycert(&["check", c]);
+        assert_eq!(o.status.code(), Some(0), "{shape}: {}", stdout(&o));
+        assert_eq!(first_line(&o), "valid");
+        assert!(
+            stdout(&o).contains("(parts: proved, simulation: proved)"),
+            "{shape}: {}",
+            stdout(&o)
+        );
+    }
+}

@@ -298,3 +298,287 @@ fn gen_gemm_w4a16_kgroup_flags_choose_the_cta_and_bad_values_exit_2() {
         );
     }
 }
+
+/// `#define NAME value` of an emitted kernel.
+fn define(text: &str, name: &str) -> i64 {
+    let key = format!("#define {name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .unwrap_or_else(|| panic!("no {name}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The certificate's capacity claims: (bytes, limit).
+fn capacity_claims(cert: &str) -> Vec<(i64, i64)> {
+    let v: serde_json::Value = serde_json::from_str(cert).unwrap();
+    v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "capacity")
+        .map(|c| (c["bytes"].as_i64().unwrap(), c["limit"].as_i64().unwrap()))
+        .collect()
+}
+
+/// Session 26's audit: `gen gemm --target sm80` emitted a 197632-byte kernel (128x256x64 in 4
+/// stages) for a target whose CTAs get 166912 bytes, and its certificate's capacity claim
+/// counted one stage (114688 bytes). The default now fits sm80, the header states the budget,
+/// and the claim is the kernel's `LC_SMEM_BYTES` against it.
+#[test]
+fn gen_gemm_sm80_default_fits_sm80_and_certifies_the_kernels_shared_memory() {
+    let scratch = common::scratch();
+    let (k, c) = (tmp(&scratch, "k.cu"), tmp(&scratch, "g.json"));
+    for shape in [
+        ["8192", "8192", "8192"],
+        ["4096", "4096", "4096"],
+        ["1001", "999", "64"],
+    ] {
+        let o = laycert(&[
+            "gen", "gemm", "--m", shape[0], "--n", shape[1], "--k", shape[2], "--target", "sm80",
+            "-o", &k, "--cert", &c,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("tile 128x256x64, 3 stages")
+                && stdout.contains("148480 bytes of shared memory (budget 166912)"),
+            "{shape:?}: {stdout}"
+        );
+        let text = std::fs::read_to_string(&k).unwrap();
+        let bytes = define(&text, "LC_SMEM_BYTES");
+        assert!(bytes <= 166912, "{shape:?}: {bytes}");
+        assert_eq!(define(&text, "LC_STAGES"), 3);
+        assert!(text.contains("within a budget of 166912 bytes (sm80's limit per CTA)"));
+        let cert = std::fs::read_to_string(&c).unwrap();
+        assert_eq!(capacity_claims(&cert), [(bytes, 166912)], "{shape:?}");
+        let chk = laycert(&["check", &c]);
+        assert_eq!(first_line(&chk), "valid", "{shape:?}");
+    }
+}
+
+/// `--smem-limit 232448` (an H100/H200 CTA's 227 KiB) reproduces the 4-stage kernel the
+/// benchmarks measured; an explicit configuration over the budget names the flag.
+#[test]
+fn gen_gemm_sm80_smem_limit_builds_the_kernel_for_a_larger_device() {
+    let scratch = common::scratch();
+    let (k, c) = (tmp(&scratch, "k.cu"), tmp(&scratch, "g.json"));
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "4096",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "--target",
+        "sm80",
+        "--smem-limit",
+        "232448",
+        "-o",
+        &k,
+        "--cert",
+        &c,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("tile 128x256x64, 4 stages")
+            && stdout.contains("197632 bytes of shared memory (budget 232448)"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&k).unwrap();
+    assert_eq!(define(&text, "LC_SMEM_BYTES"), 197632);
+    assert!(text.contains(
+        "within a budget of 232448 bytes (given by --smem-limit; sm80's own limit is 166912)"
+    ));
+    let cert = std::fs::read_to_string(&c).unwrap();
+    assert_eq!(capacity_claims(&cert), [(197632, 232448)]);
+    assert_eq!(first_line(&laycert(&["check", &c])), "valid");
+    let o = laycert(&[
+        "gen", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--target", "sm80", "--stages",
+        "4", "-o", &k,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("need 197632 bytes of shared memory; the budget is 166912 (--smem-limit"),
+        "{err}"
+    );
+}
+
+/// A budget no device has is bad input naming the flag and the range; one below every tile
+/// names the smallest.
+#[test]
+fn gen_gemm_smem_limit_out_of_range_is_exit_2() {
+    for (extra, v) in [
+        (&["--target", "sm80"][..], "232449"),
+        (&["--target", "sm80"][..], "0"),
+        (&["--target", "sm90"][..], "-1"),
+        (&["--target", "sm90"][..], "1000000"),
+        (&["--dtype", "f16", "--weights", "int4"][..], "300000"),
+    ] {
+        let mut args = vec!["gen", "gemm", "--m", "16", "--n", "1024", "--k", "1024"];
+        args.extend_from_slice(extra);
+        args.extend(["--smem-limit", v, "-o", "/dev/null"]);
+        let o = laycert(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.starts_with(&format!(
+                "error: gemm: --smem-limit {v}: must be in 1..=232448"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "256",
+        "--n",
+        "256",
+        "--k",
+        "256",
+        "--target",
+        "sm80",
+        "--smem-limit",
+        "20000",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no sm80 configuration fits a shared-memory budget of 20000 bytes"),
+        "{err}"
+    );
+}
+
+/// `laycert check` re-derives the capacity claim's bytes from the certified plan (its
+/// allocation's stages of the tensors' tiles and element types) and its limit from the budget:
+/// a claim edited down, a limit or budget edited up, or stages edited up is `invalid` even
+/// with the digest re-sealed.
+#[test]
+fn check_refuses_a_tampered_capacity_claim() {
+    use certify::synthesis::{SynthClaim, SynthesisCertificate};
+    let scratch = common::scratch();
+    let c = tmp(&scratch, "g.json");
+    let o = laycert(&[
+        "gen",
+        "gemm",
+        "--m",
+        "4096",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "--target",
+        "sm80",
+        "-o",
+        "/dev/null",
+        "--cert",
+        &c,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let good: SynthesisCertificate =
+        serde_json::from_str(&std::fs::read_to_string(&c).unwrap()).unwrap();
+    let edit_claim = |cert: &mut SynthesisCertificate, bytes: Option<i64>, limit: Option<i64>| {
+        for k in cert.claims.iter_mut() {
+            if let SynthClaim::Capacity { bytes: b, limit: l } = k {
+                *b = bytes.unwrap_or(*b);
+                *l = limit.unwrap_or(*l);
+            }
+        }
+    };
+    let stages = |cert: &mut SynthesisCertificate, n: i64| {
+        for b in cert.smem.as_mut().unwrap().phases[0].iter_mut() {
+            b.copies = n;
+        }
+    };
+    type Edit = Box<dyn Fn(&mut SynthesisCertificate)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "bytes lowered to one stage's count",
+            Box::new(move |x| edit_claim(x, Some(114688), None)),
+            "the plan's shared memory takes 148480 bytes, the claim says 114688",
+        ),
+        (
+            "limit raised",
+            Box::new(move |x| edit_claim(x, None, Some(232448))),
+            "no capacity claim at the kernel's budget of 166912 bytes",
+        ),
+        (
+            "budget and limit raised, bytes kept",
+            Box::new(move |x| {
+                x.smem.as_mut().unwrap().budget = 300000;
+                edit_claim(x, None, Some(300000))
+            }),
+            "a shared-memory budget of 300000 bytes",
+        ),
+        (
+            "stages raised",
+            Box::new(move |x| stages(x, 4)),
+            "the plan's shared memory takes 197632 bytes, the claim says 148480",
+        ),
+        (
+            "stages and bytes raised",
+            Box::new(move |x| {
+                stages(x, 4);
+                edit_claim(x, Some(197632), None)
+            }),
+            "197632 bytes of shared memory exceed the budget of 166912",
+        ),
+        (
+            "the epilogue tile dropped from the allocation",
+            Box::new(move |x| {
+                x.smem.as_mut().unwrap().phases.pop();
+            }),
+            "the shared tensor h_s is not in the allocation",
+        ),
+        (
+            "the allocation dropped, the claim a one-copy sum",
+            Box::new(move |x| {
+                x.smem = None;
+                edit_claim(x, Some(114688), None)
+            }),
+            "",
+        ),
+    ];
+    for (what, edit, want) in cases {
+        let mut bad = good.clone();
+        edit(&mut bad);
+        bad.digest = bad.compute_digest();
+        std::fs::write(&c, bad.to_json()).unwrap();
+        let o = laycert(&["check", &c]);
+        let line = first_line(&o);
+        if want.is_empty() {
+            // A certificate of the plan alone (what `synth` writes): valid, but not the
+            // kernel's certificate, whose digest its header names.
+            assert_eq!(line, "valid", "{what}");
+            assert_ne!(bad.digest, good.digest);
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(1), "{what}: {line}");
+        assert!(
+            line.starts_with("invalid: ") && line.contains(want),
+            "{what}: {line}"
+        );
+    }
+    // Edited without re-sealing: the digest.
+    let mut bad = good.clone();
+    edit_claim(&mut bad, Some(114688), None);
+    std::fs::write(&c, bad.to_json()).unwrap();
+    let line = first_line(&laycert(&["check", &c]));
+    assert!(line.starts_with("invalid: the digest"), "{line}");
+}

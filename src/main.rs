@@ -573,6 +573,11 @@ struct GemmCli {
     /// (default: chosen, or 4).
     #[arg(long)]
     aslots: Option<i64>,
+    /// Shared-memory budget per CTA in bytes, at most 232448 (default: the target's limit,
+    /// sm80 166912, sm90 232448; the W4A16 kernel's is sm80's). The sm80 kernel runs on an H100
+    /// or H200 too: `--smem-limit 232448` builds it for one (4 stages of the 128x256x64 tile).
+    #[arg(long, allow_hyphen_values = true)]
+    smem_limit: Option<i64>,
 }
 
 impl GemmCli {
@@ -599,6 +604,7 @@ impl GemmCli {
             kwarps: self.kwarps,
             cwarps: self.cwarps,
             aslots: self.aslots,
+            smem_limit: self.smem_limit,
         }
     }
 }

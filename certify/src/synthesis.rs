@@ -30,7 +30,9 @@
 //! - [`SynthClaim::Canonical`]: a shared tensor is the column-major tiling of a swizzle atom
 //!   (TMA boxes and wgmma descriptors read exactly these layouts).
 //! - [`SynthClaim::Injective`]: a shared layout stores distinct cells at distinct elements.
-//! - [`SynthClaim::Capacity`]: the shared tensors fit the target's shared memory.
+//! - [`SynthClaim::Capacity`]: the shared memory the plan's kernel allocates fits its budget,
+//!   the byte count re-derived from the tensors (and the kernel's [`SmemAllocation`]: pipeline
+//!   stages, reuse, alignment), the budget the target's limit or the allocation's (`capacity`).
 //!
 //! Every operation of the program must be backed by its claims ([`covered`]), and bound to them:
 //! its instruction is a corpus instruction of the target whose kind, width, matrix count, swizzle
@@ -41,6 +43,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 mod bind;
+mod capacity;
+
+pub use capacity::{
+    budget, smem_bytes, smem_limit, SmemAllocation, SmemBuffer, MAX_COPIES, MAX_SMEM_BUDGET,
+    SM80_SMEM_LIMIT, SM90_SMEM_LIMIT,
+};
 
 use layout::cute::TvLayout;
 use layout::{Layout, SwizzledLayout};
@@ -180,11 +188,12 @@ pub enum SynthClaim {
         /// Shared tensor.
         tensor: String,
     },
-    /// All shared tensors together take at most `limit` bytes.
+    /// The plan's shared memory (every shared tensor once, or the certificate's
+    /// [`SmemAllocation`]) takes `bytes`, at most `limit`, the budget.
     Capacity {
         /// Bytes the plan claims.
         bytes: i64,
-        /// The target's limit.
+        /// The budget: the target's limit, or the allocation's budget.
         limit: i64,
     },
 }
@@ -211,6 +220,11 @@ pub struct SynthesisCertificate {
     pub tensors: Vec<SynthTensor>,
     /// Every operation with its instruction.
     pub ops: Vec<SynthOp>,
+    /// How the plan's kernel allocates its dynamic shared memory, and the budget it was built
+    /// for (a kernel's certificate; `synth` writes none: every shared tensor once, the target's
+    /// limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smem: Option<SmemAllocation>,
     /// The claims.
     pub claims: Vec<SynthClaim>,
     /// `proved`.
@@ -425,8 +439,8 @@ pub fn offset(l: &Layout, shape: &[i64], cell: &[i64]) -> Result<i64, String> {
     .map_err(|e| e.to_string())
 }
 
-/// Decides one claim; `Err` says why it does not hold.
-pub fn decide(c: &SynthClaim, ts: &Tensors) -> Result<(), String> {
+/// Decides one claim of `cert`; `Err` says why it does not hold.
+pub fn decide(c: &SynthClaim, cert: &SynthesisCertificate, ts: &Tensors) -> Result<(), String> {
     match c {
         SynthClaim::Distribution { tensor, exclusive } => distribution(ts, tensor, *exclusive),
         SynthClaim::SameDistribution { a, b } => same(ts, a, b),
@@ -447,7 +461,7 @@ pub fn decide(c: &SynthClaim, ts: &Tensors) -> Result<(), String> {
         } => ldmatrix(ts, reg, memory, *count, *trans),
         SynthClaim::Canonical { tensor, atom, .. } => canonical(ts, tensor, atom),
         SynthClaim::Injective { tensor } => injective(ts, tensor),
-        SynthClaim::Capacity { bytes, limit } => capacity(ts, *bytes, *limit),
+        SynthClaim::Capacity { bytes, limit } => capacity::capacity(cert, ts, *bytes, *limit),
     }
 }
 
@@ -889,35 +903,6 @@ pub fn footprint(t: &SynthTensor, offsets: &[i64]) -> i64 {
     ((top + 1) * t.bits + 7) / 8
 }
 
-fn capacity(ts: &Tensors, bytes: i64, limit: i64) -> Result<(), String> {
-    let mut total = 0i64;
-    for (t, p) in ts.map.values() {
-        if let (Parsed::Mem(_, table), "shared") = (p, t.scope.as_str()) {
-            total = total.saturating_add(footprint(t, table));
-        }
-    }
-    if total != bytes {
-        return Err(format!(
-            "the shared tensors take {total} bytes, the claim says {bytes}"
-        ));
-    }
-    if total > limit {
-        return Err(format!(
-            "{total} bytes of shared memory exceed the limit of {limit}"
-        ));
-    }
-    Ok(())
-}
-
-/// Shared-memory limit per CTA of a target, in bytes.
-pub fn smem_limit(target: &str) -> Option<i64> {
-    match target {
-        "sm80" => Some(163 * 1024),
-        "sm90" => Some(227 * 1024),
-        _ => None,
-    }
-}
-
 /// Checks that every operation and tensor is backed by the claims it needs.
 pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
     let has = |f: &dyn Fn(&SynthClaim) -> bool| c.claims.iter().any(f);
@@ -938,10 +923,15 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
             ));
         }
     }
-    if !has(
-        &|k| matches!(k, SynthClaim::Capacity { limit, .. } if Some(*limit) == smem_limit(&c.target)),
-    ) {
-        return Err(format!("no capacity claim at {}'s limit", c.target));
+    let budget = budget(c)?;
+    if !has(&|k| matches!(k, SynthClaim::Capacity { limit, .. } if *limit == budget)) {
+        return Err(match c.smem {
+            Some(_) => format!("no capacity claim at the kernel's budget of {budget} bytes"),
+            None => format!(
+                "no capacity claim at {}'s limit of {budget} bytes",
+                c.target
+            ),
+        });
     }
     for op in &c.ops {
         let out = &op.output;
@@ -1027,7 +1017,7 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
             }
             _ => {}
         }
-        decide(claim, &ts).map_err(at)?;
+        decide(claim, &c, &ts).map_err(at)?;
     }
     Ok(c)
 }
@@ -1199,6 +1189,24 @@ mod tests {
     const B16: &str = "((4,8),(2,2)):((16,1),(8,64)) -> (8,16)";
     const C16: &str = "((4,8),(2,2)):((32,1),(16,8)) -> (16,8)";
 
+    /// A certificate with no tensors or ops: the claims decided here read only `ts`.
+    fn blank() -> SynthesisCertificate {
+        SynthesisCertificate {
+            version: VERSION,
+            kind: "synthesis".into(),
+            program: "t".into(),
+            source: None,
+            target: "sm80".into(),
+            threads: 32,
+            tensors: Vec::new(),
+            ops: Vec::new(),
+            smem: None,
+            claims: Vec::new(),
+            verdict: "proved".into(),
+            digest: String::new(),
+        }
+    }
+
     fn mma_claim() -> SynthClaim {
         SynthClaim::Mma {
             c: "c".into(),
@@ -1221,7 +1229,7 @@ mod tests {
             reg("c", &[16, 8], C16),
         ])
         .unwrap();
-        decide(&mma_claim(), &ts).unwrap();
+        decide(&mma_claim(), &blank(), &ts).unwrap();
     }
 
     #[test]
@@ -1237,7 +1245,7 @@ mod tests {
             reg("c", &[16, 8], C16),
         ])
         .unwrap();
-        let e = decide(&mma_claim(), &ts).unwrap_err();
+        let e = decide(&mma_claim(), &blank(), &ts).unwrap_err();
         assert!(e.contains("a: thread"), "{e}");
     }
 

@@ -1,11 +1,13 @@
 //! The copy emitter: the C-expression reader against Rust arithmetic, translation validation
-//! catching tampered expressions, the CPU reference against the layout semantics, and the
-//! NVRTC / device paths (which print a visible SKIP line where the library or GPU is missing).
+//! catching tampered expressions, the CPU reference against the layout semantics, a CPU
+//! emulation of whole emitted kernels (every CTA, thread and access, through the kernel's own
+//! index expressions), and the NVRTC / device paths (which print a visible SKIP line where the
+//! library or GPU is missing).
 
 use codegen::c_expr::{CExpr, Env};
 use codegen::runner::{random_elements, reference, POISON};
 use codegen::validate::validate;
-use codegen::{bench, compile, emit_copy, BenchOptions, CodegenError};
+use codegen::{bench, compile, emit_copy, BenchOptions, CodegenError, CopyKernel};
 use layout::Layout;
 use proptest::prelude::*;
 use solver::{plan_copy, CopyOptions, CopyPlan, Dtype};
@@ -136,8 +138,16 @@ fn reference_moves_every_element_where_the_layouts_say() {
 
 #[test]
 fn nvrtc_compiles_the_kernels_or_skips_visibly() {
-    // Every dtype width, a non-transposing copy and a 3-D permutation.
+    // Every dtype width, a non-transposing copy, a 3-D permutation, lines and a single cell.
     let cases = [
+        ("(1,999):(999,1)", "(1,999):(1,1)", vec![1, 999], Dtype::F32),
+        (
+            "(1,1,7):(7,7,1)",
+            "(1,1,7):(1,1,1)",
+            vec![1, 1, 7],
+            Dtype::F32,
+        ),
+        ("(1,1):(1,1)", "(1,1):(1,1)", vec![1, 1], Dtype::F16),
         ("(64,64):(64,1)", "(64,64):(1,64)", vec![64, 64], Dtype::F32),
         (
             "(64,64):(64,1)",
@@ -227,5 +237,233 @@ proptest! {
         let p = plan(&lay(src_row, 0), &lay(dst_row, pad), &[m, n], dtype);
         let k = emit_copy(&p).unwrap();
         prop_assert_eq!(k.validation.cells, (p.tile[0] * p.tile[1]) as u64);
+    }
+}
+
+/// Runs an emitted kernel on the CPU: every CTA of the grid, every thread, iteration and
+/// element of both phases, each index computed by the kernel's own expressions (the strings
+/// the source prints: tile coordinates, logical coordinates, guard, global and shared
+/// offsets), with vector accesses as runs of elements. The source holds each element's own
+/// offset; the destination starts at `u64::MAX`. Returns the destination.
+fn emulate(plan: &CopyPlan, k: &CopyKernel) -> Vec<u64> {
+    let parse = |t: &str| CExpr::parse(t).unwrap();
+    let phase = |t: &codegen::copy_kernel::PhaseText| {
+        (
+            parse(&t.f),
+            parse(&t.s),
+            t.coords.iter().map(|c| parse(c)).collect::<Vec<_>>(),
+            parse(&t.global),
+            parse(&t.smem_linear),
+            parse(&t.smem),
+            t.guard.as_deref().map(parse),
+        )
+    };
+    let (lf, ls, lc, lg, lsl, lsm, lguard) = phase(&k.load);
+    let (sf, ss, sc, sg, ssl, ssm, sguard) = phase(&k.store);
+    let src: Vec<u64> = (0..plan.src.cosize().unwrap() as u64).collect();
+    let mut dst = vec![u64::MAX; plan.dst.cosize().unwrap() as usize];
+    let cells = (plan.tile[0] * plan.tile[1]) as usize;
+    let ev = |e: &CExpr, env: &Env| e.eval(env).unwrap();
+    // The logical coordinates and whether the guard passes, at (f, s) of the block in `env`.
+    let at = |coords: &[CExpr], guard: &Option<CExpr>, env: &mut Env| -> bool {
+        for (d, c) in coords.iter().enumerate() {
+            let v = ev(c, env);
+            env.insert(format!("c{d}"), v);
+        }
+        guard.as_ref().is_none_or(|g| ev(g, env) != 0)
+    };
+    for bz in 0..plan.grid[2] {
+        for by in 0..plan.grid[1] {
+            for bx in 0..plan.grid[0] {
+                let mut smem = vec![u64::MAX; cells];
+                let block: Env = [("bx", bx), ("by", by), ("bz", bz)]
+                    .map(|(n, v)| (n.to_string(), v))
+                    .into();
+                let (lv, lw) = (plan.load.vec, plan.load.smem_vec);
+                for t in 0..plan.threads {
+                    for it in 0..plan.load.iters {
+                        let mut env = block.clone();
+                        env.extend(
+                            [("t", t), ("k", it), ("e", 0)].map(|(n, v)| (n.to_string(), v)),
+                        );
+                        env.insert("f".into(), ev(&lf, &env));
+                        env.insert("s".into(), ev(&ls, &env));
+                        if !at(&lc, &lguard, &mut env) {
+                            continue;
+                        }
+                        let g = ev(&lg, &env) as usize;
+                        let r = &src[g..g + lv as usize];
+                        for e in (0..lv).step_by(lw as usize) {
+                            env.insert("e".into(), e);
+                            env.insert("f".into(), ev(&lf, &env));
+                            env.insert("s".into(), ev(&ls, &env));
+                            env.insert("o".into(), ev(&lsl, &env));
+                            let o = ev(&lsm, &env) as usize;
+                            for j in 0..lw as usize {
+                                smem[o + j] = r[e as usize + j];
+                            }
+                        }
+                    }
+                }
+                let (sv, sw) = (plan.store.vec, plan.store.smem_vec);
+                for t in 0..plan.threads {
+                    for it in 0..plan.store.iters {
+                        let mut env = block.clone();
+                        env.extend(
+                            [("t", t), ("k", it), ("e", 0)].map(|(n, v)| (n.to_string(), v)),
+                        );
+                        env.insert("f".into(), ev(&sf, &env));
+                        env.insert("s".into(), ev(&ss, &env));
+                        if !at(&sc, &sguard, &mut env) {
+                            continue;
+                        }
+                        let g = ev(&sg, &env) as usize;
+                        let mut w = vec![u64::MAX; sv as usize];
+                        for e in (0..sv).step_by(sw as usize) {
+                            env.insert("e".into(), e);
+                            env.insert("f".into(), ev(&sf, &env));
+                            env.insert("s".into(), ev(&ss, &env));
+                            env.insert("o".into(), ev(&ssl, &env));
+                            let o = ev(&ssm, &env) as usize;
+                            w[e as usize..(e + sw) as usize]
+                                .copy_from_slice(&smem[o..o + sw as usize]);
+                        }
+                        for (j, x) in w.into_iter().enumerate() {
+                            assert_eq!(dst[g + j], u64::MAX, "destination {} written twice", g + j);
+                            dst[g + j] = x;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    dst
+}
+
+/// Every logical coordinate of `shape`, in order.
+fn coordinates(shape: &[i64]) -> Vec<Vec<i64>> {
+    let mut all = vec![vec![]];
+    for &e in shape {
+        all = all
+            .into_iter()
+            .flat_map(|c| {
+                (0..e).map(move |x| {
+                    let mut c = c.clone();
+                    c.push(x);
+                    c
+                })
+            })
+            .collect();
+    }
+    all
+}
+
+/// The emulated kernel moves `src[S(x)]` to `dst[D(x)]` for every logical `x` (offsets by the
+/// given layouts' semantics) and writes nothing else, for lines, single cells and ragged
+/// 2-D / 3-D copies alike (session 26's audit: shapes with fewer than two dimensions of
+/// extent > 1 did not plan).
+#[test]
+fn emulated_kernels_move_every_element_where_the_layouts_say() {
+    let cases: &[(&str, &str, &[i64], Dtype)] = &[
+        ("(1,999):(999,1)", "(1,999):(1,1)", &[1, 999], Dtype::F32),
+        ("(999,1):(1,1)", "(999,1):(1,999)", &[999, 1], Dtype::F32),
+        ("(1,1):(1,1)", "(1,1):(1,1)", &[1, 1], Dtype::F32),
+        ("(2,1):(1,1)", "(2,1):(1,2)", &[2, 1], Dtype::F16),
+        ("(1,1,7):(7,7,1)", "(1,1,7):(1,1,1)", &[1, 1, 7], Dtype::F32),
+        // A line whose destination has a stride of 2 (vectors of 8 in, 1 out).
+        (
+            "(1,4096):(4096,1)",
+            "(1,4096):(1,2)",
+            &[1, 4096],
+            Dtype::F16,
+        ),
+        // Ragged 2-D and 3-D copies (the emulator against plans that tile two axes).
+        ("(37,45):(45,1)", "(37,45):(1,37)", &[37, 45], Dtype::F32),
+        (
+            "(3,20,12):(240,12,1)",
+            "(3,20,12):(240,1,20)",
+            &[3, 20, 12],
+            Dtype::Bf16,
+        ),
+    ];
+    for &(src, dst, shape, dtype) in cases {
+        let p = plan(src, dst, shape, dtype);
+        let k = emit_copy(&p).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let out = emulate(&p, &k);
+        let (ls, ld) = (
+            Layout::parse(src, None).unwrap(),
+            Layout::parse(dst, None).unwrap(),
+        );
+        let at = |l: &Layout, c: &[i64]| {
+            *l.eval(Some(shape), c)
+                .unwrap()
+                .iter()
+                .next()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap() as usize
+        };
+        let all = coordinates(shape);
+        for c in &all {
+            assert_eq!(
+                out[at(&ld, c)],
+                at(&ls, c) as u64,
+                "{src} -> {dst} at {c:?}"
+            );
+        }
+        let written = out.iter().filter(|&&x| x != u64::MAX).count();
+        assert_eq!(written, all.len(), "{src} -> {dst}");
+    }
+}
+
+/// The shapes of session 26's audit: a kernel, its validation and its certificate.
+#[test]
+fn lines_and_single_cells_emit_validated_kernels() {
+    for (src, dst, shape, tile, threads) in [
+        (
+            "(1,999):(999,1)",
+            "(1,999):(1,1)",
+            &[1, 999][..],
+            "tile 1024x1 over logical dims (1, 0)",
+            512,
+        ),
+        (
+            "(999,1):(1,1)",
+            "(999,1):(1,999)",
+            &[999, 1][..],
+            "tile 1024x1 over logical dims (0, 1)",
+            512,
+        ),
+        (
+            "(1,1):(1,1)",
+            "(1,1):(1,1)",
+            &[1, 1][..],
+            "tile 1x1 over logical dims (0, 1)",
+            1,
+        ),
+        (
+            "(1,1,7):(7,7,1)",
+            "(1,1,7):(1,1,1)",
+            &[1, 1, 7][..],
+            "tile 8x1 over logical dims (2, 0), z dim 1",
+            8,
+        ),
+    ] {
+        let p = plan(src, dst, shape, Dtype::F32);
+        let k = emit_copy(&p).unwrap();
+        assert!(
+            k.source.contains(tile),
+            "{src}: {}",
+            k.source.lines().nth(4).unwrap()
+        );
+        assert_eq!(k.threads, threads, "{src}");
+        assert!(k
+            .source
+            .contains(&format!("// certificate sha256:{}", p.certificate.digest)));
+        assert!(k.source.contains("__launch_bounds__"));
+        assert_eq!(k.validation.cells, (p.tile[0] * p.tile[1]) as u64);
+        let cert = p.certificate.movement.as_ref().unwrap();
+        assert_eq!(cert.verdict, "proved");
     }
 }

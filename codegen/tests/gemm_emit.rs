@@ -14,6 +14,7 @@ fn spec(m: i64, n: i64, k: i64, dtype: GemmDtype) -> GemmSpec {
         k,
         dtype,
         target: GemmTarget::Sm90,
+        smem_limit: None,
     }
 }
 

@@ -2,9 +2,13 @@
 //! and skinny shapes (f16 and bf16); every kind of tampered expression is refused by the
 //! validator.
 
+use certify::synthesis::SynthClaim;
 use codegen::gemm::sm80::emitted_text;
 use codegen::gemm::validate_sm80::{validate_sm80, Sm80Text};
-use codegen::gemm::{choose_config, emit_gemm, plan_for, GemmDtype, GemmSpec, GemmTarget};
+use codegen::gemm::{
+    choose_config, emit_gemm, emit_gemm_with, plan_for, GemmDtype, GemmSpec, GemmTarget,
+    MAX_SMEM_BUDGET, SM80_SMEM_LIMIT,
+};
 
 /// A named edit of the printed text.
 type Tamper = Box<dyn Fn(&mut Sm80Text)>;
@@ -16,6 +20,7 @@ fn spec(m: i64, n: i64, k: i64, dtype: GemmDtype) -> GemmSpec {
         k,
         dtype,
         target: GemmTarget::Sm80,
+        smem_limit: None,
     }
 }
 
@@ -218,6 +223,99 @@ fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
     t2.fast = text.fast.clone();
     let e = validate_sm80(&s2, &c2, &p2, &t2).unwrap_err().to_string();
     assert!(e.contains("not a whole number"), "{e}");
+}
+
+/// The certificate's capacity claim of a kernel: (bytes, limit).
+fn capacity_claim(kern: &codegen::gemm::GemmKernel) -> (i64, i64) {
+    let cert = certify::synthesis::check(&kern.certificate_json).expect("the certificate checks");
+    let claims: Vec<(i64, i64)> = cert
+        .claims
+        .iter()
+        .filter_map(|c| match c {
+            SynthClaim::Capacity { bytes, limit } => Some((*bytes, *limit)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(claims.len(), 1, "{claims:?}");
+    claims[0]
+}
+
+/// Session 26's audit: the default sm80 kernel asked for 197632 bytes of shared memory (the
+/// 128x256x64 tile in 4 stages), more than compute capability 8.0's 166912 per CTA, and its
+/// certificate's capacity claim counted one stage. Now the default fits the A100 (3 stages)
+/// and the claim is exactly the kernel's `LC_SMEM_BYTES` against that limit.
+#[test]
+fn sm80_default_fits_the_a100_and_the_capacity_claim_is_the_kernels_allocation() {
+    for (m, n, k) in [(8192, 8192, 8192), (4096, 4096, 4096), (1001, 999, 64)] {
+        for dtype in [GemmDtype::Bf16, GemmDtype::F16] {
+            let kern = emit_gemm(&spec(m, n, k, dtype)).unwrap();
+            let c = kern.config;
+            assert_eq!(
+                (c.bm, c.bn, c.bk, c.stages),
+                (128, 256, 64, 3),
+                "{m}x{n}x{k}"
+            );
+            assert_eq!(kern.smem_bytes, 148_480);
+            assert!(kern.smem_bytes <= SM80_SMEM_LIMIT);
+            assert!(kern
+                .source
+                .contains(&format!("#define LC_SMEM_BYTES {}\n", kern.smem_bytes)));
+            assert!(kern
+                .source
+                .contains("within a budget of 166912 bytes (sm80's limit per CTA)"));
+            assert_eq!(capacity_claim(&kern), (kern.smem_bytes, SM80_SMEM_LIMIT));
+        }
+    }
+    // Skinny M: the 64x128x32 tile keeps its 4 stages.
+    let kern = emit_gemm(&spec(16, 4096, 4096, GemmDtype::Bf16)).unwrap();
+    assert_eq!((kern.config.stages, kern.smem_bytes), (4, 50_176));
+    assert_eq!(capacity_claim(&kern), (50_176, SM80_SMEM_LIMIT));
+}
+
+/// The H100/H200 budget reproduces the 4-stage kernel the benchmarks measured; a budget below
+/// every tile, or an explicit configuration over the budget, is refused naming the bytes.
+#[test]
+fn sm80_budget_of_an_h100_gives_the_four_stage_kernel() {
+    let h100 = spec(4096, 4096, 4096, GemmDtype::Bf16).with_smem_limit(MAX_SMEM_BUDGET);
+    let kern = emit_gemm(&h100).unwrap();
+    let c = kern.config;
+    assert_eq!((c.bm, c.bn, c.bk, c.stages), (128, 256, 64, 4));
+    assert_eq!(kern.smem_bytes, 197_632);
+    assert!(kern.source.contains("#define LC_SMEM_BYTES 197632\n"));
+    assert!(kern
+        .source
+        .contains("within a budget of 232448 bytes (given by --smem-limit"));
+    assert_eq!(capacity_claim(&kern), (197_632, MAX_SMEM_BUDGET));
+    // Between the tiles: k-blocks of 32 in 2 stages fit 70000 bytes, bk 64 does not.
+    let c = choose_config(&h100.with_smem_limit(70_000)).unwrap();
+    assert_eq!((c.bk, c.stages), (32, 2));
+    let e = choose_config(&h100.with_smem_limit(20_000)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("the smallest, 2 stages of the 64x128x32 tile, needs 25600"),
+        "{e}"
+    );
+    let e = choose_config(&h100.with_smem_limit(MAX_SMEM_BUDGET + 1)).unwrap_err();
+    assert!(e.to_string().contains("1..=232448"), "{e}");
+    let four = GemmSpec {
+        smem_limit: None,
+        ..h100
+    };
+    let e = emit_gemm_with(&four, &c4(&four)).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "need 197632 bytes of shared memory; the budget is 166912 (--smem-limit raises it"
+        ),
+        "{e}"
+    );
+}
+
+/// The default configuration with 4 stages.
+fn c4(s: &GemmSpec) -> codegen::gemm::GemmConfig {
+    codegen::gemm::GemmConfig {
+        stages: 4,
+        ..choose_config(s).unwrap()
+    }
 }
 
 #[test]

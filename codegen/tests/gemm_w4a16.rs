@@ -48,6 +48,7 @@ fn spec(m: i64, n: i64, k: i64, group: i64) -> W4a16Spec {
         k,
         group,
         packing: W4Packing::Sequential,
+        smem_limit: None,
     }
 }
 
@@ -761,4 +762,68 @@ fn interleaved_packing_validation_refuses_the_sequential_text_and_tampers() {
         ),
     ];
     assert_tampers_refused(&s, &c, &plan, &text, cases);
+}
+
+/// The certificate's capacity claim of every kind of W4A16 CTA is the kernel's
+/// `LC_SMEM_BYTES` (A's superblocks, the f32 partials reusing them, 1 KiB of slack) against
+/// the budget: sm80's limit by default, or the one given (session 26's audit: the limit was a
+/// hard-coded 227 KiB and the claim counted one superblock).
+#[test]
+fn w4a16_capacity_claim_is_the_kernels_allocation_within_its_budget() {
+    use certify::synthesis::{SynthClaim, MAX_SMEM_BUDGET, SM80_SMEM_LIMIT};
+    let s = spec_i(16, 8192, 8192, 128);
+    for (c, bytes) in [
+        // K-range 1024: 8 superblocks of 4096 bytes; workspace reduction, no partials.
+        (split_k(128, 8, 1, W4Dequant::Pairs), 8 * 4096 + 1024),
+        // The cluster reduction's 16 x 128 f32 partial (8192 bytes) is smaller than the ring.
+        (split_k(128, 8, 8, W4Dequant::Pairs), 8 * 4096 + 1024),
+        // K-group: 8 K-warps x 4 slots; partials of 8 K-warps x 64 threads x 16 f32.
+        (kgroup(128, 8, 2, 4, W4Dequant::Pairs), 32 * 4096 + 1024),
+    ] {
+        for budget in [None, Some(MAX_SMEM_BUDGET)] {
+            let s = W4a16Spec {
+                smem_limit: budget,
+                ..s
+            };
+            let k = emit_w4a16_with(&s, &c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            assert_eq!(k.smem_bytes, bytes, "{c:?}");
+            assert!(k
+                .source
+                .contains(&format!("#define LC_SMEM_BYTES {bytes}\n")));
+            let cert = certify::synthesis::check(&k.certificate_json).unwrap();
+            let limit = budget.unwrap_or(SM80_SMEM_LIMIT);
+            assert!(
+                cert.claims.contains(&SynthClaim::Capacity { bytes, limit }),
+                "{c:?}: {:?}",
+                cert.claims
+                    .iter()
+                    .find(|c| matches!(c, SynthClaim::Capacity { .. }))
+            );
+            assert!(k
+                .source
+                .contains(&format!("within a budget of {limit} bytes")));
+        }
+    }
+    // A budget the allocation does not fit is refused, naming both.
+    let small = W4a16Spec {
+        smem_limit: Some(100_000),
+        ..s
+    };
+    let e = emit_w4a16_with(&small, &kgroup(128, 8, 2, 4, W4Dequant::Pairs))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("K-group CTA: 132096 bytes of shared memory; the budget is 100000"),
+        "{e}"
+    );
+    // The budget also bounds the CTAs per SM the kernel is compiled for.
+    let c = split_k(128, 8, 1, W4Dequant::Pairs);
+    let threads_bound = 4 * 128 / c.threads();
+    let by = |b: i64| (b / (8 * 4096 + 1024)).clamp(1, threads_bound);
+    assert_eq!(c.min_ctas(&s), by(SM80_SMEM_LIMIT));
+    let h = W4a16Spec {
+        smem_limit: Some(MAX_SMEM_BUDGET),
+        ..s
+    };
+    assert_eq!(c.min_ctas(&h), by(MAX_SMEM_BUDGET));
 }

@@ -253,6 +253,7 @@ pub fn gen_gemm(
         k,
         dtype: dt,
         target: tg,
+        smem_limit: None,
     };
     let kern = py
         .detach(|| emit_gemm(&spec))

@@ -20,6 +20,12 @@
 //! every odd-pitch shape measured gained; bench/gpu/README.md). A run of more than 32 vectors
 //! is written by one warp in consecutive accesses ([`Phase::warp_runs`]).
 //!
+//! A tensor with fewer than two dimensions of extent > 1 (1x999, 999x1, 1x1x7, 1x1) has no
+//! second axis to transpose along: the missing axes are its unit dimensions, so the tile is one
+//! line along first (as many cells as a square tile: 4096 f32) or a single cell, and both
+//! phases run along the line, one row of threads covering it in consecutive iterations. The
+//! plan, its certificate and the kernel are the 2-D ones with a tile extent of 1.
+//!
 //! Example: row-major to column-major 8192x8192 f32 is a transpose: first = dimension 1,
 //! second = dimension 0, a 64x64 tile, 256 threads, float4 loads and stores; 3000x3000 is the
 //! same plan on a 47x47 grid whose last row and column of tiles are masked to 56 of their 64
@@ -43,7 +49,8 @@ pub struct CopyOptions {
     pub swizzle: bool,
     /// Bytes along each tile axis: the tile is at most this wide both ways, narrowed until its
     /// shared copy fits [`MAX_SMEM_BYTES`]. The default, 256, measured best on the H100
-    /// (bench/gpu/README.md).
+    /// (bench/gpu/README.md). A line (a tensor with one dimension of extent > 1) takes the
+    /// square tile's cells along that dimension.
     pub tile_bytes: i64,
     /// Threads per CTA (a power of two in 32..=1024; `None`: 256, or 512 where the layouts
     /// narrow a phase's global accesses below 16 bytes).
@@ -60,7 +67,8 @@ pub struct CopyOptions {
     /// Launch the CTAs that share a tile row along the STORE axis consecutively (the hardware's
     /// `blockIdx.x` walks `by`), the default: measured 2-3 points faster on the H200 for
     /// aligned transposes and 12 points for odd destination pitches (bench/gpu/README.md).
-    /// `false`: `blockIdx.x` walks `bx` (the load axis).
+    /// `false`: `blockIdx.x` walks `bx` (the load axis). A line's one row of CTAs is walked
+    /// by `blockIdx.x` either way.
     pub store_major: bool,
 }
 
@@ -114,7 +122,8 @@ pub struct CopyPlan {
     pub guard: [i64; 2],
     /// Threads per CTA.
     pub threads: i64,
-    /// The hardware's `blockIdx.x` walks `by` and `blockIdx.y` walks `bx` ([`CopyOptions`]).
+    /// The hardware's `blockIdx.x` walks `by` and `blockIdx.y` walks `bx` ([`CopyOptions`];
+    /// false for a line).
     pub store_major: bool,
     /// The global load (along first).
     pub load: Phase,
@@ -193,6 +202,10 @@ fn pow2_tile(extent: i64, cap: i64) -> i64 {
 /// // Scalar shared loads down the columns of the 64x64 tile: the best swizzle leaves two
 /// // wavefronts per instruction (Nsight Compute measured the same on the H100).
 /// assert_eq!(plan.smem.loads.per_instruction(), 2.0);
+/// // A row vector (one dimension of extent > 1): a line of 4096 cells, float4 both ways.
+/// let row = Layout::parse("(1,8192):(8192,1)", None)?;
+/// let plan = plan_copy(&row, &row, &[1, 8192], Dtype::F32, &CopyOptions::default())?;
+/// assert_eq!((plan.tile, plan.grid, plan.threads), ([4096, 1], [2, 1, 1], 256));
 /// # Ok::<(), solver::PlanError>(())
 /// ```
 pub fn plan_copy(
@@ -246,22 +259,39 @@ pub fn plan_copy(
             ),
         });
     }
-    let no_dim = || PlanError::Shape {
+    // With fewer than two dimensions of extent > 1, an axis the layouts cannot name falls to a
+    // unit dimension (the lowest other one): the tile is one line along `first`, or one cell.
+    let unit = |other: Option<usize>| (0..shape.len()).find(|&d| Some(d) != other);
+    let first = src.fastest_dim(None).or_else(|| unit(None));
+    let first = first.ok_or_else(|| PlanError::Shape {
         shape: shape.to_vec(),
-        why: "the copy needs two dimensions of extent > 1 to tile".into(),
-    };
-    let first = src.fastest_dim(None).ok_or_else(no_dim)?;
+        why: "a copy plan takes a 2-D or 3-D tensor".into(),
+    })?;
     let second = match dst.fastest_dim(None) {
-        Some(d) if d != first => d,
-        _ => dst.fastest_dim(Some(first)).ok_or_else(no_dim)?,
+        Some(d) if d != first => Some(d),
+        _ => dst.fastest_dim(Some(first)).or_else(|| unit(Some(first))),
     };
+    let second = second.ok_or_else(|| PlanError::Shape {
+        shape: shape.to_vec(),
+        why: "a copy plan takes a 2-D or 3-D tensor".into(),
+    })?;
     let z_dim = (0..shape.len()).find(|&d| d != first && d != second);
+    // A line (second is a unit dimension) takes as many cells along first as a square tile
+    // would have in all.
+    let line = shape[second] == 1;
+    let tile_of = |cap: i64| {
+        let along = if line { cap.saturating_mul(cap) } else { cap };
+        [
+            pow2_tile(shape[first], along),
+            pow2_tile(shape[second], cap),
+        ]
+    };
     // The widest tile of at most `tile_bytes` per axis whose shared copy fits the static limit.
     let mut cap = opts.tile_bytes / dtype.bytes();
-    let mut tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+    let mut tile = tile_of(cap);
     while tile[0] * tile[1] * dtype.bytes() > MAX_SMEM_BYTES {
         cap /= 2;
-        tile = [pow2_tile(shape[first], cap), pow2_tile(shape[second], cap)];
+        tile = tile_of(cap);
     }
     if let Some(t) = opts.tile {
         let pow2 = |v: i64| (1..=1024).contains(&v) && v & (v - 1) == 0;
@@ -308,7 +338,9 @@ pub fn plan_copy(
     let z = z_dim.map_or(1, |d| shape[d]);
     let up = |e: i64, t: i64| (e + t - 1) / t;
     let grid = [up(shape[first], tile[0]), up(shape[second], tile[1]), z];
-    let (hx, hy) = if opts.store_major {
+    // A line's CTAs form one row, the same order either way: `blockIdx.x` (up to 2^31) walks it.
+    let store_major = opts.store_major && !line;
+    let (hx, hy) = if store_major {
         (grid[1], grid[0])
     } else {
         (grid[0], grid[1])
@@ -342,11 +374,13 @@ pub fn plan_copy(
         Along::First => (tile[0], tile[0]),
         Along::Second => (tile[0], tile[1]),
     };
+    // (A line's phases both run along it, each thread row covering it in consecutive
+    // iterations: `Phase`'s lanes are then the threads.)
     let (mut vl, mut vs) = (vl, vs);
-    while vl > 1 && cells / vl < along_s / vs {
+    while !line && vl > 1 && cells / vl < along_s / vs {
         vl /= 2;
     }
-    while vs > 1 && cells / vs < along_l / vl {
+    while !line && vs > 1 && cells / vs < along_l / vl {
         vs /= 2;
     }
     let narrowed = opts.vector.is_none() && vl.min(vs) * dtype.bytes() < 16;
@@ -375,7 +409,7 @@ pub fn plan_copy(
         grid,
         guard: [shape[first], shape[second]],
         threads,
-        store_major: opts.store_major,
+        store_major,
         load,
         store,
         smem,

@@ -101,6 +101,10 @@ impl Phase {
                 lanes = w;
             }
         }
+        // A line (the other extent 1): one row of threads walks it in consecutive iterations.
+        if other == 1 && lanes > threads && threads > 0 && lanes % threads == 0 {
+            lanes = threads;
+        }
         let segs = len / vec / lanes;
         if threads % lanes != 0 {
             return Err(bad(format!(

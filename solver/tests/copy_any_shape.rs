@@ -276,3 +276,125 @@ fn version_1_certificates_still_check() {
     cert.digest = cert.compute_digest();
     assert!(check(&cert.to_json()).is_err());
 }
+
+/// Session 26's audit: a copy with fewer than two dimensions of extent > 1 (1x999, 999x1, 1x1,
+/// 2x1, 1x1x7) did not plan ("needs two dimensions of extent > 1 to tile"). Its missing tile
+/// axes are unit dimensions: a line of up to a square tile's cells, or one cell. Each plans,
+/// and its movement claim is proved by both deciders (the parts, and the simulation of the
+/// whole kernel over every element) and re-checks from the certificate's text.
+#[test]
+fn lines_and_single_cells_plan_and_certify_every_element() {
+    // (source, destination, shape, dtype, tile, grid, threads, load and store vectors)
+    type Line<'a> = (
+        &'a str,
+        &'a str,
+        &'a [i64],
+        Dtype,
+        [i64; 2],
+        [i64; 3],
+        i64,
+        [i64; 2],
+    );
+    let cases: &[Line] = &[
+        (
+            "(1,999):(999,1)",
+            "(1,999):(1,1)",
+            &[1, 999],
+            Dtype::F32,
+            [1024, 1],
+            [1, 1, 1],
+            512,
+            [1, 1],
+        ),
+        (
+            "(999,1):(1,1)",
+            "(999,1):(1,999)",
+            &[999, 1],
+            Dtype::F32,
+            [1024, 1],
+            [1, 1, 1],
+            512,
+            [1, 1],
+        ),
+        (
+            "(1,1):(1,1)",
+            "(1,1):(1,1)",
+            &[1, 1],
+            Dtype::F32,
+            [1, 1],
+            [1, 1, 1],
+            1,
+            [1, 1],
+        ),
+        (
+            "(2,1):(1,1)",
+            "(2,1):(1,2)",
+            &[2, 1],
+            Dtype::F32,
+            [2, 1],
+            [1, 1, 1],
+            1,
+            [2, 2],
+        ),
+        (
+            "(1,1,7):(7,7,1)",
+            "(1,1,7):(1,1,1)",
+            &[1, 1, 7],
+            Dtype::F32,
+            [8, 1],
+            [1, 1, 1],
+            8,
+            [1, 1],
+        ),
+        // Long lines: up to a square tile's cells (64 x 64 f32), float4; halves at a destination
+        // stride of 2: 8 in, 1 out.
+        (
+            "(1,65536):(65536,1)",
+            "(1,65536):(1,1)",
+            &[1, 65536],
+            Dtype::F32,
+            [4096, 1],
+            [16, 1, 1],
+            256,
+            [4, 4],
+        ),
+        (
+            "(4096,1,1):(1,1,1)",
+            "(4096,1,1):(2,1,1)",
+            &[4096, 1, 1],
+            Dtype::F16,
+            [4096, 1],
+            [1, 1, 1],
+            512,
+            [8, 1],
+        ),
+    ];
+    for &(src, dst, shape, dtype, tile, grid, threads, [vl, vs]) in cases {
+        let p = plan(src, dst, shape, dtype);
+        assert_eq!(
+            (p.tile, p.grid, p.threads),
+            (tile, grid, threads),
+            "{src} over {shape:?}"
+        );
+        assert_eq!((p.load.vec, p.store.vec), (vl, vs), "{src}");
+        let [f, s] = p.tile_dims;
+        assert_eq!(p.guard, [shape[f], shape[s]]);
+        assert_eq!(shape[s], 1, "{src}: the second axis is a unit dimension");
+        assert!(
+            !p.store_major,
+            "{src}: a line's CTAs are walked by blockIdx.x"
+        );
+        let cert = p.certificate.movement.clone().unwrap();
+        assert_eq!(cert.verdict, "proved", "{src}");
+        assert_eq!(
+            cert.deciders,
+            [
+                ("parts".to_string(), "proved".to_string()),
+                ("simulation".to_string(), "proved".to_string())
+            ],
+            "{src}"
+        );
+        let checked = check(&cert.to_json()).unwrap_or_else(|e| panic!("{src}: {e}"));
+        assert_eq!(checked.verdict, "proved");
+    }
+}

@@ -1,5 +1,7 @@
-//! `laycert gen gemm --m M --n N --k K --dtype f16|bf16 [--target sm80|sm90] [-o k.cu] [--cert FILE]`:
-//! chooses the CTA configuration, synthesizes and certifies the tile program's layouts, emits
+//! `laycert gen gemm --m M --n N --k K --dtype f16|bf16 [--target sm80|sm90] [--smem-limit BYTES]
+//! [-o k.cu] [--cert FILE]`: chooses the CTA configuration whose shared memory fits the budget
+//! (the target's limit per CTA, or `--smem-limit`, at most 232448: the sm80 kernel built for an
+//! H100 or H200), synthesizes and certifies the tile program's layouts, emits
 //! the CUDA C++ kernel and validates its index expressions against the layouts. Without `-o`
 //! the kernel goes to stdout; with `-o` the first line says where it went
 //! (`wrote k.cu: laycert_gemm (N lines), certificate sha256:...`) and the plan follows.
@@ -16,6 +18,7 @@ use serde_json::json;
 use codegen::gemm::w4a16::{self, W4a16Kernel, W4a16Spec};
 use codegen::gemm::{
     choose_config, emit_gemm_with, GemmConfig, GemmDtype, GemmKernel, GemmSpec, GemmTarget,
+    MAX_SMEM_BUDGET, SM80_SMEM_LIMIT,
 };
 
 use super::{BadInput, Report};
@@ -64,6 +67,9 @@ pub struct GemmArgs<'a> {
     pub cwarps: Option<i64>,
     /// W4A16 A superblocks per K-group ring override.
     pub aslots: Option<i64>,
+    /// Shared-memory budget per CTA in bytes (default: the target's limit; the W4A16 kernel's
+    /// is sm80's).
+    pub smem_limit: Option<i64>,
 }
 
 fn bad(message: String) -> BadInput {
@@ -76,8 +82,15 @@ fn bad(message: String) -> BadInput {
 const MAX_OVERRIDE: i64 = 1 << 16;
 
 /// Refuses an override below 1 or above [`MAX_OVERRIDE`] before any configuration arithmetic
-/// divides by it, naming the flag.
+/// divides by it, naming the flag; and a shared-memory budget no device has.
 fn check_overrides(a: &GemmArgs) -> Result<(), BadInput> {
+    if let Some(v) = a.smem_limit.filter(|v| !(1..=MAX_SMEM_BUDGET).contains(v)) {
+        return Err(bad(format!(
+            "error: gemm: --smem-limit {v}: must be in 1..={MAX_SMEM_BUDGET} bytes of shared \
+             memory per CTA (232448 = 227 KiB, the most any device gives a CTA: the H100 and \
+             H200; sm80's own limit is {SM80_SMEM_LIMIT})"
+        )));
+    }
     let flags = [
         ("--stages", a.stages),
         ("--cluster", a.cluster),
@@ -159,8 +172,10 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
         k: a.k,
         dtype,
         target,
+        smem_limit: a.smem_limit,
     };
     let mut c: GemmConfig = choose_config(&spec).map_err(|e| bad(format!("error: {e}")))?;
+    let chosen_stages = c.stages;
     if let Some(s) = a.stages {
         c.stages = s;
     }
@@ -188,6 +203,15 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
     if let Some(x) = a.group_m {
         c.group_m = x;
     }
+    if a.stages.is_none() {
+        // The most stages that fit the budget for the tile asked for: sm80's from its most,
+        // sm90's from the chosen (a tile too large for them is refused below, naming its bytes).
+        let from = match target {
+            GemmTarget::Sm80 => codegen::gemm::sm80::STAGES,
+            GemmTarget::Sm90 => chosen_stages,
+        };
+        codegen::gemm::fit_stages(&spec, &mut c, from);
+    }
     if a.no_swizzle {
         return codegen::gemm::emit_gemm_unswizzled(&spec, &c)
             .map_err(|e| bad(format!("error: {e}")));
@@ -200,7 +224,7 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
     let c = &k.config;
     let mut lines = vec![format!(
         "{}x{}x{} {} {}: tile {}x{}x{}, {} stages, {} consumer warpgroup(s), cluster {}, split-K \
-         {}, {} threads, {} bytes of shared memory",
+         {}, {} threads, {} bytes of shared memory (budget {})",
         k.spec.m,
         k.spec.n,
         k.spec.k,
@@ -214,7 +238,8 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
         c.cluster,
         c.splits,
         k.threads,
-        k.smem_bytes
+        k.smem_bytes,
+        k.spec.smem_budget()
     )];
     lines.extend(k.plan_summary.iter().map(|l| format!("  {l}")));
     let v = &k.validation;
@@ -269,6 +294,7 @@ pub fn build_w4a16(a: &GemmArgs) -> Result<W4a16Kernel, BadInput> {
         k: a.k,
         group: a.group.unwrap_or(128),
         packing,
+        smem_limit: a.smem_limit,
     };
     // Asking for split-K or a cluster (or --kwarps 1) starts from the split-K configuration;
     // asking for K-warps from a split-K one fills in what is not given (2 column warps, 4 A
@@ -402,14 +428,15 @@ pub fn gen(
         let lines = vec![
             format!(
                 "W4A16 {}x{}x{} f16 x int4 (group {}): {cta}, {} CTAs of {} threads, {} bytes of \
-                 shared memory",
+                 shared memory (budget {})",
                 k.spec.m,
                 k.spec.n,
                 k.spec.k,
                 k.spec.group,
                 k.grid,
                 k.config.threads(),
-                k.smem_bytes
+                k.smem_bytes,
+                k.spec.smem_budget()
             ),
             format!(
                 "validated: {} accumulator cells, {} global offsets, {} guard points, {} shared \

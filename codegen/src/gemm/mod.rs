@@ -11,6 +11,14 @@
 //! CONSUMERS/CLUSTER/GROUP_M` and, under `LAYCERT_HOST_LAUNCHER`, `extern "C"`
 //! `laycert_gemm_launch(A, B, C, stream)` and `laycert_gemm_grid()` (bench/gpu/gemm.py).
 //!
+//! **Shared memory.** A kernel's dynamic shared memory (`LC_SMEM_BYTES`: the pipeline's stages,
+//! the epilogue tile reusing them, alignment slack) must fit a budget: the target's limit per
+//! CTA ([`SM80_SMEM_LIMIT`], [`SM90_SMEM_LIMIT`]) unless [`GemmSpec::smem_limit`] names another,
+//! at most [`MAX_SMEM_BUDGET`] (the sm80 kernel runs on an H100 or H200 too, which give a CTA
+//! 227 KiB). The default configuration is the best that fits; the synthesis certificate carries
+//! the kernel's allocation, and its capacity claim is exactly `LC_SMEM_BYTES` against that
+//! budget (`laycert check` re-derives the bytes from the plan's tensors).
+//!
 //! - **sm90** ([`sm90`]): TMA loads into the canonical 128-byte-swizzled K-major layout,
 //!   `wgmma.mma_async` from shared-memory descriptors, a warp-specialized producer/consumer
 //!   ring of mbarriers, persistent clusters with B multicast, ragged edges by TMA bounds and a
@@ -31,16 +39,20 @@
 //!
 //! ```
 //! use codegen::gemm::{emit_gemm, GemmDtype, GemmSpec, GemmTarget};
-//! let spec = GemmSpec { m: 1000, n: 1000, k: 1000, dtype: GemmDtype::Bf16, target: GemmTarget::Sm90 };
+//! let spec = GemmSpec::new(1000, 1000, 1000, GemmDtype::Bf16, GemmTarget::Sm90);
 //! let kernel = emit_gemm(&spec)?;
 //! assert!(kernel.source.contains("wgmma.mma_async"));
 //! assert!(kernel.source.contains(&kernel.digest));
 //! assert!(kernel.validation.accumulator_cells > 0);
 //!
-//! let spec = GemmSpec { m: 1000, n: 1000, k: 1000, dtype: GemmDtype::F16, target: GemmTarget::Sm80 };
+//! let spec = GemmSpec::new(1000, 1000, 1000, GemmDtype::F16, GemmTarget::Sm80);
 //! let kernel = emit_gemm(&spec)?;
 //! assert!(kernel.source.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
 //! assert!(kernel.validation.fragment_cells > 0 && kernel.validation.mma_products > 0);
+//! // An A100 gives a CTA 163 KiB: 3 stages of the 128 x 256 x 64 tile; an H100 227 KiB: 4.
+//! assert_eq!((kernel.config.stages, kernel.smem_bytes), (3, 148_480));
+//! let h100 = emit_gemm(&spec.with_smem_limit(codegen::gemm::SM90_SMEM_LIMIT))?;
+//! assert_eq!((h100.config.stages, h100.smem_bytes), (4, 197_632));
 //! # Ok::<(), codegen::CodegenError>(())
 //! ```
 
@@ -54,8 +66,11 @@ pub mod w4a16;
 /// PTX helpers shared by the sm80 and W4A16 bodies (cp.async, its groups, ldmatrix.x4).
 pub const PTX_SM80: &str = include_str!("ptx_sm80.cu");
 
+use certify::synthesis::{SmemAllocation, SynthClaim};
 use serde::Serialize;
-use solver::synth::{synthesize, Plan, Program, Target};
+use solver::synth::{synthesize_allocated, Plan, Program, Target};
+
+pub use certify::synthesis::{MAX_SMEM_BUDGET, SM80_SMEM_LIMIT, SM90_SMEM_LIMIT};
 
 use crate::error::CodegenError;
 
@@ -115,6 +130,14 @@ impl GemmTarget {
             _ => None,
         }
     }
+
+    /// Most shared memory one CTA may use on the target's devices.
+    pub fn smem_limit(self) -> i64 {
+        match self {
+            GemmTarget::Sm80 => SM80_SMEM_LIMIT,
+            GemmTarget::Sm90 => SM90_SMEM_LIMIT,
+        }
+    }
 }
 
 /// The problem.
@@ -130,6 +153,85 @@ pub struct GemmSpec {
     pub dtype: GemmDtype,
     /// Path.
     pub target: GemmTarget,
+    /// Most dynamic shared memory per CTA the kernel may use (`None`: the target's limit,
+    /// [`GemmTarget::smem_limit`]); at most [`MAX_SMEM_BUDGET`]. Raising sm80's to 227 KiB
+    /// builds the sm80-instruction kernel for an H100 or H200.
+    pub smem_limit: Option<i64>,
+}
+
+impl GemmSpec {
+    /// The problem on `target`, within the target's shared-memory limit.
+    pub fn new(m: i64, n: i64, k: i64, dtype: GemmDtype, target: GemmTarget) -> GemmSpec {
+        GemmSpec {
+            m,
+            n,
+            k,
+            dtype,
+            target,
+            smem_limit: None,
+        }
+    }
+
+    /// The same problem within a shared-memory budget of `bytes` per CTA.
+    pub fn with_smem_limit(self, bytes: i64) -> GemmSpec {
+        GemmSpec {
+            smem_limit: Some(bytes),
+            ..self
+        }
+    }
+
+    /// The shared-memory budget per CTA, in bytes.
+    pub fn smem_budget(&self) -> i64 {
+        self.smem_limit.unwrap_or(self.target.smem_limit())
+    }
+}
+
+/// Checks a shared-memory budget: 1..=[`MAX_SMEM_BUDGET`] bytes.
+pub fn check_smem_limit(bytes: i64) -> Result<(), CodegenError> {
+    if (1..=MAX_SMEM_BUDGET).contains(&bytes) {
+        return Ok(());
+    }
+    Err(CodegenError::Gemm(format!(
+        "a shared-memory budget of {bytes} bytes: a CTA gets 1..={MAX_SMEM_BUDGET} (227 KiB, \
+         the H100 and H200; sm80's own limit is {SM80_SMEM_LIMIT})"
+    )))
+}
+
+/// The header comment line stating a kernel's shared memory and the budget it was built for.
+pub(crate) fn smem_line(bytes: i64, what: &str, target: &str, budget: i64, limit: i64) -> String {
+    let whose = if budget == limit {
+        format!("{target}'s limit per CTA")
+    } else {
+        format!("given by --smem-limit; {target}'s own limit is {limit}")
+    };
+    format!(
+        "Shared memory: {bytes} bytes of dynamic shared memory ({what}), within a budget of \
+         {budget} bytes ({whose})."
+    )
+}
+
+/// Checks the certificate's capacity claim against the kernel: its bytes are `LC_SMEM_BYTES`
+/// and its limit the budget (the claim covers exactly what the kernel allocates).
+pub(crate) fn check_capacity_claim(
+    plan: &Plan,
+    bytes: i64,
+    budget: i64,
+) -> Result<(), CodegenError> {
+    let want = SynthClaim::Capacity {
+        bytes,
+        limit: budget,
+    };
+    if plan.certificate.claims.contains(&want) {
+        return Ok(());
+    }
+    Err(CodegenError::Gemm(format!(
+        "the certificate's capacity claim is not the kernel's {bytes} bytes of shared memory \
+         within {budget}: {:?}",
+        plan.certificate
+            .claims
+            .iter()
+            .find(|c| matches!(c, SynthClaim::Capacity { .. }))
+    )))
 }
 
 /// The CTA configuration the kernel body is instantiated with.
@@ -253,7 +355,8 @@ pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
 /// Largest extent accepted (TMA coordinates are 32-bit; offsets are checked in i64).
 pub const MAX_EXTENT: i64 = 1 << 20;
 
-/// Checks the problem and chooses the CTA configuration.
+/// Checks the problem and chooses the CTA configuration: the best one whose shared memory fits
+/// the budget.
 pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
     for (name, v) in [("M", spec.m), ("N", spec.n), ("K", spec.k)] {
         if !(1..=MAX_EXTENT).contains(&v) {
@@ -262,6 +365,7 @@ pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
             )));
         }
     }
+    check_smem_limit(spec.smem_budget())?;
     match spec.target {
         GemmTarget::Sm80 => {
             if spec.k % 8 != 0 {
@@ -272,7 +376,7 @@ pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
                     spec.k
                 )));
             }
-            Ok(sm80::choose(spec))
+            sm80::choose(spec)
         }
         GemmTarget::Sm90 => {
             if spec.k % 8 != 0 {
@@ -282,8 +386,59 @@ pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
                     spec.k
                 )));
             }
-            Ok(choose_sm90(spec))
+            let mut c = choose_sm90(spec);
+            let most = c.stages;
+            if fit_stages(spec, &mut c, most) {
+                Ok(c)
+            } else {
+                Err(CodegenError::Gemm(format!(
+                    "no sm90 configuration fits a shared-memory budget of {} bytes: the \
+                     {}x{}x{} tile needs {} in 2 stages",
+                    spec.smem_budget(),
+                    c.bm,
+                    c.bn,
+                    c.bk,
+                    c.smem_bytes()
+                )))
+            }
         }
+    }
+}
+
+/// Dynamic shared memory the kernel of `c` allocates (`LC_SMEM_BYTES`).
+pub fn smem_bytes(spec: &GemmSpec, c: &GemmConfig) -> i64 {
+    match spec.target {
+        GemmTarget::Sm80 => sm80::smem_bytes(c),
+        GemmTarget::Sm90 => c.smem_bytes(),
+    }
+}
+
+/// Sets `c.stages` to the most stages, at most `from` and at least 2, whose shared memory fits
+/// the budget; false when not even 2 do (the stages are then 2).
+pub fn fit_stages(spec: &GemmSpec, c: &mut GemmConfig, from: i64) -> bool {
+    c.stages = from.max(2);
+    while c.stages > 2 && smem_bytes(spec, c) > spec.smem_budget() {
+        c.stages -= 1;
+    }
+    smem_bytes(spec, c) <= spec.smem_budget()
+}
+
+/// How the kernel of `c` allocates its dynamic shared memory: the ring of `a_s` and `b_s`
+/// stages; on sm80 the epilogue tile `h_s` after it, reusing its bytes; 1 KiB of slack to align
+/// the base for the swizzles.
+pub fn allocation(spec: &GemmSpec, c: &GemmConfig) -> SmemAllocation {
+    use certify::synthesis::SmemBuffer;
+    let mut phases = vec![vec![
+        SmemBuffer::new("a_s", c.stages),
+        SmemBuffer::new("b_s", c.stages),
+    ]];
+    if spec.target == GemmTarget::Sm80 {
+        phases.push(vec![SmemBuffer::new("h_s", 1)]);
+    }
+    SmemAllocation {
+        budget: spec.smem_budget(),
+        phases,
+        align: 1024,
     }
 }
 
@@ -382,15 +537,21 @@ pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
     )
 }
 
-/// Synthesizes the tile program's plan (certified by `certify::synthesis` inside).
+/// Synthesizes the tile program's plan (certified by `certify::synthesis` inside, with the
+/// kernel's shared-memory [`allocation`]).
 pub fn plan_for(spec: &GemmSpec, c: &GemmConfig) -> Result<Plan, CodegenError> {
-    let program = Program::parse(&tile_program(spec, c))
-        .map_err(|e| CodegenError::Gemm(format!("the tile program: {e}")))?;
+    synthesize_program(spec, c, &tile_program(spec, c))
+}
+
+fn synthesize_program(spec: &GemmSpec, c: &GemmConfig, text: &str) -> Result<Plan, CodegenError> {
+    let program =
+        Program::parse(text).map_err(|e| CodegenError::Gemm(format!("the tile program: {e}")))?;
     let target = match spec.target {
         GemmTarget::Sm80 => Target::Sm80,
         GemmTarget::Sm90 => Target::Sm90,
     };
-    synthesize(&program, target).map_err(|e| CodegenError::Gemm(format!("synthesis: {e}")))
+    synthesize_allocated(&program, target, &allocation(spec, c))
+        .map_err(|e| CodegenError::Gemm(format!("synthesis: {e}")))
 }
 
 /// The sm80 kernel with `a_s` and `b_s` given row-major and unswizzled (the bank-conflict
@@ -405,10 +566,7 @@ pub fn emit_gemm_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> Result<GemmKerne
     }
     choose_config(spec)?;
     check_config(spec, c)?;
-    let program = Program::parse(&sm80::tile_program_unswizzled(spec, c))
-        .map_err(|e| CodegenError::Gemm(format!("the tile program: {e}")))?;
-    let plan = synthesize(&program, Target::Sm80)
-        .map_err(|e| CodegenError::Gemm(format!("synthesis: {e}")))?;
+    let plan = synthesize_program(spec, c, &sm80::tile_program_unswizzled(spec, c))?;
     sm80::emit(spec, c, &plan)
 }
 
@@ -430,8 +588,14 @@ pub fn emit_gemm_with(spec: &GemmSpec, config: &GemmConfig) -> Result<GemmKernel
     }
 }
 
-/// Most dynamic shared memory per CTA on sm90 (227 KiB).
-pub const SM90_SMEM_LIMIT: i64 = 227 * 1024;
+/// What a user over the budget may do: raise it (up to [`MAX_SMEM_BUDGET`]) for a larger device.
+pub(crate) fn raise_hint(budget: i64) -> String {
+    if budget < MAX_SMEM_BUDGET {
+        format!(" (--smem-limit raises it, up to {MAX_SMEM_BUDGET}, for a device that has more)")
+    } else {
+        String::new()
+    }
+}
 
 fn check_config(spec: &GemmSpec, c: &GemmConfig) -> Result<(), CodegenError> {
     let bad = |why: String| Err(CodegenError::Gemm(why));
@@ -443,7 +607,7 @@ fn check_config(spec: &GemmSpec, c: &GemmConfig) -> Result<(), CodegenError> {
                     c.splits, c.cluster
                 ));
             }
-            sm80::check_config(c)
+            sm80::check_config(c, spec.smem_budget())
         }
         GemmTarget::Sm90 => {
             if c.bk != 64 && c.bk != 32 {
@@ -497,12 +661,14 @@ fn check_config(spec: &GemmSpec, c: &GemmConfig) -> Result<(), CodegenError> {
                     c.stages, c.group_m
                 ));
             }
-            if c.smem_bytes() > SM90_SMEM_LIMIT {
+            if c.smem_bytes() > spec.smem_budget() {
                 return bad(format!(
-                    "{} stages of {} bytes need {} bytes of shared memory; sm90 allows {SM90_SMEM_LIMIT}",
+                    "{} stages of {} bytes need {} bytes of shared memory; the budget is {}{}",
                     c.stages,
                     c.a_stage_bytes() + c.b_stage_bytes(),
-                    c.smem_bytes()
+                    c.smem_bytes(),
+                    spec.smem_budget(),
+                    raise_hint(spec.smem_budget())
                 ));
             }
             Ok(())
@@ -548,13 +714,7 @@ mod tests {
                 for m in [1, 7, 64, 65, 100, 128, 129, 255, 257, 1000, 4096] {
                     for n in [1, 8, 129, 256, 300, 1000, 4097, 14336] {
                         for k in (8..=640).step_by(8).chain([1000, 4104, 8200, 65536]) {
-                            let spec = GemmSpec {
-                                m,
-                                n,
-                                k,
-                                dtype,
-                                target,
-                            };
+                            let spec = GemmSpec::new(m, n, k, dtype, target);
                             let c = choose_config(&spec).unwrap();
                             check_config(&spec, &c)
                                 .unwrap_or_else(|e| panic!("{m}x{n}x{k} {target:?}: {c:?}: {e}"));

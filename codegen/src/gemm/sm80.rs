@@ -33,51 +33,83 @@ use solver::synth::Plan;
 
 use super::validate::{eval2, show};
 use super::validate_sm80::{self, parse_ldsm, parse_mma, OperandText, Sm80Fast, Sm80Text};
-use super::{ceil_div, plan_summary, GemmConfig, GemmKernel, GemmSpec};
+use super::{
+    ceil_div, check_capacity_claim, fit_stages, plan_summary, raise_hint, smem_line, GemmConfig,
+    GemmKernel, GemmSpec,
+};
 use crate::c_expr::CExpr;
 use crate::error::CodegenError;
 
 /// The kernel body shared by every sm80 plan.
 pub const BODY: &str = include_str!("sm80_body.cu");
 
-/// Most dynamic shared memory per CTA the sm80 path asks for (the sm90 limit, 227 KiB; an
-/// A100 allows 163 KiB, which every default configuration fits).
-pub const SM80_SMEM_LIMIT: i64 = 227 * 1024;
+/// The most stages the default configuration pipelines (fewer where the budget demands).
+pub const STAGES: i64 = 4;
 
 fn gemm_err(why: String) -> CodegenError {
     CodegenError::Gemm(why)
 }
 
-/// The default configuration: 128 x 256 x 32 tiles over 8 warps (each a 64 x 64 slice of C
-/// in whatever arrangement synthesis picks), 4 stages, grouped tile order; 64 x 128 over 4
-/// warps when M is at most 64.
-pub fn choose(spec: &GemmSpec) -> GemmConfig {
-    if spec.m <= 64 {
-        GemmConfig {
-            bm: 64,
-            bn: 128,
-            bk: 32,
-            stages: 4,
-            consumers: 1,
-            cluster: 1,
-            group_m: 1,
-            splits: 1,
-        }
-    } else {
-        // bk 64: with LC_PIPELINED the next k-block's first fragments are issued before the
-        // last k-step's mma, which needs the last k-step to read groups of its own (at bk 32
-        // the two k-steps share every B group); 4 stages of 48 KiB.
-        GemmConfig {
-            bm: 128,
-            bn: 256,
-            bk: 64,
-            stages: 4,
-            consumers: 2,
-            cluster: 1,
-            group_m: 8,
-            splits: 1,
+/// The default configuration: the first of [`tiles`] whose shared memory fits the budget with
+/// the most stages (at most [`STAGES`], at least 2) that do. Within sm80's 163 KiB that is the
+/// 128 x 256 x 64 tile in 3 stages (CUTLASS's choice for this tile on the A100); within an
+/// H100's 227 KiB, in 4.
+pub fn choose(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
+    let list = tiles(spec);
+    for &tile in &list {
+        let mut c = tile;
+        if fit_stages(spec, &mut c, STAGES) {
+            return Ok(c);
         }
     }
+    let least = list
+        .iter()
+        .map(|&t| GemmConfig { stages: 2, ..t })
+        .min_by_key(smem_bytes)
+        .unwrap_or(list[0]);
+    Err(gemm_err(format!(
+        "no sm80 configuration fits a shared-memory budget of {} bytes: the smallest, 2 stages \
+         of the {}x{}x{} tile, needs {}",
+        spec.smem_budget(),
+        least.bm,
+        least.bn,
+        least.bk,
+        smem_bytes(&least)
+    )))
+}
+
+/// The tiles the default configuration tries, best first: 128 x 256 x 64 over 8 warps (each a
+/// 64 x 64 slice of C in whatever arrangement synthesis picks), grouped tile order, then the
+/// same with k-blocks of 32 (half the ring), then 64 x 128 x 32 over 4 warps, which is the
+/// only tile when M is at most 64.
+pub fn tiles(spec: &GemmSpec) -> Vec<GemmConfig> {
+    let small = GemmConfig {
+        bm: 64,
+        bn: 128,
+        bk: 32,
+        stages: STAGES,
+        consumers: 1,
+        cluster: 1,
+        group_m: 1,
+        splits: 1,
+    };
+    if spec.m <= 64 {
+        return vec![small];
+    }
+    // bk 64: with LC_PIPELINED the next k-block's first fragments are issued before the
+    // last k-step's mma, which needs the last k-step to read groups of its own (at bk 32
+    // the two k-steps share every B group); a stage is 48 KiB.
+    let large = GemmConfig {
+        bm: 128,
+        bn: 256,
+        bk: 64,
+        stages: STAGES,
+        consumers: 2,
+        cluster: 1,
+        group_m: 8,
+        splits: 1,
+    };
+    vec![large, GemmConfig { bk: 32, ..large }, small]
 }
 
 /// Threads per CTA on sm80: `consumers` counts groups of four warps.
@@ -96,8 +128,8 @@ pub fn smem_bytes(c: &GemmConfig) -> i64 {
     (c.stages * stage_bytes(c)).max(c.bm * c.bn * 2) + 1024
 }
 
-/// Checks a configuration against what the body implements.
-pub fn check_config(c: &GemmConfig) -> Result<(), CodegenError> {
+/// Checks a configuration against what the body implements and the shared-memory budget.
+pub fn check_config(c: &GemmConfig, budget: i64) -> Result<(), CodegenError> {
     if c.bk != 32 && c.bk != 64 {
         return Err(gemm_err(format!(
             "k-block {}: the sm80 body reads 32 or 64 elements per stage row",
@@ -128,12 +160,13 @@ pub fn check_config(c: &GemmConfig) -> Result<(), CodegenError> {
             c.stages, c.group_m
         )));
     }
-    if smem_bytes(c) > SM80_SMEM_LIMIT {
+    if smem_bytes(c) > budget {
         return Err(gemm_err(format!(
-            "{} stages of {} bytes need {} bytes of shared memory; the limit is {SM80_SMEM_LIMIT}",
+            "{} stages of {} bytes need {} bytes of shared memory; the budget is {budget}{}",
             c.stages,
             stage_bytes(c),
-            smem_bytes(c)
+            smem_bytes(c),
+            raise_hint(budget)
         )));
     }
     Ok(())
@@ -1021,6 +1054,7 @@ pub(crate) fn header(title: &str, plan: &Plan, lines: &[String], validation_line
 
 /// Emits the sm80 kernel for a synthesized plan.
 pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, CodegenError> {
+    check_capacity_claim(plan, smem_bytes(c), spec.smem_budget())?;
     let text = emitted_text(spec, c, plan)?;
     let validation = validate_sm80::validate_sm80(spec, c, plan, &text)?;
     let elem = spec.dtype.name();
@@ -1049,6 +1083,19 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
                 c.stages,
                 c.group_m,
                 ceil_div(spec.m, c.bm) * ceil_div(spec.n, c.bn)
+            ),
+            smem_line(
+                smem_bytes(c),
+                &format!(
+                    "{} stages of {} bytes; the epilogue tile, {} bytes, reuses them; 1024 bytes \
+                     of alignment slack",
+                    c.stages,
+                    stage_bytes(c),
+                    c.bm * c.bn * 2
+                ),
+                "sm80",
+                spec.smem_budget(),
+                spec.target.smem_limit(),
             ),
         ],
         &format!(

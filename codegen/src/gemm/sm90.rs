@@ -11,7 +11,9 @@ use std::fmt::Write as _;
 use solver::synth::Plan;
 
 use super::validate::{self, EmittedText};
-use super::{plan_summary, GemmConfig, GemmDtype, GemmKernel, GemmSpec};
+use super::{
+    check_capacity_claim, plan_summary, smem_line, GemmConfig, GemmDtype, GemmKernel, GemmSpec,
+};
 use crate::error::CodegenError;
 
 /// The kernel body shared by every sm90 plan.
@@ -190,6 +192,7 @@ pub fn emitted_text(spec: &GemmSpec, c: &GemmConfig) -> EmittedText {
 
 /// Emits the sm90 kernel for a synthesized plan.
 pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, CodegenError> {
+    check_capacity_claim(plan, c.smem_bytes(), spec.smem_budget())?;
     let instr = check_plan(c, plan)?;
     let text = emitted_text(spec, c);
     let validation = validate::validate_sm90(spec, c, plan, &text)?;
@@ -205,6 +208,7 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
          // Global layouts: A ({m},{k}):({k},1)  B ({n},{k}):({k},1)  C ({m},{n}):({n},1).\n\
          // CTA: {bm}x{bn}x{bk} tile, {cons} consumer warpgroup(s) + 1 producer, {st} stages, \
          clusters of {cl} along M (B multicast), persistent, group-M {g}, split-K {sp}.\n\
+         // {smem}\n\
          // Synthesized plan ({prog}; certificate digest {digest}):",
         m = spec.m,
         n = spec.n,
@@ -217,6 +221,17 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         cl = c.cluster,
         g = c.group_m,
         sp = c.splits,
+        smem = smem_line(
+            c.smem_bytes(),
+            &format!(
+                "{} stages of {} bytes; 1024 bytes of alignment slack",
+                c.stages,
+                c.a_stage_bytes() + c.b_stage_bytes()
+            ),
+            "sm90",
+            spec.smem_budget(),
+            spec.target.smem_limit(),
+        ),
         prog = plan.program.name,
     );
     for line in &summary {

@@ -75,14 +75,15 @@
 
 use std::fmt::Write as _;
 
+use certify::synthesis::{SmemAllocation, SmemBuffer};
 use serde::Serialize;
 use solver::synth::anchor::{coalesced, Tv};
-use solver::synth::{synthesize, Plan, Program, Target};
+use solver::synth::{synthesize_allocated, Plan, Program, Target};
 
 use super::sm80::{header, memory_exprs, plan_atom, plan_memory, plan_tv, tv_exprs};
 use super::validate::{eval2, memory_offset, GemmValidation};
 use super::validate_sm80::{check_guard, check_ldsm, check_offset, fail, rc, Ldsm, SharedMap};
-use super::{plan_summary, MAX_EXTENT};
+use super::{check_capacity_claim, plan_summary, smem_line, MAX_EXTENT, SM80_SMEM_LIMIT};
 use crate::c_expr::CExpr;
 use crate::error::CodegenError;
 
@@ -99,6 +100,18 @@ pub struct W4a16Spec {
     pub group: i64,
     /// How W's nibbles sit in its words.
     pub packing: W4Packing,
+    /// Most dynamic shared memory per CTA the kernel may use (`None`: sm80's limit, the
+    /// kernel's instruction set); at most [`super::MAX_SMEM_BUDGET`]. The cluster reduction runs on
+    /// sm_90 only, and an H100 or H200 gives a CTA 227 KiB: raising the budget there also lets
+    /// [`W4a16Config::min_ctas`] count more CTAs per SM.
+    pub smem_limit: Option<i64>,
+}
+
+impl W4a16Spec {
+    /// The shared-memory budget per CTA, in bytes.
+    pub fn smem_budget(&self) -> i64 {
+        self.smem_limit.unwrap_or(SM80_SMEM_LIMIT)
+    }
 }
 
 /// Where W's values sit inside its 32-bit words (the two packings differ only there: a word
@@ -281,10 +294,10 @@ impl W4a16Config {
     }
 
     /// CTAs per SM the kernel is compiled for (`__launch_bounds__`' second argument): as many as
-    /// the shared memory allows and 128 registers per thread leave room for (16 warps per SM),
-    /// so a split-K grid of that many CTAs per SM runs in one wave.
+    /// the shared-memory budget allows and 128 registers per thread leave room for (16 warps
+    /// per SM), so a split-K grid of that many CTAs per SM runs in one wave.
     pub fn min_ctas(&self, spec: &W4a16Spec) -> i64 {
-        let by_smem = (227 * 1024) / smem_bytes(spec, self).max(1);
+        let by_smem = spec.smem_budget() / smem_bytes(spec, self).max(1);
         let by_regs = (4 * 128 / self.threads()).max(1);
         by_smem.clamp(1, by_regs)
     }
@@ -461,7 +474,7 @@ fn check_spec(spec: &W4a16Spec) -> Result<(), CodegenError> {
             spec.group, spec.k
         )));
     }
-    Ok(())
+    super::check_smem_limit(spec.smem_budget())
 }
 
 fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
@@ -510,14 +523,7 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
                 c.cwarps, c.kwarps, c.aslots, c.splits, c.cluster, spec.k, c.bn
             )));
         }
-        if smem_bytes(spec, c) > 227 * 1024 {
-            return Err(bad(format!(
-                "K-group CTA: {} bytes of shared memory (at most {})",
-                smem_bytes(spec, c),
-                227 * 1024
-            )));
-        }
-        return Ok(());
+        return check_smem(spec, c);
     }
     if c.kwarps != 1 || c.cwarps != 0 || c.aslots != 0 {
         return Err(bad(format!(
@@ -533,7 +539,50 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
             c.splits, spec.k
         )));
     }
+    check_smem(spec, c)
+}
+
+/// The kernel's shared memory fits the budget.
+fn check_smem(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
+    if smem_bytes(spec, c) > spec.smem_budget() {
+        return Err(bad(format!(
+            "{}: {} bytes of shared memory; the budget is {}{}",
+            if c.kgroup() {
+                "K-group CTA"
+            } else {
+                "split-K CTA"
+            },
+            smem_bytes(spec, c),
+            spec.smem_budget(),
+            super::raise_hint(spec.smem_budget())
+        )));
+    }
     Ok(())
+}
+
+/// How the kernel allocates its dynamic shared memory: A's superblocks (the split-K CTA's
+/// whole K-range, or the K-groups' rings), then the f32 partials that reuse them (the cluster
+/// reduction's tile of `c`, or each K-warp's share of a K-group CTA's columns), and 1 KiB of
+/// slack to align the base ([`smem_bytes`] is this sum).
+pub fn allocation(spec: &W4a16Spec, c: &W4a16Config) -> SmemAllocation {
+    let (ring, partials) = if c.kgroup() {
+        let partials = SmemBuffer {
+            tensor: "c".into(),
+            copies: c.kwarps,
+            threads: Some(c.group_threads()),
+        };
+        (c.kwarps * c.aslots, Some(partials))
+    } else {
+        let partials = c.cluster_reduce().then(|| SmemBuffer::new("c", 1));
+        (c.ks(spec) / 128, partials)
+    };
+    let mut phases = vec![vec![SmemBuffer::new("a_s", ring)]];
+    phases.extend(partials.map(|p| vec![p]));
+    SmemAllocation {
+        budget: spec.smem_budget(),
+        phases,
+        align: 1024,
+    }
 }
 
 /// Dynamic shared memory: A's K-range (16 rows of f16) or, with the cluster reduction, the f32
@@ -606,11 +655,13 @@ pub fn tile_program(spec: &W4a16Spec, c: &W4a16Config) -> String {
     )
 }
 
-/// Synthesizes the tile program (certified inside).
+/// Synthesizes the tile program (certified inside, with the kernel's shared-memory
+/// [`allocation`]).
 pub fn plan_for(spec: &W4a16Spec, c: &W4a16Config) -> Result<Plan, CodegenError> {
     let program = Program::parse(&tile_program(spec, c))
         .map_err(|e| bad(format!("the tile program: {e}")))?;
-    synthesize(&program, Target::Sm80).map_err(|e| bad(format!("synthesis: {e}")))
+    synthesize_allocated(&program, Target::Sm80, &allocation(spec, c))
+        .map_err(|e| bad(format!("synthesis: {e}")))
 }
 
 /// The plan-dependent text of the W4A16 kernel, exactly as printed.
@@ -2017,6 +2068,24 @@ extern "C" int laycert_w4a16_grid() { return LC_GRID; }
 #endif
 "#;
 
+/// The parts of [`smem_bytes`], for the header.
+fn smem_what(spec: &W4a16Spec, c: &W4a16Config) -> String {
+    let a = allocation(spec, c);
+    let ring = a.phases[0][0].copies;
+    let partials = if c.kgroup() {
+        format!(
+            "{} K-warps' f32 partials of {} columns reuse them",
+            c.kwarps,
+            c.group_threads()
+        )
+    } else if c.cluster_reduce() {
+        "the f32 partial tile reuses them".to_string()
+    } else {
+        "no partials (the workspace reduction)".to_string()
+    };
+    format!("{ring} superblocks of A, 4096 bytes each; {partials}; 1024 bytes of alignment slack")
+}
+
 /// Emits the W4A16 kernel with the default configuration.
 pub fn emit_w4a16(spec: &W4a16Spec) -> Result<W4a16Kernel, CodegenError> {
     let c = choose(spec)?;
@@ -2027,6 +2096,7 @@ pub fn emit_w4a16(spec: &W4a16Spec) -> Result<W4a16Kernel, CodegenError> {
 pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel, CodegenError> {
     check_config(spec, c)?;
     let plan = plan_for(spec, c)?;
+    check_capacity_claim(&plan, smem_bytes(spec, c), spec.smem_budget())?;
     let text = emitted_text(spec, c, &plan)?;
     let validation = validate_w4a16(spec, c, &plan, &text)?;
     let grid = c.grid(spec);
@@ -2092,6 +2162,13 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
                                      (ld.shared, prmt, st.shared) into that order."
                     .to_string(),
             },
+            smem_line(
+                smem_bytes(spec, c),
+                &smem_what(spec, c),
+                "sm80",
+                spec.smem_budget(),
+                SM80_SMEM_LIMIT,
+            ),
         ],
         &format!(
             "Translation validation: {} accumulator cells, {} operand fragment cells, {} mma \

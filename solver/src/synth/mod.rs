@@ -54,5 +54,5 @@ pub mod smem;
 
 pub use check::check_certificate;
 pub use instr::Target;
-pub use plan::{synthesize, Plan};
+pub use plan::{synthesize, synthesize_allocated, Plan};
 pub use program::{Elem, Program, ProgramBuilder, SynthError};

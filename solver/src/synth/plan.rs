@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
 use certify::synthesis::{
-    smem_limit, SynthClaim, SynthOp, SynthTensor, SynthesisCertificate, VERSION,
+    smem_limit, SmemAllocation, SynthClaim, SynthOp, SynthTensor, SynthesisCertificate, VERSION,
 };
 use layout::Layout;
 
@@ -679,7 +679,9 @@ fn expand_rearranges(
 }
 
 /// The option set of every operation for one propagated program; the integer program picks.
-fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthError> {
+/// `capacity` bounds the sum of the shared buffers' bytes (the budget, or no bound where a
+/// kernel's allocation is checked exactly on the chosen plan).
+fn select(pr: Propagated, target: Target, memo: &Memo, capacity: i64) -> Result<Plan, SynthError> {
     let Propagated {
         mut program,
         mut tv,
@@ -876,23 +878,22 @@ fn select(pr: Propagated, target: Target, memo: &Memo) -> Result<Plan, SynthErro
             extras.push(k);
         }
     }
-    let limit = smem_limit(target.name()).unwrap_or(0);
     let sizes: Vec<(usize, Vec<i64>)> = cand_bytes
         .iter()
         .map(|bytes| (bytes.len(), bytes.as_ref().clone()))
         .collect();
-    let choice = memo
-        .solve(&sizes, &accesses, limit)?
-        .ok_or_else(|| SynthError::Infeasible {
-            constraint: "instruction selection".into(),
-            tensors: buffers
-                .iter()
-                .map(|&b| p.tensors[b].name.clone())
-                .collect::<Vec<_>>()
-                .join(", "),
-            line: 0,
-            why: "no shared layout admits an instruction for every access".into(),
-        })?;
+    let choice =
+        memo.solve(&sizes, &accesses, capacity)?
+            .ok_or_else(|| SynthError::Infeasible {
+                constraint: "instruction selection".into(),
+                tensors: buffers
+                    .iter()
+                    .map(|&b| p.tensors[b].name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                line: 0,
+                why: "no shared layout admits an instruction for every access".into(),
+            })?;
     let mut memory: Vec<Option<Layout>> = p.tensors.iter().map(|t| t.layout.clone()).collect();
     let mut smem_label = BTreeMap::new();
     for (k, &b) in buffers.iter().enumerate() {
@@ -943,6 +944,7 @@ fn empty_certificate() -> SynthesisCertificate {
         threads: 0,
         tensors: Vec::new(),
         ops: Vec::new(),
+        smem: None,
         claims: Vec::new(),
         verdict: "proved".into(),
         digest: String::new(),
@@ -1238,8 +1240,54 @@ fn cvt_name(from: Elem, to: Elem) -> String {
 /// # Ok::<(), solver::synth::SynthError>(())
 /// ```
 pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
+    synthesize_in(p, target, None)
+}
+
+/// [`synthesize`] for a kernel that allocates its dynamic shared memory as `smem` says
+/// (pipeline stages, buffers reused after the main loop, alignment slack) within `smem.budget`
+/// bytes instead of the target's limit: the certificate carries the allocation, and its
+/// capacity claim is the allocation's size against that budget (`laycert check` re-derives
+/// the size from the tensors). A plan whose allocation exceeds the budget is infeasible.
+///
+/// ```
+/// use certify::synthesis::{SmemAllocation, SmemBuffer, SynthClaim};
+/// use solver::synth::{synthesize_allocated, Program, Target};
+/// let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"),
+///     "/../corpus/data/programs/gemm_f16_sm80.tile")).unwrap();
+/// let p = Program::parse(&text)?;
+/// // Three stages of a_s and b_s (128 x 32 f16 each), 1 KiB of alignment.
+/// let ring = vec![SmemBuffer::new("a_s", 3), SmemBuffer::new("b_s", 3)];
+/// let smem = SmemAllocation { budget: 100_000, phases: vec![ring], align: 1024 };
+/// let plan = synthesize_allocated(&p, Target::Sm80, &smem)?;
+/// assert!(plan.certificate.claims.contains(&SynthClaim::Capacity {
+///     bytes: 3 * (8192 + 8192) + 1024,
+///     limit: 100_000,
+/// }));
+/// # Ok::<(), solver::synth::SynthError>(())
+/// ```
+pub fn synthesize_allocated(
+    p: &Program,
+    target: Target,
+    smem: &SmemAllocation,
+) -> Result<Plan, SynthError> {
+    synthesize_in(p, target, Some(smem))
+}
+
+fn synthesize_in(
+    p: &Program,
+    target: Target,
+    smem: Option<&SmemAllocation>,
+) -> Result<Plan, SynthError> {
     Dag::new(p)?;
-    capacity_precheck(p, target)?;
+    // One copy of every shared tensor against the target's limit, or, for a kernel's
+    // allocation (whose phases may reuse bytes), its exact size on the chosen plan.
+    let capacity = match smem {
+        None => {
+            capacity_precheck(p, target)?;
+            smem_limit(target.name()).unwrap_or(0)
+        }
+        Some(_) => i64::MAX >> 16,
+    };
     // Anchor combinations: one (atom, arrangement) per anchor mma (the first mma of each
     // component; later mmas follow by propagation).
     let dag = Dag::new(p)?;
@@ -1279,7 +1327,7 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
             .zip(&lists)
             .map(|((&k, &i), l)| (k, l[i]))
             .collect();
-        match propagate(p, target, &anchors).and_then(|pr| select(pr, target, &memo)) {
+        match propagate(p, target, &anchors).and_then(|pr| select(pr, target, &memo, capacity)) {
             Ok(plan) => {
                 feasible += 1;
                 if best.as_ref().is_none_or(|b| plan.cost < b.cost - 1e-9) {
@@ -1313,7 +1361,7 @@ pub fn synthesize(p: &Program, target: Target) -> Result<Plan, SynthError> {
         last_err.unwrap_or_else(|| SynthError::Internal("no anchor combination".into()))
     })?;
     plan.explored = (explored, feasible);
-    plan.certificate = certificate(p, &plan)?;
+    plan.certificate = certificate(p, &plan, smem)?;
     certify::synthesis::check(&plan.certificate.to_json()).map_err(SynthError::Certify)?;
     Ok(plan)
 }
@@ -1411,7 +1459,11 @@ fn capacity_precheck(p: &Program, target: Target) -> Result<(), SynthError> {
 
 /// The plan's certificate: every tensor with its layout, every operation with its instruction,
 /// and every claim the plan relies on.
-fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, SynthError> {
+fn certificate(
+    orig: &Program,
+    plan: &Plan,
+    smem: Option<&SmemAllocation>,
+) -> Result<SynthesisCertificate, SynthError> {
     let p = &plan.program;
     let mut tensors = Vec::new();
     let mut claims: Vec<SynthClaim> = Vec::new();
@@ -1448,10 +1500,8 @@ fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, Synt
             layout,
         });
     }
-    claims.push(SynthClaim::Capacity {
-        bytes: shared_bytes,
-        limit: smem_limit(plan.target.name()).unwrap_or(0),
-    });
+    // The capacity claim follows the tensors' claims.
+    let capacity_at = claims.len();
     let mut ops = Vec::new();
     for (op, ch) in p.ops.iter().zip(&plan.chosen) {
         ops.push(SynthOp {
@@ -1471,7 +1521,7 @@ fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, Synt
             }
         }
     }
-    Ok(SynthesisCertificate {
+    let mut cert = SynthesisCertificate {
         version: VERSION,
         kind: "synthesis".into(),
         program: orig.name.clone(),
@@ -1480,11 +1530,50 @@ fn certificate(orig: &Program, plan: &Plan) -> Result<SynthesisCertificate, Synt
         threads: orig.threads,
         tensors,
         ops,
+        smem: smem.cloned(),
         claims,
         verdict: "proved".into(),
         digest: String::new(),
+    };
+    let (bytes, limit) = match smem {
+        None => (shared_bytes, smem_limit(plan.target.name()).unwrap_or(0)),
+        Some(a) => {
+            let bytes = certify::synthesis::smem_bytes(&cert)
+                .map_err(|e| SynthError::Internal(format!("the kernel's allocation: {e}")))?;
+            if bytes > a.budget {
+                return Err(over_budget(&cert, a, bytes));
+            }
+            (bytes, a.budget)
+        }
+    };
+    cert.claims
+        .insert(capacity_at, SynthClaim::Capacity { bytes, limit });
+    Ok(cert.seal())
+}
+
+/// A kernel's allocation over its budget: which buffers, how many bytes.
+fn over_budget(cert: &SynthesisCertificate, a: &SmemAllocation, bytes: i64) -> SynthError {
+    let phases: Vec<String> = a
+        .phases
+        .iter()
+        .map(|ph| {
+            ph.iter()
+                .map(|b| format!("{} x {}", b.copies, b.tensor))
+                .collect::<Vec<_>>()
+                .join(" + ")
+        })
+        .collect();
+    SynthError::Infeasible {
+        constraint: format!("shared-memory capacity ({} bytes per CTA)", a.budget),
+        tensors: phases.join(", then "),
+        line: cert.ops.last().map_or(0, |o| o.line),
+        why: format!(
+            "the kernel allocates {bytes} bytes (the largest phase plus {} bytes of alignment), \
+             {} more than its budget",
+            a.align,
+            bytes - a.budget
+        ),
     }
-    .seal())
 }
 
 #[cfg(test)]
