@@ -15,6 +15,10 @@
 //! - `laycert nki dispatch --a L --b L --c L --dims K,M,N [--instruction K,M,N] [--cert FILE]`:
 //!   the Axe paper's TensorE dispatch of `C[M,N] += A[K,M].T @ B[K,N]` over the axes P and F.
 //!   First line `dispatch: ...` (exit 0) or `refused: <rule>: ...` (exit 1).
+//! - `--json`: one object instead, same exit codes: `gen nki` gives `kernel` (what it computes),
+//!   `cost`, and `source` (the kernel text) or `wrote` (FILE); `nki run` gives `verdict` (the
+//!   first line above, `timeout: ...` and `cannot run: ...` included) and `figures` (null when
+//!   the kernel did not run).
 
 use clap::Subcommand;
 use serde_json::json;
@@ -174,6 +178,11 @@ fn finish(
     as_json: bool,
 ) -> Result<Report, BadInput> {
     let Some(path) = out else {
+        if as_json {
+            return Ok(Report::json(
+                json!({ "kernel": what, "source": kernel, "cost": cost }),
+            ));
+        }
         return Ok(Report {
             stdout: kernel,
             code: 0,
@@ -296,6 +305,18 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
     }
 }
 
+/// A run that did not happen or finish (exit 3): its line, or the JSON of a verdict without
+/// figures.
+fn not_run(line: String, as_json: bool) -> Report {
+    let mut r = if as_json {
+        Report::json(json!({ "verdict": line, "figures": null }))
+    } else {
+        Report::ok(vec![line])
+    };
+    r.code = 3;
+    r
+}
+
 /// `nki ...`.
 pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
     match what {
@@ -327,14 +348,13 @@ pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
                         code,
                     })
                 }
-                Err(nki::NkiError::NoPython(why)) => Ok(Report {
-                    stdout: format!("cannot run: {why}\n"),
-                    code: 3,
-                }),
-                Err(e @ nki::NkiError::Timeout(_)) => Ok(Report {
-                    stdout: format!("timeout: {kernel}: {e} (--timeout)\n"),
-                    code: 3,
-                }),
+                Err(nki::NkiError::NoPython(why)) => {
+                    Ok(not_run(format!("cannot run: {why}"), as_json))
+                }
+                Err(e @ nki::NkiError::Timeout(_)) => Ok(not_run(
+                    format!("timeout: {kernel}: {e} (--timeout)"),
+                    as_json,
+                )),
                 Err(e) => Err(bad(e)),
             }
         }
