@@ -398,3 +398,56 @@ fn nki_run_json_reports_timeout_and_no_python_as_one_object() {
     );
     assert!(v["figures"].is_null(), "{v}");
 }
+
+/// The reference interpreter's arrays grow with the header's sizes (a 16384x16384x8192 GEMM
+/// grew past 6 GB before its timeout): a kernel needing more than its limit is refused before
+/// Python starts, exit 2 naming the sizes and the limit. `gen nki` still emits it (it is valid
+/// for the hardware), with a note on stderr.
+#[test]
+fn nki_run_refuses_a_kernel_past_the_interpreter_memory_limit() {
+    let scratch = common::scratch();
+    let k = tmp(&scratch, "big.py");
+    let o = laycert(&[
+        "gen", "nki", "gemm", "--m", "16384", "--n", "16384", "--k", "8192", "-o", &k,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).starts_with(&format!("wrote {k}: gemm 16384x16384x8192")));
+    assert!(
+        stderr(&o).contains("note: `laycert nki run` will refuse this kernel"),
+        "{}",
+        stderr(&o)
+    );
+    let m = tmp(&scratch, "mha.py");
+    std::fs::write(
+        &m,
+        "# laycert-nki: kind=mha heads=1 seq=131072 dim=64 dtype=bf16 entry=k\n",
+    )
+    .unwrap();
+    for (path, sizes) in [
+        (&k, "gemm m=16384 n=16384 k=8192"),
+        (&m, "mha heads=1 seq=131072 dim=64"),
+    ] {
+        for json_flag in [false, true] {
+            let mut args = vec!["nki", "run", path.as_str()];
+            if json_flag {
+                args.push("--json");
+            }
+            let o = laycert(&args);
+            assert_eq!(o.status.code(), Some(2), "{sizes}: {}", stderr(&o));
+            assert!(o.stdout.is_empty(), "{sizes}: {}", first_line(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains(&format!("header: {sizes} needs about "))
+                    && err.contains("over the interpreter's limit of 2 GiB"),
+                "{err}"
+            );
+        }
+    }
+    // A kernel the interpreter runs comes with no note.
+    let s = tmp(&scratch, "s.py");
+    let o = laycert(&[
+        "gen", "nki", "softmax", "--rows", "130", "--cols", "33", "-o", &s,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+}
