@@ -2350,3 +2350,24 @@ fn show_refuses_a_swizzle_shift_out_of_range_naming_the_bit() {
         stderr(&o)
     );
 }
+
+/// `--report` names a directory the report can be written to, checked before the run: a path
+/// that cannot be one is refused at once, not after the whole corpus.
+#[test]
+fn verify_refuses_a_report_path_before_running_the_corpus() {
+    let o = laycert_within(2, &["verify", "--report", "/dev/full"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).starts_with("error: --report \"/dev/full\": "),
+        "{}",
+        stderr(&o)
+    );
+    let tmp = common::scratch();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let under = file.join("report");
+    let o = laycert_within(2, &["verify", "--report", under.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+}
