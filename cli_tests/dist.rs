@@ -595,10 +595,16 @@ ENTRY %main.0_spmd (param: f32[4,8]) -> f32[8,2] {
 
 /// `dist check --xla-hlo` on `text` for the spec's `P('dp', None) -> P(None, 'tp')` vector.
 fn check_xla(text: &str, tag: &str) -> Output {
+    check_xla_with(text, tag, &[])
+}
+
+/// [`check_xla`] with global flags (`--json`) first.
+fn check_xla_with(text: &str, tag: &str, flags: &[&str]) -> Output {
     let tmp = common::scratch();
     let path = tmp.path().join(format!("xla-{tag}.hlo"));
     std::fs::write(&path, text).unwrap();
-    let o = laycert(&[
+    let mut args = flags.to_vec();
+    args.extend([
         "dist",
         "check",
         "--mesh",
@@ -614,6 +620,7 @@ fn check_xla(text: &str, tag: &str) -> Output {
         "--xla-hlo",
         path.to_str().unwrap(),
     ]);
+    let o = laycert(&args);
     let _ = std::fs::remove_file(&path);
     o
 }
@@ -631,6 +638,10 @@ fn dist_check_reads_xla_hlo_certifies_it_and_refutes_a_wrong_offset_table() {
     );
     // The offset table sends partition 1 to column block 0: partition 1 is rank 1, whose
     // target block is columns 2..3.
+    let v = json(&check_xla_with(XLA_GATHER_SLICE, "ok-json", &["--json"]));
+    assert_eq!(v["verdict"], "certified");
+    assert_eq!(v["xla"]["recv_bytes_per_rank"], 128);
+    assert_eq!(v["xla"]["collectives"].as_array().map(Vec::len), Some(1));
     let wrong = XLA_GATHER_SLICE.replace("constant({0, 1, 2, 3, 0", "constant({0, 0, 2, 3, 0");
     let o = check_xla(&wrong, "wrong");
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
@@ -639,6 +650,14 @@ fn dist_check_reads_xla_hlo_certifies_it_and_refutes_a_wrong_offset_table() {
         "{}",
         first_line(&o)
     );
+    let o = check_xla_with(&wrong, "wrong-json", &["--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let v = json(&o);
+    assert_eq!(
+        (&v["verdict"], &v["counterexample"]["rank"]),
+        (&serde_json::json!("refuted"), &serde_json::json!(1))
+    );
+    assert_eq!(v["xla"]["recv_bytes_per_rank"], 128);
     // Outside the subset: exit 2 naming the instruction and its line.
     let o = check_xla(
         &XLA_GATHER_SLICE.replace(" all-gather(", " all-gatherz("),
