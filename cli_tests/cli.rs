@@ -2320,3 +2320,54 @@ fn gen_copy_plans_lines_and_single_cells() {
         );
     }
 }
+
+/// A swizzle whose shift is past the supported bits is refused as such, however large the
+/// number (an S beyond i32 was reported as "expected Sw<B,M,S> with B, M >= 0").
+#[test]
+fn show_refuses_a_swizzle_shift_out_of_range_naming_the_bit() {
+    for (s, bit) in [
+        ("60", "66"),
+        ("-60", "66"),
+        ("9223372036854775807", "9223372036854775813"),
+        ("-9223372036854775807", "9223372036854775813"),
+    ] {
+        let text = format!("Sw<3,4,{s}> o (8,64):(64,1)");
+        let o = laycert(&["show", &text]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!(
+                "invalid Sw<3,4,{s}>: it touches bit {bit}, beyond the supported bit 62"
+            )),
+            "{err}"
+        );
+    }
+    let o = laycert(&["show", "Sw<-1,4,3> o (8,64):(64,1)"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected Sw<B,M,S> with B, M >= 0"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `--report` names a directory the report can be written to, checked before the run: a path
+/// that cannot be one is refused at once, not after the whole corpus.
+#[test]
+fn verify_refuses_a_report_path_before_running_the_corpus() {
+    let o = laycert_within(2, &["verify", "--report", "/dev/full"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).starts_with("error: --report \"/dev/full\": "),
+        "{}",
+        stderr(&o)
+    );
+    let tmp = common::scratch();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let under = file.join("report");
+    let o = laycert_within(2, &["verify", "--report", under.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+}

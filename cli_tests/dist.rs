@@ -595,10 +595,16 @@ ENTRY %main.0_spmd (param: f32[4,8]) -> f32[8,2] {
 
 /// `dist check --xla-hlo` on `text` for the spec's `P('dp', None) -> P(None, 'tp')` vector.
 fn check_xla(text: &str, tag: &str) -> Output {
+    check_xla_with(text, tag, &[])
+}
+
+/// [`check_xla`] with global flags (`--json`) first.
+fn check_xla_with(text: &str, tag: &str, flags: &[&str]) -> Output {
     let tmp = common::scratch();
     let path = tmp.path().join(format!("xla-{tag}.hlo"));
     std::fs::write(&path, text).unwrap();
-    let o = laycert(&[
+    let mut args = flags.to_vec();
+    args.extend([
         "dist",
         "check",
         "--mesh",
@@ -614,6 +620,7 @@ fn check_xla(text: &str, tag: &str) -> Output {
         "--xla-hlo",
         path.to_str().unwrap(),
     ]);
+    let o = laycert(&args);
     let _ = std::fs::remove_file(&path);
     o
 }
@@ -631,6 +638,10 @@ fn dist_check_reads_xla_hlo_certifies_it_and_refutes_a_wrong_offset_table() {
     );
     // The offset table sends partition 1 to column block 0: partition 1 is rank 1, whose
     // target block is columns 2..3.
+    let v = json(&check_xla_with(XLA_GATHER_SLICE, "ok-json", &["--json"]));
+    assert_eq!(v["verdict"], "certified");
+    assert_eq!(v["xla"]["recv_bytes_per_rank"], 128);
+    assert_eq!(v["xla"]["collectives"].as_array().map(Vec::len), Some(1));
     let wrong = XLA_GATHER_SLICE.replace("constant({0, 1, 2, 3, 0", "constant({0, 0, 2, 3, 0");
     let o = check_xla(&wrong, "wrong");
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
@@ -639,6 +650,14 @@ fn dist_check_reads_xla_hlo_certifies_it_and_refutes_a_wrong_offset_table() {
         "{}",
         first_line(&o)
     );
+    let o = check_xla_with(&wrong, "wrong-json", &["--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let v = json(&o);
+    assert_eq!(
+        (&v["verdict"], &v["counterexample"]["rank"]),
+        (&serde_json::json!("refuted"), &serde_json::json!(1))
+    );
+    assert_eq!(v["xla"]["recv_bytes_per_rank"], 128);
     // Outside the subset: exit 2 naming the instruction and its line.
     let o = check_xla(
         &XLA_GATHER_SLICE.replace(" all-gather(", " all-gatherz("),
@@ -819,4 +838,127 @@ fn dist_certificates_are_checked_as_certificates() {
         );
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--json` output: exactly one JSON object on one line.
+fn json(o: &Output) -> serde_json::Value {
+    let text = stdout(o);
+    assert_eq!(text.lines().count(), 1, "--json prints one line: {text}");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("--json prints valid JSON");
+    assert!(v.is_object(), "{text}");
+    v
+}
+
+/// `dist sim|check|gen|run --json` print one JSON object each, with the text form's exit code;
+/// without `--json` their first lines are as before.
+#[test]
+fn dist_json_prints_one_object_and_text_is_unchanged() {
+    let spec = [
+        "--mesh",
+        "dp=2,tp=4",
+        "--shape",
+        "64,64",
+        "--from",
+        "[Shard(0), Replicate()]",
+        "--to",
+        "[Replicate(), Shard(1)]",
+    ];
+    let with = |json: bool, cmd: &[&str], extra: &[&str]| {
+        let mut args: Vec<&str> = if json { vec!["--json"] } else { vec![] };
+        args.extend(cmd);
+        args.extend(spec);
+        args.extend(extra);
+        laycert(&args)
+    };
+
+    let o = with(false, &["dist", "sim"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).starts_with("simulated: 8 ranks, "));
+    assert_eq!(stdout(&o).lines().count(), 9, "{}", stdout(&o));
+    let o = with(true, &["dist", "sim"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        (v["verdict"].as_str(), v["ranks"].as_i64()),
+        (Some("certified"), Some(8))
+    );
+    assert_eq!(v["devices"].as_array().map(Vec::len), Some(8));
+    assert_eq!(v["devices"][1]["coords"], serde_json::json!([0, 1]));
+    assert_eq!(
+        (
+            &v["devices"][1]["holds_before"],
+            &v["devices"][1]["holds_after"]
+        ),
+        (
+            &serde_json::json!([[[0, 32], [0, 64]]]),
+            &serde_json::json!([[[0, 64], [16, 32]]])
+        )
+    );
+    assert_eq!(v["plan"]["certified"], true);
+
+    let right = "[(0, Shard(0), Replicate()), (1, Replicate(), Shard(1))]";
+    let wrong = "[(1, Replicate(), Shard(1))]";
+    let o = with(false, &["dist", "check"], &["--dtensor-steps", right]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).starts_with("certified: 3 steps, 8 ranks, "));
+    let o = with(true, &["dist", "check"], &["--dtensor-steps", right]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        (v["verdict"].as_str(), v["steps"].as_i64()),
+        (Some("certified"), Some(3))
+    );
+    assert!(v["places_checked"].as_i64().unwrap() > 0 && v["xla"].is_null());
+    let o = with(false, &["dist", "check"], &["--dtensor-steps", wrong]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(first_line(&o).starts_with("refuted: device 0 [0, 0]"));
+    let o = with(true, &["dist", "check"], &["--dtensor-steps", wrong]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["verdict"], "refuted");
+    assert_eq!(v["counterexample"]["rank"], 0);
+    assert_eq!(v["counterexample"]["coords"], serde_json::json!([0, 0]));
+    assert!(v["counterexample"]["message"].is_string());
+
+    let tmp = common::scratch();
+    let path = tmp.path().join("dist.cu");
+    let p = path.to_str().unwrap();
+    let o = with(false, &["dist", "gen"], &["-o", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        format!("generated: {p} (3 steps, 3 kernels, validated)")
+    );
+    let o = with(true, &["dist", "gen"], &["-o", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        (v["written"].as_str(), v["steps"].as_i64()),
+        (Some(p), Some(3))
+    );
+    assert!(v["kernels"].as_i64().unwrap() > 0 && v["plan"]["certified"] == true);
+
+    let o = with(false, &["dist", "run"], &["--host"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).starts_with("ran: 3 steps, 8 ranks on host, "));
+    let o = with(true, &["dist", "run"], &["--host"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(
+        (v["correct"].as_bool(), v["device"].as_str()),
+        (Some(true), Some("host"))
+    );
+    assert_eq!(
+        (v["wrong"].as_i64(), v["ranks"].as_i64()),
+        (Some(0), Some(8))
+    );
+    assert!(v["first_wrong"].is_null() && v["nccl"].is_null());
+    let o = with(true, &["dist", "run"], &[]);
+    let v = json(&o);
+    if o.status.code() == Some(3) {
+        assert!(v["skipped"].as_str().unwrap().starts_with("no CUDA device"));
+    } else {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(v["correct"], true);
+    }
 }

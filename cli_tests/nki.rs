@@ -5,7 +5,7 @@
 use std::process::Command;
 
 mod common;
-use common::{first_line, laycert, stderr};
+use common::{first_line, laycert, stderr, stdout};
 
 fn tmp(dir: &tempfile::TempDir, name: &str) -> String {
     dir.path().join(name).to_string_lossy().into_owned()
@@ -294,4 +294,160 @@ fn nki_run_stops_a_kernel_past_its_timeout_and_reports_errors_on_stderr() {
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stdout.is_empty(), "{}", first_line(&o));
     assert!(stderr(&o).contains("RuntimeError: boom"), "{}", stderr(&o));
+}
+
+/// `--json` output: exactly one JSON object on one line.
+fn json(o: &std::process::Output) -> serde_json::Value {
+    let text = stdout(o);
+    assert_eq!(text.lines().count(), 1, "--json prints one line: {text}");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("--json prints valid JSON");
+    assert!(v.is_object(), "{text}");
+    v
+}
+
+/// `gen nki` without `-o` prints the kernel itself; with `--json`, one object holding it as
+/// `source`, what it computes and its cost (as `-o` does with `wrote`).
+#[test]
+fn gen_nki_json_without_out_holds_the_kernel_source() {
+    for (what, args) in [
+        (
+            "gemm 128x512x128 bf16",
+            &["gemm", "--m", "128", "--n", "512", "--k", "128"][..],
+        ),
+        (
+            "softmax 130x33 f32",
+            &["softmax", "--rows", "130", "--cols", "33"][..],
+        ),
+        (
+            "mha heads=1 seq=128 dim=64",
+            &["mha", "--heads", "1", "--seq", "128", "--dim", "64"][..],
+        ),
+    ] {
+        let mut text = vec!["gen", "nki"];
+        text.extend(args);
+        let o = laycert(&text);
+        assert_eq!(o.status.code(), Some(0), "{what}: {}", stderr(&o));
+        let source = stdout(&o);
+        assert!(
+            source.starts_with("# laycert-nki: kind="),
+            "{what}: {source}"
+        );
+        let mut with_json = vec!["--json"];
+        with_json.extend(text);
+        let o = laycert(&with_json);
+        assert_eq!(o.status.code(), Some(0), "{what}: {}", stderr(&o));
+        let v = json(&o);
+        assert_eq!(v["source"].as_str(), Some(source.as_str()), "{what}");
+        assert!(
+            v["kernel"].as_str().unwrap().starts_with(what),
+            "{what}: {v}"
+        );
+        assert!(
+            v.get("cost").is_some() && v.get("wrote").is_none(),
+            "{what}: {v}"
+        );
+    }
+}
+
+/// `nki run --json` prints one object for every outcome, `timeout: ...` and `cannot run: ...`
+/// as their verdicts with null figures (exit 3 as in text).
+#[test]
+fn nki_run_json_reports_timeout_and_no_python_as_one_object() {
+    let scratch = common::scratch();
+    let k = tmp(&scratch, "g.py");
+    let o = laycert(&[
+        "gen", "nki", "gemm", "--m", "128", "--n", "512", "--k", "128", "-o", &k,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for json_flag in [false, true] {
+        let mut args = vec!["nki", "run", k.as_str()];
+        if json_flag {
+            args.insert(0, "--json");
+        }
+        let o = Command::new(env!("CARGO_BIN_EXE_laycert"))
+            .args(&args)
+            .env("LAYCERT_PYTHON", "/nonexistent")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+        let line = if json_flag {
+            let v = json(&o);
+            assert!(v["figures"].is_null(), "{v}");
+            v["verdict"].as_str().unwrap().to_string()
+        } else {
+            assert_eq!(stdout(&o).lines().count(), 1);
+            first_line(&o)
+        };
+        assert!(
+            line.starts_with("cannot run: /nonexistent with numpy"),
+            "{line}"
+        );
+    }
+    if !numpy() {
+        return;
+    }
+    let header = "# laycert-nki: kind=gemm m=128 n=512 k=128 dtype=bf16 entry=laycert_gemm\n";
+    let k = tmp(&scratch, "loop.py");
+    std::fs::write(&k, format!("{header}while True:\n    pass\n")).unwrap();
+    let o = laycert(&["--json", "nki", "run", &k, "--timeout", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let v = json(&o);
+    assert!(
+        v["verdict"].as_str().unwrap().starts_with("timeout: "),
+        "{v}"
+    );
+    assert!(v["figures"].is_null(), "{v}");
+}
+
+/// The reference interpreter's arrays grow with the header's sizes (a 16384x16384x8192 GEMM
+/// grew past 6 GB before its timeout): a kernel needing more than its limit is refused before
+/// Python starts, exit 2 naming the sizes and the limit. `gen nki` still emits it (it is valid
+/// for the hardware), with a note on stderr.
+#[test]
+fn nki_run_refuses_a_kernel_past_the_interpreter_memory_limit() {
+    let scratch = common::scratch();
+    let k = tmp(&scratch, "big.py");
+    let o = laycert(&[
+        "gen", "nki", "gemm", "--m", "16384", "--n", "16384", "--k", "8192", "-o", &k,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).starts_with(&format!("wrote {k}: gemm 16384x16384x8192")));
+    assert!(
+        stderr(&o).contains("note: `laycert nki run` will refuse this kernel"),
+        "{}",
+        stderr(&o)
+    );
+    let m = tmp(&scratch, "mha.py");
+    std::fs::write(
+        &m,
+        "# laycert-nki: kind=mha heads=1 seq=131072 dim=64 dtype=bf16 entry=k\n",
+    )
+    .unwrap();
+    for (path, sizes) in [
+        (&k, "gemm m=16384 n=16384 k=8192"),
+        (&m, "mha heads=1 seq=131072 dim=64"),
+    ] {
+        for json_flag in [false, true] {
+            let mut args = vec!["nki", "run", path.as_str()];
+            if json_flag {
+                args.push("--json");
+            }
+            let o = laycert(&args);
+            assert_eq!(o.status.code(), Some(2), "{sizes}: {}", stderr(&o));
+            assert!(o.stdout.is_empty(), "{sizes}: {}", first_line(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains(&format!("header: {sizes} needs about "))
+                    && err.contains("over the interpreter's limit of 2 GiB"),
+                "{err}"
+            );
+        }
+    }
+    // A kernel the interpreter runs comes with no note.
+    let s = tmp(&scratch, "s.py");
+    let o = laycert(&[
+        "gen", "nki", "softmax", "--rows", "130", "--cols", "33", "-o", &s,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
 }

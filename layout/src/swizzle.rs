@@ -32,19 +32,48 @@ pub struct Swizzle {
 /// Largest bit position a swizzle may touch (offsets are non-negative i64).
 const MAX_BIT: i64 = 62;
 
+/// The highest bit `Sw<B,M,S>` touches, `B + M + |S| - 1` (B counted as at least 1, so that
+/// `M + |S|` stays below 63 and the masks in range), in a width no sum overflows.
+fn highest_bit(bits: i64, base: i64, shift: i64) -> i128 {
+    i128::from(bits.max(1)) + i128::from(base) + i128::from(shift).abs() - 1
+}
+
 impl Swizzle {
     /// `Sw<B,M,S>`; all touched bits must lie at or below bit 62. It touches bits `M..M+B`
     /// and `M+|S|..M+|S|+B`, so its highest is `B + M + |S| - 1` (with `B` 0 it touches
     /// none, and `M + |S|` is still held below 63 so its masks stay in range).
     pub fn new(bits: u32, base: u32, shift: i32) -> Result<Swizzle> {
-        let hi = i64::from(bits.max(1)) + i64::from(base) + i64::from(shift).abs() - 1;
-        if hi > MAX_BIT {
+        let hi = highest_bit(bits.into(), base.into(), shift.into());
+        if hi > MAX_BIT.into() {
             return Err(LayoutError::invalid(
                 format!("Sw<{bits},{base},{shift}>"),
                 format!("it touches bit {hi}, beyond the supported bit {MAX_BIT}"),
             ));
         }
         Ok(Swizzle { bits, base, shift })
+    }
+
+    /// [`Swizzle::new`] from parsed integers of any size: one past the supported bits is refused
+    /// as such, however large (`Sw<3,4,2^63-1>` touches bit 2^63 + 5).
+    pub fn from_i64(bits: i64, base: i64, shift: i64) -> Result<Swizzle> {
+        if bits < 0 || base < 0 {
+            return Err(LayoutError::invalid(
+                format!("Sw<{bits},{base},{shift}>"),
+                "B and M must be >= 0",
+            ));
+        }
+        let hi = highest_bit(bits, base, shift);
+        match (
+            u32::try_from(bits),
+            u32::try_from(base),
+            i32::try_from(shift),
+        ) {
+            (Ok(b), Ok(m), Ok(s)) if hi <= i128::from(MAX_BIT) => Swizzle::new(b, m, s),
+            _ => Err(LayoutError::invalid(
+                format!("Sw<{bits},{base},{shift}>"),
+                format!("it touches bit {hi}, beyond the supported bit {MAX_BIT}"),
+            )),
+        }
     }
 
     /// The identity swizzle `Sw<0,0,0>`.

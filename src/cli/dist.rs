@@ -20,6 +20,9 @@
 //! - `gen`: `generated: FILE (N steps, K kernels)` (exit 0).
 //!   Bad input (a mesh of 0 devices, a repeated axis name, a placement naming a missing tensor
 //!   dim, a mesh axis used twice, different device counts) is exit 2 naming what and where.
+//! - `--json`: one object instead, with the same exit code: `verdict` (`certified`, `refuted`,
+//!   `unknown`, `invalid`) and its figures for `sim` and `check`, `correct` for `run` (`skipped`
+//!   without a device), `written` for `gen`.
 
 use std::fmt::Write as _;
 
@@ -346,19 +349,23 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             // The cell simulator alone, whatever decided the certificate.
             let c = match certify::dist::simulate_plan(&p.source, &p.target, &p.plan) {
                 Ok(c) => c,
-                Err(certify::dist::DistError::Refuted(c)) => {
-                    return Ok(Report {
-                        stdout: format!("refuted: {c}\n"),
-                        code: 1,
-                    })
-                }
-                Err(certify::dist::DistError::Unknown(r)) => {
-                    return Ok(Report {
-                        stdout: format!("unknown: {r}\n"),
-                        code: 3,
-                    })
-                }
+                Err(e) => return Ok(dist_error(&e, None, as_json)),
             };
+            if as_json {
+                let devices: Vec<_> = (0..p.source.mesh.size().min(64))
+                    .map(|r| {
+                        json!({
+                            "rank": r, "coords": p.source.mesh.coords(r),
+                            "holds_before": held_boxes(&p.source, r),
+                            "holds_after": held_boxes(&p.target, r),
+                        })
+                    })
+                    .collect();
+                return Ok(Report::json(json!({
+                    "verdict": "certified", "ranks": c.ranks, "places_checked": c.places_checked,
+                    "plan": plan_json(&p, &i), "devices": devices,
+                })));
+            }
             let mut lines = vec![format!(
                 "simulated: {} ranks, {} places checked, certified",
                 c.ranks, c.places_checked
@@ -380,14 +387,15 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             xla_hlo,
         } => {
             let i = inputs(spec)?;
-            let mut recv_line = None;
+            let mut xla = None;
             let lowered = match (dtensor_steps, plan, xla_hlo) {
                 (None, None, Some(path)) => {
                     let text = super::input::read_bounded(path, "--xla-hlo", MAX_FILE_BYTES)?;
                     let x = solver::dist::xla::lower_xla(&text, &i.source, &i.target)
                         .map_err(|e| bad(format!("--xla-hlo {path}: {e}")))?;
-                    recv_line = Some(xla_recv_line(&x, &i));
-                    x.plan
+                    let plan = x.plan.clone();
+                    xla = Some((x, i.bytes));
+                    plan
                 }
                 (Some(steps), None, None) => {
                     let src =
@@ -396,10 +404,8 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                     match peer::lower_dtensor(&i.source.mesh, &i.source.shape, &src, &tr, &i.opts) {
                         Ok((plan, _, _)) => plan,
                         Err(e) => {
-                            return Ok(Report {
-                                stdout: format!("unknown: {e}\n"),
-                                code: 3,
-                            })
+                            let e = certify::dist::DistError::Unknown(e.to_string());
+                            return Ok(dist_error(&e, None, as_json));
                         }
                     }
                 }
@@ -427,13 +433,16 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                                 }
                             }
                             if let Err(e) = certify::dist::check_certificate(&c) {
-                                return Ok(Report {
-                                    stdout: format!(
-                                        "invalid: the certificate does not re-check: {}\n",
-                                        e.why_invalid()
-                                    ),
-                                    code: 1,
-                                });
+                                let why = e.why_invalid();
+                                let mut r = if as_json {
+                                    Report::json(json!({ "verdict": "invalid", "reason": why }))
+                                } else {
+                                    Report::ok(vec![format!(
+                                        "invalid: the certificate does not re-check: {why}"
+                                    )])
+                                };
+                                r.code = 1;
+                                return Ok(r);
                             }
                             c.plan
                         }
@@ -445,9 +454,13 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                     ))
                 }
             };
-            let tail = recv_line.map(|l| format!("{l}\n")).unwrap_or_default();
+            let xla = xla.as_ref().map(|(x, bytes)| (x, *bytes));
             Ok(
                 match certify::dist::certify_plan(&i.source, &i.target, &lowered) {
+                    Ok(c) if as_json => Report::json(json!({
+                        "verdict": "certified", "steps": lowered.steps.len(), "ranks": c.ranks,
+                        "places_checked": c.places_checked, "xla": xla.map(xla_json),
+                    })),
                     Ok(c) => Report::ok(
                         std::iter::once(format!(
                             "certified: {} steps, {} ranks, {} places checked",
@@ -455,17 +468,10 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                             c.ranks,
                             c.places_checked
                         ))
-                        .chain(tail.lines().map(str::to_string))
+                        .chain(xla.map(xla_lines).unwrap_or_default())
                         .collect(),
                     ),
-                    Err(certify::dist::DistError::Refuted(c)) => Report {
-                        stdout: format!("refuted: {c}\n{tail}"),
-                        code: 1,
-                    },
-                    Err(certify::dist::DistError::Unknown(r)) => Report {
-                        stdout: format!("unknown: {r}\n"),
-                        code: 3,
-                    },
+                    Err(e) => dist_error(&e, xla, as_json),
                 },
             )
         }
@@ -479,10 +485,21 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             let r = match run {
                 Ok(r) => r,
                 Err(codegen::CodegenError::NoCudaDevice(why)) => {
-                    return Ok(super::gpu::skipped(&why, false))
+                    return Ok(super::gpu::skipped(&why, as_json))
                 }
                 Err(e) => return Err(bad(format!("run: {e}"))),
             };
+            if as_json {
+                let mut report = Report::json(json!({
+                    "correct": r.wrong == 0, "steps": r.steps, "ranks": r.ranks,
+                    "device": r.device, "places_checked": r.places_checked, "wrong": r.wrong,
+                    "first_wrong": r.first_wrong.map(|(rank, id, got, want)| json!({
+                        "rank": rank, "element": id, "got": got, "want": want })),
+                    "nccl": (!r.nccl.is_empty()).then_some(&r.nccl),
+                }));
+                report.code = u8::from(r.wrong > 0);
+                return Ok(report);
+            }
             let mut lines = vec![match r.first_wrong {
                 None => format!(
                     "ran: {} steps, {} ranks on {}, {} places checked, 0 wrong",
@@ -507,6 +524,12 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
             let prog = codegen::nccl::emit(&p.plan, &p.source, &p.target, i.bytes)
                 .map_err(|e| bad(e.to_string()))?;
             std::fs::write(out, &prog.source).map_err(|e| bad(format!("--out {out}: {e}")))?;
+            if as_json {
+                return Ok(Report::json(json!({
+                    "written": out, "steps": p.plan.steps.len(), "kernels": prog.kernels,
+                    "validated": true, "plan": plan_json(&p, &i),
+                })));
+            }
             Ok(Report::ok(vec![format!(
                 "generated: {out} ({} steps, {} kernels, validated)",
                 p.plan.steps.len(),
@@ -516,21 +539,63 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
     }
 }
 
-/// XLA's collectives and the bytes each device receives by them.
-fn xla_recv_line(x: &solver::dist::xla::XlaPlan, i: &Inputs) -> String {
+/// A refuted or undecided plan: `refuted: ...` (exit 1, then XLA's collectives when the plan
+/// was XLA's) or `unknown: ...` (exit 3), or their JSON.
+fn dist_error(
+    e: &certify::dist::DistError,
+    xla: Option<(&solver::dist::xla::XlaPlan, i64)>,
+    as_json: bool,
+) -> Report {
+    use certify::dist::DistError;
+    let (mut report, code) = match (e, as_json) {
+        (DistError::Refuted(c), true) => (
+            Report::json(json!({
+                "verdict": "refuted", "counterexample": c, "xla": xla.map(xla_json),
+            })),
+            1,
+        ),
+        (DistError::Refuted(c), false) => (
+            Report::ok(
+                std::iter::once(format!("refuted: {c}"))
+                    .chain(xla.map(xla_lines).unwrap_or_default())
+                    .collect(),
+            ),
+            1,
+        ),
+        (DistError::Unknown(r), true) => (
+            Report::json(json!({ "verdict": "unknown", "reason": r })),
+            3,
+        ),
+        (DistError::Unknown(r), false) => (Report::ok(vec![format!("unknown: {r}")]), 3),
+    };
+    report.code = code;
+    report
+}
+
+/// XLA's collectives and the bytes each device receives by them (`bytes` per element).
+fn xla_lines((x, bytes): (&solver::dist::xla::XlaPlan, i64)) -> Vec<String> {
     let per: Vec<String> = x
         .recv_elems
         .iter()
-        .map(|e| (e * i.bytes).to_string())
+        .map(|e| (e * bytes).to_string())
         .collect();
     let mut lines = vec![format!(
         "xla: {} collective(s), {} bytes received per rank (max); per device: [{}]",
         x.collectives.len(),
-        x.max_recv_elems() * i.bytes,
+        x.max_recv_elems() * bytes,
         per.join(", ")
     )];
     lines.extend(x.collectives.iter().map(|c| format!("  {c}")));
-    lines.join("\n")
+    lines
+}
+
+/// [`xla_lines`] as JSON.
+fn xla_json((x, bytes): (&solver::dist::xla::XlaPlan, i64)) -> serde_json::Value {
+    json!({
+        "collectives": x.collectives,
+        "recv_bytes_per_rank": x.max_recv_elems() * bytes,
+        "recv_bytes_per_device": x.recv_elems.iter().map(|e| e * bytes).collect::<Vec<_>>(),
+    })
 }
 
 /// Reads DTensor's transform steps as Python prints the list of `_TransformInfo`s' fields:
@@ -632,6 +697,15 @@ fn held(l: &MeshLayout, r: i64) -> String {
     } else {
         let boxes: Vec<_> = l.pieces(r).into_iter().map(|p| p.0).collect();
         format!("{boxes:?}")
+    }
+}
+
+/// What device `r` holds as JSON: the list of its boxes, each `[[lo, hi], ...]` per dim.
+fn held_boxes(l: &MeshLayout, r: i64) -> serde_json::Value {
+    if l.is_boxed() {
+        json!([l.block(r)])
+    } else {
+        json!(l.pieces(r).into_iter().map(|p| p.0).collect::<Vec<_>>())
     }
 }
 

@@ -3,23 +3,29 @@
 //! - `laycert gen nki gemm|softmax|mha ... [-o FILE] [--cert FILE]`: plans (TensorE dispatch
 //!   proved by certify), emits NKI Python (to stdout, or to FILE with a summary and the cost
 //!   table on stdout). A request that breaks a documented hardware rule is bad input (exit 2),
-//!   its message `error: <rule>: ...`.
+//!   its message `error: <rule>: ...`. A kernel too large for the reference interpreter (see
+//!   `nki run`) is still emitted, with a note on stderr.
 //! - `laycert nki run KERNEL.py [--target trn1|trn2]`: runs the kernel on laycert's reference
 //!   interpreter against NumPy. First line `match` (exit 0), `mismatch` (exit 1) or
 //!   `rule violated: <rule>: ...` (exit 2). A file that is not a runnable laycert kernel (a
 //!   header whose sizes the generator refuses, a kernel that raises) is exit 2 with the reason
-//!   on stderr. Exit 3: `cannot run: ...` when no Python with NumPy is available
-//!   (`LAYCERT_PYTHON`), `timeout: ...` when the run passed `--timeout SECONDS` (default 600;
-//!   the interpreter and every process it started are killed). The kernel file is trusted code:
-//!   Python executes it.
+//!   on stderr; so is a header whose sizes need more than the interpreter's memory limit (2 GiB
+//!   of arrays, `codegen::nki::MAX_INTERPRETER_BYTES`), refused before Python starts. Exit 3:
+//!   `cannot run: ...` when no Python with NumPy is available (`LAYCERT_PYTHON`), `timeout: ...`
+//!   when the run passed `--timeout SECONDS` (default 600; the interpreter and every process it
+//!   started are killed). The kernel file is trusted code: Python executes it.
 //! - `laycert nki dispatch --a L --b L --c L --dims K,M,N [--instruction K,M,N] [--cert FILE]`:
 //!   the Axe paper's TensorE dispatch of `C[M,N] += A[K,M].T @ B[K,N]` over the axes P and F.
 //!   First line `dispatch: ...` (exit 0) or `refused: <rule>: ...` (exit 1).
+//! - `--json`: one object instead, same exit codes: `gen nki` gives `kernel` (what it computes),
+//!   `cost`, and `source` (the kernel text) or `wrote` (FILE); `nki run` gives `verdict` (the
+//!   first line above, `timeout: ...` and `cannot run: ...` included) and `figures` (null when
+//!   the kernel did not run).
 
 use clap::Subcommand;
 use serde_json::json;
 
-use codegen::nki::{self, CostReport, MhaSpec};
+use codegen::nki::{self, CostReport, KernelSizes, MhaSpec};
 use solver::nki_gemm::{plan_gemm, GemmSpec};
 use solver::tensore::{dispatch_and_prove, Options, Problem};
 
@@ -166,14 +172,27 @@ fn write(path: &str, text: &str) -> Result<(), BadInput> {
     })
 }
 
+/// The kernel on stdout, or written to `out` with a summary; a note on stderr when `nki run`
+/// would refuse it for the reference interpreter's memory (the kernel itself stays valid).
 fn finish(
     kernel: String,
     what: String,
+    sizes: KernelSizes,
     out: Option<&str>,
     cost: Option<CostReport>,
     as_json: bool,
 ) -> Result<Report, BadInput> {
+    if let Err(e) = sizes.check_interpreter_memory() {
+        super::to_stderr(&format!(
+            "note: `laycert nki run` will refuse this kernel: {e}"
+        ));
+    }
     let Some(path) = out else {
+        if as_json {
+            return Ok(Report::json(
+                json!({ "kernel": what, "source": kernel, "cost": cost }),
+            ));
+        }
         return Ok(Report {
             stdout: kernel,
             code: 0,
@@ -235,7 +254,12 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
                 "gemm {m}x{n}x{k} {dtype}, {} block shape(s), dispatches proved",
                 plan.blocks.len()
             );
-            finish(kernel, what, out.as_deref(), Some(cost), as_json)
+            let sizes = KernelSizes::Gemm {
+                m: *m,
+                n: *n,
+                k: *k,
+            };
+            finish(kernel, what, sizes, out.as_deref(), Some(cost), as_json)
         }
         NkiGen::Softmax {
             rows,
@@ -248,6 +272,10 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
             finish(
                 kernel,
                 format!("softmax {rows}x{cols} {dtype}"),
+                KernelSizes::Softmax {
+                    rows: *rows,
+                    cols: *cols,
+                },
                 out.as_deref(),
                 None,
                 as_json,
@@ -285,15 +313,33 @@ pub fn gen(what: &NkiGen, as_json: bool) -> Result<Report, BadInput> {
                 "mha heads={heads} seq={seq} dim={dim} {dtype}, {} matmul dispatch(es) proved",
                 k.certs.len()
             );
+            let sizes = KernelSizes::Mha {
+                heads: *heads,
+                seq: *seq,
+                dim: *dim,
+            };
             finish(
                 k.source,
                 what,
+                sizes,
                 out.as_deref(),
                 Some(nki::cost::mha(&spec)),
                 as_json,
             )
         }
     }
+}
+
+/// A run that did not happen or finish (exit 3): its line, or the JSON of a verdict without
+/// figures.
+fn not_run(line: String, as_json: bool) -> Report {
+    let mut r = if as_json {
+        Report::json(json!({ "verdict": line, "figures": null }))
+    } else {
+        Report::ok(vec![line])
+    };
+    r.code = 3;
+    r
 }
 
 /// `nki ...`.
@@ -327,14 +373,13 @@ pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
                         code,
                     })
                 }
-                Err(nki::NkiError::NoPython(why)) => Ok(Report {
-                    stdout: format!("cannot run: {why}\n"),
-                    code: 3,
-                }),
-                Err(e @ nki::NkiError::Timeout(_)) => Ok(Report {
-                    stdout: format!("timeout: {kernel}: {e} (--timeout)\n"),
-                    code: 3,
-                }),
+                Err(nki::NkiError::NoPython(why)) => {
+                    Ok(not_run(format!("cannot run: {why}"), as_json))
+                }
+                Err(e @ nki::NkiError::Timeout(_)) => Ok(not_run(
+                    format!("timeout: {kernel}: {e} (--timeout)"),
+                    as_json,
+                )),
                 Err(e) => Err(bad(e)),
             }
         }

@@ -117,6 +117,12 @@ pub fn run(opts: &Options) -> Result<Report, BadInput> {
     let corpus = corpus.map_err(|e| BadInput {
         message: format!("error: {e}"),
     })?;
+    let report_error = |dir: &str, e: std::io::Error| BadInput {
+        message: format!("error: --report {dir:?}: {e}"),
+    };
+    if let Some(dir) = opts.report {
+        crate::report::html::prepare(Path::new(dir)).map_err(|e| report_error(dir, e))?;
+    }
     let start = Instant::now();
     let rule_count = rules.len();
     let suites = suites(&corpus, rules);
@@ -135,12 +141,8 @@ pub fn run(opts: &Options) -> Result<Report, BadInput> {
     let table = summary(&suites, &checks, wall);
     let mut report_line = None;
     if let Some(dir) = opts.report {
-        let index =
-            crate::report::html::write(Path::new(dir), &about, &table, &checks).map_err(|e| {
-                BadInput {
-                    message: format!("error: --report {dir:?}: {e}"),
-                }
-            })?;
+        let index = crate::report::html::write(Path::new(dir), &about, &table, &checks)
+            .map_err(|e| report_error(dir, e))?;
         report_line = Some(format!("report: {}", index.display()));
     }
     if opts.json {

@@ -23,10 +23,17 @@ td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}\
 tr.fail{background:#fdd}code{font-size:90%}figure{display:inline-block;margin:4px}\
 figcaption{font-size:80%;max-width:40em}img{max-width:42em}";
 
-/// Writes the report; returns the path of `index.html`.
-pub fn write(dir: &Path, about: &str, summary: &Table, checks: &[Check]) -> io::Result<PathBuf> {
+/// Creates the report's directories (`dir` and its `pictures`), so that a path that cannot hold
+/// the report is refused before the run it reports on; returns the pictures' directory.
+pub fn prepare(dir: &Path) -> io::Result<PathBuf> {
     let pictures = dir.join("pictures");
     std::fs::create_dir_all(&pictures)?;
+    Ok(pictures)
+}
+
+/// Writes the report; returns the path of `index.html`.
+pub fn write(dir: &Path, about: &str, summary: &Table, checks: &[Check]) -> io::Result<PathBuf> {
+    let pictures = prepare(dir)?;
     let mut drawn: BTreeMap<Subject, Result<String, String>> = BTreeMap::new();
     let mut html = String::new();
     let _ = write!(

@@ -28,7 +28,7 @@ pub mod softmax;
 pub use cost::{CostReport, Figures};
 pub use gemm::emit_gemm;
 pub use mha::{emit_mha, MhaKernel, MhaSpec};
-pub use run::{run, run_within, RunOutcome, DEFAULT_TIMEOUT};
+pub use run::{run, run_within, KernelSizes, RunOutcome, DEFAULT_TIMEOUT, MAX_INTERPRETER_BYTES};
 pub use softmax::emit_softmax;
 
 /// Why an NKI kernel cannot be emitted or run.

@@ -234,13 +234,136 @@ fn check_header(kernel: &Path) -> Result<(), NkiError> {
         v.parse()
             .map_err(|_| header(format!("{name}={v} is not an integer")))
     };
-    match get("kind") {
-        Some("gemm") => solver::nki_gemm::check_size(size("m")?, size("n")?, size("k")?)
-            .map_err(|e| header(e.to_string())),
-        Some("softmax") => super::softmax::check_size(size("rows")?, size("cols")?)
-            .map_err(|e| header(e.to_string())),
-        Some("mha") => super::mha::check_size(size("heads")?, size("seq")?, size("dim")?)
-            .map_err(|e| header(e.to_string())),
-        _ => Ok(()),
+    let sizes = match get("kind") {
+        Some("gemm") => {
+            let (m, n, k) = (size("m")?, size("n")?, size("k")?);
+            solver::nki_gemm::check_size(m, n, k).map_err(|e| header(e.to_string()))?;
+            KernelSizes::Gemm { m, n, k }
+        }
+        Some("softmax") => {
+            let (rows, cols) = (size("rows")?, size("cols")?);
+            super::softmax::check_size(rows, cols).map_err(|e| header(e.to_string()))?;
+            KernelSizes::Softmax { rows, cols }
+        }
+        Some("mha") => {
+            let (heads, seq, dim) = (size("heads")?, size("seq")?, size("dim")?);
+            super::mha::check_size(heads, seq, dim).map_err(|e| header(e.to_string()))?;
+            KernelSizes::Mha { heads, seq, dim }
+        }
+        _ => return Ok(()),
+    };
+    sizes
+        .check_interpreter_memory()
+        .map_err(|e| header(e.to_string()))
+}
+
+/// Most bytes the reference interpreter's arrays may take: 2 GiB. The harness draws the inputs
+/// and computes the reference from the header's sizes in float64, so its memory grows with them
+/// (a 16384x16384x8192 GEMM needs over 20 GiB); a kernel over the limit is refused before
+/// Python starts.
+pub const MAX_INTERPRETER_BYTES: i64 = 2 << 30;
+
+/// Bytes per element of the inputs and of the result the harness holds: the float64 draws and
+/// reference, the rounded storage and written-masks, and the comparison's float64 temporaries
+/// (six float64 arrays; measured peaks are about 34 and 45).
+const BYTES_PER_ELEMENT: i64 = 48;
+
+/// Bytes per attention score (`heads x seq x seq`): the reference's float64 scores, exponentials
+/// and probabilities (three float64 arrays; measured about 19).
+const BYTES_PER_SCORE: i64 = 24;
+
+/// The sizes a kernel's header declares, which set the interpreter's arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelSizes {
+    /// `result[m,n] = lhsT[k,m].T @ rhs[k,n]`.
+    Gemm {
+        /// Rows of the result.
+        m: i64,
+        /// Columns of the result.
+        n: i64,
+        /// The contraction.
+        k: i64,
+    },
+    /// Row softmax of `rows x cols`.
+    Softmax {
+        /// Rows.
+        rows: i64,
+        /// Columns.
+        cols: i64,
+    },
+    /// Attention over `heads`, `seq` and head dim `dim`.
+    Mha {
+        /// Heads.
+        heads: i64,
+        /// Sequence length.
+        seq: i64,
+        /// Head dim.
+        dim: i64,
+    },
+}
+
+impl std::fmt::Display for KernelSizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelSizes::Gemm { m, n, k } => write!(f, "gemm m={m} n={n} k={k}"),
+            KernelSizes::Softmax { rows, cols } => write!(f, "softmax rows={rows} cols={cols}"),
+            KernelSizes::Mha { heads, seq, dim } => {
+                write!(f, "mha heads={heads} seq={seq} dim={dim}")
+            }
+        }
+    }
+}
+
+impl KernelSizes {
+    /// The interpreter's estimated memory: [`BYTES_PER_ELEMENT`] per element of the inputs and
+    /// of the result, plus [`BYTES_PER_SCORE`] per attention score; `None` past `i64`.
+    ///
+    /// A 128x512x128 GEMM holds 81920 input and 65536 result elements:
+    ///
+    /// ```
+    /// use codegen::nki::KernelSizes;
+    /// let gemm = KernelSizes::Gemm { m: 128, n: 512, k: 128 };
+    /// assert_eq!(gemm.interpreter_bytes(), Some(48 * (81920 + 65536)));
+    /// ```
+    pub fn interpreter_bytes(&self) -> Option<i64> {
+        let (inputs, result, scores) = match *self {
+            KernelSizes::Gemm { m, n, k } => {
+                (k.checked_mul(m.checked_add(n)?)?, m.checked_mul(n)?, 0)
+            }
+            KernelSizes::Softmax { rows, cols } => {
+                let x = rows.checked_mul(cols)?;
+                (x, x, 0)
+            }
+            KernelSizes::Mha { heads, seq, dim } => {
+                let x = heads.checked_mul(seq)?.checked_mul(dim)?;
+                (
+                    x.checked_mul(3)?,
+                    x,
+                    heads.checked_mul(seq)?.checked_mul(seq)?,
+                )
+            }
+        };
+        inputs
+            .checked_add(result)?
+            .checked_mul(BYTES_PER_ELEMENT)?
+            .checked_add(scores.checked_mul(BYTES_PER_SCORE)?)
+    }
+
+    /// Ok when the interpreter's arrays fit [`MAX_INTERPRETER_BYTES`]; else an error naming the
+    /// sizes, the estimate and the limit.
+    pub fn check_interpreter_memory(&self) -> Result<(), NkiError> {
+        let gib = |b: i64| b as f64 / (1u64 << 30) as f64;
+        match self.interpreter_bytes() {
+            Some(b) if b <= MAX_INTERPRETER_BYTES => Ok(()),
+            b => {
+                Err(NkiError::Input(format!(
+                "{self} needs {} of reference-interpreter arrays ({BYTES_PER_ELEMENT} bytes per \
+                 input and result element, {BYTES_PER_SCORE} per attention score), over the \
+                 interpreter's limit of {:.0} GiB",
+                b.map_or("more than 2^63 bytes".into(), |b| format!("about {:.1} GiB", gib(b))),
+                gib(MAX_INTERPRETER_BYTES)
+            )))
+            }
+        }
     }
 }

@@ -550,10 +550,10 @@ pub(crate) fn swizzled(c: &mut Cursor) -> Result<SwizzledLayout> {
     let s = c.int(false)?;
     c.expect(">")?;
     let end = c.pos();
-    let (Ok(b), Ok(m), Ok(s)) = (u32::try_from(b), u32::try_from(m), i32::try_from(s)) else {
+    if b < 0 || m < 0 {
         return Err(c.error_at(start, end, "Sw<B,M,S> with B, M >= 0").into());
-    };
-    let sw = Swizzle::new(b, m, s)
+    }
+    let sw = Swizzle::from_i64(b, m, s)
         .map_err(|e| c.error_at(start, end, format!("a valid swizzle ({e})")))?;
     if let Some(ptr) = ["_smem_ptr", "_gmem_ptr", "_rmem_ptr", "_ptr"]
         .iter()
