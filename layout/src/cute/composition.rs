@@ -396,10 +396,7 @@ mod tests {
             format!("({}):({})", e.join(","), s.join(","))
         };
         let zeros = modes(62, &|_| 0);
-        assert_eq!(
-            comp("2:1", &zeros).unwrap(),
-            zeros.replace(',', ", ")
-        );
+        assert_eq!(comp("2:1", &zeros).unwrap(), zeros.replace(',', ", "));
         // 30 contiguous modes: two values per leaf, 2^30 > 2^20 combinations: refused by name.
         let wide = modes(30, &|k| 1 << k);
         let e = comp("1073741824:1", &wide).unwrap_err().to_string();
