@@ -315,8 +315,8 @@ impl std::fmt::Display for KernelSizes {
 }
 
 impl KernelSizes {
-    /// The interpreter's estimated memory: [`BYTES_PER_ELEMENT`] per element of the inputs and
-    /// of the result, plus [`BYTES_PER_SCORE`] per attention score; `None` past `i64`.
+    /// The interpreter's estimated memory: `BYTES_PER_ELEMENT` per element of the inputs and
+    /// of the result, plus `BYTES_PER_SCORE` per attention score; `None` past `i64`.
     ///
     /// A 128x512x128 GEMM holds 81920 input and 65536 result elements:
     ///
