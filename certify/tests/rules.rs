@@ -624,6 +624,32 @@ fn ill_typed_rules_are_parse_errors_not_refutations() {
     }
 }
 
+/// `i64::MIN / -1` and `i64::MIN % -1` overflow; only a zero divisor is "by zero".
+#[test]
+fn division_overflow_is_not_division_by_zero() {
+    let min = "(0 - 9223372036854775807 - 1)";
+    let a = |v: i64| Assignment::from([("d".to_string(), Bound::Int(v))]);
+    let e = |op: char| {
+        let text =
+            format!("rule r forall d : int where -1 <= d <= 0\n  S[1:({min} {op} d)] == S[1:0]");
+        parse_source("e", &text).unwrap().rules[0].lhs.clone()
+    };
+    for (op, name) in [('/', "division"), ('%', "remainder")] {
+        let t = e(op);
+        let by_minus_one = eval::term(&t, &a(-1)).unwrap_err().to_string();
+        assert!(
+            by_minus_one.contains(&format!("integer overflow in {name}"))
+                && !by_minus_one.contains("by zero"),
+            "{by_minus_one}"
+        );
+        let by_zero = eval::term(&t, &a(0)).unwrap_err().to_string();
+        assert!(
+            by_zero.contains(&format!("integer overflow in {name} (by zero)")),
+            "{by_zero}"
+        );
+    }
+}
+
 /// The grid limit is clamped and a run has a deterministic work budget.
 #[test]
 fn huge_limits_are_capped_and_the_work_budget_gives_unknown() {

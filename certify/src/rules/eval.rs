@@ -64,8 +64,16 @@ pub fn int(e: &IntExpr, a: &Assignment) -> Result<i64, LayoutError> {
                 '+' => x.checked_add(y).ok_or_else(|| ovf("addition"))?,
                 '-' => x.checked_sub(y).ok_or_else(|| ovf("subtraction"))?,
                 '*' => x.checked_mul(y).ok_or_else(|| ovf("multiplication"))?,
-                '/' => x.checked_div(y).ok_or_else(|| ovf("division (by zero)"))?,
-                _ => x.checked_rem(y).ok_or_else(|| ovf("remainder (by zero)"))?,
+                // `checked_div` fails on a zero divisor and on `i64::MIN / -1`, whose
+                // quotient 2^63 is past i64: only the first is "by zero".
+                '/' => x.checked_div(y).ok_or_else(|| match y {
+                    0 => ovf("division (by zero)"),
+                    _ => ovf("division"),
+                })?,
+                _ => x.checked_rem(y).ok_or_else(|| match y {
+                    0 => ovf("remainder (by zero)"),
+                    _ => ovf("remainder"),
+                })?,
             }
         }
         IntExpr::Call(f, arg) => match (f.as_str(), arg.as_ref()) {
