@@ -650,6 +650,98 @@ fn division_overflow_is_not_division_by_zero() {
     }
 }
 
+/// The audit's hang: `(a,b):(1,a) == (a*b):1` over 400 x 400 costs far more than the budget
+/// (its instances enumerate up to 2^16 logical indices each); the exhaustive attempt stops
+/// with the budget named, having counted no more units than the budget.
+#[test]
+fn a_rule_past_the_work_budget_stops_within_it() {
+    let text = "rule c2 forall a b : int where 1 <= a <= 400, 1 <= b <= 400
+  (a,b):(1,a) == (a*b):1";
+    let opts = Options {
+        use_smt: false,
+        ..Options::default()
+    };
+    let budget = certify::rules::prove::WORK_BUDGET;
+    assert_eq!(opts.work_budget, budget);
+    let r = &prove_source("c2", text, &opts).unwrap()[0];
+    let why = format!("the work budget ({budget} units) ran out at grid point");
+    assert!(
+        matches!(&r.verdict, Verdict::Unknown(w) if w.starts_with(&why)),
+        "{}",
+        r.line()
+    );
+    assert!(r.work <= budget && r.work > budget / 2, "{}", r.work);
+}
+
+/// A spent budget is not the end: z3 is tried next where the rule is in its fragment, and
+/// otherwise the UNKNOWN names the budget and why z3 did not apply.
+#[test]
+fn a_spent_budget_falls_to_z3() {
+    let tight = Options {
+        work_budget: 200_000,
+        ..Options::default()
+    };
+    let text = "rule c2 forall a b : int where 1 <= a <= 300, 1 <= b <= 300
+  (a,b):(1,a) == (a*b):1
+rule c2_wrong forall a b : int where 1 <= a <= 300, 1 <= b <= 300
+  (a,b):(1,a) == (a*b):2
+rule co forall a b : int where 1 <= a <= 300, 1 <= b <= 300
+  coalesce((a,b):(1,a)) == (a*b):1";
+    let r = prove_source("z", text, &tight).unwrap();
+    assert_eq!(r[0].word(), "PROVED", "{}", r[0].line());
+    assert!(
+        r[0].method.as_deref().unwrap().starts_with("z3"),
+        "{}",
+        r[0].line()
+    );
+    assert!(r[0].rechecked > 0, "{}", r[0].line());
+    // Refuted before the budget runs out, by the exhaustive path.
+    assert_eq!(r[1].word(), "REFUTED", "{}", r[1].line());
+    let Verdict::Unknown(why) = &r[2].verdict else {
+        panic!("{}", r[2].line())
+    };
+    assert!(
+        why.starts_with("the work budget (200000 units) ran out at grid point")
+            && why.contains("outside z3's strided fragment"),
+        "{why}"
+    );
+    assert_eq!(r[2].method.as_deref(), Some("exhaustive"));
+}
+
+/// The units count what the deciders and operators enumerate, not only the logical indices:
+/// replica vectors, a linear side's table, a slice's region, a composition's carry check, a
+/// left inverse's search. Each rule here has few logical indices and would once have passed
+/// a budget that its real work exceeds many times over.
+#[test]
+fn the_work_budget_counts_replicas_tables_and_enumerating_operators() {
+    let budget = 2_000_000;
+    let opts = Options {
+        work_budget: budget,
+        use_smt: false,
+        ..Options::default()
+    };
+    for text in [
+        "rule r forall a b : int where 1 <= a <= 64, 1 <= b <= 64
+  S[a:1] + R[(b*256):1@warpid] == S[a:1] + R[(b*256):1@warpid]",
+        "rule f forall a : int where 1 <= a <= 100
+  f2_right_inverse(swizzle_map(3,4,3,20-(a%2))) == swizzle_map(3,4,3,20-(a%2))",
+        "rule s forall a : int where 1 <= a <= 100
+  slice(S[(1024,1023):(1,1024)], [1024,1023], [(0,1000),(a,a+500)]) == slice(S[(1024,1023):(1,1024)], [1024,1023], [(0,1000),(a,a+500)])",
+        "rule c forall a : int where 1 <= a <= 100
+  compose((512,512):(1,512), (512,511):(1,512+a)) == compose((512,512):(1,512), (512,511):(1,512+a))",
+        "rule l forall a : int where 1 <= a <= 100
+  left_inverse((7,11,13):(1,99,1500+a)) == left_inverse((7,11,13):(1,99,1500+a))",
+    ] {
+        let r = &prove_source("w", text, &opts).unwrap()[0];
+        assert!(
+            matches!(&r.verdict, Verdict::Unknown(w) if w.contains("work budget")),
+            "{}",
+            r.line()
+        );
+        assert!(r.work <= budget, "{}", r.work);
+    }
+}
+
 /// The grid limit is clamped and a run has a deterministic work budget.
 #[test]
 fn huge_limits_are_capped_and_the_work_budget_gives_unknown() {
