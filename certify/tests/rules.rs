@@ -561,7 +561,8 @@ rule b forall s : int where 4294967296 <= s <= 4294967296
   S[1:(s*s)] == S[1:0]
 rule c forall k : int where 63 <= k <= 63
   S[1:pow2(k)] == S[1:0]
-rule d S[4:1] + 7@m + 0@m == S[4:1] + 7@m";
+rule d forall t : int where 7 <= t <= 7
+  S[4:1] + t@m + 0@m == S[4:1] + t@m";
     for r in prove_source("one", one, &Options::default()).unwrap() {
         assert_eq!(r.word(), "REFUTED", "{}", r.line());
         assert_eq!(r.method.as_deref(), Some("exhaustive"));
@@ -621,6 +622,75 @@ fn ill_typed_rules_are_parse_errors_not_refutations() {
         let e = parse_source("f", text).unwrap_err();
         assert_eq!(e.error.span.start, at, "{text}: {}", e.render());
         assert!(e.render().starts_with("f:1:"), "{}", e.render());
+    }
+}
+
+/// A literal or integer expression that uses no parameter is the same at every instance: when
+/// it is undefined (it never parses, its numbers make no layout, its arithmetic overflows) the
+/// rule is malformed, a parse error at its place, never REFUTED or a vacuous UNKNOWN. Where it
+/// uses a parameter, undefinedness stays per instance.
+#[test]
+fn constant_literals_that_are_never_defined_are_parse_errors() {
+    for (text, at, what) in [
+        // Two offsets on `m` (audit p1, `===`, and p2, `==`).
+        (
+            "rule i8\n  S[2:1] + 1 + 2 === S[2:1] + 3",
+            23,
+            "an offset on a new axis",
+        ),
+        (
+            "rule i8\n  S[2:1] + 1 + 2 == S[2:1] + 3",
+            23,
+            "an offset on a new axis",
+        ),
+        // An extent 0 (p3).
+        ("rule z\n  (2,0):(1,1) == (2,0):(1,1)", 9, "is 0, below 1"),
+        // Shape and stride of different lengths (p6): undefined on both sides.
+        (
+            "rule z\n  (2,3):(1,2,3) == (2,3):(1,2,3)",
+            9,
+            "not congruent",
+        ),
+        // Constant arithmetic that overflows (o7, o8).
+        (
+            "rule o7\n  S[1:((0 - 9223372036854775807 - 1) % (0 - 1))] == S[1:0]",
+            15,
+            "integer overflow in remainder",
+        ),
+        (
+            "rule o8\n  S[1:((0 - 9223372036854775807 - 1) / (0 - 1))] == S[1:0]",
+            15,
+            "integer overflow in division",
+        ),
+        // In a condition, an operator argument and an offset.
+        (
+            "rule c forall a : int where 1 <= a <= 3, a <= 1 / 0\n  S[a:1] == S[a:1]",
+            46,
+            "division (by zero)",
+        ),
+        ("rule c\n  complement(4:1, pow2(70)) == 1:1", 25, "pow2"),
+        (
+            "rule c\n  S[4:1] + 2 % 0 == S[4:1]",
+            18,
+            "remainder (by zero)",
+        ),
+    ] {
+        let e = parse_source("f", text).unwrap_err();
+        assert_eq!(e.error.span.start, at, "{text}: {}", e.render());
+        assert!(e.render().contains(what), "{text}: {}", e.render());
+        assert!(e.render().contains('^'), "{}", e.render());
+    }
+    // Per instance: the same failures where a parameter is involved.
+    for (text, word) in [
+        ("rule p5 forall a : int where 1 <= a <= 3\n  S[2:1] + a + 2 == S[2:1] + (a+2)", "REFUTED"),
+        ("rule z forall a : int where 0 <= a <= 2\n  (2,a):(1,1) == (2,a):(1,1)", "PROVED"),
+        (
+            "rule m forall a : int where -1 <= a <= 1\n  S[1:((0 - 9223372036854775807 - 1) / a)] == S[1:0]",
+            "REFUTED",
+        ),
+    ] {
+        let r = &prove_source("p", text, &Options::default()).unwrap()[0];
+        assert_eq!(r.word(), word, "{}", r.line());
     }
 }
 
@@ -992,8 +1062,8 @@ fn offsets_after_a_top_level_plus_are_separate() {
         S[4:1] + 3 + 2@F == S[4:1] + 5@F
       rule param_offset forall c : int where 0 <= c <= 3
         S[4:1] + c + 2@laneid == S[4:1] + (c+2)@laneid
-      rule two_on_m
-        S[4:1] + 3 + 2 == S[4:1] + 5
+      rule two_on_m forall c : int where 3 <= c <= 3
+        S[4:1] + c + 2 == S[4:1] + 5
       rule wide_param_offset forall c : int where 0 <= c <= 1000000
         S[4:1] + c + 2@F == S[4:1] + (c+2)@F";
     let true_rules = "rule swapped forall c : int where -5 <= c <= 5
@@ -1019,6 +1089,11 @@ fn offsets_after_a_top_level_plus_are_separate() {
     // The refutation of the first names the offsets as written.
     let r = &prove_source("f", false_rules, &Options::default()).unwrap()[0];
     assert!(r.line().contains("{F:2, m:3}"), "{}", r.line());
+    // Without a parameter, two offsets on one axis are undefined at every instance: a
+    // malformed rule, with a caret under the second offset.
+    let e = parse_source("f", "rule two_on_m\n  S[4:1] + 3 + 2 == S[4:1] + 5").unwrap_err();
+    assert_eq!(e.error.span.start, 29, "{}", e.render());
+    assert!(e.render().starts_with("f:2:16:"), "{}", e.render());
 }
 
 fn axe_text() -> impl Strategy<Value = String> {
