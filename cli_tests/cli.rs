@@ -1309,6 +1309,45 @@ fn prove_rejects_ill_typed_rules_and_huge_limits_as_bad_input() {
     assert!(stderr(&o).contains("above the maximum"), "{}", stderr(&o));
 }
 
+/// A literal that uses no parameter and is never defined is bad input (exit 2, the place and a
+/// caret), not REFUTED or a vacuous UNKNOWN (the audit's p1, p3, p6 and o7).
+#[test]
+fn prove_rejects_constant_literals_that_are_never_defined() {
+    let tmp = common::scratch();
+    let d = tmp.path();
+    for (text, at, what) in [
+        (
+            "rule i8\n  S[2:1] + 1 + 2 === S[2:1] + 3\n",
+            ":2:16: error",
+            "an offset on a new axis",
+        ),
+        (
+            "rule z\n  (2,0):(1,1) == (2,0):(1,1)\n",
+            ":2:3: error",
+            "below 1",
+        ),
+        (
+            "rule z\n  (2,3):(1,2,3) == (2,3):(1,2,3)\n",
+            ":2:3: error",
+            "not congruent",
+        ),
+        (
+            "rule o7\n  S[1:((0 - 9223372036854775807 - 1) % (0 - 1))] == S[1:0]\n",
+            ":2:8: error",
+            "integer overflow in remainder",
+        ),
+    ] {
+        let f = d.join("c.rules");
+        std::fs::write(&f, text).unwrap();
+        let o = laycert(&["prove", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stdout(&o));
+        assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+        let err = stderr(&o);
+        assert!(err.contains(&format!("c.rules{at}")), "{text}: {err}");
+        assert!(err.contains(what) && err.contains('^'), "{text}: {err}");
+    }
+}
+
 #[test]
 fn prove_refutes_cute_against_axe_over_the_cute_top_shape() {
     // Regression: z3 compared the sides at one flat index and proved this false rule.

@@ -561,7 +561,8 @@ rule b forall s : int where 4294967296 <= s <= 4294967296
   S[1:(s*s)] == S[1:0]
 rule c forall k : int where 63 <= k <= 63
   S[1:pow2(k)] == S[1:0]
-rule d S[4:1] + 7@m + 0@m == S[4:1] + 7@m";
+rule d forall t : int where 7 <= t <= 7
+  S[4:1] + t@m + 0@m == S[4:1] + t@m";
     for r in prove_source("one", one, &Options::default()).unwrap() {
         assert_eq!(r.word(), "REFUTED", "{}", r.line());
         assert_eq!(r.method.as_deref(), Some("exhaustive"));
@@ -621,6 +622,193 @@ fn ill_typed_rules_are_parse_errors_not_refutations() {
         let e = parse_source("f", text).unwrap_err();
         assert_eq!(e.error.span.start, at, "{text}: {}", e.render());
         assert!(e.render().starts_with("f:1:"), "{}", e.render());
+    }
+}
+
+/// A literal or integer expression that uses no parameter is the same at every instance: when
+/// it is undefined (it never parses, its numbers make no layout, its arithmetic overflows) the
+/// rule is malformed, a parse error at its place, never REFUTED or a vacuous UNKNOWN. Where it
+/// uses a parameter, undefinedness stays per instance.
+#[test]
+fn constant_literals_that_are_never_defined_are_parse_errors() {
+    for (text, at, what) in [
+        // Two offsets on `m` (audit p1, `===`, and p2, `==`).
+        (
+            "rule i8\n  S[2:1] + 1 + 2 === S[2:1] + 3",
+            23,
+            "an offset on a new axis",
+        ),
+        (
+            "rule i8\n  S[2:1] + 1 + 2 == S[2:1] + 3",
+            23,
+            "an offset on a new axis",
+        ),
+        // An extent 0 (p3).
+        ("rule z\n  (2,0):(1,1) == (2,0):(1,1)", 9, "is 0, below 1"),
+        // Shape and stride of different lengths (p6): undefined on both sides.
+        (
+            "rule z\n  (2,3):(1,2,3) == (2,3):(1,2,3)",
+            9,
+            "not congruent",
+        ),
+        // Constant arithmetic that overflows (o7, o8).
+        (
+            "rule o7\n  S[1:((0 - 9223372036854775807 - 1) % (0 - 1))] == S[1:0]",
+            15,
+            "integer overflow in remainder",
+        ),
+        (
+            "rule o8\n  S[1:((0 - 9223372036854775807 - 1) / (0 - 1))] == S[1:0]",
+            15,
+            "integer overflow in division",
+        ),
+        // In a condition, an operator argument and an offset.
+        (
+            "rule c forall a : int where 1 <= a <= 3, a <= 1 / 0\n  S[a:1] == S[a:1]",
+            46,
+            "division (by zero)",
+        ),
+        ("rule c\n  complement(4:1, pow2(70)) == 1:1", 25, "pow2"),
+        (
+            "rule c\n  S[4:1] + 2 % 0 == S[4:1]",
+            18,
+            "remainder (by zero)",
+        ),
+    ] {
+        let e = parse_source("f", text).unwrap_err();
+        assert_eq!(e.error.span.start, at, "{text}: {}", e.render());
+        assert!(e.render().contains(what), "{text}: {}", e.render());
+        assert!(e.render().contains('^'), "{}", e.render());
+    }
+    // Per instance: the same failures where a parameter is involved.
+    for (text, word) in [
+        ("rule p5 forall a : int where 1 <= a <= 3\n  S[2:1] + a + 2 == S[2:1] + (a+2)", "REFUTED"),
+        ("rule z forall a : int where 0 <= a <= 2\n  (2,a):(1,1) == (2,a):(1,1)", "PROVED"),
+        (
+            "rule m forall a : int where -1 <= a <= 1\n  S[1:((0 - 9223372036854775807 - 1) / a)] == S[1:0]",
+            "REFUTED",
+        ),
+    ] {
+        let r = &prove_source("p", text, &Options::default()).unwrap()[0];
+        assert_eq!(r.word(), word, "{}", r.line());
+    }
+}
+
+/// `i64::MIN / -1` and `i64::MIN % -1` overflow; only a zero divisor is "by zero".
+#[test]
+fn division_overflow_is_not_division_by_zero() {
+    let min = "(0 - 9223372036854775807 - 1)";
+    let a = |v: i64| Assignment::from([("d".to_string(), Bound::Int(v))]);
+    let e = |op: char| {
+        let text =
+            format!("rule r forall d : int where -1 <= d <= 0\n  S[1:({min} {op} d)] == S[1:0]");
+        parse_source("e", &text).unwrap().rules[0].lhs.clone()
+    };
+    for (op, name) in [('/', "division"), ('%', "remainder")] {
+        let t = e(op);
+        let by_minus_one = eval::term(&t, &a(-1)).unwrap_err().to_string();
+        assert!(
+            by_minus_one.contains(&format!("integer overflow in {name}"))
+                && !by_minus_one.contains("by zero"),
+            "{by_minus_one}"
+        );
+        let by_zero = eval::term(&t, &a(0)).unwrap_err().to_string();
+        assert!(
+            by_zero.contains(&format!("integer overflow in {name} (by zero)")),
+            "{by_zero}"
+        );
+    }
+}
+
+/// The audit's hang: `(a,b):(1,a) == (a*b):1` over 400 x 400 costs far more than the budget
+/// (its instances enumerate up to 2^16 logical indices each); the exhaustive attempt stops
+/// with the budget named, having counted no more units than the budget.
+#[test]
+fn a_rule_past_the_work_budget_stops_within_it() {
+    let text = "rule c2 forall a b : int where 1 <= a <= 400, 1 <= b <= 400
+  (a,b):(1,a) == (a*b):1";
+    let opts = Options {
+        use_smt: false,
+        ..Options::default()
+    };
+    let budget = certify::rules::prove::WORK_BUDGET;
+    assert_eq!(opts.work_budget, budget);
+    let r = &prove_source("c2", text, &opts).unwrap()[0];
+    let why = format!("the work budget ({budget} units) ran out at grid point");
+    assert!(
+        matches!(&r.verdict, Verdict::Unknown(w) if w.starts_with(&why)),
+        "{}",
+        r.line()
+    );
+    assert!(r.work <= budget && r.work > budget / 2, "{}", r.work);
+}
+
+/// A spent budget is not the end: z3 is tried next where the rule is in its fragment, and
+/// otherwise the UNKNOWN names the budget and why z3 did not apply.
+#[test]
+fn a_spent_budget_falls_to_z3() {
+    let tight = Options {
+        work_budget: 200_000,
+        ..Options::default()
+    };
+    let text = "rule c2 forall a b : int where 1 <= a <= 300, 1 <= b <= 300
+  (a,b):(1,a) == (a*b):1
+rule c2_wrong forall a b : int where 1 <= a <= 300, 1 <= b <= 300
+  (a,b):(1,a) == (a*b):2
+rule co forall a b : int where 1 <= a <= 300, 1 <= b <= 300
+  coalesce((a,b):(1,a)) == (a*b):1";
+    let r = prove_source("z", text, &tight).unwrap();
+    assert_eq!(r[0].word(), "PROVED", "{}", r[0].line());
+    assert!(
+        r[0].method.as_deref().unwrap().starts_with("z3"),
+        "{}",
+        r[0].line()
+    );
+    assert!(r[0].rechecked > 0, "{}", r[0].line());
+    // Refuted before the budget runs out, by the exhaustive path.
+    assert_eq!(r[1].word(), "REFUTED", "{}", r[1].line());
+    let Verdict::Unknown(why) = &r[2].verdict else {
+        panic!("{}", r[2].line())
+    };
+    assert!(
+        why.starts_with("the work budget (200000 units) ran out at grid point")
+            && why.contains("outside z3's strided fragment"),
+        "{why}"
+    );
+    assert_eq!(r[2].method.as_deref(), Some("exhaustive"));
+}
+
+/// The units count what the deciders and operators enumerate, not only the logical indices:
+/// replica vectors, a linear side's table, a slice's region, a composition's carry check, a
+/// left inverse's search. Each rule here has few logical indices and would once have passed
+/// a budget that its real work exceeds many times over.
+#[test]
+fn the_work_budget_counts_replicas_tables_and_enumerating_operators() {
+    let budget = 2_000_000;
+    let opts = Options {
+        work_budget: budget,
+        use_smt: false,
+        ..Options::default()
+    };
+    for text in [
+        "rule r forall a b : int where 1 <= a <= 64, 1 <= b <= 64
+  S[a:1] + R[(b*256):1@warpid] == S[a:1] + R[(b*256):1@warpid]",
+        "rule f forall a : int where 1 <= a <= 100
+  f2_right_inverse(swizzle_map(3,4,3,20-(a%2))) == swizzle_map(3,4,3,20-(a%2))",
+        "rule s forall a : int where 1 <= a <= 100
+  slice(S[(1024,1023):(1,1024)], [1024,1023], [(0,1000),(a,a+500)]) == slice(S[(1024,1023):(1,1024)], [1024,1023], [(0,1000),(a,a+500)])",
+        "rule c forall a : int where 1 <= a <= 100
+  compose((512,512):(1,512), (512,511):(1,512+a)) == compose((512,512):(1,512), (512,511):(1,512+a))",
+        "rule l forall a : int where 1 <= a <= 100
+  left_inverse((7,11,13):(1,99,1500+a)) == left_inverse((7,11,13):(1,99,1500+a))",
+    ] {
+        let r = &prove_source("w", text, &opts).unwrap()[0];
+        assert!(
+            matches!(&r.verdict, Verdict::Unknown(w) if w.contains("work budget")),
+            "{}",
+            r.line()
+        );
+        assert!(r.work <= budget, "{}", r.work);
     }
 }
 
@@ -874,8 +1062,8 @@ fn offsets_after_a_top_level_plus_are_separate() {
         S[4:1] + 3 + 2@F == S[4:1] + 5@F
       rule param_offset forall c : int where 0 <= c <= 3
         S[4:1] + c + 2@laneid == S[4:1] + (c+2)@laneid
-      rule two_on_m
-        S[4:1] + 3 + 2 == S[4:1] + 5
+      rule two_on_m forall c : int where 3 <= c <= 3
+        S[4:1] + c + 2 == S[4:1] + 5
       rule wide_param_offset forall c : int where 0 <= c <= 1000000
         S[4:1] + c + 2@F == S[4:1] + (c+2)@F";
     let true_rules = "rule swapped forall c : int where -5 <= c <= 5
@@ -901,6 +1089,11 @@ fn offsets_after_a_top_level_plus_are_separate() {
     // The refutation of the first names the offsets as written.
     let r = &prove_source("f", false_rules, &Options::default()).unwrap()[0];
     assert!(r.line().contains("{F:2, m:3}"), "{}", r.line());
+    // Without a parameter, two offsets on one axis are undefined at every instance: a
+    // malformed rule, with a caret under the second offset.
+    let e = parse_source("f", "rule two_on_m\n  S[4:1] + 3 + 2 == S[4:1] + 5").unwrap_err();
+    assert_eq!(e.error.span.start, 29, "{}", e.render());
+    assert!(e.render().starts_with("f:2:16:"), "{}", e.render());
 }
 
 fn axe_text() -> impl Strategy<Value = String> {

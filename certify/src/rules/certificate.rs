@@ -14,11 +14,15 @@ use super::prove::{prove_rule, Options, RuleReport, Verdict, MAX_INSTANCES_LIMIT
 /// The format version this build writes and checks. Version 3: the z3 encoding's overflow
 /// guards are laycert's own (version 2 used z3's `bvsmul_noovfl`, which z3 4.8.12 computes
 /// wrongly) and literal extents are enumerated, so version 2's SMT queries and digests are
-/// not this build's.
-pub const VERSION: u32 = 3;
+/// not this build's. Version 4: work units are recalibrated (an instance costs 32 units, not
+/// 256, besides what it enumerates, which now counts replica vectors, table inputs and the
+/// operators that enumerate), so version 3's `work` and budget are not this build's.
+pub const VERSION: u32 = 4;
 
-/// The largest work budget a certificate may ask its checker to spend.
-pub const MAX_WORK_BUDGET: u64 = 1 << 36;
+/// The largest work budget a certificate may ask its checker to spend: the budget `prove`
+/// runs under ([`super::prove::WORK_BUDGET`]), so that re-checking a certificate takes no
+/// longer than proving the rule.
+pub const MAX_WORK_BUDGET: u64 = super::prove::WORK_BUDGET;
 
 /// The certificate of one rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,12 +1,15 @@
 //! Instances: a rule's parameters bound to values, its conditions decided and its terms
 //! evaluated there with `layout`'s algebra. Integer arithmetic is checked; an overflow or a
 //! division by zero makes the expression (and so a condition) fail, never wrap.
+//!
+//! The `*_costed` forms also add up the work units the operators they apply may spend
+//! ([`super::ops::cost`]), for the prover's work budget.
 
 use std::collections::BTreeMap;
 
 use layout::{Layout, LayoutError};
 
-use super::ops::{apply, Value};
+use super::ops::{apply, cost, Value};
 use super::syntax::{Arg, CallArg, Cond, IntExpr, Piece, Term};
 
 /// The value of one parameter at an instance.
@@ -45,6 +48,12 @@ pub fn show_assignment(order: &[String], a: &Assignment) -> String {
 
 /// Evaluates an integer expression.
 pub fn int(e: &IntExpr, a: &Assignment) -> Result<i64, LayoutError> {
+    int_costed(e, a, &mut 0)
+}
+
+/// [`int`], adding the operators' work units to `work`.
+pub fn int_costed(e: &IntExpr, a: &Assignment, work: &mut u64) -> Result<i64, LayoutError> {
+    let int = |e: &IntExpr, work: &mut u64| int_costed(e, a, work);
     let ovf = |op: &'static str| LayoutError::Overflow { op };
     Ok(match e {
         IntExpr::Num(v) => *v,
@@ -57,20 +66,28 @@ pub fn int(e: &IntExpr, a: &Assignment) -> Result<i64, LayoutError> {
                 ))
             }
         },
-        IntExpr::Neg(x) => int(x, a)?.checked_neg().ok_or_else(|| ovf("negation"))?,
+        IntExpr::Neg(x) => int(x, work)?.checked_neg().ok_or_else(|| ovf("negation"))?,
         IntExpr::Bin(op, x, y) => {
-            let (x, y) = (int(x, a)?, int(y, a)?);
+            let (x, y) = (int(x, work)?, int(y, work)?);
             match op {
                 '+' => x.checked_add(y).ok_or_else(|| ovf("addition"))?,
                 '-' => x.checked_sub(y).ok_or_else(|| ovf("subtraction"))?,
                 '*' => x.checked_mul(y).ok_or_else(|| ovf("multiplication"))?,
-                '/' => x.checked_div(y).ok_or_else(|| ovf("division (by zero)"))?,
-                _ => x.checked_rem(y).ok_or_else(|| ovf("remainder (by zero)"))?,
+                // `checked_div` fails on a zero divisor and on `i64::MIN / -1`, whose
+                // quotient 2^63 is past i64: only the first is "by zero".
+                '/' => x.checked_div(y).ok_or_else(|| match y {
+                    0 => ovf("division (by zero)"),
+                    _ => ovf("division"),
+                })?,
+                _ => x.checked_rem(y).ok_or_else(|| match y {
+                    0 => ovf("remainder (by zero)"),
+                    _ => ovf("remainder"),
+                })?,
             }
         }
         IntExpr::Call(f, arg) => match (f.as_str(), arg.as_ref()) {
             ("pow2", CallArg::Int(x)) => {
-                let k = int(x, a)?;
+                let k = int(x, work)?;
                 if !(0..=62).contains(&k) {
                     return Err(LayoutError::invalid(
                         "pow2",
@@ -80,7 +97,7 @@ pub fn int(e: &IntExpr, a: &Assignment) -> Result<i64, LayoutError> {
                 1i64 << k
             }
             (f, CallArg::Term(t)) => {
-                let l = term(t, a)?;
+                let l = term_costed(t, a, work)?;
                 match (f, &l) {
                     ("size", l) => l.domain_size(),
                     ("cosize", Layout::Cute(c)) => c.cosize(),
@@ -129,29 +146,42 @@ pub fn interval(e: &IntExpr, known: &BTreeMap<String, (i64, i64)>) -> Option<(i6
 
 /// Whether a condition holds; an expression that fails to evaluate makes it false.
 pub fn cond(c: &Cond, a: &Assignment) -> bool {
+    cond_costed(c, a, &mut 0)
+}
+
+/// [`cond`], adding the operators' work units to `work`.
+pub fn cond_costed(c: &Cond, a: &Assignment, work: &mut u64) -> bool {
     match c {
         Cond::Cmp(es, ops) => {
-            let Ok(vals) = es.iter().map(|e| int(e, a)).collect::<Result<Vec<_>, _>>() else {
+            let Ok(vals) = es
+                .iter()
+                .map(|e| int_costed(e, a, work))
+                .collect::<Result<Vec<_>, _>>()
+            else {
                 return false;
             };
             ops.iter()
                 .zip(vals.windows(2))
                 .all(|(op, w)| op.holds(w[0], w[1]))
         }
-        Cond::And(x, y) => cond(x, a) && cond(y, a),
-        Cond::Or(x, y) => cond(x, a) || cond(y, a),
-        Cond::Not(x) => !cond(x, a),
-        Cond::Defined(t) => term(t, a).is_ok(),
+        Cond::And(x, y) => cond_costed(x, a, work) && cond_costed(y, a, work),
+        Cond::Or(x, y) => cond_costed(x, a, work) || cond_costed(y, a, work),
+        Cond::Not(x) => !cond_costed(x, a, work),
+        Cond::Defined(t) => term_costed(t, a, work).is_ok(),
     }
 }
 
 /// The literal's text with its holes filled.
 pub fn fill(pieces: &[Piece], a: &Assignment) -> Result<String, LayoutError> {
+    fill_costed(pieces, a, &mut 0)
+}
+
+fn fill_costed(pieces: &[Piece], a: &Assignment, work: &mut u64) -> Result<String, LayoutError> {
     let mut out = String::new();
     for p in pieces {
         match p {
             Piece::Text(t) => out.push_str(t),
-            Piece::Int(e) => out.push_str(&int(e, a)?.to_string()),
+            Piece::Int(e) => out.push_str(&int_costed(e, a, work)?.to_string()),
             Piece::Axis(n) => match a.get(n) {
                 Some(Bound::Axis(ax)) => out.push_str(ax),
                 _ => {
@@ -168,8 +198,14 @@ pub fn fill(pieces: &[Piece], a: &Assignment) -> Result<String, LayoutError> {
 
 /// Evaluates a term at an instance: the layout, or why this side is undefined there.
 pub fn term(t: &Term, a: &Assignment) -> Result<Layout, LayoutError> {
+    term_costed(t, a, &mut 0)
+}
+
+/// [`term`], adding the work units of every operator it applies ([`super::ops::cost`]) to
+/// `work`, whether or not the operator succeeds.
+pub fn term_costed(t: &Term, a: &Assignment, work: &mut u64) -> Result<Layout, LayoutError> {
     match t {
-        Term::Lit { pieces, .. } => Layout::parse(&fill(pieces, a)?, None),
+        Term::Lit { pieces, .. } => Layout::parse(&fill_costed(pieces, a, work)?, None),
         Term::Var { name, .. } => match a.get(name) {
             Some(Bound::Layout(l)) => Ok(l.clone()),
             _ => Err(LayoutError::invalid(
@@ -182,19 +218,24 @@ pub fn term(t: &Term, a: &Assignment) -> Result<Layout, LayoutError> {
                 .iter()
                 .map(|arg| {
                     Ok(match arg {
-                        Arg::Term(t) => Value::Layout(term(t, a)?),
-                        Arg::Int(e) => Value::Int(int(e, a)?),
-                        Arg::Shape(es) => {
-                            Value::Shape(es.iter().map(|e| int(e, a)).collect::<Result<_, _>>()?)
-                        }
+                        Arg::Term(t) => Value::Layout(term_costed(t, a, work)?),
+                        Arg::Int(e) => Value::Int(int_costed(e, a, work)?),
+                        Arg::Shape(es) => Value::Shape(
+                            es.iter()
+                                .map(|e| int_costed(e, a, work))
+                                .collect::<Result<_, _>>()?,
+                        ),
                         Arg::Region(rs) => Value::Region(
                             rs.iter()
-                                .map(|(b, e)| Ok((int(b, a)?, int(e, a)?)))
+                                .map(|(b, e)| {
+                                    Ok((int_costed(b, a, work)?, int_costed(e, a, work)?))
+                                })
                                 .collect::<Result<_, LayoutError>>()?,
                         ),
                     })
                 })
                 .collect::<Result<Vec<_>, LayoutError>>()?;
+            *work = work.saturating_add(cost(name, &vals));
             apply(name, &vals)
         }
     }

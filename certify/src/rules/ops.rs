@@ -312,6 +312,50 @@ pub fn apply(op: &str, a: &[Value]) -> Result<Layout, LayoutError> {
     })
 }
 
+/// Work units that applying `op` to `a` may spend besides a constant, for the prover's work
+/// budget (one unit is about the cost of evaluating one logical index): the operators that
+/// enumerate values. A composition checks every coordinate of its right operand (up to 2^20;
+/// the divides and products compose with their operands), a slice that does not group reads
+/// its region's values (up to 2^20), and a left inverse outside CUTLASS's form searches up to
+/// 2^24 small steps (about 2^17 units; fewer for a small L). An estimate, never a bound the semantics rely on.
+pub fn cost(op: &str, a: &[Value]) -> u64 {
+    const ENUMERATED: u64 = 1 << 20;
+    const LEFT_INVERSE_SEARCH: u64 = 1 << 17;
+    let size = |v: &Value| match v {
+        Value::Layout(l) => l.domain_size().max(0) as u64,
+        _ => 0,
+    };
+    match op {
+        "compose" | "logical_divide" | "zipped_divide" | "tiled_divide" | "flat_divide"
+        | "logical_product" | "zipped_product" | "tiled_product" | "blocked_product"
+        | "raked_product" => a
+            .iter()
+            .map(size)
+            .fold(0u64, u64::saturating_add)
+            .min(ENUMERATED),
+        "slice" => match a.get(2) {
+            Some(Value::Region(r)) => r
+                .iter()
+                .map(|&(b, e)| e.saturating_sub(b).max(0) as u64)
+                .fold(1u64, u64::saturating_mul)
+                .min(ENUMERATED),
+            _ => 0,
+        },
+        // The search tries at least one shape per size from cosize to twice that, each
+        // checked against the size(L) offsets.
+        "left_inverse" => match a.first() {
+            Some(Value::Layout(Layout::Cute(c))) if cute::cutlass_left_inverse(c).is_err() => {
+                (c.size().max(0) as u64)
+                    .saturating_mul(c.cosize().max(0) as u64)
+                    .div_ceil(8)
+                    .min(LEFT_INVERSE_SEARCH)
+            }
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
 /// An operand as an F2 linear layout (converted exactly when it is not one).
 fn lin(op: &str, v: &Value) -> Result<layout::LinearLayout, LayoutError> {
     match v {

@@ -494,10 +494,32 @@ impl<'a> Parser<'a> {
 
     /// A `+ -` chain; each further operand is one level deeper (the tree is left-deep).
     fn expr(&mut self) -> Result<IntExpr, ParseError> {
-        let base = self.depth;
+        self.ws();
+        let (base, start) = (self.depth, self.pos);
         let r = self.expr_chain();
         self.depth = base;
-        r
+        self.evaluates_if_constant(r?, start)
+    }
+
+    /// `e` (parsed from `start`), unless it uses no parameter and fails to evaluate (an
+    /// overflow, a division by zero, `pow2` out of range): it would fail at every instance, so
+    /// the rule is malformed. (`size`, `cosize` and `rank` of a term are left to the
+    /// instances: an operator that fails leaves a side undefined, by the rules' semantics.)
+    fn evaluates_if_constant(&self, e: IntExpr, start: usize) -> Result<IntExpr, ParseError> {
+        if !constant(&e) {
+            return Ok(e);
+        }
+        match super::eval::int(&e, &super::eval::Assignment::new()) {
+            Ok(_) => Ok(e),
+            Err(why) => {
+                let end = start + self.src[start..self.pos].trim_end().len();
+                Err(self.err_at(
+                    start..end.max(start + 1),
+                    "an integer expression that evaluates (it uses no parameter, so it fails at every instance)",
+                    &why.to_string(),
+                ))
+            }
+        }
     }
 
     fn expr_chain(&mut self) -> Result<IntExpr, ParseError> {
@@ -518,10 +540,11 @@ impl<'a> Parser<'a> {
 
     /// A `* / %` chain; each further operand is one level deeper (the tree is left-deep).
     fn product(&mut self) -> Result<IntExpr, ParseError> {
-        let base = self.depth;
+        self.ws();
+        let (base, start) = (self.depth, self.pos);
         let r = self.product_chain();
         self.depth = base;
-        r
+        self.evaluates_if_constant(r?, start)
     }
 
     fn product_chain(&mut self) -> Result<IntExpr, ParseError> {
@@ -886,10 +909,27 @@ const SEMANTIC: &[&str] = &[
     "an integer that fits",
 ];
 
+/// Whether an integer expression is the same at every instance: it uses no parameter and no
+/// term (`size(T)` and the like are left to the instances).
+fn constant(e: &IntExpr) -> bool {
+    match e {
+        IntExpr::Num(_) => true,
+        IntExpr::Param(_) => false,
+        IntExpr::Neg(x) => constant(x),
+        IntExpr::Bin(_, x, y) => constant(x) && constant(y),
+        IntExpr::Call(_, a) => match a.as_ref() {
+            CallArg::Int(x) => constant(x),
+            CallArg::Term(_) => false,
+        },
+    }
+}
+
 /// Every layout literal of a rule must parse in its notation at a probe instance (integer
 /// holes 1, axis holes the sort's first axis), unless the failure is one a value causes: a
 /// literal that never parses (an unknown word, a misplaced symbol) is a malformed rule, not an
-/// instance where a side is undefined.
+/// instance where a side is undefined. A literal that uses no parameter is the same value at
+/// every instance: it is read with its own numbers, and any failure (an extent 0, two offsets
+/// on one axis, strides that do not match the shape) is a malformed rule too.
 fn check_literals(rule: &Rule) -> Result<(), ParseError> {
     let mut lits = Vec::new();
     collect_term(&rule.lhs, &mut lits);
@@ -901,6 +941,11 @@ fn check_literals(rule: &Rule) -> Result<(), ParseError> {
         let Term::Lit { text, pieces, span } = lit else {
             continue;
         };
+        let fixed = pieces.iter().all(|p| match p {
+            Piece::Text(_) => true,
+            Piece::Int(e) => constant(e),
+            Piece::Axis(_) => false,
+        });
         // The filled text, and where each piece lies in it and in the literal.
         let mut filled = String::new();
         let mut map: Vec<(usize, usize)> = Vec::new(); // (filled start, literal offset)
@@ -916,9 +961,16 @@ fn check_literals(rule: &Rule) -> Result<(), ParseError> {
                     cursor = off + t.len();
                     filled.push_str(t);
                 }
-                Piece::Int(_) => {
+                Piece::Int(e) => {
                     map.push((at, cursor));
-                    filled.push('1');
+                    match fixed {
+                        // Evaluates: `evaluates_if_constant` checked it when it was parsed.
+                        true => filled.push_str(
+                            &super::eval::int(e, &super::eval::Assignment::new())
+                                .map_or_else(|_| "1".into(), |v| v.to_string()),
+                        ),
+                        false => filled.push('1'),
+                    }
                 }
                 Piece::Axis(n) => {
                     map.push((at, cursor));
@@ -935,12 +987,28 @@ fn check_literals(rule: &Rule) -> Result<(), ParseError> {
                 }
             }
         }
-        let Err(layout::LayoutError::Parse(e)) = layout::Layout::parse(&filled, None) else {
-            continue;
+        let e = match layout::Layout::parse(&filled, None) {
+            Ok(_) => continue,
+            Err(layout::LayoutError::Parse(e))
+                if fixed || !SEMANTIC.iter().any(|m| e.expected.starts_with(m)) =>
+            {
+                e
+            }
+            Err(other) if fixed => {
+                return Err(ParseError {
+                    notation: "rule file",
+                    span: span.clone(),
+                    expected: "a layout literal that is defined (it uses no parameter, so it is undefined at every instance)".into(),
+                    found: other.to_string(),
+                })
+            }
+            Err(_) => continue,
         };
-        if SEMANTIC.iter().any(|m| e.expected.starts_with(m)) {
-            continue;
-        }
+        let fixed_note = if fixed {
+            "; the literal uses no parameter, so it is undefined at every instance"
+        } else {
+            ""
+        };
         let i = map
             .partition_point(|&(f, _)| f <= e.span.start)
             .saturating_sub(1);
@@ -952,7 +1020,7 @@ fn check_literals(rule: &Rule) -> Result<(), ParseError> {
             notation: "rule file",
             span: start..(start + len).min(span.end).max(start + 1),
             expected: format!(
-                "a layout literal in a notation ({} parser expected {})",
+                "a layout literal in a notation ({} parser expected {}{fixed_note})",
                 e.notation, e.expected
             ),
             found: e.found,

@@ -6,8 +6,9 @@
 //!
 //! Methods: `exhaustive` enumerates the parameter grid when it has at most
 //! [`Options::max_instances`] points (in parallel batches; each instance decided by certify's
-//! normal form and exhaustive deciders; a deterministic work budget bounds the whole run);
-//! otherwise, for rules in the strided fragment (both sides literals of strided Axe/CuTe
+//! normal form and exhaustive deciders; a deterministic work budget, [`Options::work_budget`]
+//! in the units of [`instance_cost`], bounds the attempt); otherwise, or when that budget is
+//! spent, for rules in the strided fragment (both sides literals of strided Axe/CuTe
 //! layouts), `z3` proves the rule over symbolic parameters (see [`super::symbolic`]) and the
 //! proof stands only after the concrete re-check of [`super::crosscheck`] decided at least one
 //! instance and refuted none.
@@ -31,9 +32,23 @@ use crate::claim::{equivalent, semantic_points, Policy};
 /// input): 2^24 parameter assignments.
 pub const MAX_INSTANCES_LIMIT: u64 = 1 << 24;
 
-/// Work units one instance costs besides the logical indices it enumerates (parsing, the
-/// forward forms, the normal form).
-pub const INSTANCE_COST: u64 = 256;
+/// Work units one instance costs besides what it enumerates (parsing, the forward forms, the
+/// normal form). One unit is about the cost of one logical index the deciders enumerate (about
+/// half a microsecond in a release build); a small instance costs some 15 microseconds.
+pub const INSTANCE_COST: u64 = 32;
+
+/// Work units per replica vector of an Axe side: its point set is built, sorted and compared
+/// once per instance, some four logical indices' worth per vector.
+pub const REPLICA_COST: u64 = 4;
+
+/// Work units per input of a TV or linear side: its forward table and the cross-check list
+/// every input, some two logical indices' worth each.
+pub const TABLE_COST: u64 = 2;
+
+/// The default work budget of one rule: 2^25 units, some 8 to 17 seconds of one core in a
+/// release build whatever the work is made of (large domains, replicas, tables, operators that
+/// enumerate, many small instances).
+pub const WORK_BUDGET: u64 = 1 << 25;
 
 /// Limits of a proof run.
 #[derive(Clone, Debug)]
@@ -51,9 +66,10 @@ pub struct Options {
     /// re-check decided nothing is UNKNOWN). Off only where a test compares z3's own answer
     /// with the exhaustive path.
     pub cross_check: bool,
-    /// Deterministic work budget of one rule, in work units (an instance costs
-    /// [`INSTANCE_COST`] plus the logical indices it enumerates, a condition test 1): when it is
-    /// spent the rule is UNKNOWN, never a hang.
+    /// Deterministic work budget of one rule's exhaustive attempt and of a z3 proof's concrete
+    /// re-check, in work units ([`instance_cost`]; a grid point's condition test costs 1 plus
+    /// the operators it applies): when it is spent the exhaustive attempt stops (z3 is tried
+    /// next, where the rule is in its fragment), never a hang.
     pub work_budget: u64,
     /// The claim's logical domain when the claim names one (`validate`'s `"shape"`); absent:
     /// the one [`crate::domain::resolve_pair`] gives for each instance's two values.
@@ -68,7 +84,7 @@ impl Default for Options {
             rlimit: 50_000_000,
             use_smt: true,
             cross_check: true,
-            work_budget: 1 << 33,
+            work_budget: WORK_BUDGET,
             domain: None,
         }
     }
@@ -139,52 +155,107 @@ pub fn check_instance(rule: &Rule, order: &[String], a: &Assignment, opts: &Opti
     decide_instance(rule, order, a, opts).0
 }
 
-/// [`check_instance`] and the work it cost: [`INSTANCE_COST`] plus the logical indices the
-/// deciders may enumerate (the domain size, at most the exhaustive limit).
+/// Both sides of a rule evaluated at one assignment, and the work units evaluating them cost
+/// (the operators that enumerate values, [`super::ops::cost`]).
+#[derive(Clone, Debug)]
+pub struct Evaluated {
+    /// The left side, or why it is undefined.
+    pub lhs: Result<Layout, LayoutError>,
+    /// The right side, or why it is undefined.
+    pub rhs: Result<Layout, LayoutError>,
+    /// Work units spent evaluating them.
+    pub work: u64,
+}
+
+/// Evaluates both sides at `a`.
+pub fn evaluate(rule: &Rule, a: &Assignment) -> Evaluated {
+    let mut work = 0;
+    let lhs = eval::term_costed(&rule.lhs, a, &mut work);
+    let rhs = eval::term_costed(&rule.rhs, a, &mut work);
+    Evaluated { lhs, rhs, work }
+}
+
+/// Work units the deciders may spend on one side of a `==` claim: its logical indices (at
+/// most the exhaustive limit: past it they sample), an Axe side's replica vectors
+/// ([`REPLICA_COST`] each), and a TV or linear side's inputs, which its forward table and the
+/// cross-check read backwards list ([`TABLE_COST`] each, at most
+/// [`crate::forward::MAX_TABLE`] inputs).
+pub fn side_cost(l: &Layout, exhaustive_limit: i64) -> u64 {
+    let clamp = |n: i64, limit: i64| n.clamp(0, limit.max(0)) as u64;
+    let indices = clamp(l.domain_size(), exhaustive_limit);
+    match l {
+        Layout::Axe(x) => indices.saturating_add(
+            REPLICA_COST.saturating_mul(clamp(x.replica_count(), layout::axe::MAX_REPLICA_POINTS)),
+        ),
+        Layout::Tv(_) | Layout::Linear(_) => indices
+            .max(TABLE_COST.saturating_mul(clamp(l.domain_size(), crate::forward::MAX_TABLE))),
+        _ => indices,
+    }
+}
+
+/// Work units one instance costs: [`INSTANCE_COST`], its evaluation, and (for `==` with both
+/// sides defined) each side's [`side_cost`].
+pub fn instance_cost(rule: &Rule, ev: &Evaluated, opts: &Options) -> u64 {
+    let sides = match (&ev.lhs, &ev.rhs, &rule.relation) {
+        (Ok(x), Ok(y), Relation::SameMap) => {
+            side_cost(x, opts.exhaustive_limit).saturating_add(side_cost(y, opts.exhaustive_limit))
+        }
+        _ => 0,
+    };
+    INSTANCE_COST.saturating_add(ev.work).saturating_add(sides)
+}
+
+/// [`check_instance`] and the work it cost ([`instance_cost`]).
 pub fn decide_instance(
     rule: &Rule,
     order: &[String],
     a: &Assignment,
     opts: &Options,
 ) -> (Instance, u64) {
+    let ev = evaluate(rule, a);
+    let cost = instance_cost(rule, &ev, opts);
+    (decide_evaluated(rule, order, a, ev, opts), cost)
+}
+
+/// Decides the rule at `a` from its sides' values there.
+pub fn decide_evaluated(
+    rule: &Rule,
+    order: &[String],
+    a: &Assignment,
+    ev: Evaluated,
+    opts: &Options,
+) -> Instance {
     let params = show_assignment(order, a);
     let undefined = |e: &LayoutError| format!("undefined ({e})");
-    let (l, r) = (eval::term(&rule.lhs, a), eval::term(&rule.rhs, a));
-    let (x, y) = match (l, r) {
-        (Err(_), Err(_)) => return (Instance::Holds { defined: false }, INSTANCE_COST),
+    let (x, y) = match (ev.lhs, ev.rhs) {
+        (Err(_), Err(_)) => return Instance::Holds { defined: false },
         (Ok(x), Err(e)) => {
-            let d = differs(
+            return differs(
                 params,
                 x.print(),
                 undefined(&e),
                 None,
                 "defined",
                 "undefined",
-            );
-            return (d, INSTANCE_COST);
+            )
         }
         (Err(e), Ok(y)) => {
-            let d = differs(
+            return differs(
                 params,
                 undefined(&e),
                 y.print(),
                 None,
                 "undefined",
                 "defined",
-            );
-            return (d, INSTANCE_COST);
+            )
         }
         (Ok(x), Ok(y)) => (x, y),
     };
-    let cost = INSTANCE_COST
-        + x.domain_size().clamp(0, opts.exhaustive_limit.max(0)) as u64
-        + y.domain_size().clamp(0, opts.exhaustive_limit.max(0)) as u64;
-    let decision = match rule.relation {
+    match rule.relation {
         Relation::Identical if x == y => Instance::Holds { defined: true },
         Relation::Identical => differs(params, x.print(), y.print(), None, "this value", "another"),
         Relation::SameMap => same_map(params, &x, &y, opts),
-    };
-    (decision, cost)
+    }
 }
 
 fn differs(
@@ -700,9 +771,30 @@ pub fn prove_rule(rule: &Rule, opts: &Options) -> RuleReport {
             if grid == 0 {
                 report.verdict = Verdict::Unknown("a parameter has no values (vacuous)".into());
             } else if grid <= limit as u128 {
-                exhaustive(rule, &order, &doms, grid as u64, opts, &mut report);
+                let spent = exhaustive(rule, &order, &doms, grid as u64, opts, &mut report);
+                if spent && opts.use_smt {
+                    // The budget is spent, not the rule: z3 may still prove it, and its answer
+                    // says why the grid was not enumerated.
+                    let Verdict::Unknown(why) = report.verdict.clone() else {
+                        unreachable!("a spent budget is UNKNOWN")
+                    };
+                    let work = std::mem::take(&mut report.work);
+                    report.method = None;
+                    report.defined = 0;
+                    symbolic::prove(rule, &order, grid, &why, opts, &mut report);
+                    report.work = report.work.saturating_add(work);
+                    if report.method.is_none() {
+                        report.method = Some("exhaustive".into());
+                    }
+                    if let Verdict::Unknown(w) = &report.verdict {
+                        if !w.starts_with(&why) {
+                            report.verdict = Verdict::Unknown(format!("{why}; {w}"));
+                        }
+                    }
+                }
             } else if opts.use_smt {
-                symbolic::prove(rule, &order, grid, opts, &mut report);
+                let why = format!("the parameter grid has {grid} points (limit {limit})");
+                symbolic::prove(rule, &order, grid, &why, opts, &mut report);
             } else {
                 report.verdict = Verdict::Unknown(format!(
                     "the parameter grid has {grid} points (limit {limit}) and z3 is off"
@@ -725,10 +817,23 @@ pub fn assignment_at(doms: &[(String, Values)], mut i: u128) -> Assignment {
     a
 }
 
-/// Grid points decided per parallel batch (the work budget is settled in grid order after
-/// each batch, so the verdict does not depend on scheduling).
+/// Most grid points per parallel batch, and the fewest: the first batch is the smallest, each
+/// grows at most fourfold, and a batch is sized to fit the budget left even if each of its
+/// instances costs as much as the heaviest so far, so that little is evaluated past the budget
+/// (which is settled in grid order: the verdict does not depend on the batches).
 const BATCH: u64 = 4096;
+const MIN_BATCH: u64 = 8;
 
+/// Why the exhaustive attempt stopped at grid point `at` of `grid`.
+fn budget_spent(budget: u64, at: u64, grid: u64) -> String {
+    format!("the work budget ({budget} units) ran out at grid point {at} of {grid}")
+}
+
+/// One grid point after its conditions and sides were evaluated: its index, the assignment
+/// and sides where the conditions hold, and its cost.
+type Point = (u64, Option<(Assignment, Evaluated)>, u64);
+
+/// Returns whether the work budget ran out (the verdict then says so).
 fn exhaustive(
     rule: &Rule,
     order: &[String],
@@ -736,45 +841,64 @@ fn exhaustive(
     grid: u64,
     opts: &Options,
     report: &mut RuleReport,
-) {
+) -> bool {
     report.method = Some("exhaustive".into());
     let mut h = Sha256::new();
     let mut unknown = None;
     let mut refuted = None;
-    let (mut met, mut spent) = (0u64, 0u64);
-    let mut start = 0;
-    'batches: while start < grid {
-        let end = (start + BATCH).min(grid);
-        let results: Vec<(u64, Option<(Instance, u64)>)> = (start..end)
+    let mut out_of_budget = None;
+    let (mut met, mut spent, mut heaviest) = (0u64, 0u64, 1u64);
+    let (mut start, mut batch) = (0u64, MIN_BATCH);
+    while start < grid && refuted.is_none() && out_of_budget.is_none() {
+        let end = (start + batch).min(grid);
+        // Conditions and sides, in parallel; their costs are settled in grid order below, and
+        // only the instances the budget covers are decided.
+        let points: Vec<Point> = (start..end)
             .into_par_iter()
             .map(|i| {
                 let a = assignment_at(doms, i as u128);
-                if !rule.conds.iter().all(|c| eval::cond(c, &a)) {
-                    return (i, None);
+                let mut work = 1;
+                if !rule
+                    .conds
+                    .iter()
+                    .all(|c| eval::cond_costed(c, &a, &mut work))
+                {
+                    return (i, None, work);
                 }
-                (i, Some(decide_instance(rule, order, &a, opts)))
+                let ev = evaluate(rule, &a);
+                let cost = work.saturating_add(instance_cost(rule, &ev, opts));
+                (i, Some((a, ev)), cost)
             })
             .collect();
-        for (i, r) in results {
-            let Some((r, cost)) = r else {
-                spent = spent.saturating_add(1);
-                continue;
-            };
-            spent = spent.saturating_add(cost);
-            if spent > opts.work_budget {
-                report.work = spent;
-                report.instances = None;
-                report.verdict = Verdict::Unknown(format!(
-                    "the work budget ({} units) ran out at grid point {i} of {grid}",
-                    opts.work_budget
-                ));
-                return;
+        let mut covered = points.len();
+        for (k, (i, _, cost)) in points.iter().enumerate() {
+            if spent.saturating_add(*cost) > opts.work_budget {
+                out_of_budget = Some(budget_spent(opts.work_budget, *i, grid));
+                covered = k;
+                break;
             }
+            spent += cost;
+            heaviest = heaviest.max(*cost);
+        }
+        let decided: Vec<(u64, Option<Instance>)> = points
+            .into_iter()
+            .take(covered)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|(i, p, _)| {
+                (
+                    i,
+                    p.map(|(a, ev)| decide_evaluated(rule, order, &a, ev, opts)),
+                )
+            })
+            .collect();
+        for (i, r) in decided {
+            let Some(r) = r else { continue };
             met += 1;
             match r {
                 Instance::Differs(refutation) => {
                     refuted = Some(refutation);
-                    break 'batches;
+                    break;
                 }
                 Instance::Unknown(why) => {
                     if unknown.is_none() {
@@ -788,11 +912,16 @@ fn exhaustive(
             }
         }
         start = end;
+        batch = ((opts.work_budget - spent) / heaviest).clamp(MIN_BATCH, (4 * batch).min(BATCH));
     }
     report.work = spent;
     if let Some(r) = refuted {
         report.verdict = Verdict::Refuted(r);
-        return;
+        return false;
+    }
+    if let Some(why) = out_of_budget {
+        report.verdict = Verdict::Unknown(why);
+        return true;
     }
     report.instances = Some(met as u128);
     report.digest = format!("{:x}", h.finalize());
@@ -807,6 +936,7 @@ fn exhaustive(
     } else {
         Verdict::Proved
     };
+    false
 }
 
 /// A value's text on one line (linear layouts print over several lines).

@@ -1154,12 +1154,21 @@ fn model_coord(m: &z3::Model, q: &Query, width: u32, x: &Layout, y: &Layout) -> 
     }
 }
 
-/// Proves `rule` with z3 (see the module doc), filling `report`.
-pub fn prove(rule: &Rule, order: &[String], grid: u128, opts: &Options, report: &mut RuleReport) {
+/// Proves `rule` with z3 (see the module doc), filling `report`. `exhaustive_failed` says why
+/// the grid was not enumerated (its size, or a spent work budget); an UNKNOWN because the rule
+/// is outside z3's fragment starts with it.
+pub fn prove(
+    rule: &Rule,
+    order: &[String],
+    grid: u128,
+    exhaustive_failed: &str,
+    opts: &Options,
+    report: &mut RuleReport,
+) {
     // In a fresh z3 context, so the models (and the counterexamples printed from them) do not
     // depend on the queries the process ran before.
     z3::with_z3_config(&z3::Config::new(), || {
-        prove_in_context(rule, order, grid, opts, report)
+        prove_in_context(rule, order, grid, exhaustive_failed, opts, report)
     })
 }
 
@@ -1167,13 +1176,13 @@ fn prove_in_context(
     rule: &Rule,
     order: &[String],
     grid: u128,
+    exhaustive_failed: &str,
     opts: &Options,
     report: &mut RuleReport,
 ) {
-    let limit = opts.grid_limit();
     let outside = |why: String| {
         Verdict::Unknown(format!(
-            "the parameter grid has {grid} points (limit {limit}) and the rule is outside z3's strided fragment: {why}"
+            "{exhaustive_failed} and the rule is outside z3's strided fragment: {why}"
         ))
     };
     if let Err(why) = in_fragment(rule) {
