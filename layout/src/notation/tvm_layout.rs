@@ -64,6 +64,11 @@ impl LayoutAxis {
         }
     }
 
+    /// What makes two axes the same axis: their kind and letter (`16c` and `4c` clash).
+    fn key(self) -> (bool, u8) {
+        (matches!(self, LayoutAxis::Sub { .. }), self.letter())
+    }
+
     /// The name TVM's index maps give the axis's variable (`C`, `c`).
     fn name(self) -> String {
         match self {
@@ -153,9 +158,7 @@ impl DataLayout {
             )));
         }
         for (k, a) in axes.iter().enumerate() {
-            if axes[..k].contains(a)
-                || matches!(a, LayoutAxis::Sub { letter, .. } if axes[..k].iter().any(|b| matches!(b, LayoutAxis::Sub { letter: l, .. } if l == letter)))
-            {
+            if axes[..k].iter().any(|b| b.key() == a.key()) {
                 return Err(bad(format!(
                     "the axis {} appears twice (TVM allows one primal and one subordinate axis \
                      per letter)",
