@@ -1658,12 +1658,128 @@ fn equiv_is_symmetric_and_names_its_domain() {
 /// default shape, so `(3,3):(3,1)` was "equal" to a term whose value is another map.
 #[test]
 fn equiv_expr_decides_every_step_over_the_chains_domain() {
+    // The checker rejects the e-graph's chain; the deciders then refute the claim over (3,3),
+    // where the right side, a rank-1 CuTe layout, reads (0,1) as index 3.
     let o = laycert(&["equiv-expr", "(3,3):(3,1)", "to_cute(to_axe((3,3):(3,1)))"]);
-    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
-    assert!(first_line(&o).starts_with("unknown"), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(first_line(&o).starts_with("not equal"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("counterexample at logical (0,1):"),
+        "{}",
+        stdout(&o)
+    );
     let o = laycert(&["equiv-expr", "coalesce((4,8):(1,4))", "32:1"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("logical shape: (32)"), "{}", stdout(&o));
+}
+
+/// Where saturation does not join two concrete expressions, `equiv-expr` decides their values
+/// as `equiv` does: `equal` (exit 0) with a one-step `decide` certificate that `check`
+/// re-verifies, or `not equal` (exit 1) with a counterexample, confirmed here by `eval` of
+/// each side's value (the audit's three `unknown` answers, and a false stride).
+#[test]
+fn equiv_expr_decides_concrete_values_equal_or_not_equal() {
+    let tmp = common::scratch();
+    let cert = tmp.path().join("d.json");
+    let o = laycert(&[
+        "equiv-expr",
+        "(4,8):(1,4)",
+        "32:1",
+        "--cert",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        first_line(&o).starts_with("equal (by the deciders"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("cross-check:"), "{}", stdout(&o));
+    let c = laycert(&["check", cert.to_str().unwrap()]);
+    assert_eq!(first_line(&c), "valid", "{}", stdout(&c));
+    // The certificate names the claim; another end term does not re-verify.
+    let text = std::fs::read_to_string(&cert).unwrap();
+    assert!(text.contains("\"rule\": \"decide\""), "{text}");
+    std::fs::write(&cert, text.replace("\"32:1\"", "\"32:2\"")).unwrap();
+    assert_ne!(
+        first_line(&laycert(&["check", cert.to_str().unwrap()])),
+        "valid"
+    );
+    // to_axe((4,8):(1,4)) is S[(4,8):(1,4)]: equal to it, and not to the transpose or to the
+    // identity over the flat index and over (8,4).
+    let value = first_line(&laycert(&["convert", "(4,8):(1,4)", "--to", "axe"]));
+    assert_eq!(value, "S[(4,8):(1,4)]");
+    let o = laycert(&["equiv-expr", "to_axe((4,8):(1,4))", &value]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    for (shape, a, b, right, coord, left_pts, right_pts) in [
+        (
+            None,
+            "to_axe((4,8):(1,4))",
+            "S[(8,4):(1,8)]",
+            "S[(8,4):(1,8)]",
+            "1",
+            "{{m:4}}",
+            "{{m:8}}",
+        ),
+        (
+            Some("8,4"),
+            "to_axe((4,8):(1,4))",
+            "S[32:1]",
+            "S[32:1]",
+            "0,1",
+            "{{m:4}}",
+            "{{m:1}}",
+        ),
+        (
+            None,
+            "(4,8):(1,4)",
+            "(4,8):(1,5)",
+            "(4,8):(1,5)",
+            "0,1",
+            "{{m:4}}",
+            "{{m:5}}",
+        ),
+    ] {
+        let mut args = vec!["equiv-expr", a, b];
+        if let Some(s) = shape {
+            args.extend(["--shape", s]);
+        }
+        let o = laycert(&args);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(1), "{a} {b}: {out}");
+        assert!(
+            first_line(&o).starts_with("not equal (by the deciders"),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("counterexample at logical ({coord}):"))
+                && out.contains(&format!("left:  {left_pts}"))
+                && out.contains(&format!("right: {right_pts}")),
+            "{out}"
+        );
+        let left = if a.starts_with("to_axe") {
+            value.as_str()
+        } else {
+            a
+        };
+        let domain = shape.unwrap_or(if a.starts_with("to_axe") { "32" } else { "4,8" });
+        for (l, pts) in [(left, left_pts), (right, right_pts)] {
+            let e = laycert(&["eval", l, "--shape", domain, "--coord", coord]);
+            assert_eq!(first_line(&e), pts, "{l} at ({coord}) over {domain}");
+        }
+    }
+    let v = json(&laycert(&[
+        "--json",
+        "equiv-expr",
+        "(4,8):(1,4)",
+        "(4,8):(1,5)",
+    ]));
+    assert_eq!(v["verdict"], "not equal");
+    assert_eq!(v["equal"], false);
+    assert_eq!(
+        v["decision"]["counterexample"]["coord"],
+        serde_json::json!([0, 1])
+    );
 }
 
 /// `check` says `valid` only for a re-verified proof: a refutation and an unknown are

@@ -334,7 +334,9 @@ enum Command {
         #[arg(long)]
         cert: Option<String>,
     },
-    /// Prove two layout expressions equal by saturation. Exit 0 equal, 3 unknown.
+    /// Prove two layout expressions equal by saturation, or else decide their folded values
+    /// with certify's deciders (as `equiv` does). Exit 0 equal, 1 not equal (with a
+    /// counterexample the semantics confirm), 3 unknown.
     EquivExpr {
         /// Left expression.
         a: String,

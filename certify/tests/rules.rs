@@ -221,6 +221,51 @@ fn explanation_certificate_checks() {
     check_explanation(&c.to_json()).unwrap();
 }
 
+/// `decide` answers two concrete terms by their values' maps: equal with a one-step `decide`
+/// certificate that `check` re-decides from the terms (a forged one, re-sealed, fails), or
+/// not equivalent with a counterexample the semantics confirm.
+#[test]
+fn decide_steps_are_re_decided_from_the_terms() {
+    use certify::rules::explain::{decide, DECIDE};
+    let d = decide("(4, 8):(1, 4)", "coalesce(32:1)", None).unwrap();
+    assert_eq!(d.report.verdict(), "equivalent");
+    let c = d.certificate.unwrap();
+    assert_eq!(c.steps.len(), 1);
+    assert_eq!(c.steps[0].rule, DECIDE);
+    check_explanation(&c.to_json()).unwrap();
+    for (start, end, shape) in [
+        ("(4, 8):(1, 4)", "32:2", None),
+        ("(4, 8):(1, 4)", "S[32:1]", Some(vec![8, 4])),
+        ("compose((4, 8):(1, 4), 4:1)", "4:2", None),
+    ] {
+        let forged = ExplanationCertificate::new(
+            BTreeMap::new(),
+            start.into(),
+            vec![Step {
+                rule: DECIDE.into(),
+                direction: "forward".into(),
+                subst: BTreeMap::new(),
+                term: end.into(),
+            }],
+        )
+        .with_shape(shape.clone());
+        let why = check_explanation(&forged.to_json()).unwrap_err();
+        assert!(why.contains("not equivalent"), "{start} == {end}: {why}");
+        let d = decide(start, end, shape.as_deref()).unwrap();
+        assert_eq!(d.report.verdict(), "not equivalent", "{start} == {end}");
+        assert!(d.certificate.is_none());
+        // The counterexample, re-evaluated by the semantics, differs.
+        let cx = d.report.counterexample.unwrap();
+        let value = |t: &str| certify::rules::explain::term_value("t", t).unwrap();
+        let (x, y) = (value(start), value(end));
+        let at =
+            |l: &Layout| certify::claim::semantic_points(l, &d.report.shape, &cx.coord).unwrap();
+        assert_ne!(at(&x), at(&y), "{start} == {end} at {:?}", cx.coord);
+    }
+    // An undefined term is an error, not a verdict.
+    assert!(decide("compose((4,6,8):(2,3,5), 6:3)", "(2,3):(6,3)", None).is_err());
+}
+
 /// An empty chain still claims `start == start` over its shape: `check` refuses a named shape
 /// that does not fit (or an undefined start under one), as it refuses them in a chain with
 /// steps.

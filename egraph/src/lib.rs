@@ -8,9 +8,11 @@
 //! integer arithmetic); rewrites are generated only from rules `certify` PROVED
 //! ([`rewrites`]), with layout and integer parameters, whose side conditions are re-evaluated
 //! at every match. [`simplify`] extracts the cheapest equivalent form (cost: the number of
-//! modes); [`equivalent`] proves two expressions equal by saturation. Both return an
-//! explanation certificate (`certify::rules::explain`) whose steps name a rule and its
-//! substitution, or a fold; `certify` re-checks it without trusting this crate.
+//! modes); [`equivalent`] proves two expressions equal by saturation, and [`decide_values`]
+//! decides two concrete expressions by their folded values where saturation does not join
+//! them. They return an explanation certificate (`certify::rules::explain`) whose steps name
+//! a rule and its substitution, a fold, or the deciders' verdict; `certify` re-checks it
+//! without trusting this crate.
 //! [`decompose`] searches `tile(atom, C)`, `Sw o tile(atom, C)` and slice forms of a layout
 //! over an atom library in the e-graph.
 //!
@@ -307,6 +309,20 @@ pub fn join_over(
         (_, None) => Joined::Proved(c),
         (_, Some(why)) => Joined::Rejected(why),
     })
+}
+
+/// Decides `a == b` over `shape` (absent: the domain `certify::domain::resolve` gives for
+/// their values) by their folded values, with certify's deciders and cross-check
+/// (`certify::rules::explain::decide`): the answer where saturation does not join two concrete
+/// expressions, equal with a one-step `decide` certificate, or not equal with a counterexample
+/// the semantics confirmed, or undecided.
+pub fn decide_values(
+    a: &str,
+    b: &str,
+    shape: Option<&[i64]>,
+) -> Result<certify::rules::explain::Decision, String> {
+    let (ea, eb) = (parse_concrete(a)?, parse_concrete(b)?);
+    certify::rules::explain::decide(&print_expr(&ea), &print_expr(&eb), shape)
 }
 
 /// [`join`] as an option: the checked certificate, or `None` when saturation did not join

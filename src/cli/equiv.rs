@@ -120,7 +120,9 @@ fn run_line(d: &Decision) -> String {
     format!("deciders: {}", runs.join("; "))
 }
 
-fn lines(d: &Decision) -> Vec<String> {
+/// The report's lines: the verdict, the domain, the counterexample or the evidence, the
+/// cross-check (also `equiv-expr`'s, after its own first line).
+pub fn lines(d: &Decision) -> Vec<String> {
     let mut out = vec![d.verdict().to_string()];
     let shape: Vec<String> = d.shape.iter().map(i64::to_string).collect();
     out.push(format!("logical shape: ({})", shape.join(",")));
@@ -166,7 +168,12 @@ fn outcome_json(o: &Outcome) -> serde_json::Value {
 }
 
 fn json_report(d: &Decision) -> Report {
-    Report::json(json!({
+    Report::json(json_value(d))
+}
+
+/// The report as one JSON object (also `equiv-expr`'s `decision`).
+pub fn json_value(d: &Decision) -> serde_json::Value {
+    json!({
         "verdict": d.verdict(),
         "shape": d.shape,
         "domain": d.domain.describe(),
@@ -179,5 +186,5 @@ fn json_report(d: &Decision) -> Report {
             "outcome": outcome_json(&r.outcome),
             "micros": r.micros,
         })).collect::<Vec<_>>(),
-    }))
+    })
 }

@@ -107,7 +107,9 @@ pub fn simplify(
 }
 
 /// Runs `equiv-expr`: exit 0 when saturation joins them with an explanation certify's checker
-/// accepts, 3 otherwise (which proves nothing).
+/// accepts, or else when certify's deciders prove their folded values equal over the claim's
+/// domain (a one-step `decide` certificate); 1 when the deciders refute it with a counterexample
+/// the semantics confirm; 3 otherwise (which proves nothing).
 pub fn equiv_expr(
     a: &str,
     b: &str,
@@ -121,38 +123,76 @@ pub fn equiv_expr(
         message: format!("error: the claim: {e}"),
     })?;
     let (rules, _) = rules(rule_files)?;
-    let out =
-        egraph::join_over(a, b, shape, &rules, &egraph::Saturation::default()).map_err(|e| {
-            BadInput {
-                message: format!("error: {e}"),
-            }
+    let out = egraph::join_over(a, b, shape.clone(), &rules, &egraph::Saturation::default())
+        .map_err(|e| BadInput {
+            message: format!("error: {e}"),
         })?;
-    let mut domain = None;
-    let (word, code) = match &out {
-        egraph::Joined::Proved(c) => {
-            write_cert(cert, &c.to_json())?;
-            domain = certify::rules::explain::chain_domain(c).ok();
-            (format!("equal ({} steps)", c.steps.len()), 0)
+    if let egraph::Joined::Proved(c) = &out {
+        write_cert(cert, &c.to_json())?;
+        let domain = certify::rules::explain::chain_domain(c).ok();
+        let word = format!("equal ({} steps)", c.steps.len());
+        let over = domain.as_ref().map(|d| {
+            let d: Vec<String> = d.iter().map(i64::to_string).collect();
+            format!("({})", d.join(","))
+        });
+        let mut r = if as_json {
+            Report::json(json!({
+                "equal": true, "verdict": "equal", "by": "saturation", "message": word,
+                "domain": over,
+            }))
+        } else {
+            Report::ok(
+                std::iter::once(word)
+                    .chain(over.map(|d| format!("logical shape: {d} (every step decided over it)")))
+                    .collect(),
+            )
+        };
+        r.code = 0;
+        return Ok(r);
+    }
+    // Saturation proves nothing here: decide the two values' maps as `equiv` does.
+    let decided = egraph::decide_values(a, b, shape.as_deref()).map_err(|e| BadInput {
+        message: format!("error: the claim: {e}"),
+    })?;
+    let d = &decided.report;
+    let saturation = match &out {
+        egraph::Joined::Rejected(why) => {
+            format!("saturation joined them, but the checker rejects the explanation: {why}")
         }
-        egraph::Joined::NotJoined => ("unknown (saturation did not join them)".to_string(), 3),
-        egraph::Joined::Rejected(why) => (
-            format!(
-                "unknown (saturation joined them, but the checker rejects the explanation: {why})"
-            ),
-            3,
+        _ => "saturation did not join them".to_string(),
+    };
+    let (verdict, word, code) = match (d.verdict(), &decided.certificate) {
+        ("equivalent", Some(c)) => {
+            write_cert(cert, &c.to_json())?;
+            (
+                "equal",
+                format!("equal (by the deciders over their values; {saturation})"),
+                0,
+            )
+        }
+        ("not equivalent", _) => (
+            "not equal",
+            format!("not equal (by the deciders over their values; {saturation})"),
+            super::equiv::REFUTED,
+        ),
+        _ => (
+            "unknown",
+            format!("unknown ({saturation}, nor did the deciders decide their values)"),
+            super::equiv::UNKNOWN,
         ),
     };
-    let equal = matches!(out, egraph::Joined::Proved(_));
-    let over = domain.as_ref().map(|d| {
-        let d: Vec<String> = d.iter().map(i64::to_string).collect();
-        format!("({})", d.join(","))
-    });
     let mut r = if as_json {
-        Report::json(json!({"equal": equal, "message": word, "domain": over}))
+        let shape: Vec<String> = d.shape.iter().map(i64::to_string).collect();
+        Report::json(json!({
+            "equal": verdict == "equal", "verdict": verdict, "by": "deciders", "message": word,
+            "domain": format!("({})", shape.join(",")),
+            "decision": super::equiv::json_value(d),
+        }))
     } else {
+        // The decision as `equiv` prints it, under this command's own first line.
         Report::ok(
             std::iter::once(word)
-                .chain(over.map(|d| format!("logical shape: {d} (every step decided over it)")))
+                .chain(super::equiv::lines(d).into_iter().skip(1))
                 .collect(),
         )
     };

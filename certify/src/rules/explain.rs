@@ -1,8 +1,10 @@
 //! Explanation certificates: a chain of terms from `start` to `end`, each step either a FOLD
-//! (two subterms that `layout`'s algebra evaluates to the identical value) or an application of
+//! (two subterms that `layout`'s algebra evaluates to the identical value), an application of
 //! a named rule at one position with a substitution of its parameters (layouts as their text,
-//! integers in decimal, axes by name). The e-graph (egraph crate) writes them; [`check`]
-//! trusts none of it: it re-proves every rule named, and for each step re-finds the rewritten
+//! integers in decimal, axes by name), or a DECIDE step (the two whole terms' values proved
+//! equal over the chain's domain by certify's deciders, cross-checked by the semantics, as
+//! `laycert equiv` decides: [`decide`] writes it where saturation does not join two concrete
+//! terms). The e-graph (egraph crate) writes them; [`check`] trusts none of it: it re-proves every rule named, and for each step re-finds the rewritten
 //! position, re-instantiates the rule with the substitution (read per parameter sort), re-checks
 //! the substitution lies in the bounded domain the rule was proved for and the rule's side
 //! conditions hold there (egg records neither), and decides the equality of the two rewritten
@@ -28,11 +30,14 @@ use crate::domain::resolve;
 /// The format version this build writes and checks.
 pub const VERSION: u32 = 1;
 
+/// The name of a step whose two whole terms certify's deciders prove equal ([`decide`]).
+pub const DECIDE: &str = "decide";
+
 /// One step of an explanation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    /// The rule's name, or `fold`.
+    /// The rule's name, `fold`, or `decide` ([`DECIDE`]).
     pub rule: String,
     /// `forward` (lhs to rhs) or `backward`; for folds, `forward` when the step's result is
     /// a literal (informative only: a fold is checked by evaluating both sides).
@@ -447,6 +452,66 @@ pub fn equal_by_decider(a: &Term, b: &Term, shape: Option<&[i64]>) -> Result<(),
     }
 }
 
+/// Whether two concrete terms are both defined and their values equal over `shape`, by
+/// certify's three deciders and the semantics' cross-check ([`equivalent`] with the default
+/// policy, as `laycert equiv` decides): the check of a [`DECIDE`] step.
+fn decided_equal(a: &Term, b: &Term, shape: &[i64]) -> Result<(), String> {
+    let e = Assignment::new();
+    let (x, y) = match (eval::term(a, &e), eval::term(b, &e)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(err), _) | (_, Err(err)) => return Err(format!("a side is undefined: {err}")),
+    };
+    let r = equivalent(&x, &y, Some(shape), &Policy::default()).map_err(|e| e.to_string())?;
+    match r.verdict() {
+        "equivalent" => Ok(()),
+        v => Err(format!(
+            "{} and {} are {v} over {}",
+            x.print(),
+            y.print(),
+            r.domain.describe()
+        )),
+    }
+}
+
+/// The claim `start == end` between two concrete terms, decided over their values.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    /// The deciders' report over the claim's domain ([`claim_domain`]): `equivalent` only when
+    /// a decider proved it and the cross-check agreed; a counterexample only when the semantics
+    /// confirmed it.
+    pub report: crate::claim::Report,
+    /// When equal: the certificate `start` -> `end` by one [`DECIDE`] step, over the named
+    /// shape if one was given, which [`check`] re-decides from the terms.
+    pub certificate: Option<ExplanationCertificate>,
+}
+
+/// Decides `start == end` (concrete terms, as [`parse_term`] reads them) over `shape` (absent:
+/// the domain `certify::domain::resolve` gives for their values) by the values' maps: the
+/// answer for two terms that saturation does not join. `Err` when a term does not parse or is
+/// undefined, or the shape does not fit them.
+pub fn decide(start: &str, end: &str, shape: Option<&[i64]>) -> Result<Decision, String> {
+    // Both terms defined, and the shape fits them, as a certificate's chain requires.
+    claim_domain(start, end, shape)?;
+    let (a, b) = (term_value("start", start)?, term_value("end", end)?);
+    // Over the same domain (`equivalent` resolves it as `claim_domain` does), and the report
+    // says where it came from.
+    let report = equivalent(&a, &b, shape, &Policy::default()).map_err(|e| e.to_string())?;
+    let certificate = (report.verdict() == "equivalent").then(|| {
+        let step = Step {
+            rule: DECIDE.into(),
+            direction: "forward".into(),
+            subst: BTreeMap::new(),
+            term: end.to_string(),
+        };
+        ExplanationCertificate::new(BTreeMap::new(), start.to_string(), vec![step])
+            .with_shape(shape.map(<[i64]>::to_vec))
+    });
+    Ok(Decision {
+        report,
+        certificate,
+    })
+}
+
 /// The domain a chain is decided over: the certificate's named shape, else the one
 /// `certify::domain::resolve` gives for the values of its first and last terms (both must be
 /// defined: a chain between undefined terms proves nothing).
@@ -649,6 +714,11 @@ pub fn valid_prefix(c: &ExplanationCertificate) -> (usize, Option<String>) {
         let r = parse_term(&s.term)
             .map_err(|e| e.to_string())
             .and_then(|next| {
+                if s.rule == DECIDE {
+                    decided_equal(&cur, &next, &domain)
+                        .map_err(|e| format!("over the chain's domain: {e}"))?;
+                    return Ok(next);
+                }
                 if s.rule == "fold" {
                     check_fold(&cur, &next)?;
                 } else {
