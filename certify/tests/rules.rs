@@ -1179,3 +1179,64 @@ proptest! {
         prop_assert_eq!(got.print(), printed);
     }
 }
+
+/// Merge identities that z3 gives up on (the audit's c4 and comp.rules k1-k3, with products of
+/// parameters in strides) are proved by the sides' one merged form, after z3 answered the
+/// definedness and size queries; false variants (a stride off by one, an offset, the CuTe
+/// order, another axis, an extent-1 iter whose stride overflows) are never proved: z3
+/// refutes them, and where it gives up on their points they stay UNKNOWN. A small resource
+/// limit makes z3 give up on every points query here.
+#[test]
+fn merge_identities_z3_gives_up_on_are_proved_by_the_merged_form_and_false_ones_are_not() {
+    let t = "where 1 <= e <= 4096, -4096 <= s <= 4096";
+    let k = "where 1 <= e1 <= 4, 1 <= e2 <= 5, 0 <= s <= 1073741824";
+    let true_rules = format!(
+        "rule c4 forall e s : int {t}
+  S[(4,e):(e*s, s)] == S[(4*e):s]
+rule c4_cute forall e s : int {t}
+  (e,4):(s, e*s) == (4*e):s
+rule k1 forall e1 e2 s t : int
+  where 1 <= e1 <= 2, 1 <= e2 <= 5, -1000000 <= s <= 1000000, 0 <= t <= 1000000
+  ((e1, 2), e2):((s, (e1 * s)), t) == (e1, 2, e2):(s, (e1 * s), t)
+rule k2 forall e1 e2 s t : int
+  where 1 <= e1 <= 4, 1 <= e2 <= 5, 0 <= s <= 1073741824, -1073741824 <= t <= 1073741824
+  S[(e1, e2):((e2 * s)@laneid, s@laneid)] + t == S[(e1 * e2):(s@laneid)] + t
+rule k3 forall e1 e2 s : int {k}
+  S[(e1, e2):((e2 * s), s)] == S[(e1 * e2):s]"
+    );
+    let false_rules = format!(
+        "rule plus_one forall e s : int {t}
+  S[(4,e):(e*s+1, s)] == S[(4*e):s]
+rule offset forall e s : int {t}
+  S[(4,e):(e*s, s)] == S[(4*e):s] + 1
+rule order forall e s : int {t}
+  (4,e):(e*s, s) == (4*e):s
+rule axis forall e s : int {t}
+  S[(4,e):((e*s)@laneid, s)] == S[(4*e):s]
+rule wide forall e1 e2 s : int {k}
+  S[(e1, e2):((e2 * s + s), s)] == S[(e1 * e2):s]
+rule defined forall e s : int where 1 <= e <= 2, 1 <= s <= 2305843009213693952
+  S[(1,e):(e*s*8, s)] == S[e:s]"
+    );
+    let give_up = Options {
+        rlimit: 100_000,
+        ..Options::default()
+    };
+    for r in prove_source("t", &true_rules, &give_up).unwrap() {
+        assert_eq!(r.word(), "PROVED", "{}", r.line());
+        let method = r.method.as_deref().unwrap();
+        assert!(method.contains("merged form"), "{}", r.line());
+        assert!(r.rechecked > 0, "{}", r.line());
+    }
+    for r in prove_source("f", &false_rules, &give_up).unwrap() {
+        assert_ne!(r.word(), "PROVED", "{}", r.line());
+        if r.word() == "REFUTED" {
+            confirm_refutation(&false_rules, &r);
+        }
+    }
+    // At the default limit z3 refutes each of them.
+    for r in prove_source("f", &false_rules, &Options::default()).unwrap() {
+        assert_eq!(r.word(), "REFUTED", "{}", r.line());
+        confirm_refutation(&false_rules, &r);
+    }
+}

@@ -30,6 +30,7 @@ pub mod crosscheck;
 pub mod eval;
 pub mod explain;
 pub mod literal;
+pub mod merged_form;
 pub mod ops;
 pub mod parse;
 pub mod prove;
