@@ -7,7 +7,8 @@ CLI takes them ("args", the words after `laycert cute`), the DSL call ("call") a
 (the DSL's print of the result, e.g. `(2,4):(0,1)`) or "error" (the DSL's message, first line).
 Operands are random layouts of the pycute generator (`gen_pycute_vectors.py`), tilers are
 layouts, shapes or tuples of layouts, and complement cotargets are integers, shapes or layouts.
-`divide_skip` (its own file) holds the four divides by tuple tilers with `_` entries.
+`divide_skip` (its own file) holds the four divides by tuple tilers with `_` entries;
+`composition_neg` and `logical_divide_neg` right operands with extent-1 leaves of negative stride.
 Deterministic: fixed seed, no clock. Run from the repository root (no GPU needed):
 
     python3 bench/peers/gen_cutedsl_vectors.py [--cases 600] [--out tests/data/cutedsl] [--ops a,b]
@@ -126,6 +127,20 @@ def case(op, rng):
     A = lambda: dsl(a)  # noqa: E731 - built inside the traced function
     if op == "coalesce":
         return ["coalesce", ltext(a)], "coalesce", lambda: cute.coalesce(A())
+    if op in ("composition_neg", "logical_divide_neg"):
+        # A right operand with extent-1 leaves of negative stride (they only ever read A(0);
+        # CUTLASS prints their stride divided through A's modes, keeping its sign).
+        b = random_layout(rng, rng.choice(["compact", "gapped"]), max_size=16)
+        shape = b.shape if isinstance(b.shape, tuple) else (b.shape,)
+        stride = b.stride if isinstance(b.stride, tuple) else (b.stride,)
+        k = rng.randint(0, len(shape))
+        neg = -rng.choice([1, 2, 3, 4, 5, 7, 8, 12, 16, 30, 64, 100])
+        b = type(b)(shape[:k] + (1,) + shape[k:], stride[:k] + (neg,) + stride[k:])
+        if op == "composition_neg":
+            return (["compose", ltext(a), ltext(b)], "composition/layout",
+                    lambda: cute.composition(dsl(a), dsl(b)))
+        return (["divide", ltext(a), ltext(b), "logical"], "logical_divide/layout",
+                lambda: cute.logical_divide(dsl(a), dsl(b)))
     if op == "composition":
         t, v, kind = tiler_arg(rng, a)
         if kind == "layout" and rng.random() < 0.2:
@@ -168,7 +183,7 @@ def cosize(a):
 OPS = ["coalesce", "composition", "complement", "left_inverse", "right_inverse",
        "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
        "logical_product", "zipped_product", "tiled_product", "blocked_product", "raked_product",
-       "divide_skip"]
+       "divide_skip", "composition_neg", "logical_divide_neg"]
 
 RESULTS = []
 

@@ -221,12 +221,20 @@ fn compose_tree(
 ///
 /// A leaf of extent 1 only ever reads `A(0)`, so no divisibility condition can fail it and its
 /// stride is never used; it is printed as CUTLASS prints it: `d` divided through A's modes but
-/// the last (a quotient below 1 counts as 1), times the last mode's stride
-/// (`((5,),(6,4)):((1,),(1,2)) ∘ 1:1 = 1:2`, `(4,6):(2,3) ∘ 1:2 = 1:3`).
+/// the last, times the last mode's stride. A positive quotient below 1 counts as 1
+/// (`((5,),(6,4)):((1,),(1,2)) ∘ 1:1 = 1:2`, `(4,6):(2,3) ∘ 1:2 = 1:3`); a negative `d` is
+/// divided rounding down, so it stays negative (the CuTe DSL 4.8.1:
+/// `(4,6):(2,3) ∘ 1:-3 = 1:-3`, `(4,6,5):(2,3,7) ∘ 1:-30 = 1:-14`).
 fn compose_leaf(a: &CuteLayout, a_modes: &[(i64, i64)], s: i64, d: i64) -> Result<Vec<(i64, i64)>> {
-    if s == 1 && d > 0 {
+    if s == 1 && d != 0 {
         if let Some((&(_, d_last), inner)) = a_modes.split_last() {
-            let rest = inner.iter().fold(d, |r, &(sk, _)| (r / sk).max(1));
+            let rest = inner.iter().fold(d, |r, &(sk, _)| {
+                if r > 0 {
+                    (r / sk).max(1)
+                } else {
+                    r.div_euclid(sk.max(1))
+                }
+            });
             let stride = rest.checked_mul(d_last).unwrap_or(0);
             return Ok(vec![(1, stride)]);
         }
@@ -355,6 +363,24 @@ mod tests {
         assert_eq!(comp("1:1", "4:1").unwrap(), "4:1");
         assert_eq!(comp("(2,2,1):(2,4,4)", "4:12").unwrap(), "4:12");
         assert_eq!(eval_extended(&l("(4,1):(1,8)"), 12).unwrap(), 24);
+    }
+
+    /// A negative stride on an extent-1 leaf of B is printed as the CuTe DSL 4.8.1 prints it
+    /// (divided through A's inner modes rounding down), not as 0.
+    #[test]
+    fn composition_keeps_a_negative_stride_of_an_extent_one_leaf_as_the_dsl() {
+        for (a, b, dsl) in [
+            ("4:1", "(4,1):(1,-3)", "(4, 1):(1, -3)"),
+            ("(4,6):(2,3)", "(4,1):(1,-3)", "(4, 1):(2, -3)"),
+            ("(4,6):(2,3)", "(4,1):(1,-8)", "(4, 1):(2, -6)"),
+            ("(4,6):(2,3)", "(4,1):(1,-100)", "(4, 1):(2, -75)"),
+            ("(4,6,5):(2,3,7)", "(4,1):(1,-30)", "(4, 1):(2, -14)"),
+            ("(4,6,5):(2,3,7)", "(4,1):(1,-1)", "(4, 1):(2, -7)"),
+            ("(1,6,5):(2,3,7)", "(4,1):(1,-5)", "(4, 1):(3, -7)"),
+        ] {
+            assert_eq!(comp(a, b).unwrap(), dsl, "{a} o {b}");
+            assert_pointwise(a, b);
+        }
     }
 
     #[test]
