@@ -554,9 +554,54 @@ fn wave64_layouts_with_warps_are_compared_lane_by_lane_not_on_fused_threads() {
         2,
     );
     assert!(err.contains("lane values reach 0..63"), "{err}");
-    run(
-        &["prove-property", "injective", mfma, "--shape", "64,64"],
-        2,
+    // Properties of one wave64 layout are decided with lanes and warps apart too (they were
+    // refused, exit 2): the MFMA layout is a bijection of its 4 warps x 64 lanes x 16
+    // registers onto the 64x64 tile (Gluon's bases span all 12 bits);
+    for p in ["injective", "surjective", "bijective"] {
+        assert_eq!(
+            run(&["prove-property", p, mfma, "--shape", "64,64"], 0),
+            "proved"
+        );
+    }
+    let shown = stdout(&laycert(&["show", mfma, "--shape", "64,64"]));
+    assert!(shown.contains("injective: yes"), "{shown}");
+    // two warps of 64 lanes over 64 cells hold each cell twice (warp 0 and warp 1);
+    let o = laycert(&[
+        "prove-property",
+        "injective",
+        "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [64], warpsPerCTA = [2], order = [0]}>",
+        "--shape",
+        "64",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("cell [0] is held by two physical points ([0, 0] and [1, 0] over [\"wave\", \"wavelane\"])"),
+        "{}",
+        stdout(&o)
+    );
+    // an Axe layout on lanes 0..63 and warps is injective, where the fused threads would
+    // merge lane 32 of warp 0 with lane 0 of warp 1; a stride-0 warp is not.
+    assert_eq!(
+        run(
+            &[
+                "prove-property",
+                "injective",
+                "S[(2,64):(1@warpid,1@laneid)]"
+            ],
+            0
+        ),
+        "proved"
+    );
+    assert_eq!(
+        run(
+            &[
+                "prove-property",
+                "injective",
+                "S[(2,64):(0@warpid,1@laneid)]"
+            ],
+            1
+        ),
+        "refuted"
     );
     // 64 lanes and no warps anywhere: tx is the lane, and the claim is decided as before.
     run(&["equiv", wave64, "S[64:1@laneid]", "--shape", "64"], 0);

@@ -266,10 +266,24 @@ pub const WAVEFRONT_AXES: [(&str, &str); 2] = [("laneid", "wavelane"), ("warpid"
 /// layouts compare. `None` where the fusion is faithful, or where a side names `tx` (the claim
 /// is then refused by the forward forms, naming the lanes).
 pub fn wavefront_axes(a: &Layout, b: &Layout) -> Result<Option<(Layout, Layout)>, LayoutError> {
-    if layout::relation::check_fusion(&[a, b]).is_ok() {
+    Ok(wavefront_renamed(&[a, b])?.map(|mut v| {
+        let b = v.pop().expect("two sides");
+        (v.pop().expect("two sides"), b)
+    }))
+}
+
+/// [`wavefront_axes`] of one layout, for a property of it (`prove-property`, `show`): the
+/// layout with `laneid` and `warpid` renamed to [`WAVEFRONT_AXES`] where the fusion would
+/// merge its points and it names threads by lane and warp only.
+pub fn wavefront_axes_of(l: &Layout) -> Result<Option<Layout>, LayoutError> {
+    Ok(wavefront_renamed(&[l])?.and_then(|mut v| v.pop()))
+}
+
+fn wavefront_renamed(sides: &[&Layout]) -> Result<Option<Vec<Layout>>, LayoutError> {
+    if layout::relation::check_fusion(sides).is_ok() {
         return Ok(None);
     }
-    for l in [a, b] {
+    for l in sides {
         let axes = layout::relation::thread_axes(l)?;
         if axes
             .iter()
@@ -283,10 +297,10 @@ pub fn wavefront_axes(a: &Layout, b: &Layout) -> Result<Option<(Layout, Layout)>
         .map(|(f, t)| Ok((Axis::new(f)?, Axis::new(t)?)))
         .collect::<Result<_, LayoutError>>()?;
     // A side with no exact Axe form (an XOR of lanes) keeps the refusal.
-    match (rename_axes(a, &map), rename_axes(b, &map)) {
-        (Ok(ra), Ok(rb)) => Ok(Some((ra, rb))),
-        _ => Ok(None),
-    }
+    Ok(sides
+        .iter()
+        .map(|l| rename_axes(l, &map).ok())
+        .collect::<Option<Vec<_>>>())
 }
 
 /// The trusted cross-check of a proof ([`semantic_recheck`]): the coordinates it agreed at, or

@@ -77,7 +77,8 @@ pub struct PropertyReport {
 pub fn decided_facts(l: &Layout, logical: Option<&[i64]>) -> layout::Result<layout::facts::Facts> {
     use layout::facts::Fact;
     let mut f = layout::facts::facts(l, logical)?;
-    if matches!(l, Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_)) {
+    let wavefront = crate::claim::wavefront_axes_of(l)?.is_some();
+    if wavefront || matches!(l, Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_)) {
         for (fact, prop) in [
             (&mut f.injective, Property::Injective),
             (&mut f.surjective, Property::Surjective),
@@ -108,6 +109,11 @@ pub fn prove_property(
         .unwrap_or_else(|| default_logical_shape(l));
     if matches!(l, Layout::Tv(_) | Layout::Linear(_)) {
         return physical_to_logical(l, &shape, prop, policy);
+    }
+    // A 64-lane wavefront with warps: its lanes and warps are decided apart (the CUDA fusion
+    // `laneid + 32*warpid` would merge lane 32 of warp 0 with lane 0 of warp 1).
+    if let Some(renamed) = crate::claim::wavefront_axes_of(l)? {
+        return prove_property(&renamed, prop, Some(&shape), policy);
     }
     let f = match forward(l, Some(&shape)) {
         Ok(f) => f,
@@ -240,7 +246,10 @@ fn physical_to_logical(
         Fact::Unknown(_) => None,
     };
     let by_facts = (fact(&facts.injective), fact(&facts.surjective));
-    let f = match forward(l, Some(shape)) {
+    // A 64-lane wavefront with warps: the points are enumerated with lanes and warps apart
+    // (the CUDA fusion would merge lane 32 of warp 0 with lane 0 of warp 1).
+    let renamed = crate::claim::wavefront_axes_of(l)?;
+    let f = match forward(renamed.as_ref().unwrap_or(l), Some(shape)) {
         Ok(f) => f,
         Err(e) if crate::forward::beyond_table(&e) => return Ok(beyond_reach(&e)),
         Err(e) => return Err(e),
