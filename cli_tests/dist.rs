@@ -309,7 +309,8 @@ fn dist_plan_on_a_large_one_axis_mesh_is_one_all_to_all() {
         text.contains("1. all-to-all over gpuid (dim 0 -> dim 1)"),
         "{text}"
     );
-    // Where only a send-recv moves the tensor (another mesh), past the limit: exit 2 naming it.
+    // Where only a send-recv moves the tensor (another mesh), past the limit: unknown (exit
+    // 3) naming it.
     let o = laycert(&[
         "dist",
         "plan",
@@ -324,13 +325,13 @@ fn dist_plan_on_a_large_one_axis_mesh_is_one_all_to_all() {
         "--to",
         "[Shard(1), Replicate()]",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(
+        first_line(&o).contains(
             "a send-recv straight to it would take 1048576 messages, above the limit of 262144"
         ),
         "{}",
-        stderr(&o)
+        stdout(&o)
     );
 }
 
@@ -961,4 +962,73 @@ fn dist_json_prints_one_object_and_text_is_unchanged() {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert_eq!(v["correct"], true);
     }
+}
+
+#[test]
+fn a_partial_source_reaches_a_target_on_another_mesh_by_reducing_first() {
+    // Audit 28: a partial source and a target over an HLO tile mesh other than `--mesh` had
+    // no plan (only send-recv crosses meshes, and it moves plain data); the partial is now
+    // reduced on its own mesh first, then sent. Each plan is certified.
+    for (mesh, shape, from, to) in [
+        (
+            "8",
+            "8,8",
+            "[Partial()]",
+            "{devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+        ),
+        (
+            "8",
+            "8,8",
+            "{unreduced}",
+            "{devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+        ),
+        (
+            "8",
+            "6,5",
+            "{devices=[2,1,4]<=[8] last_tile_dims={unreduced}}",
+            "{replicated}",
+        ),
+        (
+            "a=2,b=4",
+            "8,8",
+            "[Partial(), Replicate()]",
+            "{devices=[2,2,2]<=[8] last_tile_dim_replicate}",
+        ),
+    ] {
+        let o = plan(mesh, shape, from, to);
+        assert_eq!(o.status.code(), Some(0), "{from} -> {to}: {}", stderr(&o));
+        let first = first_line(&o);
+        assert!(first.ends_with("certified"), "{first}");
+        assert!(!first.contains("not certified"), "{first}");
+    }
+}
+
+#[test]
+fn no_plan_found_is_unknown_not_bad_input() {
+    // Valid input the planner finds no plan for (DTensor turns a replicated tensor into a
+    // partial sum only, as laycert's zero move does): `unknown: no plan found`, exit 3; a
+    // search that ends is no proof that no plan exists.
+    let o = plan("a=1", "9,9", "[Replicate()]", "[Partial(max)]");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        first_line(&o).starts_with("unknown: no plan found"),
+        "{}",
+        stdout(&o)
+    );
+    let o = laycert(&[
+        "--json",
+        "dist",
+        "plan",
+        "--mesh",
+        "a=1",
+        "--shape",
+        "9,9",
+        "--from",
+        "[Replicate()]",
+        "--to",
+        "[Partial(max)]",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["verdict"], "unknown");
 }

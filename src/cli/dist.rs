@@ -228,20 +228,37 @@ fn human_bytes(b: i64) -> String {
     }
 }
 
-fn make_plan(i: &Inputs) -> Result<DistPlan, BadInput> {
-    solver::dist::plan(&i.source, &i.target, &i.opts).map_err(|e| bad(e.to_string()))
+/// Why a subcommand stopped: bad input (exit 2), or valid input for which the planner found no
+/// plan within its search (`unknown: no plan found: ...`, exit 3: no plan is no proof that
+/// none exists).
+enum Stop {
+    Bad(BadInput),
+    NoPlan(String),
+}
+
+impl From<BadInput> for Stop {
+    fn from(b: BadInput) -> Stop {
+        Stop::Bad(b)
+    }
+}
+
+fn make_plan(i: &Inputs) -> Result<DistPlan, Stop> {
+    solver::dist::plan(&i.source, &i.target, &i.opts).map_err(|e| match e {
+        solver::dist::DistPlanError::NoPlan(_) => Stop::NoPlan(e.to_string()),
+        e => Stop::Bad(bad(e.to_string())),
+    })
 }
 
 /// The inputs and their plan, refused unless certified (`gen` and `run` act on certified plans
 /// only).
-fn certified_plan(spec: &Spec, cmd: &str, done: &str) -> Result<(Inputs, DistPlan), BadInput> {
+fn certified_plan(spec: &Spec, cmd: &str, done: &str) -> Result<(Inputs, DistPlan), Stop> {
     let i = inputs(spec)?;
     let p = make_plan(&i)?;
     if p.certificate.is_none() {
-        return Err(bad(format!(
+        return Err(Stop::Bad(bad(format!(
             "{cmd}: the plan is {}; only certified plans are {done}",
             verdict(&p)
-        )));
+        ))));
     }
     Ok((i, p))
 }
@@ -322,6 +339,22 @@ fn plan_json(p: &DistPlan, i: &Inputs) -> serde_json::Value {
 
 /// Runs a `dist` subcommand.
 pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
+    match run_or_stop(args, as_json) {
+        Ok(r) => Ok(r),
+        Err(Stop::Bad(b)) => Err(b),
+        Err(Stop::NoPlan(why)) => {
+            let mut report = if as_json {
+                Report::json(json!({ "verdict": "unknown", "reason": why }))
+            } else {
+                Report::ok(vec![format!("unknown: {why}")])
+            };
+            report.code = 3;
+            Ok(report)
+        }
+    }
+}
+
+fn run_or_stop(args: &DistArgs, as_json: bool) -> Result<Report, Stop> {
     match &args.what {
         DistCommand::Plan { spec, svg, cert } => {
             let i = inputs(spec)?;
@@ -429,7 +462,8 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                                         "--plan {path}: the certificate's {} layout is not the \
                                          {flag} given",
                                         if flag == "--from" { "source" } else { "target" }
-                                    )));
+                                    ))
+                                    .into());
                                 }
                             }
                             if let Err(e) = certify::dist::check_certificate(&c) {
@@ -451,7 +485,8 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                 _ => {
                     return Err(bad(
                         "check: give exactly one of --dtensor-steps, --plan and --xla-hlo",
-                    ))
+                    )
+                    .into())
                 }
             };
             let xla = xla.as_ref().map(|(x, bytes)| (x, *bytes));
@@ -487,7 +522,7 @@ pub fn run(args: &DistArgs, as_json: bool) -> Result<Report, BadInput> {
                 Err(codegen::CodegenError::NoCudaDevice(why)) => {
                     return Ok(super::gpu::skipped(&why, as_json))
                 }
-                Err(e) => return Err(bad(format!("run: {e}"))),
+                Err(e) => return Err(bad(format!("run: {e}")).into()),
             };
             if as_json {
                 let mut report = Report::json(json!({

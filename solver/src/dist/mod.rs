@@ -414,7 +414,8 @@ pub fn plan(
             source.mesh.size()
         )));
     }
-    // Over another mesh with the same device count: only send-recv (moves are per axis).
+    // Over another mesh with the same device count: send-recv (moves are per axis), after
+    // the moves that reduce a partial source on its own mesh.
     let same_mesh = source.mesh == target.mesh;
     let tb = pieces_of(target);
     let key = |t: f64| (t * 1e12).round() as u64;
@@ -485,7 +486,10 @@ pub fn plan(
                 too_many_messages = too_many_messages.max(messages);
             }
         }
-        if !same_mesh || states.len() >= max_states {
+        // Over another mesh only send-recv crosses (moves are per axis), and it moves plain
+        // data: a partial source is first reduced on its own mesh (all-reduce,
+        // reduce-scatter), then sent.
+        if (!same_mesh && a.partial.is_empty()) || states.len() >= max_states {
             continue;
         }
         for m in moves_from(&a) {
