@@ -10,7 +10,12 @@
 //! back to `A_Thr` when short; lemma 9.5 bounds the largest such subspace by
 //! `d - max(dim U, dim V)`. Beyond the paper, when the common vector is narrower than a bank
 //! word or than 16 bytes, one side may extend its vector with its own registers; every variant
-//! is predicted exactly by [`crate::bank::lemma_9_4`] and the cheapest kept.
+//! is predicted exactly by [`crate::bank::lemma_9_4`] and the cheapest kept. Where a lane or
+//! warp basis is a register basis XOR another bit, the common vector may be misaligned for
+//! some lanes: the memory's other bases are then sheared off the vector (by elements of its
+//! span, which keeps every conflict count's spans) so that each lane's vector starts aligned,
+//! else the vector is shortened, down to none; and the cheapest CuTe swizzle
+//! ([`best_cute_swizzle`]) is the plan where it costs less.
 //!
 //! Example (a test checks it): the 128x128 f16 transpose (register `[[0,1],[0,2],[0,4],[0,8],
 //! [1,0],[2,0]]`, lane `[[0,16],[0,32],[0,64],[4,0],[8,0]]`, warp `[[16,0],[32,0],[64,0]]`
@@ -171,29 +176,58 @@ pub fn optimal_swizzle(
             }
         }
     }
-    let room = max_v - common.len();
-    let mut options = vec![Extend::Write(0, false)];
-    for e in 1..=room {
-        for lanes_first in [true, false] {
-            options.push(Extend::Write(e, lanes_first));
-            options.push(Extend::Read(e, lanes_first));
-        }
-    }
+    // A common vector no memory layout aligns for every lane (a lane or another register is a
+    // vector register XOR something inside the vector) is shortened until one does; the empty
+    // vector always does.
     let mut best: Option<SwizzlePlan> = None;
-    for (ext, order) in options
-        .into_iter()
-        .flat_map(|e| FALLBACKS.iter().map(move |&o| (e, o)))
-    {
-        let Some(plan) = build(write, read, &a, &b, &common, ext, order, elem_bytes, d)? else {
-            continue;
-        };
-        let cost = |p: &SwizzlePlan| p.write.total() + p.read.total();
-        if best.as_ref().is_none_or(|q| cost(&plan) < cost(q)) {
-            best = Some(plan);
+    for k in (0..=common.len()).rev() {
+        let common = &common[..k];
+        let room = max_v - common.len();
+        let mut options = vec![Extend::Write(0, false)];
+        for e in 1..=room {
+            for lanes_first in [true, false] {
+                options.push(Extend::Write(e, lanes_first));
+                options.push(Extend::Read(e, lanes_first));
+            }
+        }
+        for (ext, order) in options
+            .into_iter()
+            .flat_map(|e| FALLBACKS.iter().map(move |&o| (e, o)))
+        {
+            let Some(plan) = build(write, read, &a, &b, common, ext, order, elem_bytes, d)? else {
+                continue;
+            };
+            let cost = |p: &SwizzlePlan| p.write.total() + p.read.total();
+            if best.as_ref().is_none_or(|q| cost(&plan) < cost(q)) {
+                best = Some(plan);
+            }
+        }
+        if best.is_some() {
+            break;
         }
     }
     let mut plan = best
         .ok_or_else(|| LayoutError::invalid("swizzle pair", "no memory layout could be built"))?;
+    // With lanes XOR-mixed with registers the construction may give up vector width or
+    // alignment; a CuTe swizzle with each side's widest aligned vector may then cost less, and
+    // it is the plan (on unmixed pairs the construction never loses: bank_swizzle's tests).
+    if let Some((c, memory)) = best_cute_with_memory(write, read, elem_bytes)? {
+        if c.total() < plan.write.total() + plan.read.total() {
+            let shared = c
+                .write
+                .vector
+                .iter()
+                .filter(|&&i| c.read.vector.iter().any(|&j| b.reg[j] == a.reg[i]))
+                .count();
+            plan = SwizzlePlan {
+                common_vector: 1 << shared,
+                write: c.write,
+                read: c.read,
+                memory,
+                ..plan
+            };
+        }
+    }
     plan.cute = as_cute(&plan.memory)?.map(|(sw, l)| format!("{sw} o {l}"));
     plan.triton = as_triton(&plan.memory)?;
     Ok(plan)
@@ -298,22 +332,104 @@ fn build(
     let fixed: Vec<u128> = low.iter().chain(&idx).copied().collect();
     let bank = f2::complete(&fixed, d);
     let cols: Vec<u128> = low.iter().chain(&bank).chain(&idx).copied().collect();
-    let memory = LinearLayout::from_columns(
-        &[("offset".to_string(), d as usize)],
-        write.outs().to_vec(),
-        &cols,
-    )?;
-    let side = |l: &LinearLayout, v: Vec<usize>| predict(l, &memory, elem_bytes, v);
-    Ok(Some(SwizzlePlan {
-        write: side(write, vec_a)?,
-        read: side(read, vec_b)?,
-        common_vector: 1 << common.len(),
-        idx_bits: idx_bits as u32,
-        lemma_9_5_bound: bound as u32,
-        memory,
-        cute: None,
-        triton: None,
-    }))
+    // The columns as built, else sheared so that every other column of both layouts lies in
+    // the span of the offset bits above the vector (its lanes' vectors then start aligned).
+    let mut candidates = vec![cols.clone()];
+    let others: Vec<u128> = [(write, &vec_a), (read, &vec_b)]
+        .into_iter()
+        .map(|(l, v)| non_vector_columns(l, v))
+        .collect::<Result<Vec<_>>>()?
+        .concat();
+    candidates.extend(sheared(&cols, low.len(), &others));
+    for cols in candidates {
+        let memory = LinearLayout::from_columns(
+            &[("offset".to_string(), d as usize)],
+            write.outs().to_vec(),
+            &cols,
+        )?;
+        let side = |l: &LinearLayout, v: &[usize]| predict(l, &memory, elem_bytes, v.to_vec());
+        let (w, r) = match (side(write, &vec_a), side(read, &vec_b)) {
+            (Ok(w), Ok(r)) => (w, r),
+            (Err(e), _) | (_, Err(e)) if misaligned(&e) => continue,
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        return Ok(Some(SwizzlePlan {
+            write: w,
+            read: r,
+            common_vector: 1 << common.len(),
+            idx_bits: idx_bits as u32,
+            lemma_9_5_bound: bound as u32,
+            memory,
+            cute: None,
+            triton: None,
+        }));
+    }
+    Ok(None)
+}
+
+/// Whether lemma 9.4 refused a vector because another input bit moves the offset inside it.
+fn misaligned(e: &LayoutError) -> bool {
+    matches!(e, LayoutError::Invalid { what, .. } if what.starts_with("vector register bits"))
+}
+
+/// The input columns of `l` other than its vector registers `vector` (nonzero ones).
+fn non_vector_columns(l: &LinearLayout, vector: &[usize]) -> Result<Vec<u128>> {
+    let at = l.in_offset("register").unwrap_or(usize::MAX);
+    Ok(l.columns()?
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, c)| c != 0 && !(i >= at && vector.contains(&(i - at))))
+        .map(|(_, c)| c)
+        .collect())
+}
+
+/// `cols` (a basis, its first `low` vectors the vector's) with each later vector `b_k`
+/// replaced by `b_k ⊕ λ_k` (`λ_k` in the span of the first `low`) so that every vector of
+/// `others` outside that span lies in the span of the later ones; `None` when no shear does
+/// (a combination of them lies in the vector's span) or none is needed. The shear keeps
+/// every span the construction chose modulo the vector's span; lemma 9.4 predicts the result
+/// afresh.
+fn sheared(cols: &[u128], low: usize, others: &[u128]) -> Option<Vec<u128>> {
+    let lows = &cols[..low];
+    let in_low = f2::Echelon::of_columns(lows);
+    let outside: Vec<u128> = others
+        .iter()
+        .copied()
+        .filter(|&c| !in_low.contains(c))
+        .collect();
+    let n = f2::extend(&[], outside);
+    if n.is_empty() || f2::extend(lows, n.iter().copied()).len() != n.len() {
+        return None;
+    }
+    let all = f2::Echelon::of_columns(cols);
+    let low_mask = (1u128 << low) - 1;
+    // Each vector of n: its coefficients on the later vectors (r) and on the vector's (l).
+    let parts: Vec<(u128, u128)> = n
+        .iter()
+        .map(|&v| {
+            let x = all.solve(v).expect("cols is a basis");
+            (x >> low, x & low_mask)
+        })
+        .collect();
+    let rest = cols.len() - low;
+    let mut basis: Vec<u128> = parts.iter().map(|&(r, _)| r).collect();
+    basis.extend(f2::extend(&basis, (0..rest).map(|k| 1u128 << k)));
+    let in_basis = f2::Echelon::of_columns(&basis);
+    let mut out = cols.to_vec();
+    let mut changed = false;
+    for k in 0..rest {
+        let x = in_basis.solve(1u128 << k)?;
+        let lambda = parts
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| x >> j & 1 == 1)
+            .fold(0u128, |acc, (_, &(_, l))| acc ^ l);
+        if lambda != 0 {
+            out[low + k] ^= f2::apply(lows, lambda);
+            changed = true;
+        }
+    }
+    changed.then_some(out)
 }
 
 /// Lemma 9.4's prediction for one side with this vector.
@@ -363,6 +479,15 @@ pub fn best_cute_swizzle(
     read: &LinearLayout,
     elem_bytes: u32,
 ) -> Result<Option<CuteChoice>> {
+    Ok(best_cute_with_memory(write, read, elem_bytes)?.map(|(c, _)| c))
+}
+
+/// [`best_cute_swizzle`] and its memory layout `offset -> logical`.
+fn best_cute_with_memory(
+    write: &LinearLayout,
+    read: &LinearLayout,
+    elem_bytes: u32,
+) -> Result<Option<(CuteChoice, LinearLayout)>> {
     let outs = write.outs();
     let shape = logical_sizes(write);
     let d = write.total_out_bits();
@@ -414,11 +539,14 @@ pub fn best_cute_swizzle(
     if as_cute(&memory)?.is_none() {
         return Ok(None);
     }
-    Ok(Some(CuteChoice {
-        layout: sl.to_string(),
-        write,
-        read,
-    }))
+    Ok(Some((
+        CuteChoice {
+            layout: sl.to_string(),
+            write,
+            read,
+        },
+        memory,
+    )))
 }
 
 /// Every CuTe swizzle on `d` address bits, identity first: `Sw<B,M,S>` with `B >= 1`,

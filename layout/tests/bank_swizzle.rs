@@ -266,7 +266,10 @@ fn mismatched_pairs_are_errors() {
 
 /// A random distributed layout: the `d0 + d1` logical bits shuffled over lanes (up to 5),
 /// warps and registers, with a few broadcast (zero) bases.
-fn random_distributed(rng: &mut Rng, d0: u32, d1: u32) -> LinearLayout {
+/// A random distributed layout; with `mix`, some lane and warp bases are XORed with a
+/// register basis or another lane basis (`lane = [[1, 1]]` beside `register = [[1, 0]]`):
+/// still surjective, but a vector of those registers is then misaligned for some lanes.
+fn random_distributed_mixed(rng: &mut Rng, d0: u32, d1: u32, mix: bool) -> LinearLayout {
     let d = d0 + d1;
     let bits = rng.permutation(d);
     let col = |b: u32| unit(b, d0);
@@ -278,6 +281,28 @@ fn random_distributed(rng: &mut Rng, d0: u32, d1: u32) -> LinearLayout {
     rng.maybe_broadcast(&mut lane, 4, 5);
     rng.maybe_broadcast(&mut warp, 4, usize::MAX);
     rng.maybe_broadcast(&mut reg, 4, usize::MAX);
+    if mix {
+        let xor =
+            |a: &[i64], b: &[i64]| -> Vec<i64> { a.iter().zip(b).map(|(x, y)| x ^ y).collect() };
+        for i in 0..lane.len() + warp.len() {
+            if rng.below(3) != 0 {
+                continue;
+            }
+            let with = match rng.below(2) {
+                0 if !reg.is_empty() => reg[rng.below(reg.len() as u64) as usize].clone(),
+                _ if lane.len() > 1 => lane[(i + 1) % lane.len()].clone(),
+                _ => continue,
+            };
+            let target = if i < lane.len() {
+                &mut lane[i]
+            } else {
+                &mut warp[i - lane.len()]
+            };
+            if target.iter().any(|&x| x != 0) && *target != with {
+                *target = xor(target, &with);
+            }
+        }
+    }
     ll(&[("register", reg), ("lane", lane), ("warp", warp)], d0, d1)
 }
 
@@ -322,15 +347,20 @@ fn side_cost(l: &LinearLayout, offs: &OffsetMap<'_>, elem: u32) -> u64 {
 /// Runs `n` random pairs; returns (pairs where the plan ties the best CuTe swizzle, pairs where
 /// it beats it, conflict-free plans).
 fn random_pairs(n: usize, seed: u64, max_bits: u32) -> (usize, usize, usize) {
+    random_pairs_mixed(n, seed, max_bits, false)
+}
+
+fn random_pairs_mixed(n: usize, seed: u64, max_bits: u32, mix: bool) -> (usize, usize, usize) {
     let mut rng = Rng(seed);
     let (mut ties, mut wins, mut free) = (0, 0, 0);
     for case in 0..n {
         let d0 = 2 + rng.below(u64::from(max_bits) / 2 - 1) as u32;
         let d1 = 2 + rng.below(u64::from(max_bits) / 2 - 1) as u32;
         let elem = [1u32, 2, 4, 8][rng.below(4) as usize];
-        let a = random_distributed(&mut rng, d0, d1);
-        let b = random_distributed(&mut rng, d0, d1);
-        let plan = optimal_swizzle(&a, &b, elem).unwrap();
+        let a = random_distributed_mixed(&mut rng, d0, d1, mix);
+        let b = random_distributed_mixed(&mut rng, d0, d1, mix);
+        let plan = optimal_swizzle(&a, &b, elem)
+            .unwrap_or_else(|e| panic!("case {case}: {e}\nA = {a}\nB = {b}"));
         let ours = confirm(&a, &b, &plan, elem);
         triton_form_is_the_plan(&plan, &[1i64 << d0, 1i64 << d1]);
         let (theirs, which) = best_cute(&a, &b, elem, d0, d1);
@@ -373,6 +403,47 @@ fn random_pairs_never_lose_to_cute_swizzles() {
     let (ties, wins, free) = random_pairs(50, 0x5eed_1234, 8);
     assert_eq!(ties + wins, 50);
     assert!(free > 0);
+}
+
+/// Audit 28: a lane basis that is a register basis XOR another bit made the common vector
+/// misaligned, and `swizzle` refused the pair (exit 2). The vector is now kept by shearing the
+/// memory's other bases off it where that aligns every lane, else shortened.
+#[test]
+fn xor_mixed_lanes_get_a_plan_that_never_loses_to_cute_swizzles() {
+    let mixed = |reg: Vec<Vec<i64>>, lane: Vec<Vec<i64>>, d0, d1| {
+        ll(
+            &[("register", reg), ("lane", lane), ("warp", vec![])],
+            d0,
+            d1,
+        )
+    };
+    // Register [1, 0] with lane [1, 1]: the 2-element f32 vector stays (8-byte accesses).
+    let a = mixed(vec![vec![1, 0]], vec![vec![1, 1]], 1, 1);
+    let plan = optimal_swizzle(&a, &a, 4).unwrap();
+    assert_eq!(plan.write.vector, vec![0]);
+    assert_eq!(plan.write.access_bytes, 8);
+    confirm(&a, &a, &plan, 4);
+    // Lane [1, 1] is the XOR of both registers: no vector of them is aligned for every lane
+    // (lane 1's offset moves inside it), so 2-byte accesses, each conflict-free.
+    let reg = vec![vec![0, 1], vec![1, 0]];
+    let w = mixed(
+        reg.clone(),
+        vec![vec![1, 1], vec![0, 2], vec![0, 4], vec![2, 0], vec![4, 0]],
+        3,
+        3,
+    );
+    let r = mixed(
+        reg,
+        vec![vec![0, 2], vec![0, 4], vec![2, 0], vec![4, 0], vec![1, 1]],
+        3,
+        3,
+    );
+    let plan = optimal_swizzle(&w, &r, 2).unwrap();
+    assert_eq!(plan.write.wavefronts_per_instruction, 1);
+    assert_eq!(plan.read.wavefronts_per_instruction, 1);
+    confirm(&w, &r, &plan, 2);
+    let (ties, wins, _) = random_pairs_mixed(60, 0x0a0d_17e8, 8, true);
+    assert_eq!(ties + wins, 60);
 }
 
 /// The acceptance run: 1,000 pairs of up to 2^10 elements. `cargo test --release -p layout
