@@ -39,6 +39,20 @@ fn compose_reproduces_tritons_vector() {
     assert_eq!(l2.compose(&l1).unwrap(), want);
 }
 
+/// Audit 28: an out-dim of size 1 of the inner layout carries no bit, so the outer needs no
+/// in-dim for it (Triton's text cannot write a 0-bit in-dim); a missing in-dim of size 2 is
+/// still refused, and the message says it is missing.
+#[test]
+fn compose_needs_no_in_dim_for_a_size_one_out_dim() {
+    let inner = ll(&[("i0", &[&[0, 1]])], &[("m0", 1), ("m1", 2)]);
+    let outer = ll(&[("m1", &[&[1]])], &[("o0", 2)]);
+    let want = ll(&[("i0", &[&[1]])], &[("o0", 2)]);
+    assert_eq!(outer.compose(&inner).unwrap(), want);
+    let wider = ll(&[("i0", &[&[1, 1]])], &[("m0", 2), ("m1", 2)]);
+    let e = outer.compose(&wider).unwrap_err().to_string();
+    assert!(e.contains("the outer has no such in-dim"), "{e}");
+}
+
 #[test]
 fn invert_and_compose_reproduces_tritons_vector() {
     let a = ll(&[("in1", &[&[2], &[1], &[4]])], &[("out", 8)]);

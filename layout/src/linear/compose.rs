@@ -13,18 +13,24 @@ impl LinearLayout {
     /// `self ∘ inner`: apply `inner`, then `self` (its in-dims named like `inner`'s out-dims).
     pub fn compose(&self, inner: &LinearLayout) -> Result<LinearLayout> {
         for o in inner.outs() {
-            let fits = self
-                .in_dim(&o.name)
-                .is_some_and(|d| d.bases.len() >= o.log2_size as usize);
+            // An out-dim of size 1 carries no bit: it needs no in-dim of the outer layout
+            // (Triton's text cannot write a 0-bit in-dim).
+            let fits = o.log2_size == 0
+                || self
+                    .in_dim(&o.name)
+                    .is_some_and(|d| d.bases.len() >= o.log2_size as usize);
             if !fits {
+                let has = match self.in_dim(&o.name) {
+                    Some(_) => format!("size {}", self.in_size(&o.name)),
+                    None => "no such in-dim".to_string(),
+                };
                 return Err(LayoutError::invalid(
                     format!("composition at {}", o.name),
                     format!(
                         "the inner layout's out-dim {} (size {}) needs an in-dim of the outer \
-                         layout of at least that size (the outer has {})",
+                         layout of at least that size (the outer has {has})",
                         o.name,
                         o.size(),
-                        self.in_size(&o.name)
                     ),
                 ));
             }
@@ -41,6 +47,7 @@ impl LinearLayout {
                             .outs()
                             .iter()
                             .zip(b)
+                            .filter(|(o, _)| o.log2_size > 0 || self.in_dim(&o.name).is_some())
                             .map(|(o, &v)| (o.name.as_str(), v))
                             .collect();
                         self.apply_named(&named)
