@@ -838,6 +838,25 @@ fn dist_certificates_are_checked_as_certificates() {
             first_line(&o)
         );
     }
+    // A field the format does not have, anywhere: invalid (they were ignored).
+    let extras: [(&str, Edit); 3] = [
+        ("top", |c| c["note"] = "reviewed".into()),
+        ("plan", |c| c["plan"]["comment"] = 1.into()),
+        ("layout", |c| c["target"]["owner"] = "me".into()),
+    ];
+    for (what, edit) in extras {
+        let mut c = original.clone();
+        edit(&mut c);
+        let bad = dir.join(format!("extra-{what}.json"));
+        std::fs::write(&bad, c.to_string()).unwrap();
+        let o = check(&bad);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stdout(&o));
+        assert!(
+            first_line(&o).starts_with("invalid: ") && first_line(&o).contains("unknown field"),
+            "{what}: {}",
+            first_line(&o)
+        );
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -67,6 +67,7 @@ pub struct Mesh {
 
 /// The serialized mesh: axes and the device order (validated when read back).
 #[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct MeshText {
     axes: Vec<(String, i64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,6 +360,7 @@ impl ReduceOp {
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
+#[serde(deny_unknown_fields)]
 pub struct MeshLayout {
     /// The mesh.
     pub mesh: Mesh,

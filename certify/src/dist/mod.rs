@@ -67,6 +67,7 @@ impl std::fmt::Display for DistCounterexample {
 
 /// The certificate of a checked plan: the claim, the plan and the evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DistCertificate {
     /// Format version.
     pub version: u32,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// One message of a [`Step::SendRecv`]: the box `[src_start, src_start+len)` of `src`'s buffer
 /// lands at `dst_start` of `dst`'s new buffer (`src == dst` is a local copy).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Message {
     /// Sending rank.
     pub src: i64,
@@ -23,6 +24,7 @@ pub struct Message {
 
 /// One step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum Step {
     /// Each member gets the concatenation of all members' buffers along `dim`, in group order.
     AllGather {
@@ -105,6 +107,7 @@ impl Step {
 
 /// A plan: steps executed in order on `ranks` ranks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Number of ranks.
     pub ranks: i64,
