@@ -375,7 +375,8 @@ enum Command {
         what: GenCommand,
     },
     /// Synthesize the thread-value and shared-memory layouts of a tile program and certify
-    /// the plan. Exit 0 synthesized, 1 infeasible (the constraint and tensors named), 2 bad input.
+    /// the plan. Exit 0 synthesized, 1 infeasible (proved; the constraint and tensors named),
+    /// 2 bad input, 3 unknown (no plan found, but the search did not cover every plan).
     Synth {
         /// The tile program (text form, one operation per line).
         program: String,

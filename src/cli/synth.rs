@@ -1,9 +1,11 @@
 //! `laycert synth PROGRAM --target sm80|sm90 [--json] [--cert FILE] [--draw DIR]`: synthesizes
 //! the thread-value and shared-memory layouts of a tile program and certifies the plan.
 //!
-//! First line: `synthesized PROGRAM for TARGET: cost C, N claims certified` (exit 0), or
-//! `infeasible: CONSTRAINT (TENSORS) at line L: WHY` (exit 1). A malformed program or an
-//! unreadable file is bad input (exit 2, the line and operation named on stderr).
+//! First line: `synthesized PROGRAM for TARGET: cost C, N claims certified` (exit 0),
+//! `infeasible: CONSTRAINT (TENSORS) at line L: WHY` (exit 1: proved, no plan exists), or
+//! `unknown: CONSTRAINT (TENSORS) at line L: no plan found in the searched space: WHY` (exit 3:
+//! the search found none but did not cover every plan). A malformed program or an unreadable
+//! file is bad input (exit 2, the line and operation named on stderr).
 //! Then, per tensor its layout (register: CuTe TV and Triton linear form; shared: the layout
 //! with its swizzle), per operation its instruction with predicted wavefronts, the inserted
 //! rearranges, and the cost.
@@ -33,13 +35,20 @@ pub fn run(
     })?;
     let plan = match synthesize(&program, target) {
         Ok(p) => p,
-        Err(e @ SynthError::Infeasible { .. }) => {
+        Err(e @ (SynthError::Infeasible { .. } | SynthError::NotFound { .. })) => {
+            // Infeasible is a proof that no plan exists (exit 1); not found is no verdict: the
+            // search did not cover every plan (exit 3).
+            let proved = matches!(e, SynthError::Infeasible { .. });
             let mut r = if as_json {
-                Report::json(json!({ "synthesized": false, "message": e.to_string() }))
+                Report::json(json!({
+                    "synthesized": false,
+                    "verdict": if proved { "infeasible" } else { "unknown" },
+                    "message": e.to_string(),
+                }))
             } else {
                 Report::ok(vec![e.to_string()])
             };
-            r.code = 1;
+            r.code = if proved { 1 } else { 3 };
             return Ok(r);
         }
         Err(e @ SynthError::Program { .. }) => {

@@ -424,20 +424,33 @@ pub fn arrangements(atom: &MmaAtom, m: i64, n: i64, groups: i64) -> Vec<Arrangem
     out
 }
 
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// A coalesced TV layout for `threads` threads over a tile whose memory layout has unit stride
 /// along `fast` (0 or 1): vectors of `vec` cells along `fast`, consecutive threads on
 /// consecutive vectors, then the other dimension, then repeats.
+///
+/// Threads take the largest factor of the vectors along `fast` that divides their count
+/// (`gcd`), then of the other dimension; threads left over hold copies (a stride-0 mode), so
+/// every tile whose `fast` extent is whole vectors gets a layout over exactly `threads`
+/// threads: 32 threads over `[24, 16]` rows of 4-cell vectors are 4 along a row x 8 rows, each
+/// holding 3 rows apart by 8. None when `fast` is not whole vectors.
 pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<Tv> {
-    let cells: i64 = shape.iter().product();
+    if vec < 1 || threads < 1 {
+        return None;
+    }
     if shape.len() == 1 {
         let n = shape[0];
         if n % vec != 0 {
             return None;
         }
-        let tf = (n / vec).min(threads);
-        if (n / vec) % tf != 0 || threads % tf != 0 {
-            return None;
-        }
+        let tf = gcd(threads, n / vec);
         let rest = n / vec / tf;
         let bcast = threads / tf;
         return Some(
@@ -455,17 +468,11 @@ pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<T
     } else {
         (shape[0], 1)
     };
-    if ef % vec != 0 || cells < vec {
+    if ef % vec != 0 {
         return None;
     }
-    let tf = (ef / vec).min(threads);
-    if (ef / vec) % tf != 0 || threads % tf != 0 {
-        return None;
-    }
-    let ts = (threads / tf).min(es);
-    if es % ts != 0 {
-        return None;
-    }
+    let tf = gcd(threads, ef / vec);
+    let ts = gcd(threads / tf, es);
     let bcast = threads / (tf * ts);
     Some(
         Tv {
@@ -475,6 +482,128 @@ pub fn coalesced(shape: &[i64], fast: usize, vec: i64, threads: i64) -> Option<T
                 (ef / vec / tf, vec * tf * sf),
                 (es / ts, ts * ss),
             ],
+            shape: shape.to_vec(),
+        }
+        .tidy(),
+    )
+}
+
+/// A memory layout as flat modes `(extent, memory stride, cell stride)`: mode `i` moves
+/// `memory stride` elements in memory and `cell stride` in the tile's column-major cell index.
+pub type MemoryModes = Vec<(i64, i64, i64)>;
+
+/// The flat modes of a CuTe memory layout over `shape` (one top mode per dimension), with each
+/// sub-mode's cell stride; None for any other layout (swizzled, or not one mode per dimension).
+pub fn memory_modes(l: &layout::Layout, shape: &[i64]) -> Option<MemoryModes> {
+    let layout::Layout::Cute(c) = l else {
+        return None;
+    };
+    let modes = c.modes();
+    if modes.len() != shape.len() {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut dim_stride = 1i64;
+    for (m, &extent) in modes.iter().zip(shape) {
+        let mut within = 1i64;
+        for (e, s) in m.flat_modes() {
+            out.push((e, s, within.checked_mul(dim_stride)?));
+            within = within.checked_mul(e)?;
+        }
+        if within != extent {
+            return None;
+        }
+        dim_stride = dim_stride.checked_mul(extent)?;
+    }
+    Some(out)
+}
+
+/// A coalesced TV layout read off a memory layout's own modes (`modes`, from
+/// [`memory_modes`]): the vector is the memory's contiguous run of `vec` elements, whatever
+/// dimensions it crosses (4 i8 of `[64, 2]` rows `(2, 1)` are two rows), and every other
+/// mode's memory stride must be a multiple of `vec` (the vectors are aligned); the remaining
+/// modes, in memory order, go to threads as in [`coalesced`] (`gcd` factors, the rest copies)
+/// and then to values. None when the memory has no such run.
+///
+/// Modes are sorted by memory stride and merged where they continue each other in memory and
+/// in the tile, so `(3, 2):(1, 3)` over `[3, 2]` is one run of 6.
+pub fn coalesced_modes(
+    modes: &[(i64, i64, i64)],
+    shape: &[i64],
+    vec: i64,
+    threads: i64,
+) -> Option<Tv> {
+    if vec < 1 || threads < 1 {
+        return None;
+    }
+    let mut sorted: MemoryModes = modes.iter().copied().filter(|m| m.0 > 1).collect();
+    sorted.sort_by_key(|&(e, m, c)| (m, c, e));
+    let mut merged: MemoryModes = Vec::new();
+    for (e, m, c) in sorted {
+        match merged.last_mut() {
+            Some(last)
+                if last.0.checked_mul(last.1) == Some(m)
+                    && last.0.checked_mul(last.2) == Some(c) =>
+            {
+                last.0 = last.0.checked_mul(e)?;
+            }
+            _ => merged.push((e, m, c)),
+        }
+    }
+    // The vector: the contiguous run from memory stride 1.
+    let mut vector = Vec::new();
+    let mut need = vec;
+    let mut run = 1i64;
+    let mut grid = merged.into_iter().peekable();
+    while need > 1 {
+        let (e, m, c) = grid.next()?;
+        if m != run {
+            return None;
+        }
+        if e % need == 0 {
+            vector.push((need, c));
+            let left = (e / need, m.checked_mul(need)?, c.checked_mul(need)?);
+            need = 1;
+            if left.0 > 1 {
+                let rest: MemoryModes = std::iter::once(left).chain(grid).collect();
+                return place(vector, rest, shape, vec, threads);
+            }
+        } else if need % e == 0 {
+            vector.push((e, c));
+            need /= e;
+            run = run.checked_mul(e)?;
+        } else {
+            return None;
+        }
+    }
+    place(vector, grid.collect(), shape, vec, threads)
+}
+
+/// Threads over the vector grid `rest` (memory order): `gcd` factors, then copies.
+fn place(
+    vector: Vec<(i64, i64)>,
+    rest: MemoryModes,
+    shape: &[i64],
+    vec: i64,
+    threads: i64,
+) -> Option<Tv> {
+    if rest.iter().any(|&(_, m, _)| m % vec != 0) {
+        return None;
+    }
+    let mut left = threads;
+    let mut thread_modes = Vec::new();
+    let mut values = vector;
+    for (e, _, c) in rest {
+        let g = gcd(left, e);
+        thread_modes.push((g, c));
+        values.push((e / g, g.checked_mul(c)?));
+        left /= g;
+    }
+    thread_modes.push((left, 0));
+    Some(
+        Tv {
+            threads: thread_modes,
+            values,
             shape: shape.to_vec(),
         }
         .tidy(),

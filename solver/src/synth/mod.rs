@@ -23,7 +23,10 @@
 //! 7. the plan's claims ([`certify::synthesis`]) are checked before the plan is returned; the
 //!    certificate is what `laycert check` re-decides.
 //!
-//! Infeasible programs get [`SynthError::Infeasible`], naming the constraint and the tensors.
+//! Infeasible programs get [`SynthError::Infeasible`], naming the constraint and the tensors,
+//! only where that is a proof ([`obstruction`]: a condition every plan meets fails, or no
+//! instruction of the target can do the operation at all). Where the search finds no plan
+//! without such a proof, the answer is [`SynthError::NotFound`]: the search is not every plan.
 //! A one-copy program (a global view, a register or shared tile, one copy each way) goes through
 //! the same path, so the copy planner can later be expressed as synthesis.
 //!
@@ -47,6 +50,7 @@ pub mod check;
 pub mod cost;
 pub mod graph;
 pub mod instr;
+pub mod obstruction;
 pub mod plan;
 pub mod program;
 pub mod propagate;

@@ -18,7 +18,7 @@ use certify::synthesis::{
 };
 use layout::Layout;
 
-use super::anchor::{coalesced, Tv};
+use super::anchor::{coalesced, coalesced_modes, memory_modes, Tv};
 use super::cost::{solve, AccessCosts, Choice, Traffic};
 use super::graph::Dag;
 use super::instr::{CopyKind, Instructions, Target};
@@ -554,14 +554,19 @@ impl Ctx<'_> {
                 continue;
             }
             let w = c.bits / bits;
-            for fast in if tg.shape.len() == 2 {
-                vec![1, 0]
-            } else {
-                vec![0]
-            } {
-                let Some(tv) = coalesced(&tg.shape, fast, w, self.p.threads) else {
-                    continue;
-                };
+            // Vectors along a unit-stride dimension, else along the global's own contiguous
+            // run (which may cross rows).
+            let dims: &[usize] = if tg.shape.len() == 2 { &[1, 0] } else { &[0] };
+            let along_modes = tg
+                .layout
+                .as_ref()
+                .and_then(|l| memory_modes(l, &tg.shape))
+                .and_then(|m| coalesced_modes(&m, &tg.shape, w, self.p.threads));
+            let tvs = dims
+                .iter()
+                .filter_map(|&fast| coalesced(&tg.shape, fast, w, self.p.threads))
+                .chain(along_modes);
+            for tv in tvs {
                 let table = tv.table();
                 if vector_ok(&table, tv.nvalues(), gmem, w)
                     && vector_ok(&table, tv.nvalues(), &cand.table, w)
@@ -784,6 +789,23 @@ fn select(pr: Propagated, target: Target, memo: &Memo, capacity: i64) -> Result<
                 let mut cs = candidates(t, vec, &fast, &atoms)?;
                 if canonical_only {
                     cs.retain(|c| c.canonical.is_some() || t.layout.is_some());
+                } else if t.layout.is_none() {
+                    // The order of each global copied in, where no candidate has it already:
+                    // it keeps every contiguous run of the global contiguous and aligned.
+                    for op in &p.ops {
+                        let g = op.inputs[0];
+                        let from_global = op.kind == OpKind::Copy
+                            && op.output == b
+                            && p.tensors[g].scope == Scope::Global;
+                        let Some(l) = p.tensors[g].layout.as_ref().filter(|_| from_global) else {
+                            continue;
+                        };
+                        if let Some(c) = super::smem::storage_order(l, &t.shape)? {
+                            if cs.iter().all(|o| o.table != c.table) {
+                                cs.push(c);
+                            }
+                        }
+                    }
                 }
                 let bits = t.dtype.bits();
                 let bytes = cs
@@ -812,7 +834,7 @@ fn select(pr: Propagated, target: Target, memo: &Memo, capacity: i64) -> Result<
         let (bidx, per): (Option<usize>, Vec<Options>) =
             op_options(&ctx, k, op, &buffers, &cands, &mma)?;
         if per.iter().all(|o| o.is_empty()) {
-            return Err(no_instruction(p, op, target));
+            return Err(no_instruction(&ctx, op, &buffers, &cands)?);
         }
         accesses.push(AccessCosts {
             buffer: bidx,
@@ -882,18 +904,21 @@ fn select(pr: Propagated, target: Target, memo: &Memo, capacity: i64) -> Result<
         .iter()
         .map(|bytes| (bytes.len(), bytes.as_ref().clone()))
         .collect();
-    let choice =
-        memo.solve(&sizes, &accesses, capacity)?
-            .ok_or_else(|| SynthError::Infeasible {
-                constraint: "instruction selection".into(),
-                tensors: buffers
-                    .iter()
-                    .map(|&b| p.tensors[b].name.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                line: 0,
-                why: "no shared layout admits an instruction for every access".into(),
-            })?;
+    let choice = memo
+        .solve(&sizes, &accesses, capacity)?
+        .ok_or_else(|| SynthError::NotFound {
+            constraint: "instruction selection".into(),
+            tensors: buffers
+                .iter()
+                .map(|&b| p.tensors[b].name.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+            line: 0,
+            why: "no combination of the searched shared layouts (row- and column-major \
+                      orders, their swizzles, the globals' orders, canonical atoms) admits an \
+                      instruction for every access within the shared-memory capacity"
+                .into(),
+        })?;
     let mut memory: Vec<Option<Layout>> = p.tensors.iter().map(|t| t.layout.clone()).collect();
     let mut smem_label = BTreeMap::new();
     for (k, &b) in buffers.iter().enumerate() {
@@ -951,34 +976,91 @@ fn empty_certificate() -> SynthesisCertificate {
     }
 }
 
-fn no_instruction(p: &Program, op: &Op, target: Target) -> SynthError {
+/// The error of an operation no instruction was found for: infeasible where an obstruction
+/// proves that none exists ([`super::obstruction`]) or the target has no instruction between
+/// its scopes, else not found.
+fn no_instruction(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    buffers: &[usize],
+    cands: &[Rc<Vec<Candidate>>],
+) -> Result<SynthError, SynthError> {
+    let (p, target) = (ctx.p, ctx.target);
     let names: Vec<String> = op
         .inputs
         .iter()
         .chain([&op.output])
         .map(|&i| tensor_desc(&p.tensors[i]))
         .collect();
-    let src = &p.tensors[op.inputs[0]];
-    let why = match (op.kind.name(), src.scope, p.tensors[op.output].scope) {
-        ("copy", Scope::Global, Scope::Shared) => format!(
-            "cp.async moves 4, 8 or 16 contiguous bytes from an address aligned to its size; no such vector of {} fits both the global layout {} and any shared layout",
-            src.dtype,
-            src.layout.as_ref().map(|l| l.print()).unwrap_or_default()
-        ),
-        ("copy", Scope::Shared, Scope::Global) => "a shared-to-global copy needs TMA store or a register stage; stage it through a register tensor".into(),
-        ("mma", _, _) => "the shared operand of a wgmma must be a canonical GMMA layout".into(),
-        _ => "no instruction of the target fits the operands' layouts".into(),
+    let (s, d) = (op.inputs[0], op.output);
+    let (src, dst) = (&p.tensors[s], &p.tensors[d]);
+    // A memory tensor's table when the program fixes it: a global, or a shared tensor with a
+    // given layout.
+    let fixed = |i: usize| -> Option<&[i64]> {
+        match p.tensors[i].scope {
+            Scope::Global => ctx.tables[i].as_deref().map(Vec::as_slice),
+            Scope::Shared if p.tensors[i].layout.is_some() => buffers
+                .iter()
+                .position(|&b| b == i)
+                .and_then(|k| cands[k].first())
+                .map(|c| c.table.as_slice()),
+            _ => None,
+        }
     };
-    SynthError::Infeasible {
-        constraint: format!(
-            "{} instruction (operand layout of the instruction, {})",
-            op.kind.name(),
-            target.name()
+    let proof: Option<String> = match (op.kind.name(), src.scope, dst.scope) {
+        ("copy", Scope::Global, Scope::Shared) => match fixed(s) {
+            Some(g) => super::obstruction::global_to_shared(src, g, fixed(d), target)?,
+            None => None,
+        },
+        ("copy", Scope::Shared, Scope::Global) => Some(
+            "no instruction of the target copies shared to global memory (TMA stores are not \
+             in the instruction table); stage it through a register tensor"
+                .into(),
         ),
-        tensors: names.join(" -> "),
-        line: op.line,
-        why,
-    }
+        ("copy", Scope::Global, Scope::Global) | ("copy", Scope::Shared, Scope::Shared) => {
+            Some(format!(
+                "no instruction of the target copies {} to {} memory; stage it through a \
+                 register tensor",
+                src.scope.name(),
+                dst.scope.name()
+            ))
+        }
+        ("copy", Scope::Register, _) | ("copy", _, Scope::Register) => {
+            let m = if src.scope == Scope::Register { d } else { s };
+            match fixed(m) {
+                Some(t) => super::obstruction::register_memory(&p.tensors[m], t, target)?,
+                None => None,
+            }
+        }
+        _ => None,
+    };
+    let constraint = format!(
+        "{} instruction (operand layout of the instruction, {})",
+        op.kind.name(),
+        target.name()
+    );
+    Ok(match proof {
+        Some(why) => SynthError::Infeasible {
+            constraint,
+            tensors: names.join(" -> "),
+            line: op.line,
+            why,
+        },
+        None => SynthError::NotFound {
+            constraint,
+            tensors: names.join(" -> "),
+            line: op.line,
+            why: match op.kind.name() {
+                "mma" => "the shared operand of a wgmma must be a canonical GMMA layout, and \
+                          no searched one (the TMA swizzle atoms tiled column-major) fits"
+                    .into(),
+                _ => "no searched layout (the anchors' register layouts; row- and column-major \
+                      shared orders, their swizzles, the globals' orders) admits an instruction \
+                      of the target"
+                    .into(),
+            },
+        },
+    })
 }
 
 #[allow(clippy::type_complexity)]
@@ -1335,7 +1417,13 @@ fn synthesize_in(
                 }
             }
             Err(e @ SynthError::Internal(_)) => return Err(e),
-            Err(e) => last_err = Some(e),
+            // A proof (infeasible) holds for every anchor choice: keep the first one over any
+            // later failure to find a plan.
+            Err(e) => {
+                if !matches!(last_err, Some(SynthError::Infeasible { .. })) {
+                    last_err = Some(e);
+                }
+            }
         }
         let mut d = lists.len();
         loop {
@@ -1357,8 +1445,23 @@ fn synthesize_in(
             break;
         }
     }
-    let mut plan = best.ok_or_else(|| {
-        last_err.unwrap_or_else(|| SynthError::Internal("no anchor combination".into()))
+    let cut_off = explored >= MAX_ANCHOR_COMBINATIONS && !lists.is_empty();
+    let mut plan = best.ok_or_else(|| match last_err {
+        Some(SynthError::NotFound {
+            constraint,
+            tensors,
+            line,
+            why,
+        }) if cut_off => SynthError::NotFound {
+            constraint,
+            tensors,
+            line,
+            why: format!(
+                "{why}; the search stopped after {MAX_ANCHOR_COMBINATIONS} anchor combinations"
+            ),
+        },
+        Some(e) => e,
+        None => SynthError::Internal("no anchor combination".into()),
     })?;
     plan.explored = (explored, feasible);
     plan.certificate = certificate(p, &plan, smem)?;
@@ -1372,6 +1475,7 @@ fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
         .unwrap_or_default();
     let (a, c) = (&p.tensors[op.inputs[0]], &p.tensors[op.output]);
     let mut why = Vec::new();
+    let mut proved = true;
     for m in ins
         .iter()
         .filter(|m| m.targets.contains(&target) && m.ab.contains(&a.dtype))
@@ -1380,7 +1484,12 @@ fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
         let (mm, nn, kk) = (c.shape[0], c.shape[1], a.shape[1]);
         let groups = p.threads / m.threads;
         let b = &p.tensors[op.inputs[1]];
-        let reason = if !m.ab.contains(&b.dtype) {
+        let reason = if p.threads % m.threads != 0 {
+            format!(
+                "runs on whole groups of {} threads, the program has {}",
+                m.threads, p.threads
+            )
+        } else if !m.ab.contains(&b.dtype) {
             format!("multiplies {:?}, B is {}", m.ab, b.dtype)
         } else if m.c != c.dtype {
             format!("accumulates in {}, C is {}", m.c, c.dtype)
@@ -1395,6 +1504,15 @@ fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
                     "shared memory"
                 }
             )
+        } else if (m.b.is_some()) != (b.scope == Scope::Register) {
+            format!(
+                "reads B from {}",
+                if m.b.is_some() {
+                    "registers"
+                } else {
+                    "shared memory"
+                }
+            )
         } else if (mm / am) * (nn / an) % groups.max(1) != 0 || groups == 0 {
             format!(
                 "{} atom blocks of C cannot be shared evenly by {groups} thread groups of {}",
@@ -1402,7 +1520,10 @@ fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
                 m.threads
             )
         } else {
-            "no warp arrangement tiles C".into()
+            // The search's arrangements are grids `wm x wn` of warps; a C that only another
+            // assignment of blocks to groups tiles is not searched.
+            proved = false;
+            "no grid arrangement of the thread groups tiles C".into()
         };
         why.push(format!("{}: {reason}", m.name));
     }
@@ -1413,7 +1534,7 @@ fn mma_infeasible_reason(p: &Program, op: &Op, target: Target) -> SynthError {
             a.dtype
         ));
     }
-    super::propagate::infeasible_mma(p, op, target, &why.join("; "))
+    super::propagate::mma_error(p, op, target, &why.join("; "), proved)
 }
 
 fn capacity_precheck(p: &Program, target: Target) -> Result<(), SynthError> {

@@ -53,6 +53,20 @@ pub enum SynthError {
         /// Why.
         why: String,
     },
+    /// The search found no plan, but the space it searched is not every plan, so this is no
+    /// proof that none exists: which constraint stopped it, which tensors, and what was not
+    /// searched. An [`SynthError::Infeasible`] answer, by contrast, is a proof.
+    #[error("unknown: {constraint} ({tensors}) at line {line}: no plan found in the searched space: {why}")]
+    NotFound {
+        /// The constraint no searched plan met.
+        constraint: String,
+        /// The tensors it relates.
+        tensors: String,
+        /// The operation's line.
+        line: usize,
+        /// What was searched and what was not.
+        why: String,
+    },
     /// The plan did not certify (a solver bug: never returned as a plan).
     #[error("the plan does not certify: {0}")]
     Certify(String),

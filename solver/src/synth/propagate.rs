@@ -14,7 +14,10 @@
 
 use std::collections::BTreeMap;
 
-use super::anchor::{arrangements, broadcast_dim, coalesced, mma_layouts, Arrangement, Tv};
+use super::anchor::{
+    arrangements, broadcast_dim, coalesced, coalesced_modes, memory_modes, mma_layouts,
+    Arrangement, Tv,
+};
 use super::instr::{Instructions, MmaAtom, Target};
 use super::program::{Op, OpKind, Program, Scope, SynthError, Tensor};
 
@@ -117,6 +120,14 @@ impl State {
         self.program.tensors[i].scope == Scope::Register
     }
 
+    /// Whether tensor `i` is the result of a reduce.
+    fn reduced(&self, i: usize) -> bool {
+        self.program
+            .ops
+            .iter()
+            .any(|op| op.output == i && matches!(op.kind, OpKind::Reduce { .. }))
+    }
+
     /// Makes op `k` read a re-distributed copy of its input slot `slot` with layout `want`.
     fn rearrange(&mut self, k: usize, slot: usize, want: Tv) {
         let src = self.program.ops[k].inputs[slot];
@@ -154,6 +165,10 @@ impl State {
     fn input(&mut self, k: usize, slot: usize, want: Tv) -> bool {
         let i = self.program.ops[k].inputs[slot];
         match &self.tv[i] {
+            // A reduction's result is its input's layout with a dimension dropped (the
+            // projection claim): it is never set from a consumer. Once the reduce sets it, a
+            // consumer that wants another layout reads a rearranged copy.
+            None if self.reduced(i) => false,
             None => {
                 self.tv[i] = Some(want);
                 true
@@ -197,11 +212,12 @@ impl State {
                     .or_else(|| all.iter().find(|ch| fits(self, ch, false)))
                     .copied()
                     .ok_or_else(|| {
-                        infeasible_mma(
+                        mma_error(
                             &self.program,
                             &op,
                             self.target,
                             "no atom arrangement reproduces the accumulator's layout",
+                            false,
                         )
                     })?;
                 self.mma.insert(k, pick);
@@ -215,11 +231,12 @@ impl State {
             self.tv[c] = Some(fc);
             changed = true;
         } else if !same_map(self.tv[c].as_ref().expect("known"), &fc) {
-            return Err(infeasible_mma(
+            return Err(mma_error(
                 &self.program,
                 &op,
                 self.target,
                 "the accumulator already has another distribution",
+                false,
             ));
         }
         if let Some(fa) = fa {
@@ -277,10 +294,44 @@ impl State {
                         self.tv[dst] = Some(f.project(dim)?);
                         Ok(true)
                     }
+                    (Some(f), Some(g)) if !same_map(&f.project(dim)?, g) => {
+                        let t = &self.program.tensors[dst];
+                        Err(SynthError::NotFound {
+                            constraint: "reduce projection (mu o f = g)".into(),
+                            tensors: format!("{} -> {}", self.program.tensors[src].name, t.name),
+                            line: op.line,
+                            why: format!(
+                                "{} is also written by another operation with another layout; \
+                                 the search does not re-distribute a reduction's result",
+                                t.name
+                            ),
+                        })
+                    }
                     _ => Ok(false),
                 }
             }
             _ => Ok(false),
+        }
+    }
+
+    /// Gives the first register tensor that nothing determines (and that is no reduction's
+    /// result) a plain layout: cells along its last dimension, consecutive threads on
+    /// consecutive cells, copies where threads outnumber cells. No constraint asks for more.
+    fn anchor_default(&mut self) -> bool {
+        let threads = self.program.threads;
+        let free = (0..self.program.tensors.len())
+            .find(|&i| self.reg(i) && self.tv[i].is_none() && !self.reduced(i));
+        let Some(i) = free else {
+            return false;
+        };
+        let shape = &self.program.tensors[i].shape;
+        let fast = shape.len().saturating_sub(1).min(1);
+        match coalesced(shape, fast, 1, threads) {
+            Some(tv) => {
+                self.tv[i] = Some(tv);
+                true
+            }
+            None => false,
         }
     }
 
@@ -297,7 +348,8 @@ impl State {
                 (true, false) => (s, d),
                 _ => continue,
             };
-            if self.tv[reg].is_some() {
+            // A reduction's result follows its input (see `input`).
+            if self.tv[reg].is_some() || self.reduced(reg) {
                 continue;
             }
             let t = &self.program.tensors[reg];
@@ -323,17 +375,42 @@ fn shape3(p: &Program, op: &Op) -> [i64; 3] {
     [c[0], c[1], p.tensors[op.inputs[0]].shape[1]]
 }
 
-/// The infeasibility of an mma, naming the constraint and tensors.
+/// The infeasibility of an mma, naming the constraint and tensors: `why` must be a proof
+/// (no atom of the target can compute this product at all).
 pub fn infeasible_mma(p: &Program, op: &Op, target: Target, why: &str) -> SynthError {
+    mma_error(p, op, target, why, true)
+}
+
+/// An mma the search found no plan for (`proved`: and none exists).
+pub fn mma_error(p: &Program, op: &Op, target: Target, why: &str, proved: bool) -> SynthError {
     let n = |i: usize| {
         let t = &p.tensors[i];
         format!("{} {} {:?} in {}", t.name, t.dtype, t.shape, t.scope.name())
     };
-    SynthError::Infeasible {
-        constraint: format!("mma operand agreement (figure 12: projections of f_C o p_C^-1, f_A o p_A^-1, f_B o p_B^-1) on {}", target.name()),
-        tensors: format!("C = {}, A = {}, B = {}", n(op.output), n(op.inputs[0]), n(op.inputs[1])),
-        line: op.line,
-        why: why.into(),
+    let constraint = format!("mma operand agreement (figure 12: projections of f_C o p_C^-1, f_A o p_A^-1, f_B o p_B^-1) on {}", target.name());
+    let tensors = format!(
+        "C = {}, A = {}, B = {}",
+        n(op.output),
+        n(op.inputs[0]),
+        n(op.inputs[1])
+    );
+    if proved {
+        SynthError::Infeasible {
+            constraint,
+            tensors,
+            line: op.line,
+            why: why.into(),
+        }
+    } else {
+        SynthError::NotFound {
+            constraint,
+            tensors,
+            line: op.line,
+            why: format!(
+                "{why} (the search tries each atom over grid warp arrangements only, and \
+                 propagates from its anchors without revisiting their choices)"
+            ),
+        }
     }
 }
 
@@ -354,28 +431,38 @@ pub fn coalesced_for(
     } else {
         vec![1, 0]
     };
-    let mut best: Option<(i64, Tv)> = None;
-    for fast in dims {
-        let mut vec = (128 / t.dtype.bits()).max(1);
-        while vec >= 1 {
-            if vec * t.dtype.bits() >= 8 || vec == 1 {
-                if let Some(tv) = coalesced(&t.shape, fast, vec, threads) {
-                    let ok = match &table {
-                        Some(tab) => super::plan::vector_ok(&tv.table(), tv.nvalues(), tab, vec),
-                        None => true,
-                    };
-                    if ok {
-                        let bytes = (vec * t.dtype.bits() / 8).max(1);
-                        if best.as_ref().is_none_or(|b| bytes > b.0) {
-                            best = Some((bytes, tv));
-                        }
-                        break;
-                    }
-                }
+    let modes = m.layout.as_ref().and_then(|l| memory_modes(l, &m.shape));
+    let cells: i64 = t.shape.iter().product();
+    // Every width along each unit-stride dimension, then along the memory's own contiguous run
+    // (which may cross dimensions: 4 i8 of `[64, 2]` rows `(2, 1)` are two rows). The fewest
+    // copies of each cell win (threads beyond the cells' vectors hold copies), then the
+    // widest vector, then the first found.
+    let mut best: Option<(i64, i64, Tv)> = None;
+    let mut vec = (128 / t.dtype.bits()).max(1);
+    let mut found = Vec::new();
+    while vec >= 1 {
+        if vec * t.dtype.bits() >= 8 || vec == 1 {
+            for &fast in &dims {
+                found.extend(coalesced(&t.shape, fast, vec, threads).map(|tv| (vec, tv)));
             }
-            vec /= 2;
+            if let Some(modes) = &modes {
+                found.extend(coalesced_modes(modes, &t.shape, vec, threads).map(|tv| (vec, tv)));
+            }
+        }
+        vec /= 2;
+    }
+    for (vec, tv) in found {
+        let ok = match &table {
+            Some(tab) => super::plan::vector_ok(&tv.table(), tv.nvalues(), tab, vec),
+            None => true,
+        };
+        let bytes = (vec * t.dtype.bits() / 8).max(1);
+        let copies = (tv.nthreads() * tv.nvalues()) / cells.max(1);
+        if ok && best.as_ref().is_none_or(|b| (copies, -bytes) < (b.0, -b.1)) {
+            best = Some((copies, bytes, tv));
         }
     }
+    let best = best.map(|(_, bytes, tv)| (bytes, tv));
     Ok(best)
 }
 
@@ -405,7 +492,7 @@ pub fn propagate(
         if changed {
             continue;
         }
-        if s.anchor_copy()? {
+        if s.anchor_copy()? || s.anchor_default() {
             continue;
         }
         // Unconstrained rearrange outputs keep their input's distribution.
@@ -442,26 +529,16 @@ pub fn propagate(
         }
     }
     for (i, t) in s.program.tensors.iter().enumerate() {
-        if t.scope == Scope::Register && s.tv[i].is_none() {
-            return Err(SynthError::Infeasible {
-                constraint: "layout determination".into(),
-                tensors: t.name.clone(),
-                line: t.line,
-                why: "no anchor or constraint determines this register tensor's layout (it is never copied to or from memory and no mma uses it)".into(),
-            });
-        }
+        // Every register tensor has a layout over the program's threads: the anchors build
+        // them so, and propagation keeps the thread count. Anything else is a solver bug, not
+        // a property of the program.
         if t.scope == Scope::Register {
             let n = s.tv[i].as_ref().map_or(0, |f| f.nthreads());
             if n != p.threads {
-                return Err(SynthError::Infeasible {
-                    constraint: "thread count".into(),
-                    tensors: t.name.clone(),
-                    line: t.line,
-                    why: format!(
-                        "its layout spans {n} threads, the program has {}",
-                        p.threads
-                    ),
-                });
+                return Err(SynthError::Internal(format!(
+                    "register tensor {}: its layout spans {n} threads, the program has {}",
+                    t.name, p.threads
+                )));
             }
         }
     }

@@ -119,6 +119,51 @@ pub fn candidates(
     Ok(out)
 }
 
+/// A compact layout storing the tile's cells in the order a CuTe memory layout `l` stores them
+/// (its modes sorted by stride, restrided densely): the shared layout that keeps every
+/// contiguous run of `l` contiguous and aligned, whatever its modes. `(8, 24):(25, 1)` gives
+/// `(8, 24):(24, 1)`. None for a layout that is not CuTe with one top mode per dimension.
+pub fn storage_order(l: &Layout, shape: &[i64]) -> Result<Option<Candidate>, SynthError> {
+    let Layout::Cute(c) = l else {
+        return Ok(None);
+    };
+    let dims: Vec<Vec<(i64, i64)>> = c.modes().iter().map(|m| m.flat_modes()).collect();
+    if dims.len() != shape.len() {
+        return Ok(None);
+    }
+    let mut order: Vec<(i64, usize, usize)> = Vec::new();
+    for (d, modes) in dims.iter().enumerate() {
+        for (k, &(_, s)) in modes.iter().enumerate() {
+            order.push((s, d, k));
+        }
+    }
+    order.sort_unstable();
+    let mut strides: Vec<Vec<i64>> = dims.iter().map(|m| vec![0; m.len()]).collect();
+    let mut next = 1i64;
+    for &(_, d, k) in &order {
+        let e = dims[d][k].0;
+        strides[d][k] = if e == 1 { 0 } else { next };
+        next = next
+            .checked_mul(e)
+            .ok_or_else(|| SynthError::Internal("storage order overflows".into()))?;
+    }
+    let parts = dims
+        .iter()
+        .zip(&strides)
+        .map(|(m, s)| {
+            let e: Vec<i64> = m.iter().map(|&(e, _)| e).collect();
+            CuteLayout::from_flat(&e, s)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let layout = Layout::Cute(make_layout(&parts)?);
+    Ok(Some(Candidate {
+        table: table_of(&layout, shape)?,
+        layout,
+        canonical: None,
+        label: "global order".into(),
+    }))
+}
+
 /// The column-major tiling of a K-major atom `(8, W)` over `(R, C)`, or None when it does not
 /// tile: `((8, R/8), (W, C/W)) : ((W, 8W), (1, 8W R/8))` under the atom's swizzle.
 pub fn canonical(shape: &[i64], atom: &SwizzledLayout) -> Result<Option<Candidate>, SynthError> {
