@@ -1,7 +1,7 @@
 //! `laycert synth`: first line, exit codes, the certificate round trip through `laycert check`.
 
 mod common;
-use common::{first_line, laycert};
+use common::{first_line, laycert, stdout};
 
 fn program(name: &str) -> String {
     format!(
@@ -271,5 +271,27 @@ fn synth_answers_unknown_where_its_search_is_not_a_proof() {
         line.starts_with("unknown: instruction selection")
             && line.contains("no plan found in the searched space"),
         "{line}"
+    );
+}
+
+// A sum over a tile with fewer cells than threads: lanes 16..31 hold copies of lanes 0..15's
+// cells (a broadcast lane bit). A butterfly over the copies would add each cell twice; the plan
+// combines only the 4 threads with distinct cells (2 steps, not 3), and `check` re-derives that.
+#[test]
+fn synth_sums_a_replicated_tile_once_per_cell() {
+    let text = "program t\nthreads 32\nx_g = global_view(f32, [4, 4], (4,4):(5,1))\n\
+                x = register_tensor(f32, [4, 4])\ncopy(x_g, x)\ny = reduce(x, 1, sum)\n\
+                y_g = global_view(f32, [4], (4):(1))\ncopy(y, y_g)\n";
+    assert_certified(text, "sm80");
+    let tmp = common::scratch();
+    let f = tmp.path().join("p.tile");
+    std::fs::write(&f, text).unwrap();
+    let out = stdout(&laycert(&["synth", f.to_str().unwrap()]));
+    assert!(
+        out.contains(
+            "sum: per-thread fold, 2 shfl.bfly step(s) over the 4 threads with distinct cells \
+             (each cell is held by 2 threads: the steps skip the copies)"
+        ),
+        "{out}"
     );
 }

@@ -589,9 +589,13 @@ fn is_name(f: &str) -> bool {
     !f.is_empty() && f.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }
 
-/// A reduction's text: `F: per-thread fold, S shfl.bfly step(s)[ + shared-memory exchange across
-/// warps]`, where `S` is log2 of the most threads holding one result cell (they must be a power of
-/// two to be combined by butterflies) and the exchange is there iff some cell's holders span warps.
+/// A reduction's text: `F: per-thread fold, S shfl.bfly step(s)[ over the P threads with distinct
+/// cells (each cell is held by C threads: the steps skip the copies)][ + shared-memory exchange
+/// across warps]`. Threads holding one result cell that fold the same source cells are copies
+/// of one partial (a broadcast lane bit): `P` is the most distinct partials of one result cell
+/// (a power of two, to be combined by butterflies), `S = log2 P`, and the copies clause is
+/// there iff some cell has `C > 1` copies of a partial (a butterfly over them would add a copy
+/// twice to a sum); the exchange is there iff some cell's holders span warps.
 fn reduce(
     c: &SynthesisCertificate,
     ts: &Tensors,
@@ -614,12 +618,46 @@ fn reduce(
     let (_, Parsed::Reg(tv, table)) = ts.get(&dst.name)? else {
         return Err(format!("{} is not a register tensor", dst.name));
     };
+    let (_, Parsed::Reg(src_tv, src_table)) = ts.get(&src.name)? else {
+        return Err(format!("{} is not a register tensor", src.name));
+    };
     let nv = tv.values() as usize;
+    if src_tv.values() as usize != nv || src_table.len() != table.len() {
+        return Err(format!(
+            "{} and {} hold different numbers of values",
+            src.name, dst.name
+        ));
+    }
     let mut holders = std::collections::BTreeMap::<i64, BTreeSet<usize>>::new();
+    // Per (result cell, thread): the source cells the thread folds into it.
+    let mut folds = std::collections::BTreeMap::<(i64, usize), BTreeSet<i64>>::new();
     for (i, &cell) in table.iter().enumerate() {
         holders.entry(cell).or_default().insert(i / nv);
+        folds
+            .entry((cell, i / nv))
+            .or_default()
+            .insert(src_table[i]);
     }
-    let share = holders.values().map(BTreeSet::len).max().unwrap_or(1);
+    let mut partials = 1;
+    let mut copies = 1;
+    for (&cell, threads) in &holders {
+        let distinct: BTreeSet<&BTreeSet<i64>> =
+            threads.iter().map(|&t| &folds[&(cell, t)]).collect();
+        // Distinct partials must not share a source cell: a butterfly over them would add it
+        // twice.
+        let total: usize = distinct.iter().map(|c| c.len()).sum();
+        let union: BTreeSet<i64> = distinct.iter().flat_map(|c| c.iter().copied()).collect();
+        if total != union.len() {
+            return Err(format!(
+                "two threads of result cell {cell} of {} fold overlapping but different source \
+                 cells of {}: no butterfly adds each once",
+                dst.name, src.name
+            ));
+        }
+        partials = partials.max(distinct.len());
+        copies = copies.max(threads.len() / distinct.len());
+    }
+    let share = partials;
     let cross = holders.values().any(|h| {
         let (lo, hi) = (
             h.first().copied().unwrap_or(0),
@@ -629,13 +667,22 @@ fn reduce(
     });
     if !cross && !share.is_power_of_two() {
         return Err(format!(
-            "{share} lanes of a warp hold one result cell: butterflies combine powers of two"
+            "{share} lanes of a warp hold distinct partials of one result cell: butterflies \
+             combine powers of two"
         ));
     }
     let steps = share.ilog2();
     let (f, rest) = text.split_once(": ").unwrap_or(("", ""));
     let want = format!(
-        "per-thread fold, {steps} shfl.bfly step(s){}",
+        "per-thread fold, {steps} shfl.bfly step(s){}{}",
+        if copies > 1 {
+            format!(
+                " over the {share} threads with distinct cells (each cell is held by {copies} \
+                 threads: the steps skip the copies)"
+            )
+        } else {
+            String::new()
+        },
         if cross {
             " + shared-memory exchange across warps"
         } else {

@@ -317,7 +317,7 @@ pub struct Memo {
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     programs: RefCell<HashMap<IpInput, Option<Choice>>>,
     options: RefCell<HashMap<OptionsKey, Options>>,
-    sharing: RefCell<HashMap<(Tv, Tv), (i64, bool)>>,
+    sharing: RefCell<HashMap<(Tv, Tv), (i64, bool, i64)>>,
 }
 
 /// What the instruction options of an access depend on: the tensors (by name; a memory
@@ -359,7 +359,7 @@ struct IpInput {
 
 impl Memo {
     /// [`sharing`], once per pair of layouts.
-    fn sharing(&self, src: &Tv, dst: &Tv) -> (i64, bool) {
+    fn sharing(&self, src: &Tv, dst: &Tv) -> (i64, bool, i64) {
         let key = (src.clone(), dst.clone());
         if let Some(&r) = self.sharing.borrow().get(&key) {
             return r;
@@ -1247,11 +1247,19 @@ fn op_options(
             let (src, dst) = (op.inputs[0], op.output);
             let tvs = ctx.tv[src].as_ref().expect("known");
             let g = ctx.tv[dst].as_ref().expect("known");
-            let (share, cross_warp) = ctx.memo.sharing(tvs, g);
-            let steps = 64 - (share as u64).leading_zeros() as i64 - 1;
+            let (partials, cross_warp, copies) = ctx.memo.sharing(tvs, g);
+            let steps = 64 - (partials.max(1) as u64 - 1).leading_zeros() as i64;
             let instruction = format!(
-                "{f}: per-thread fold, {} shfl.bfly step(s){}",
+                "{f}: per-thread fold, {} shfl.bfly step(s){}{}",
                 steps,
+                if copies > 1 {
+                    format!(
+                        " over the {partials} threads with distinct cells (each cell is held by \
+                         {copies} threads: the steps skip the copies)"
+                    )
+                } else {
+                    String::new()
+                },
                 if cross_warp {
                     " + shared-memory exchange across warps"
                 } else {
@@ -1279,24 +1287,34 @@ fn op_options(
 /// How a reduction from `src` to `dst` combines: the most threads holding one output cell (cell
 /// `dst.cell(t, v)` over `src`'s threads and values), which butterfly shuffles combine, and
 /// whether some cell's holders span warps. 1 and false when there is no cell.
-fn sharing(src: &Tv, dst: &Tv) -> (i64, bool) {
-    // dst.cell(t, v) = dst.cell(t, 0) + dst.cell(0, v): one add per (thread, value).
+fn sharing(src: &Tv, dst: &Tv) -> (i64, bool, i64) {
+    // The threads holding each result cell, and the source cells each folds into it: threads
+    // folding the same source cells are copies (a broadcast lane bit) and hold one partial,
+    // which the exchange must take once (a butterfly over a copy would add it twice to a sum).
     let (nt, nv) = (src.nthreads(), src.nvalues());
-    let offsets: Vec<i64> = (0..nv).map(|v| dst.cell(0, v)).collect();
-    let mut holders: Vec<(i64, i64)> = Vec::with_capacity((nt * nv) as usize);
+    let (s_tab, d_tab) = (src.table(), dst.table());
+    let mut held: BTreeMap<(i64, i64), Vec<i64>> = BTreeMap::new();
     for t in 0..nt {
-        let base = dst.cell(t, 0);
-        holders.extend(offsets.iter().map(|&o| (base + o, t)));
+        for v in 0..nv {
+            let k = (t * nv + v) as usize;
+            held.entry((d_tab[k], t)).or_default().push(s_tab[k]);
+        }
     }
-    holders.sort_unstable();
-    holders.dedup();
-    let (mut share, mut cross_warp) = (1, false);
-    for cell in holders.chunk_by(|a, b| a.0 == b.0) {
+    let mut by_cell: BTreeMap<i64, Vec<(i64, Vec<i64>)>> = BTreeMap::new();
+    for ((d, t), mut cells) in held {
+        cells.sort_unstable();
+        cells.dedup();
+        by_cell.entry(d).or_default().push((t, cells));
+    }
+    let (mut partials, mut cross_warp, mut copies) = (1, false, 1);
+    for holders in by_cell.values() {
         // Sorted by thread within a cell: the first and last holders bound its warps.
-        share = share.max(cell.len() as i64);
-        cross_warp |= cell[0].1 / 32 != cell[cell.len() - 1].1 / 32;
+        cross_warp |= holders[0].0 / 32 != holders[holders.len() - 1].0 / 32;
+        let distinct: BTreeSet<&Vec<i64>> = holders.iter().map(|(_, c)| c).collect();
+        partials = partials.max(distinct.len() as i64);
+        copies = copies.max(holders.len() as i64 / distinct.len().max(1) as i64);
     }
-    (share, cross_warp)
+    (partials, cross_warp, copies)
 }
 
 fn cvt_name(from: Elem, to: Elem) -> String {
@@ -1744,6 +1762,8 @@ mod tests {
         use crate::synth::anchor::{arrangements, coalesced, mma_layouts};
         let atom = &Instructions::get().unwrap().mma[0];
         let mut layouts = vec![
+            // 16 cells over 32 threads: lanes 16..31 hold copies.
+            coalesced(&[4, 4], 1, 1, 32).unwrap(),
             coalesced(&[64, 64], 1, 4, 128).unwrap(),
             coalesced(&[64, 64], 0, 4, 128).unwrap(),
             coalesced(&[16, 1024], 1, 8, 128).unwrap(),
@@ -1754,19 +1774,37 @@ mod tests {
         for src in &layouts {
             for dim in [0, 1] {
                 let dst = src.project(dim).unwrap();
-                // The definition, by sets of holders per cell.
-                let mut holders: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+                // The definition: per result cell, its holders and the source cells each
+                // folds into it; holders folding the same cells are copies of one partial.
+                let mut holders: BTreeMap<i64, BTreeMap<i64, BTreeSet<i64>>> = BTreeMap::new();
                 for t in 0..src.nthreads() {
                     for v in 0..src.nvalues() {
-                        holders.entry(dst.cell(t, v)).or_default().insert(t);
+                        holders
+                            .entry(dst.cell(t, v))
+                            .or_default()
+                            .entry(t)
+                            .or_default()
+                            .insert(src.cell(t, v));
                     }
                 }
-                let share = holders.values().map(|s| s.len() as i64).max().unwrap_or(1);
+                let distinct = |s: &BTreeMap<i64, BTreeSet<i64>>| {
+                    s.values().collect::<BTreeSet<_>>().len() as i64
+                };
+                let partials = holders.values().map(distinct).max().unwrap_or(1);
+                let copies = holders
+                    .values()
+                    .map(|s| s.len() as i64 / distinct(s))
+                    .max()
+                    .unwrap_or(1);
                 let cross = holders.values().any(|s| {
-                    let w0 = s.iter().next().copied().unwrap_or(0) / 32;
-                    s.iter().any(|&t| t / 32 != w0)
+                    let w0 = s.keys().next().copied().unwrap_or(0) / 32;
+                    s.keys().any(|&t| t / 32 != w0)
                 });
-                assert_eq!(sharing(src, &dst), (share, cross), "{src:?} dim {dim}");
+                assert_eq!(
+                    sharing(src, &dst),
+                    (partials, cross, copies),
+                    "{src:?} dim {dim}"
+                );
             }
         }
     }
