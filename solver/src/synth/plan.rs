@@ -1248,7 +1248,7 @@ fn op_options(
             let tvs = ctx.tv[src].as_ref().expect("known");
             let g = ctx.tv[dst].as_ref().expect("known");
             let (partials, cross_warp, copies) = ctx.memo.sharing(tvs, g);
-            let steps = 64 - (partials.max(1) as u64 - 1).leading_zeros() as i64;
+            let steps = 63 - (partials.max(1) as u64).leading_zeros() as i64;
             let instruction = format!(
                 "{f}: per-thread fold, {} shfl.bfly step(s){}{}",
                 steps,
