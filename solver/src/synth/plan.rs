@@ -317,7 +317,7 @@ pub struct Memo {
     registers: RefCell<HashMap<Tv, Rc<Vec<i64>>>>,
     programs: RefCell<HashMap<IpInput, Option<Choice>>>,
     options: RefCell<HashMap<OptionsKey, Options>>,
-    sharing: RefCell<HashMap<(Tv, Tv), (i64, bool, i64)>>,
+    sharing: RefCell<HashMap<(Tv, Tv), Sharing>>,
 }
 
 /// What the instruction options of an access depend on: the tensors (by name; a memory
@@ -359,7 +359,7 @@ struct IpInput {
 
 impl Memo {
     /// [`sharing`], once per pair of layouts.
-    fn sharing(&self, src: &Tv, dst: &Tv) -> (i64, bool, i64) {
+    fn sharing(&self, src: &Tv, dst: &Tv) -> Sharing {
         let key = (src.clone(), dst.clone());
         if let Some(&r) = self.sharing.borrow().get(&key) {
             return r;
@@ -1287,7 +1287,11 @@ fn op_options(
 /// How a reduction from `src` to `dst` combines: the most threads holding one output cell (cell
 /// `dst.cell(t, v)` over `src`'s threads and values), which butterfly shuffles combine, and
 /// whether some cell's holders span warps. 1 and false when there is no cell.
-fn sharing(src: &Tv, dst: &Tv) -> (i64, bool, i64) {
+/// A reduction's exchange: the most distinct partials of one result cell, whether some cell's
+/// holders span warps, and the most copies of one partial.
+type Sharing = (i64, bool, i64);
+
+fn sharing(src: &Tv, dst: &Tv) -> Sharing {
     // The threads holding each result cell, and the source cells each folds into it: threads
     // folding the same source cells are copies (a broadcast lane bit) and hold one partial,
     // which the exchange must take once (a butterfly over a copy would add it twice to a sum).
