@@ -452,7 +452,7 @@ pub fn decide(c: &SynthClaim, cert: &SynthesisCertificate, ts: &Tensors) -> Resu
             dst,
             tv,
             width,
-        } => transfer(ts, src, dst, tv, *width),
+        } => transfer(ts, src, dst, tv, *width, cert.threads),
         SynthClaim::Ldmatrix {
             reg,
             memory,
@@ -751,7 +751,14 @@ fn vector(ts: &Tensors, reg: &str, memory: &str, width: i64) -> Result<(), Strin
     Ok(())
 }
 
-fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<(), String> {
+fn transfer(
+    ts: &Tensors,
+    src: &str,
+    dst: &str,
+    tv: &str,
+    width: i64,
+    cta_threads: i64,
+) -> Result<(), String> {
     let (a, la) = ts.mem(src)?;
     let (b, lb) = ts.mem(dst)?;
     if a.shape != b.shape || a.bits != b.bits {
@@ -761,6 +768,13 @@ fn transfer(ts: &Tensors, src: &str, dst: &str, tv: &str, width: i64) -> Result<
     let ftv = atom_tv(tv)?;
     if ftv.tile() != a.shape.as_slice() || ftv.layout().size() > MAX_POINTS {
         return Err(format!("the copy's TV layout does not tile {src}"));
+    }
+    // The copy runs on the program's threads: a layout over others is not its plan.
+    if ftv.threads() != cta_threads {
+        return Err(format!(
+            "the copy's TV layout spans {} threads, the CTA has {cta_threads}",
+            ftv.threads()
+        ));
     }
     let ftab = tv_table(&ftv)?;
     let f = Reg {
@@ -1279,6 +1293,23 @@ mod tests {
         vector(&ts, "r", "g", 8).unwrap();
         assert!(vector(&ts, "r", "h", 2).is_err()); // row r starts at 9r: unaligned
         vector(&ts, "r", "h", 1).unwrap();
+    }
+
+    /// A cp.async transfer's TV layout runs on the CTA's threads: the same tiling over 16
+    /// threads is not a plan of a 32-thread program.
+    #[test]
+    fn a_transfer_runs_on_the_ctas_threads() {
+        let ts = Tensors::new(&[
+            mem("g", &[8, 8], "(8,8):(8,1)"),
+            mem("s", &[8, 8], "(8,8):(8,1)"),
+        ])
+        .unwrap();
+        let tv32 = "((8,4),2):((1,16),8) -> (8,8)";
+        let tv16 = "((8,2),4):((1,32),8) -> (8,8)";
+        transfer(&ts, "g", "s", tv32, 2, 32).unwrap();
+        transfer(&ts, "g", "s", tv16, 2, 16).unwrap();
+        let e = transfer(&ts, "g", "s", tv16, 2, 32).unwrap_err();
+        assert!(e.contains("spans 16 threads, the CTA has 32"), "{e}");
     }
 
     #[test]
