@@ -25,6 +25,7 @@ from ._laycert import (
     CopyKernel,
     Counterexample,
     GemmKernel,
+    InfeasibleError,
     SynthPlan,
     Decider,
     LaycertError,
@@ -33,6 +34,7 @@ from ._laycert import (
     PropertyReport,
     Report,
     RuleFileError,
+    UnknownError,
     RuleReport,
     RulesReport,
     __version__,
@@ -136,5 +138,7 @@ __all__ = [
     "ParseError",
     "AlgebraError",
     "RuleFileError",
+    "InfeasibleError",
+    "UnknownError",
     "__version__",
 ]

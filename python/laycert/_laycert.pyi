@@ -12,6 +12,7 @@ __all__ = [
     "CopyKernel",
     "Counterexample",
     "GemmKernel",
+    "InfeasibleError",
     "SynthPlan",
     "Decider",
     "LaycertError",
@@ -22,6 +23,7 @@ __all__ = [
     "RuleFileError",
     "RuleReport",
     "RulesReport",
+    "UnknownError",
     "__version__",
     "canonicalize",
     "check",
@@ -55,6 +57,12 @@ class AlgebraError(LaycertError):
 
 class RuleFileError(LaycertError):
     """A rule file or a validate log that does not parse (``file:line:col`` and a caret)."""
+
+class InfeasibleError(LaycertError):
+    """A proof that no plan exists (``synth``'s ``infeasible``, the CLI's exit 1)."""
+
+class UnknownError(LaycertError):
+    """A search that found no plan without proving none exists (``synth``'s ``unknown``, exit 3)."""
 
 @final
 class Layout:
@@ -349,7 +357,8 @@ class GemmKernel:
     def certificate(self) -> Certificate: ...
 
 def synth(program: str, target: str = "sm80") -> SynthPlan:
-    """Synthesizes and certifies the layouts of a tile program for ``target``."""
+    """Synthesizes and certifies the layouts of a tile program for ``target``; raises
+    ``InfeasibleError`` (a proof that no plan exists) or ``UnknownError`` (none found)."""
 
 def gen_gemm(m: int, n: int, k: int, dtype: str = "bf16", target: str = "sm90") -> GemmKernel:
     """Emits a GEMM ``C = A B^T`` from a synthesized, certified plan, index text validated."""

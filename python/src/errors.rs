@@ -33,6 +33,19 @@ create_exception!(
     "A rule file or a validate log that does not parse (file:line:col and a caret)."
 );
 
+create_exception!(
+    laycert,
+    InfeasibleError,
+    LaycertError,
+    "A proof that no plan exists (`synth`'s `infeasible`, the CLI's exit 1): the constraint, tensors and line named."
+);
+create_exception!(
+    laycert,
+    UnknownError,
+    LaycertError,
+    "A search that found no plan without proving none exists (`synth`'s `unknown`, the CLI's exit 3)."
+);
+
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -40,6 +53,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ParseError", py.get_type::<ParseError>())?;
     m.add("AlgebraError", py.get_type::<AlgebraError>())?;
     m.add("RuleFileError", py.get_type::<RuleFileError>())?;
+    m.add("InfeasibleError", py.get_type::<InfeasibleError>())?;
+    m.add("UnknownError", py.get_type::<UnknownError>())?;
     Ok(())
 }
 

@@ -7,8 +7,9 @@ use pyo3::prelude::*;
 use solver::{plan_copy, CopyOptions, Dtype};
 
 use crate::equiv::Certificate;
-use crate::errors::error;
+use crate::errors::{error, InfeasibleError, UnknownError};
 use crate::layout_py::{shape_arg, LayoutArg};
+use layout::error::bounded_message;
 
 /// A copy kernel: its CUDA C++ `source`, entry point `name`, `grid` and `threads`, the
 /// plan's `shared` layout, the certificate `digest`, and the movement `certificate`
@@ -139,7 +140,8 @@ impl SynthPlan {
 
 /// Synthesizes and certifies the layouts of a tile program (its text form, one operation per
 /// line) for `target` (`sm80` or `sm90`), as `laycert synth` does. An infeasible program raises
-/// with the constraint and tensors named.
+/// `InfeasibleError` (a proof), a search that found no plan without a proof `UnknownError`,
+/// each with the constraint and tensors named.
 #[pyfunction]
 #[pyo3(signature = (program, target="sm80"))]
 pub fn synth(py: Python<'_>, program: &str, target: &str) -> PyResult<SynthPlan> {
@@ -147,9 +149,14 @@ pub fn synth(py: Python<'_>, program: &str, target: &str) -> PyResult<SynthPlan>
     let t = Target::parse(target)
         .ok_or_else(|| error(format!("error: target {target:?}: expected sm80 or sm90")))?;
     let parsed = Program::parse(program).map_err(|e| error(format!("error: {e}")))?;
-    let plan = py
-        .detach(|| synthesize(&parsed, t))
-        .map_err(|e| error(format!("error: {e}")))?;
+    let plan = py.detach(|| synthesize(&parsed, t)).map_err(|e| {
+        let text = bounded_message(&format!("error: {e}"));
+        match e {
+            solver::synth::SynthError::Infeasible { .. } => InfeasibleError::new_err(text),
+            solver::synth::SynthError::NotFound { .. } => UnknownError::new_err(text),
+            _ => error(text),
+        }
+    })?;
     let p = &plan.program;
     let mut instructions = Vec::new();
     for (i, op) in p.ops.iter().enumerate() {

@@ -84,3 +84,23 @@ def test_gen_gemm_bad_input_raises():
         laycert.gen_gemm(64, 64, 1001)
     with pytest.raises(laycert.LaycertError, match="dtype"):
         laycert.gen_gemm(64, 64, 64, "f32")
+
+
+def test_synth_tells_a_proof_of_infeasibility_from_an_unfinished_search():
+    # Rows of 9 f16 elements: no cp.async vector is aligned for every row (a proof, exit 1).
+    unaligned = (
+        "program t\nthreads 128\nx_g = global_view(f16, [8, 8], (8,8):(9,1))\n"
+        "x_s = shared_tensor(f16, [8, 8])\ncopy(x_g, x_s)\n"
+    )
+    with pytest.raises(laycert.InfeasibleError, match="infeasible: copy instruction"):
+        laycert.synth(unaligned, "sm80")
+    # Two copies into one shared buffer wanting different orders: not found, not proved (exit 3).
+    two_orders = (
+        "program t\nthreads 128\nx_g = global_view(f16, [16, 16], (16,16):(16,1))\n"
+        "y_g = global_view(f16, [16, 16], (16,16):(1,16))\nx_s = shared_tensor(f16, [16, 16])\n"
+        "copy(x_g, x_s)\ncopy(y_g, x_s)\n"
+    )
+    with pytest.raises(laycert.UnknownError, match="no plan found in the searched space"):
+        laycert.synth(two_orders, "sm80")
+    assert issubclass(laycert.InfeasibleError, laycert.LaycertError)
+    assert issubclass(laycert.UnknownError, laycert.LaycertError)
