@@ -6,7 +6,9 @@
 //! [`super::span()`]) and `⊙` multiplies axis by axis, so the copies of B never overlap.
 //! Construction: group both by their shapes; for each dim `k` append A's block `k` with every
 //! stride `s@a` scaled to `s*span_a(B)@a`, then B's block `k`. `R = scaled(R_A) ∪ R_B` and
-//! `O = O_A ⊙ span(B) + O_B`.
+//! `O = O_A ⊙ span(B) + O_B`. Where a factor does not group by its shape, only the boundaries
+//! the interleaving uses are needed: parts of extent 1 drop out and adjacent parts of one factor
+//! stay together (`runs`), so outer `S[(4,3):(6,5)]` over `[3,4,1]` tiles inner `[1,1,2]`.
 //!
 //! Worked example (a test checks it): inner `S[(2,4):(1,2)]` (shape `[2,4]`, span 8) tiled by
 //! outer `S[(8,8):(8,1)]` (shape `[8,8]`) gives blocks `(8:64, 2:1)` and `(8:8, 4:2)`, i.e.
@@ -37,19 +39,81 @@ pub fn tile(
     outer_shape: &[i64],
 ) -> Result<AxeLayout> {
     same_rank(inner_shape, outer_shape)?;
-    let b = group(inner, inner_shape)?;
-    let a = group(outer, outer_shape)?;
     let spans = span_vector(inner)?;
     let mut shard = Vec::new();
-    for k in 0..inner_shape.len() {
-        shard.extend(scale_iters(a.block(k), &spans)?);
-        shard.extend(b.block(k).iter().cloned());
+    match (group(inner, inner_shape), group(outer, outer_shape)) {
+        (Ok(b), Ok(a)) => {
+            for k in 0..inner_shape.len() {
+                shard.extend(scale_iters(a.block(k), &spans)?);
+                shard.extend(b.block(k).iter().cloned());
+            }
+        }
+        (b, a) => {
+            // Only the digit boundaries the interleaving uses need a grouping: parts of extent
+            // 1 drop out and adjacent parts of one factor stay together ([`runs`]).
+            let first = b.err().or(a.err()).expect("one grouping failed");
+            let runs = runs(inner_shape, outer_shape);
+            let (Ok(b), Ok(a)) = (
+                group(inner, &run_shape(&runs, true)),
+                group(outer, &run_shape(&runs, false)),
+            ) else {
+                return Err(first);
+            };
+            let (mut ja, mut jb) = (0, 0);
+            for &(is_inner, _) in &runs {
+                if is_inner {
+                    shard.extend(b.block(jb).iter().cloned());
+                    jb += 1;
+                } else {
+                    shard.extend(scale_iters(a.block(ja), &spans)?);
+                    ja += 1;
+                }
+            }
+            // A factor of size 1 keeps its extent-1 iters (they reach only 0).
+            if ja == 0 {
+                shard.splice(0..0, scale_iters(a.block(0), &spans)?);
+            }
+            if jb == 0 {
+                shard.extend(b.block(0).iter().cloned());
+            }
+        }
     }
     let mut replica = scale_iters(outer.replica(), &spans)?;
     replica.extend(inner.replica().iter().cloned());
     let mut offset = scale_offset(outer.offset(), &spans)?;
     add_offset(&mut offset, inner.offset())?;
     AxeLayout::new(shard, replica, offset)
+}
+
+/// The digits of a tile's flat index in order (dim 0's outer part, its inner part, dim 1's outer
+/// part, ...) with parts of extent 1 dropped and adjacent parts of one factor merged: `(inner?,
+/// extent)` per run. Grouping each factor by its runs is all the interleaving needs: outer
+/// `[3,4,1]` with inner `[1,1,2]` is one outer run of 12 and one inner run of 2, which
+/// `S[(4,3):(6,5)]` groups though it does not group by `[3,4,1]`.
+pub(crate) fn runs(inner_shape: &[i64], outer_shape: &[i64]) -> Vec<(bool, i64)> {
+    let mut out: Vec<(bool, i64)> = Vec::new();
+    for (&a, &b) in outer_shape.iter().zip(inner_shape) {
+        for (is_inner, n) in [(false, a), (true, b)] {
+            if n == 1 {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.0 == is_inner => last.1 = last.1.saturating_mul(n),
+                _ => out.push((is_inner, n)),
+            }
+        }
+    }
+    out
+}
+
+/// The extents of one factor's runs (`[1]` when it has none: size 1).
+pub(crate) fn run_shape(runs: &[(bool, i64)], inner: bool) -> Vec<i64> {
+    let v: Vec<i64> = runs.iter().filter(|r| r.0 == inner).map(|r| r.1).collect();
+    if v.is_empty() {
+        vec![1]
+    } else {
+        v
+    }
 }
 
 /// The tiled shape `outer_shape[k] * inner_shape[k]`.
@@ -111,10 +175,68 @@ pub(crate) fn add_offset(acc: &mut BTreeMap<Axis, i64>, other: &BTreeMap<Axis, i
 mod tests {
     use super::*;
     use crate::axe::canonicalize;
+    use crate::axis::Point;
     use crate::notation::axe::{parse, print};
+    use std::collections::BTreeSet;
 
     fn canon(l: &AxeLayout) -> String {
         print(&canonicalize(l).unwrap().layout)
+    }
+
+    /// Audit 28: outer `S[(4,3):(6,5@warpid)]` does not group by its shape `[3,4,1]`, but the
+    /// inner `[1,1,2]` only adds a last digit, so the tile's map (its definition, evaluated
+    /// here coordinate by coordinate) is the layout `S[(4,3,2):(6,10@warpid,1@warpid)]`; and
+    /// tile-of recovers either factor from it.
+    #[test]
+    fn a_tile_needs_only_the_boundaries_its_interleaving_uses() {
+        let (b, a) = (
+            parse("S[2:1@warpid]").unwrap(),
+            parse("S[(4,3):(6,5@warpid)]").unwrap(),
+        );
+        let t = tile(&b, &a, &[1, 1, 2], &[3, 4, 1]).unwrap();
+        assert_eq!(print(&t), "S[(4,3,2):(6,10@warpid,1@warpid)]");
+        let span_w = 2; // span_warpid(B)
+        for x in 0..12 {
+            for y in 0..2 {
+                let want: BTreeSet<Point> = a
+                    .eval_flat(x)
+                    .unwrap()
+                    .into_iter()
+                    .flat_map(|pa| {
+                        b.eval_flat(y).unwrap().into_iter().map(move |pb| {
+                            let mut p = pa.clone();
+                            // span(B) is 2 on warpid and 1 on every other axis.
+                            for (axis, v) in p.iter_mut() {
+                                if axis.to_string() == "warpid" {
+                                    *v *= span_w;
+                                }
+                            }
+                            for (k, v) in pb {
+                                *p.entry(k).or_insert(0) += v;
+                            }
+                            p.retain(|_, v| *v != 0);
+                            p
+                        })
+                    })
+                    .collect();
+                let got: BTreeSet<Point> = t
+                    .eval_flat(2 * x + y)
+                    .unwrap()
+                    .into_iter()
+                    .map(|mut p| {
+                        p.retain(|_, v| *v != 0);
+                        p
+                    })
+                    .collect();
+                assert_eq!(got, want, "x {x} y {y}");
+            }
+        }
+        let c = crate::axe::tile_of(&t, &[3, 4, 2], &b, &[1, 1, 2]).unwrap();
+        assert_eq!(canon(&c), canon(&a));
+        let d = crate::axe::tile_of_given_outer(&t, &[3, 4, 2], &a, &[3, 4, 1]).unwrap();
+        assert_eq!(canon(&d), canon(&b));
+        // Parts that need a boundary the outer does not have are still refused.
+        assert!(tile(&b, &a, &[2, 1, 1], &[3, 4, 1]).is_err());
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //!
 //! In `tile(B, C)` each dim `k` of extent `SC_k*SB_k` is C's block (scaled by `span(B)`)
 //! followed by B's block, so `L` groups by the interleaved shape `[SC_0, SB_0, SC_1, SB_1, ..]`
-//! (fusing first, grouping never depends on how `L` was written). Normalized shards are unique
+//! (fusing first, grouping never depends on how `L` was written); where it does not, by the
+//! tile's runs only (parts of extent 1 dropped, adjacent parts of one factor merged), the only
+//! boundaries a tile's map has. Normalized shards are unique
 //! for a map (paper A.8), so each `SB_k` part of `L` must normalize to B's block `k`, and each
 //! `SC_k` part must have every stride `s@a` divisible by `span_a(B)`; dividing gives C's block.
 //! Replicas and offsets work on canonical forms: `R_L = scaled(R_C) ∪ R_B` as multisets and
@@ -51,13 +53,16 @@ pub fn tile_of(
     let cl = canonicalize(l)?;
     let cb = canonicalize(inner)?.layout;
     let spans = span_vector(inner)?;
-    let g = interleaved(&cl.layout, shape, &outer_shape, inner_shape, not_a_tile)?;
-    let gb = group(&cb, inner_shape)?;
+    let (parts, inner_used, _) = parts(&cl.layout, shape, &outer_shape, inner_shape)?;
+    let gb = group(&cb, &inner_used)?;
     let mut shard = Vec::new();
-    for k in 0..shape.len() {
-        same_block(k, g.block(2 * k + 1), gb.block(k), "inner", not_a_tile)?;
-        for it in normalize_shard(g.block(2 * k))? {
-            shard.push(descale(k, &it, &spans)?);
+    for (is_inner, k, block) in &parts {
+        if *is_inner {
+            same_block(*k, block, gb.block(*k), "inner", not_a_tile)?;
+        } else {
+            for it in normalize_shard(block)? {
+                shard.push(descale(*k, &it, &spans)?);
+            }
         }
     }
     let rest = multiset_minus(cl.layout.replica(), cb.replica(), "inner", not_a_tile)?;
@@ -117,13 +122,16 @@ pub fn tile_of_given_outer(
         }
         spans.insert(a, sl / sc);
     }
-    let g = interleaved(&cl.layout, shape, outer_shape, &inner_shape, not_a_tile)?;
-    let gc = group(&cc, outer_shape)?;
+    let (parts, _, outer_used) = parts(&cl.layout, shape, outer_shape, &inner_shape)?;
+    let gc = group(&cc, &outer_used)?;
     let mut shard = Vec::new();
-    for k in 0..shape.len() {
-        let scaled = scale_iters(gc.block(k), &spans)?;
-        same_block(k, g.block(2 * k), &scaled, "scaled outer", not_a_tile)?;
-        shard.extend(g.block(2 * k + 1).iter().cloned());
+    for (is_inner, k, block) in &parts {
+        if *is_inner {
+            shard.extend(block.iter().cloned());
+        } else {
+            let scaled = scale_iters(gc.block(*k), &spans)?;
+            same_block(*k, block, &scaled, "scaled outer", not_a_tile)?;
+        }
     }
     let scaled_r = scale_iters(cc.replica(), &spans)?;
     let replica = multiset_minus(cl.layout.replica(), &scaled_r, "scaled outer", not_a_tile)?;
@@ -186,6 +194,54 @@ pub(crate) fn interleaved(
             "L does not group by the interleaved shape {domain:?} (outer, inner per dim): {e}"
         ))
     })
+}
+
+/// The parts of `l` in its digit order, each `(inner?, index in its factor's grouping, iters)`,
+/// and the shapes the inner and outer factors are grouped by. By the interleaved shape when `l`
+/// groups by it (index `k` per dim); else by the tile's runs (`runs` in `tile.rs`: parts of
+/// extent 1 dropped, adjacent parts of one factor merged), the only boundaries the tile's map
+/// has: outer `[3,4,1]` with inner `[1,1,2]` needs `l` grouped by `[12, 2]` only.
+#[allow(clippy::type_complexity)]
+fn parts(
+    l: &AxeLayout,
+    shape: &[i64],
+    outer_shape: &[i64],
+    inner_shape: &[i64],
+) -> Result<(Vec<(bool, usize, Vec<Iter>)>, Vec<i64>, Vec<i64>)> {
+    let first = match interleaved(l, shape, outer_shape, inner_shape, not_a_tile) {
+        Ok(g) => {
+            let parts = (0..shape.len())
+                .flat_map(|k| {
+                    [
+                        (false, k, g.block(2 * k).to_vec()),
+                        (true, k, g.block(2 * k + 1).to_vec()),
+                    ]
+                })
+                .collect();
+            return Ok((parts, inner_shape.to_vec(), outer_shape.to_vec()));
+        }
+        Err(e) => e,
+    };
+    let runs = super::tile::runs(inner_shape, outer_shape);
+    let mut extents: Vec<i64> = runs.iter().map(|r| r.1).collect();
+    if extents.is_empty() {
+        extents.push(1);
+    }
+    let Ok(g) = group(l, &extents) else {
+        return Err(first);
+    };
+    let (mut ja, mut jb) = (0, 0);
+    let mut parts = Vec::new();
+    for (j, &(is_inner, _)) in runs.iter().enumerate() {
+        let slot = if is_inner { &mut jb } else { &mut ja };
+        parts.push((is_inner, *slot, g.block(j).to_vec()));
+        *slot += 1;
+    }
+    Ok((
+        parts,
+        super::tile::run_shape(&runs, true),
+        super::tile::run_shape(&runs, false),
+    ))
 }
 
 /// Checks that two iter lists have the same map (their normalized forms are equal).
