@@ -15,7 +15,7 @@
 //! it (see [`super::tile_of()`]).
 
 use super::canonicalize::canonicalize;
-use super::tile::{add_offset, same_rank};
+use super::tile::{add_offset, interleave, same_rank};
 use super::tile_of::{confirm, interleaved, multiset_minus, negate, quotient_shape, same_block};
 use super::{group, AxeLayout};
 use crate::error::{LayoutError, Result};
@@ -35,13 +35,8 @@ pub fn direct_sum(
     b_shape: &[i64],
 ) -> Result<AxeLayout> {
     same_rank(b_shape, a_shape)?;
-    let ga = group(a, a_shape)?;
-    let gb = group(b, b_shape)?;
-    let mut shard = Vec::new();
-    for k in 0..a_shape.len() {
-        shard.extend(ga.block(k).iter().cloned());
-        shard.extend(gb.block(k).iter().cloned());
-    }
+    // As a tile's shard without the span scaling (by runs where a summand does not group).
+    let shard = interleave(a, b, a_shape, b_shape, &|it| Ok(it.to_vec()))?;
     let replica = a.replica().iter().chain(b.replica()).cloned().collect();
     let mut offset = a.offset().clone();
     add_offset(&mut offset, b.offset())?;
@@ -152,6 +147,31 @@ mod tests {
     use super::*;
     use crate::axe::tile_of;
     use crate::notation::axe::{parse, print};
+
+    /// A summand that does not group by its shape (`S[(4,3):(6,5@warpid)]` by `[3,4,1]`) still
+    /// sums with one that only adds a last digit: `f(x, y) = f_A(x) + f_B(y)` at every point.
+    #[test]
+    fn a_direct_sum_needs_only_the_boundaries_its_interleaving_uses() {
+        let a = parse("S[(4,3):(6,5@warpid)]").unwrap();
+        let b = parse("S[2:1@warpid]").unwrap();
+        let s = direct_sum(&a, &b, &[3, 4, 1], &[1, 1, 2]).unwrap();
+        assert_eq!(print(&s), "S[(4,3,2):(6,5@warpid,1@warpid)]");
+        for x in 0..12 {
+            for y in 0..2 {
+                let (pa, pb) = (a.eval_flat(x).unwrap(), b.eval_flat(y).unwrap());
+                let (pa, pb) = (pa.first().unwrap(), pb.first().unwrap());
+                let mut want = pa.clone();
+                for (k, v) in pb {
+                    *want.entry(k.clone()).or_insert(0) += v;
+                }
+                want.retain(|_, v| *v != 0);
+                let mut got = s.eval_flat(2 * x + y).unwrap().pop_first().unwrap();
+                got.retain(|_, v| *v != 0);
+                assert_eq!(got, want, "x {x} y {y}");
+            }
+        }
+        assert!(direct_sum(&a, &b, &[3, 4, 1], &[2, 1, 1]).is_err());
+    }
 
     #[test]
     fn paper_f4_direct_sum_is_contiguous_and_not_a_tile() {

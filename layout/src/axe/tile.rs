@@ -40,11 +40,31 @@ pub fn tile(
 ) -> Result<AxeLayout> {
     same_rank(inner_shape, outer_shape)?;
     let spans = span_vector(inner)?;
+    let shard = interleave(outer, inner, outer_shape, inner_shape, &|it| {
+        scale_iters(it, &spans)
+    })?;
+    let mut replica = scale_iters(outer.replica(), &spans)?;
+    replica.extend(inner.replica().iter().cloned());
+    let mut offset = scale_offset(outer.offset(), &spans)?;
+    add_offset(&mut offset, inner.offset())?;
+    AxeLayout::new(shard, replica, offset)
+}
+
+/// The shard of a tile or a direct sum: for each dim, the slower factor's block (through
+/// `slow_map`: the span scaling of a tile) then the faster factor's. Where a factor does not
+/// group by its shape, by the [`runs`] only.
+pub(crate) fn interleave(
+    slow: &AxeLayout,
+    fast: &AxeLayout,
+    slow_shape: &[i64],
+    fast_shape: &[i64],
+    slow_map: &dyn Fn(&[Iter]) -> Result<Vec<Iter>>,
+) -> Result<Vec<Iter>> {
     let mut shard = Vec::new();
-    match (group(inner, inner_shape), group(outer, outer_shape)) {
+    match (group(fast, fast_shape), group(slow, slow_shape)) {
         (Ok(b), Ok(a)) => {
-            for k in 0..inner_shape.len() {
-                shard.extend(scale_iters(a.block(k), &spans)?);
+            for k in 0..fast_shape.len() {
+                shard.extend(slow_map(a.block(k))?);
                 shard.extend(b.block(k).iter().cloned());
             }
         }
@@ -52,37 +72,33 @@ pub fn tile(
             // Only the digit boundaries the interleaving uses need a grouping: parts of extent
             // 1 drop out and adjacent parts of one factor stay together ([`runs`]).
             let first = b.err().or(a.err()).expect("one grouping failed");
-            let runs = runs(inner_shape, outer_shape);
+            let runs = runs(fast_shape, slow_shape);
             let (Ok(b), Ok(a)) = (
-                group(inner, &run_shape(&runs, true)),
-                group(outer, &run_shape(&runs, false)),
+                group(fast, &run_shape(&runs, true)),
+                group(slow, &run_shape(&runs, false)),
             ) else {
                 return Err(first);
             };
             let (mut ja, mut jb) = (0, 0);
-            for &(is_inner, _) in &runs {
-                if is_inner {
+            for &(is_fast, _) in &runs {
+                if is_fast {
                     shard.extend(b.block(jb).iter().cloned());
                     jb += 1;
                 } else {
-                    shard.extend(scale_iters(a.block(ja), &spans)?);
+                    shard.extend(slow_map(a.block(ja))?);
                     ja += 1;
                 }
             }
             // A factor of size 1 keeps its extent-1 iters (they reach only 0).
             if ja == 0 {
-                shard.splice(0..0, scale_iters(a.block(0), &spans)?);
+                shard.splice(0..0, slow_map(a.block(0))?);
             }
             if jb == 0 {
                 shard.extend(b.block(0).iter().cloned());
             }
         }
     }
-    let mut replica = scale_iters(outer.replica(), &spans)?;
-    replica.extend(inner.replica().iter().cloned());
-    let mut offset = scale_offset(outer.offset(), &spans)?;
-    add_offset(&mut offset, inner.offset())?;
-    AxeLayout::new(shard, replica, offset)
+    Ok(shard)
 }
 
 /// The digits of a tile's flat index in order (dim 0's outer part, its inner part, dim 1's outer
