@@ -77,8 +77,10 @@ pub struct PropertyReport {
 pub fn decided_facts(l: &Layout, logical: Option<&[i64]>) -> layout::Result<layout::facts::Facts> {
     use layout::facts::Fact;
     let mut f = layout::facts::facts(l, logical)?;
-    let wavefront = crate::claim::wavefront_axes_of(l)?.is_some();
-    if wavefront || matches!(l, Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_)) {
+    // A layout whose fused threads would merge points is decided by `prove_property` (lanes and
+    // warps apart) wherever it can be.
+    let unfused = layout::relation::check_fusion(&[l]).is_err();
+    if unfused || matches!(l, Layout::Axe(_) | Layout::Cute(_) | Layout::Swizzled(_)) {
         for (fact, prop) in [
             (&mut f.injective, Property::Injective),
             (&mut f.surjective, Property::Surjective),

@@ -82,6 +82,10 @@ pub struct SwizzlePlan {
     /// The same layout as `#ttg.swizzled_shared<{...}>` when it is one (checked pointwise),
     /// else as `#ttg.shared_linear<{offset = ..}, alignment = 16>` ([`as_triton`]).
     pub triton: Option<String>,
+    /// The cheapest CuTe swizzle for the pair ([`best_cute_swizzle`]), which the plan never
+    /// costs more than; not part of the plan's JSON (callers print it beside the plan).
+    #[serde(skip)]
+    pub best_cute: Option<CuteChoice>,
 }
 
 fn ser_layout<S: serde::Serializer>(
@@ -211,7 +215,8 @@ pub fn optimal_swizzle(
     // With lanes XOR-mixed with registers the construction may give up vector width or
     // alignment; a CuTe swizzle with each side's widest aligned vector may then cost less, and
     // it is the plan (on unmixed pairs the construction never loses: bank_swizzle's tests).
-    if let Some((c, memory)) = best_cute_with_memory(write, read, elem_bytes)? {
+    let best_cute = best_cute_with_memory(write, read, elem_bytes)?;
+    if let Some((c, memory)) = best_cute.clone() {
         if c.total() < plan.write.total() + plan.read.total() {
             let shared = c
                 .write
@@ -228,6 +233,7 @@ pub fn optimal_swizzle(
             };
         }
     }
+    plan.best_cute = best_cute.map(|(c, _)| c);
     plan.cute = as_cute(&plan.memory)?.map(|(sw, l)| format!("{sw} o {l}"));
     plan.triton = as_triton(&plan.memory)?;
     Ok(plan)
@@ -362,6 +368,7 @@ fn build(
             memory,
             cute: None,
             triton: None,
+            best_cute: None,
         }));
     }
     Ok(None)

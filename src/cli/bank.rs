@@ -6,7 +6,7 @@ use serde_json::json;
 
 use layout::bank::{lemma_9_4, linear_offsets, max_vector, memory_offsets, simulate, OffsetMap};
 use layout::linear::{instruction_tile, Instruction, LinearLayout};
-use layout::swizzle_opt::{best_cute_swizzle, optimal_swizzle};
+use layout::swizzle_opt::optimal_swizzle;
 use layout::Layout;
 
 use super::linear::{dtype_bytes, linear_arg, linear_pair};
@@ -211,7 +211,7 @@ pub fn swizzle(
         .clone()
         .or_else(|| layout::notation::linear::print_attr(&plan.memory).ok())
         .unwrap_or_else(|| layout::notation::linear::print_to_string(&plan.memory));
-    let cute = best_cute_swizzle(&a, &b, bytes).map_err(|e| input::render(&e, "swizzle", write))?;
+    let cute = plan.best_cute.clone();
     if as_json {
         return Ok(Report::json(
             json!({ "layout": first, "plan": plan, "best_cute": cute }),

@@ -79,21 +79,18 @@ pub(crate) fn interleave(
             ) else {
                 return Err(first);
             };
-            let (mut ja, mut jb) = (0, 0);
-            for &(is_fast, _) in &runs {
+            for (is_fast, j) in run_slots(&runs) {
                 if is_fast {
-                    shard.extend(b.block(jb).iter().cloned());
-                    jb += 1;
+                    shard.extend(b.block(j).iter().cloned());
                 } else {
-                    shard.extend(slow_map(a.block(ja))?);
-                    ja += 1;
+                    shard.extend(slow_map(a.block(j))?);
                 }
             }
             // A factor of size 1 keeps its extent-1 iters (they reach only 0).
-            if ja == 0 {
+            if !runs.iter().any(|r| !r.0) {
                 shard.splice(0..0, slow_map(a.block(0))?);
             }
-            if jb == 0 {
+            if !runs.iter().any(|r| r.0) {
                 shard.extend(b.block(0).iter().cloned());
             }
         }
@@ -120,6 +117,18 @@ pub(crate) fn runs(inner_shape: &[i64], outer_shape: &[i64]) -> Vec<(bool, i64)>
         }
     }
     out
+}
+
+/// Each run as `(inner?, its index among its factor's runs)`, in order.
+pub(crate) fn run_slots(runs: &[(bool, i64)]) -> Vec<(bool, usize)> {
+    let (mut outer, mut inner) = (0, 0);
+    runs.iter()
+        .map(|&(is_inner, _)| {
+            let slot = if is_inner { &mut inner } else { &mut outer };
+            *slot += 1;
+            (is_inner, *slot - 1)
+        })
+        .collect()
 }
 
 /// The extents of one factor's runs (`[1]` when it has none: size 1).

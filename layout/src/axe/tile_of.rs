@@ -230,13 +230,11 @@ fn parts(
     let Ok(g) = group(l, &extents) else {
         return Err(first);
     };
-    let (mut ja, mut jb) = (0, 0);
-    let mut parts = Vec::new();
-    for (j, &(is_inner, _)) in runs.iter().enumerate() {
-        let slot = if is_inner { &mut jb } else { &mut ja };
-        parts.push((is_inner, *slot, g.block(j).to_vec()));
-        *slot += 1;
-    }
+    let parts = super::tile::run_slots(&runs)
+        .into_iter()
+        .enumerate()
+        .map(|(j, (is_inner, k))| (is_inner, k, g.block(j).to_vec()))
+        .collect();
     Ok((
         parts,
         super::tile::run_shape(&runs, true),
