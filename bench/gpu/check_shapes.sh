@@ -39,5 +39,13 @@ done <<'X'
 --m 129 --n 257 --k 72 --target sm80
 --m 1 --n 4097 --k 1000 --target sm80
 --m 333 --n 77 --k 1032 --target sm80 --no-swizzle --warpgroups 1
+--m 1000 --n 1000 --k 999
+--m 1000 --n 1000 --k 999 --target sm80 --dtype f16
+--m 7 --n 13 --k 17 --dtype f16
+--m 1 --n 1 --k 1
+--m 129 --n 257 --k 1002 --target sm80
+--m 300 --n 8 --k 4100 --target sm80 --dtype f16
+--m 65 --n 129 --k 4097
+--m 1 --n 4097 --k 999 --target sm80 --no-swizzle
 X
 echo "shapes failed: $fails"

@@ -135,11 +135,17 @@ fn wrong_split_k_ranges_and_workspace_indices_are_caught() {
 
 #[test]
 fn problems_the_sm90_path_cannot_serve_are_errors() {
-    for (m, n, k, what) in [
-        (64, 64, 1001, "multiple of 8"),
-        (0, 64, 64, "M = 0"),
-        (64, 1 << 21, 64, "N = "),
-    ] {
+    // TMA cannot load rows of K = 1001 elements: the configuration is refused, and
+    // `emit_gemm` routes the problem to the sm80 path instead (with a note).
+    let odd = spec(64, 64, 1001, GemmDtype::F16);
+    match choose_config(&odd) {
+        Err(CodegenError::Gemm(why)) => assert!(why.contains("multiple of 8"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let kern = emit_gemm(&odd).unwrap();
+    assert_eq!(kern.spec.target, GemmTarget::Sm80);
+    assert!(kern.note.is_some());
+    for (m, n, k, what) in [(0, 64, 64, "M = 0"), (64, 1 << 21, 64, "N = ")] {
         match emit_gemm(&spec(m, n, k, GemmDtype::F16)) {
             Err(CodegenError::Gemm(why)) => assert!(why.contains(what), "{why}"),
             other => panic!("{m}x{n}x{k}: {other:?}"),

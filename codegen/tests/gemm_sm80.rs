@@ -318,10 +318,106 @@ fn c4(s: &GemmSpec) -> codegen::gemm::GemmConfig {
     }
 }
 
+/// K not a multiple of 8: an even K keeps the cp.async ring with chunks as wide as the rows'
+/// alignment allows (8 or 4 bytes, `.ca`); an odd K stages A and B through registers (2-byte
+/// loads, every 8-element chunk stored with one 16-byte st.shared). The text is validated like
+/// any other; the sm90 target routes such a problem here.
 #[test]
-fn sm80_refuses_k_not_a_multiple_of_8() {
-    let e = emit_gemm(&spec(64, 64, 100, GemmDtype::F16)).unwrap_err();
-    assert!(e.to_string().contains("multiple of 8"), "{e}");
+fn sm80_serves_k_not_a_multiple_of_8() {
+    for (m, n, k, chunk, staged) in [
+        (64, 64, 100, 4, false),
+        (1000, 1000, 999, 8, true),
+        (129, 257, 1002, 2, false),
+        (1, 1, 1, 8, true),
+        (300, 8, 4100, 4, false),
+        (4096, 4096, 4097, 8, true),
+        (16, 8192, 8190, 2, false),
+    ] {
+        for dtype in [GemmDtype::F16, GemmDtype::Bf16] {
+            let kern =
+                emit_gemm(&spec(m, n, k, dtype)).unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
+            let src = &kern.source;
+            let flag = format!("#define LC_REG_STAGED {}", i32::from(staged));
+            assert!(src.contains(&flag), "{m}x{n}x{k}");
+            assert!(
+                src.contains(&format!("#define LC_CHUNK {chunk}\n")),
+                "{m}x{n}x{k}"
+            );
+            let copy = if staged {
+                "copy -> a_r: ld.global.b16".to_string()
+            } else {
+                format!("copy -> a_s: cp.async.ca.shared.global [{} B]", 2 * chunk)
+            };
+            assert!(
+                kern.plan_summary.iter().any(|l| l.starts_with(&copy)),
+                "{m}x{n}x{k}: {:?}",
+                kern.plan_summary
+            );
+            assert!(kern.validation.global_offsets > 0);
+            assert!(kern.note.is_none());
+        }
+    }
+    // Multiples of 8 keep the 16-byte cp.async chunks.
+    let kern = emit_gemm(&spec(64, 64, 104, GemmDtype::F16)).unwrap();
+    assert!(kern.source.contains("#define LC_REG_STAGED 0"));
+    assert!(kern.source.contains("#define LC_CHUNK 8\n"));
+    // The sm90 target routes K = 100 here, within sm90's budget, and says why.
+    let sm90 = GemmSpec::new(64, 64, 100, GemmDtype::F16, GemmTarget::Sm90);
+    let kern = emit_gemm(&sm90).unwrap();
+    assert_eq!(kern.spec.target, GemmTarget::Sm80);
+    assert_eq!(kern.spec.smem_budget(), codegen::gemm::SM90_SMEM_LIMIT);
+    let note = kern.note.unwrap();
+    assert!(
+        note.contains("TMA cannot load rows of 200 bytes") && note.contains("8-byte cp.async"),
+        "{note}"
+    );
+}
+
+/// The narrow chunks' text is validated: a chunk size other than the plan's, a chunk map off
+/// the plan's, a guard that splits a chunk.
+#[test]
+fn sm80_narrow_chunk_validation_refuses_tampered_loads() {
+    let (_, tamper) = harness(spec(1000, 1000, 1004, GemmDtype::Bf16));
+    let cases: Vec<(&str, Tamper)> = vec![
+        ("the plan chose", Box::new(|t| t.chunk = 2)),
+        ("the plan chose", Box::new(|t| t.chunk = 8)),
+        (
+            "the copy layout says",
+            Box::new(|t| t.b_cp_k = format!("({}) ^ 4", t.b_cp_k)),
+        ),
+        (
+            "guard",
+            Box::new(|t| t.a_guard = t.a_guard.replace("k < 1004", "k < 1002")),
+        ),
+    ];
+    for (want, f) in cases {
+        let why = tamper(&*f);
+        assert!(why.contains(want), "{want}: {why}");
+    }
+}
+
+/// The staged loads' text is validated: a wrong load width, a chunk map off the plan's, a
+/// guard that splits a load.
+#[test]
+fn sm80_staged_validation_refuses_tampered_loads() {
+    let (_, tamper) = harness(spec(1000, 1000, 999, GemmDtype::Bf16));
+    let cases: Vec<(&str, Tamper)> = vec![
+        ("LC_LD_ELEMS", Box::new(|t| t.ld_elems = 4)),
+        ("LC_LD_ELEMS", Box::new(|t| t.ld_elems = 2)),
+        ("needs register staging", Box::new(|t| t.ld_elems = 0)),
+        (
+            "the copy layout says",
+            Box::new(|t| t.a_cp_k = format!("({}) ^ 8", t.a_cp_k)),
+        ),
+        (
+            "guard",
+            Box::new(|t| t.b_guard = t.b_guard.replace("k < 999", "k < 998")),
+        ),
+    ];
+    for (want, f) in cases {
+        let why = tamper(&*f);
+        assert!(why.contains(want), "{want}: {why}");
+    }
 }
 
 #[test]

@@ -202,6 +202,11 @@ pub struct GemmKernel {
     pub source: String,
     /// Entry point.
     pub entry: String,
+    /// The path that serves the problem, `sm80` or `sm90` (an sm90 problem whose K is not a
+    /// multiple of 8 runs the sm80 path; `note` says why).
+    pub target: String,
+    /// Why `target` is not the one asked for, or `None`.
+    pub note: Option<String>,
     /// `{"bm": .., "bn": .., "bk": .., "stages": .., "consumers": .., "cluster": .., "splits": ..}`.
     pub config: std::collections::BTreeMap<String, i64>,
     /// Threads per CTA.
@@ -291,6 +296,8 @@ pub fn gen_gemm(
     Ok(GemmKernel {
         source: kern.source,
         entry: kern.entry.to_string(),
+        target: kern.spec.target.name().to_string(),
+        note: kern.note.clone(),
         config,
         threads: kern.threads,
         smem_bytes: kern.smem_bytes,

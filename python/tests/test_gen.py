@@ -79,9 +79,19 @@ def test_gen_gemm_emits_validated_kernels_for_both_paths():
     assert k80.certificate.check().valid
 
 
+def test_gen_gemm_serves_any_k():
+    # K = 1001: no 16-byte load reads these rows; A and B are staged through registers, and
+    # the sm90 target runs that sm80-path kernel.
+    k = laycert.gen_gemm(64, 64, 1001)
+    assert "#define LC_REG_STAGED 1" in k.source and "mma.sync" in k.source
+    assert k.target == "sm80" and "not a multiple of 8" in k.note
+    assert laycert.gen_gemm(64, 64, 1000).note is None
+    assert k.certificate.check().valid
+
+
 def test_gen_gemm_bad_input_raises():
-    with pytest.raises(laycert.LaycertError, match="multiple of 8"):
-        laycert.gen_gemm(64, 64, 1001)
+    with pytest.raises(laycert.LaycertError, match="M = 0"):
+        laycert.gen_gemm(0, 64, 64)
     with pytest.raises(laycert.LaycertError, match="dtype"):
         laycert.gen_gemm(64, 64, 64, "f32")
 

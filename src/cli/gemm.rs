@@ -10,8 +10,11 @@
 //! kernel instead (f16 activations, M <= 16, signed int4 weights in the packed layout of
 //! `codegen::gemm::w4a16`: TensorRT-LLM's, nibbles interleaved inside each word, unless
 //! `--packing sequential`; `--stages` = W buffers per thread).
-//! Exit 0 emitted, 2 bad input (an extent out of range, K not a multiple of 8, a
-//! configuration that does not fit).
+//! Any K: where K is not a multiple of 8 the sm80 path loads A and B in 8- or 4-byte cp.async
+//! chunks (K even) or stages them through registers (K odd), and
+//! `--target sm90` runs the sm80 path (TMA cannot load such rows; the summary's `note:` line
+//! says so). Exit 0 emitted, 2 bad input (an extent out of range, a configuration that does
+//! not fit).
 
 use serde_json::json;
 
@@ -174,6 +177,19 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
         target,
         smem_limit: a.smem_limit,
     };
+    let (spec, note) = codegen::gemm::route(&spec);
+    if let (Some(why), Some(flag)) = (
+        &note,
+        [("--cluster", a.cluster), ("--splits", a.splits)]
+            .iter()
+            .find(|(_, v)| v.is_some())
+            .map(|(f, _)| f),
+    ) {
+        return Err(bad(format!(
+            "error: gemm: {flag} configures the sm90 path, and {why}; the sm80 path runs whole \
+             tiles without clusters"
+        )));
+    }
     let mut c: GemmConfig = choose_config(&spec).map_err(|e| bad(format!("error: {e}")))?;
     let chosen_stages = c.stages;
     if let Some(s) = a.stages {
@@ -206,17 +222,20 @@ pub fn build(a: &GemmArgs) -> Result<GemmKernel, BadInput> {
     if a.stages.is_none() {
         // The most stages that fit the budget for the tile asked for: sm80's from its most,
         // sm90's from the chosen (a tile too large for them is refused below, naming its bytes).
-        let from = match target {
+        let from = match spec.target {
             GemmTarget::Sm80 => codegen::gemm::sm80::STAGES,
             GemmTarget::Sm90 => chosen_stages,
         };
         codegen::gemm::fit_stages(&spec, &mut c, from);
     }
-    if a.no_swizzle {
-        return codegen::gemm::emit_gemm_unswizzled(&spec, &c)
-            .map_err(|e| bad(format!("error: {e}")));
+    let mut kernel = if a.no_swizzle {
+        codegen::gemm::emit_gemm_unswizzled(&spec, &c)
+    } else {
+        emit_gemm_with(&spec, &c)
     }
-    emit_gemm_with(&spec, &c).map_err(|e| bad(format!("error: {e}")))
+    .map_err(|e| bad(format!("error: {e}")))?;
+    kernel.note = note;
+    Ok(kernel)
 }
 
 /// The plan summary lines.
@@ -241,6 +260,9 @@ pub fn summary(k: &GemmKernel) -> Vec<String> {
         k.smem_bytes,
         k.spec.smem_budget()
     )];
+    if let Some(why) = &k.note {
+        lines.push(format!("  note: {why}"));
+    }
     lines.extend(k.plan_summary.iter().map(|l| format!("  {l}")));
     let v = &k.validation;
     lines.push(format!(

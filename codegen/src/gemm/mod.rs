@@ -24,7 +24,9 @@
 //!   ring of mbarriers, persistent clusters with B multicast, ragged edges by TMA bounds and a
 //!   guarded epilogue.
 //! - **sm80** ([`sm80`], runs on Hopper too): a multi-stage `cp.async` ring (16-byte chunks,
-//!   out-of-bounds rows and k-columns zero-filled through the src-size operand) into the
+//!   out-of-bounds rows and k-columns zero-filled through the src-size operand; 8- or 4-byte
+//!   chunks where K is even but not a multiple of 8; where K is odd, 2-byte loads through
+//!   registers) into the
 //!   synthesized swizzled shared layouts, `ldmatrix.x4` into the synthesized register fragments,
 //!   `mma.sync.m16n8k16` in a schedule matched against the corpus atom, and an epilogue through
 //!   a synthesized shared staging layout with 16-byte coalesced, guarded stores. Everything
@@ -331,6 +333,8 @@ pub struct GemmKernel {
     /// The synthesis certificate as JSON (`laycert check` re-decides it).
     #[serde(skip)]
     pub certificate_json: String,
+    /// Why the kernel's path is not the target asked for ([`route`]), if it is not.
+    pub note: Option<String>,
 }
 
 impl GemmKernel {
@@ -367,22 +371,13 @@ pub fn choose_config(spec: &GemmSpec) -> Result<GemmConfig, CodegenError> {
     }
     check_smem_limit(spec.smem_budget())?;
     match spec.target {
-        GemmTarget::Sm80 => {
-            if spec.k % 8 != 0 {
-                return Err(CodegenError::Gemm(format!(
-                    "K = {}: the sm80 path loads A and B in 16-byte cp.async chunks, whose global \
-                     addresses (row pitch K elements of 2 bytes) must be 16-byte aligned, so K \
-                     must be a multiple of 8",
-                    spec.k
-                )));
-            }
-            sm80::choose(spec)
-        }
+        GemmTarget::Sm80 => sm80::choose(spec),
         GemmTarget::Sm90 => {
             if spec.k % 8 != 0 {
                 return Err(CodegenError::Gemm(format!(
                     "K = {}: the sm90 path loads A and B with TMA, whose row pitch (K elements \
-                     of 2 bytes) must be a multiple of 16 bytes, so K must be a multiple of 8",
+                     of 2 bytes) must be a multiple of 16 bytes, so K must be a multiple of 8 \
+                     (`route` gives such a problem to the sm80 path, which Hopper runs too)",
                     spec.k
                 )));
             }
@@ -570,10 +565,44 @@ pub fn emit_gemm_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> Result<GemmKerne
     sm80::emit(spec, c, &plan)
 }
 
-/// Emits the kernel for `spec`: configuration, synthesized plan, text, validation.
+/// The path that serves `spec`, and why when it is not the one asked for: an sm90 problem
+/// whose K is not a multiple of 8 has rows TMA cannot load (its row pitch must be a multiple
+/// of 16 bytes), so it goes to the sm80 path, which Hopper runs too, within sm90's
+/// shared-memory budget (8- or 4-byte cp.async chunks, [`sm80::cp_elems`], or for an odd K
+/// loads through registers, [`sm80::reg_staged`]).
+pub fn route(spec: &GemmSpec) -> (GemmSpec, Option<String>) {
+    if spec.target == GemmTarget::Sm90 && spec.k % 8 != 0 && (1..=MAX_EXTENT).contains(&spec.k) {
+        let sm80 = GemmSpec {
+            target: GemmTarget::Sm80,
+            smem_limit: Some(spec.smem_budget()),
+            ..*spec
+        };
+        let loads = if sm80::reg_staged(&sm80) {
+            "2-byte loads through registers".to_string()
+        } else {
+            format!("{}-byte cp.async", 2 * sm80::cp_elems(&sm80))
+        };
+        let why = format!(
+            "K = {} is not a multiple of 8: TMA cannot load rows of {} bytes, so the sm90 target \
+             runs the sm80 path ({loads}, ldmatrix, mma.sync: Hopper runs it too) within sm90's \
+             {} bytes of shared memory",
+            spec.k,
+            2 * spec.k,
+            spec.smem_budget()
+        );
+        return (sm80, Some(why));
+    }
+    (*spec, None)
+}
+
+/// Emits the kernel for `spec`: the path ([`route`]), configuration, synthesized plan, text,
+/// validation.
 pub fn emit_gemm(spec: &GemmSpec) -> Result<GemmKernel, CodegenError> {
-    let config = choose_config(spec)?;
-    emit_gemm_with(spec, &config)
+    let (spec, note) = route(spec);
+    let config = choose_config(&spec)?;
+    let mut kernel = emit_gemm_with(&spec, &config)?;
+    kernel.note = note;
+    Ok(kernel)
 }
 
 /// [`emit_gemm`] with a given configuration (checked: the ring must fit in shared memory, the
@@ -714,6 +743,12 @@ mod tests {
                 for m in [1, 7, 64, 65, 100, 128, 129, 255, 257, 1000, 4096] {
                     for n in [1, 8, 129, 256, 300, 1000, 4097, 14336] {
                         for k in (8..=640).step_by(8).chain([1000, 4104, 8200, 65536]) {
+                            // K not a multiple of 8 is the sm80 path's (route).
+                            let k = if target == GemmTarget::Sm80 && k % 64 == 0 {
+                                k - 3
+                            } else {
+                                k
+                            };
                             let spec = GemmSpec::new(m, n, k, dtype, target);
                             let c = choose_config(&spec).unwrap();
                             check_config(&spec, &c)

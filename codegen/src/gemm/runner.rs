@@ -3,8 +3,10 @@
 //! [`CodegenError::NoCudaDevice`], a value the CLI prints as `SKIP`).
 //!
 //! Inputs are exact multiples of 1/64 in [-1, 1) (representable in f16 and bf16), C is poisoned
-//! with NaN first. The reference is cuBLAS (`cublasGemmEx`, f32 compute, the same C = A B^T)
-//! when libcublas loads, compared on EVERY element with
+//! with NaN first. The reference is cuBLAS (`cublasGemmEx`, f32 compute, the same C = A B^T,
+//! written as f32: the products of these inputs are exact in f32, and a 16-bit C would add its
+//! own rounding and, at some shapes, cuBLAS's reduced-precision split-K reductions) when
+//! libcublas loads, compared on EVERY element with
 //! `|C - ref| <= tol (|ref| + rms(ref))` (tol = 2^-7 for bf16, 2^-10 for f16; NaN fails);
 //! without libcublas, an f64 CPU reference on every edge cell (first/last row and column) and
 //! 4096 random cells, same test. Timing: CUDA events, medians of `reps` runs after `warmup`,
@@ -48,7 +50,7 @@ impl Default for GemmBenchOptions {
 pub struct GemmReport {
     /// The GPU.
     pub device: String,
-    /// `cuBLAS (every element)` or `CPU f64 (N sampled cells)`.
+    /// `cuBLAS with an f32 C (every element)` or `CPU f64 (N sampled cells)`.
     pub reference: String,
     /// Cells compared.
     pub checked: u64,
@@ -224,21 +226,28 @@ fn medians(
         .collect())
 }
 
-/// Runs `cublasGemmEx` for C = A B^T (row-major) into `out`; None when libcublas is missing.
+/// Runs `cublasGemmEx` for C = A B^T (row-major) into `out`: C in the operand type (`u16`,
+/// what the timing compares) or in f32 (`f32`, the reference: no rounding of C, and none of
+/// the reduced-precision reductions cuBLAS may use for a 16-bit C).
 #[allow(clippy::too_many_arguments)]
-fn cublas_gemm(
+fn cublas_gemm<T: DeviceRepr>(
     blas: &cudarc::cublas::CudaBlas,
     stream: &Arc<CudaStream>,
     dtype: GemmDtype,
     (m, n, k): (i64, i64, i64),
     a: &CudaSlice<u16>,
     b: &CudaSlice<u16>,
-    out: &mut CudaSlice<u16>,
+    out: &mut CudaSlice<T>,
 ) -> Result<(), CodegenError> {
     use cudarc::cublas::sys as cb;
     let ty = match dtype {
         GemmDtype::F16 => cb::cudaDataType::CUDA_R_16F,
         GemmDtype::Bf16 => cb::cudaDataType::CUDA_R_16BF,
+    };
+    let c_ty = if std::mem::size_of::<T>() == 4 {
+        cb::cudaDataType::CUDA_R_32F
+    } else {
+        ty
     };
     let (alpha, beta) = (1.0f32, 0.0f32);
     let (pa, _ga) = a.device_ptr(stream);
@@ -263,7 +272,7 @@ fn cublas_gemm(
             k as i32,
             &beta as *const f32 as *const std::ffi::c_void,
             pc as *mut std::ffi::c_void,
-            ty,
+            c_ty,
             n as i32,
             cb::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             cb::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
@@ -386,13 +395,13 @@ pub fn bench_gemm(kernel: &GemmKernel, o: &GemmBenchOptions) -> Result<GemmRepor
     };
     let (reference, cells, refs): (String, Vec<usize>, Vec<f64>) = match &blas {
         Some(blas) => {
-            let mut d_ref = driver("alloc", stream.alloc_zeros::<u16>((m * n) as usize))?;
+            let mut d_ref = driver("alloc", stream.alloc_zeros::<f32>((m * n) as usize))?;
             cublas_gemm(blas, &stream, dtype, (m, n, k), &d_a, &d_b, &mut d_ref)?;
             let r = driver("download", stream.clone_dtoh(&d_ref))?;
             (
-                "cuBLAS (every element)".into(),
+                "cuBLAS with an f32 C (every element)".into(),
                 (0..(m * n) as usize).collect(),
-                r.iter().map(|&x| value(x, dtype)).collect(),
+                r.iter().map(|&x| f64::from(x)).collect(),
             )
         }
         None => {

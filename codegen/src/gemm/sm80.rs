@@ -17,8 +17,12 @@
 //!   fragment starts each 8x8 matrix (group `g` = values `8g .. 8g + 7`);
 //! - the shared layouts: `LC_A/B/H_SLIN(r, k)` (the layout before the swizzle) and
 //!   `lc_swz_a/b/h(o)` (the swizzle) are the plan's `Sw<B,M,S> o L`;
-//! - the `cp.async` thread map `LC_A/B_CP_ROW/K(t, j)` is synthesis's coalesced copy layout
-//!   (16-byte vectors along K, consecutive threads on consecutive vectors);
+//! - the load thread map `LC_A/B_CP_ROW/K(t, j)` is synthesis's coalesced copy layout
+//!   (cp.async vectors along K, consecutive threads on consecutive vectors: 16 bytes, or the
+//!   8 or 4 that rows of an even K not a multiple of 8 allow, [`cp_elems`]), or, where K is
+//!   odd so no cp.async can read the rows ([`reg_staged`]), the plan's layouts of the register
+//!   tensors `a_r`, `b_r` that stage A and B (2-byte global loads, one 16-byte shared store
+//!   per 8-element chunk);
 //! - the mma schedule (`LC_LDSM_A/B(g)` and `LC_MMA(ci, ag, ar, bg, br)` lines) is found by
 //!   matching the corpus mma atom's A, B, C fragments against the plan's layouts;
 //! - the global offsets and guards `LC_A/B/C_GOFF`, `LC_A/B/C_GUARD` are the problem's
@@ -195,11 +199,41 @@ pub fn tile_program_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> String {
         )
 }
 
-/// The CTA's tile program: global views (the problem's strides), one stage of shared A and B,
-/// register operand fragments, the accumulator, its cast, the epilogue's shared staging tile
-/// and the register rows it stores. Synthesis chooses every layout.
+/// True when the rows of A and B are not even 4-byte aligned (K odd): no cp.async (4, 8 or 16
+/// bytes) can read them, so the tile program stages A and B through registers
+/// (`copy(a_g, a_r)`, `copy(a_r, a_s)`: 2-byte global loads, 16-byte shared stores). An even
+/// K not a multiple of 8 keeps the cp.async ring with 4- or 8-byte chunks ([`cp_elems`]).
+pub fn reg_staged(spec: &GemmSpec) -> bool {
+    spec.k % 2 != 0
+}
+
+/// Elements per cp.async chunk: 8 (16 bytes) where K is a multiple of 8, else 4 or 2 (8 or 4
+/// bytes), the widest that every row's alignment allows (what synthesis chooses; checked).
+pub fn cp_elems(spec: &GemmSpec) -> i64 {
+    [8, 4, 2].into_iter().find(|w| spec.k % w == 0).unwrap_or(1)
+}
+
+/// The CTA's tile program: global views (the problem's strides), one stage of shared A and B
+/// (loaded by cp.async, or through the register tensors `a_r`, `b_r` where
+/// [`reg_staged`]), register operand fragments, the accumulator, its cast, the epilogue's
+/// shared staging tile and the register rows it stores. Synthesis chooses every layout.
 pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
     let t = spec.dtype.name();
+    let loads = if reg_staged(spec) {
+        format!(
+            "a_r = register_tensor({t}, [{bm}, {bk}])\n\
+             b_r = register_tensor({t}, [{bn}, {bk}])\n\
+             copy(a_g, a_r)\n\
+             copy(a_r, a_s)\n\
+             copy(b_g, b_r)\n\
+             copy(b_r, b_s)\n",
+            bm = c.bm,
+            bn = c.bn,
+            bk = c.bk,
+        )
+    } else {
+        "copy(a_g, a_s)\ncopy(b_g, b_s)\n".to_string()
+    };
     format!(
         "program laycert_gemm_sm80_{bm}x{bn}x{bk}_{t}\n\
          threads {threads}\n\
@@ -211,8 +245,7 @@ pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
          a = register_tensor({t}, [{bm}, {bk}])\n\
          b = register_tensor({t}, [{bn}, {bk}])\n\
          c = register_tensor(f32, [{bm}, {bn}])\n\
-         copy(a_g, a_s)\n\
-         copy(b_g, b_s)\n\
+         {loads}\
          copy(a_s, a)\n\
          copy(b_s, b)\n\
          mma(c, a, b)\n\
@@ -414,6 +447,58 @@ pub(crate) fn plan_memory<'a>(plan: &'a Plan, name: &str) -> Result<&'a Layout, 
     plan.memory[id]
         .as_ref()
         .ok_or_else(|| gemm_err(format!("the plan has no memory layout for {name}")))
+}
+
+/// The cp.async cache operator of a chunk of `elems` 2-byte elements: `.cg` (L2 only) takes
+/// 16 bytes only, so 4- and 8-byte chunks use `.ca`.
+pub(crate) fn cp_cache(elems: i64) -> &'static str {
+    if elems == 8 {
+        "cg"
+    } else {
+        "ca"
+    }
+}
+
+/// The instruction the plan chose for the operation that writes `name`.
+pub(crate) fn plan_instruction<'a>(plan: &'a Plan, name: &str) -> Result<&'a str, CodegenError> {
+    let id = plan
+        .program
+        .tensor(name)
+        .ok_or_else(|| gemm_err(format!("the plan has no tensor {name}")))?;
+    let op = plan
+        .program
+        .ops
+        .iter()
+        .position(|o| o.output == id)
+        .ok_or_else(|| gemm_err(format!("the plan writes no {name}")))?;
+    Ok(plan.chosen[op].instruction.as_str())
+}
+
+/// The global load width (elements) of the plan's copy into the staging tensor `name` (`a_r`,
+/// `b_r`), one of the body's (`LC_LD_ELEMS`: 1, 2 or 4 two-byte elements), and that the copy
+/// out of it is the body's 16-byte `st.shared.v4.b32`.
+pub(crate) fn staged_load_elems(plan: &Plan, name: &str) -> Result<i64, CodegenError> {
+    let load = plan_instruction(plan, name)?;
+    let elems = match load {
+        "ld.global.b16" => 1,
+        "ld.global.b32" => 2,
+        "ld.global.v2.b32" => 4,
+        other => {
+            return Err(gemm_err(format!(
+                "synthesis loads {name} with {other}; the body's staged loads are \
+                 ld.global.b16, .b32 or .v2.b32"
+            )))
+        }
+    };
+    let shared = &name[..1];
+    let store = plan_instruction(plan, &format!("{shared}_s"))?;
+    if store != "st.shared.v4.b32" {
+        return Err(gemm_err(format!(
+            "synthesis stores {name} into {shared}_s with {store}; the body stores 16-byte \
+             st.shared.v4.b32 chunks"
+        )));
+    }
+    Ok(elems)
 }
 
 fn cell_rc(tv: &Tv, t: i64, v: i64) -> (i64, i64) {
@@ -759,13 +844,49 @@ pub fn emitted_text(
     let (o_row, o_col) = tv_exprs(tv_o, "t", "v", "o")?;
     let (a_ldsm_row, a_ldsm_k) = tv_exprs(tv_a, LDSM_T, LDSM_V, "a")?;
     let (b_ldsm_row, b_ldsm_k) = tv_exprs(tv_b, LDSM_T, LDSM_V, "b")?;
-    let cp = |rows: i64, what: &str| -> Result<(String, String), CodegenError> {
-        let tv = coalesced(&[rows, c.bk], 1, 8, nt)
-            .ok_or_else(|| gemm_err(format!("no coalesced 16-byte copy layout for {what}")))?;
-        tv_exprs(&tv, "t", "(j * 8)", what)
+    // The chunk map: synthesis's coalesced 16-byte cp.async layout, or (staged through
+    // registers) the plan's layouts of `a_r` and `b_r`, whose values 8j..8j+7 are chunk j.
+    let staged = reg_staged(spec);
+    let chunk = if staged { 8 } else { cp_elems(spec) };
+    let cp = |rows: i64, staging: &str, what: &str| -> Result<(String, String), CodegenError> {
+        let j = format!("(j * {chunk})");
+        if staged {
+            return tv_exprs(plan_tv(plan, staging)?, "t", &j, what);
+        }
+        let want = format!(
+            "cp.async.{}.shared.global [{} B]",
+            cp_cache(chunk),
+            2 * chunk
+        );
+        let chosen = plan_instruction(plan, &format!("{}_s", &staging[..1]))?;
+        if chosen != want {
+            return Err(gemm_err(format!(
+                "synthesis chose {chosen} for {what}; the body issues {want}"
+            )));
+        }
+        let tv = coalesced(&[rows, c.bk], 1, chunk, nt).ok_or_else(|| {
+            gemm_err(format!(
+                "no coalesced {chunk}-element copy layout for {what}"
+            ))
+        })?;
+        tv_exprs(&tv, "t", &j, what)
     };
-    let (a_cp_row, a_cp_k) = cp(c.bm, "a_g -> a_s")?;
-    let (b_cp_row, b_cp_k) = cp(c.bn, "b_g -> b_s")?;
+    let (a_cp_row, a_cp_k) = cp(c.bm, "a_r", "a_g -> a_s")?;
+    let (b_cp_row, b_cp_k) = cp(c.bn, "b_r", "b_g -> b_s")?;
+    let ld_elems = if staged {
+        let (a, b) = (
+            staged_load_elems(plan, "a_r")?,
+            staged_load_elems(plan, "b_r")?,
+        );
+        if a != b {
+            return Err(gemm_err(format!(
+                "synthesis loads A {a} and B {b} elements at a time; the body loads both alike"
+            )));
+        }
+        a
+    } else {
+        0
+    };
     let (a_slin, a_swz) = memory_exprs(plan_memory(plan, "a_s")?, &[c.bm, c.bk], "r", "k", "a_s")?;
     let (b_slin, b_swz) = memory_exprs(plan_memory(plan, "b_s")?, &[c.bn, c.bk], "r", "k", "b_s")?;
     let (h_slin, h_swz) = memory_exprs(plan_memory(plan, "h_s")?, &[c.bm, c.bn], "r", "c", "h_s")?;
@@ -777,8 +898,10 @@ pub fn emitted_text(
         b_groups: tv_b.nvalues() / 8,
         acc: tv_c.nvalues(),
         o_values: tv_o.nvalues(),
-        a_chunks: c.bm * c.bk / 8 / nt,
-        b_chunks: c.bn * c.bk / 8 / nt,
+        ld_elems,
+        chunk,
+        a_chunks: c.bm * c.bk / chunk / nt,
+        b_chunks: c.bn * c.bk / chunk / nt,
         c_row,
         c_col,
         o_row,
@@ -848,6 +971,17 @@ pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
             ("LC_O_VALUES", text.o_values.to_string()),
             ("LC_A_CHUNKS", text.a_chunks.to_string()),
             ("LC_B_CHUNKS", text.b_chunks.to_string()),
+            ("LC_REG_STAGED", i32::from(text.ld_elems != 0).to_string()),
+            ("LC_CHUNK", text.chunk.to_string()),
+            (
+                "LC_LD_ELEMS",
+                (if text.ld_elems == 0 {
+                    text.chunk
+                } else {
+                    text.ld_elems
+                })
+                .to_string(),
+            ),
         ],
     );
     let _ = writeln!(
@@ -859,7 +993,7 @@ pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
          // ldmatrix.x4 group g (operand values 8g..8g+7): the row this lane addresses.\n\
          #define LC_A_LDSM_ROW(t, g) ({})\n#define LC_A_LDSM_K(t, g) ({})\n\
          #define LC_B_LDSM_ROW(t, g) ({})\n#define LC_B_LDSM_K(t, g) ({})\n\
-         // cp.async chunk j (8 elements) of thread t: the coalesced copy layout.\n\
+         // Load chunk j (LC_CHUNK elements along k) of thread t: {}.\n\
          #define LC_A_CP_ROW(t, j) ({})\n#define LC_A_CP_K(t, j) ({})\n\
          #define LC_B_CP_ROW(t, j) ({})\n#define LC_B_CP_K(t, j) ({})\n\
          // Shared layouts before the swizzle.\n\
@@ -875,6 +1009,11 @@ pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
         text.a_ldsm_k,
         text.b_ldsm_row,
         text.b_ldsm_k,
+        if text.ld_elems == 0 {
+            "the coalesced cp.async layout"
+        } else {
+            "the plan's layouts of a_r and b_r"
+        },
         text.a_cp_row,
         text.a_cp_k,
         text.b_cp_row,
@@ -1128,5 +1267,6 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         smem_bytes: smem_bytes(c),
         validation,
         certificate_json: plan.certificate.to_json(),
+        note: None,
     })
 }

@@ -3,8 +3,10 @@
 // macros, swizzles, mma wrapper and LC_SCHEDULE above it are the plan's, validated).
 //
 // One CTA computes one LC_BM x LC_BN tile of C (grouped tile order). A and B k-blocks stream
-// into an LC_STAGES-deep ring of shared buffers with 16-byte cp.async (rows or k-columns outside
-// the problem are zero-filled through the src-size operand); each stage holds the plan's a_s
+// into an LC_STAGES-deep ring of shared buffers with cp.async of 16 bytes (8 or 4 where K is
+// even but not a multiple of 8; rows or k-columns outside the problem are zero-filled through
+// the src-size operand; where K is odd, through registers, LC_REG_STAGED); each stage holds
+// the plan's a_s
 // then b_s. Per k-block every warp loads its operand fragments with ldmatrix.x4 (group g = the
 // plan's register values 8g..8g+7) and issues mma.sync in LC_SCHEDULE's order. The epilogue
 // converts the accumulators, writes them into the plan's h_s layout (reusing the ring), and
@@ -68,11 +70,63 @@ __device__ __forceinline__ void lc_tile(int bid, int& tm, int& tn) {
     tn = r / rows;
 }
 
-// Issues the cp.async of k-block [k0, k0 + LC_BK) into the stage at shared byte `stage`.
+// A cp.async chunk of LC_CHUNK elements: 16 bytes through L2 only (.cg), or, where K is even
+// but not a multiple of 8 (rows 4- or 8-byte aligned), 8 or 4 bytes (.ca, the only cache
+// operator those sizes have). `src_bytes` 0 zero-fills (the source is not read).
+#if LC_CHUNK == 8
+#define LC_CP_CHUNK(dst, src, src_bytes) lc_cp_async16(dst, src, src_bytes)
+#else
+__device__ __forceinline__ void lc_cp_async_ca(unsigned dst, const void* src, unsigned src_bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(src),
+                 "n"(2 * LC_CHUNK), "r"(src_bytes)
+                 : "memory");
+}
+#define LC_CP_CHUNK(dst, src, src_bytes) lc_cp_async_ca(dst, src, src_bytes)
+#endif
+
+#if LC_REG_STAGED
+// K is odd, so rows of A and B are not even 4-byte aligned and no cp.async can read them:
+// chunk j of thread t (the plan's a_r / b_r values 8j..8j+7, 8 consecutive k) is
+// read with LC_LD_ELEMS-element global loads (each aligned to its size and guarded as a whole,
+// zeros outside the problem) into registers and written with one 16-byte shared store. The
+// stores are plain st.shared: the barrier that makes a stage visible (after the cp.async wait,
+// which then has no groups to wait for) orders them as it orders cp.async.
+#if LC_LD_ELEMS == 1
+typedef unsigned short lc_ld_t;
+#elif LC_LD_ELEMS == 2
+typedef unsigned lc_ld_t;
+#else
+typedef uint2 lc_ld_t;
+#endif
+union lc_chunk {
+    lc_v4 v;
+    lc_ld_t w[8 / LC_LD_ELEMS];
+};
+#define LC_STAGED_OPERAND(X, ROW0, CHUNKS, CP_ROW, CP_K, GUARD, GOFF, SWZ, SLIN, BASE)        \
+    _Pragma("unroll") for (int j = 0; j < CHUNKS; ++j) {                                     \
+        const int row = CP_ROW(t, j);                                                         \
+        const int k = CP_K(t, j);                                                             \
+        const long long grow = (long long)(ROW0) + row;                                        \
+        lc_chunk x;                                                                           \
+        _Pragma("unroll") for (int e = 0; e < 8; e += LC_LD_ELEMS) {                          \
+            const int gk = k0 + k + e;                                                        \
+            x.w[e / LC_LD_ELEMS] =                                                            \
+                GUARD(grow, gk) ? *reinterpret_cast<const lc_ld_t*>(X + GOFF(grow, gk)) : lc_ld_t{}; \
+        }                                                                                     \
+        lc_st_shared_v4((BASE) + 2u * (unsigned)SWZ(SLIN(row, k)), x.v);                     \
+    }
+#endif
+
+// Issues the loads of k-block [k0, k0 + LC_BK) into the stage at shared byte `stage`.
 __device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
                                               const lc_elem* __restrict__ B, unsigned stage,
                                               int m0, int n0, int k0, int t) {
-#if LC_FAST_ADDR
+#if LC_REG_STAGED
+    LC_STAGED_OPERAND(A, m0, LC_A_CHUNKS, LC_A_CP_ROW, LC_A_CP_K, LC_A_GUARD, LC_A_GOFF, lc_swz_a,
+                      LC_A_SLIN, stage)
+    LC_STAGED_OPERAND(B, n0, LC_B_CHUNKS, LC_B_CP_ROW, LC_B_CP_K, LC_B_GUARD, LC_B_GOFF, lc_swz_b,
+                      LC_B_SLIN, stage + LC_A_STAGE_BYTES)
+#elif LC_FAST_ADDR
     // Whole tiles: no guard; chunk j is chunk 0 plus validated constants.
     const long long ar = (long long)m0 + LC_A_CP_ROW(t, 0), br = (long long)n0 + LC_B_CP_ROW(t, 0);
     const int ak = LC_A_CP_K(t, 0), bk = LC_B_CP_K(t, 0);
@@ -93,7 +147,7 @@ __device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
         const int gk = k0 + k;
         const bool in = LC_A_GUARD(grow, gk);
         const lc_elem* src = in ? A + LC_A_GOFF(grow, gk) : A;
-        lc_cp_async16(stage + 2u * (unsigned)lc_swz_a(LC_A_SLIN(row, k)), src, in ? 16u : 0u);
+        LC_CP_CHUNK(stage + 2u * (unsigned)lc_swz_a(LC_A_SLIN(row, k)), src, in ? 2u * LC_CHUNK : 0u);
     }
 #pragma unroll
     for (int j = 0; j < LC_B_CHUNKS; ++j) {
@@ -103,8 +157,8 @@ __device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
         const int gk = k0 + k;
         const bool in = LC_B_GUARD(grow, gk);
         const lc_elem* src = in ? B + LC_B_GOFF(grow, gk) : B;
-        lc_cp_async16(stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(row, k)), src,
-                      in ? 16u : 0u);
+        LC_CP_CHUNK(stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(row, k)), src,
+                    in ? 2u * LC_CHUNK : 0u);
     }
 #endif
 }

@@ -353,5 +353,6 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         smem_bytes: c.smem_bytes(),
         validation,
         certificate_json: plan.certificate.to_json(),
+        note: None,
     })
 }

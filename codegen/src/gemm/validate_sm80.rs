@@ -12,12 +12,18 @@
 //!
 //! 1. **shared layouts**: `lc_swz_X(LC_X_SLIN(r, k))` equals the plan's layout of `a_s`,
 //!    `b_s`, `h_s` at every cell (so the offset map is injective and inside one stage);
-//! 2. **cp.async**: chunk `j` of thread `t` (`LC_A/B_CP_ROW/K`) is value `8j` of synthesis's
-//!    coalesced copy layout (`solver::synth::anchor::coalesced`, the map its traffic
-//!    prediction scored), starts on a 16-byte boundary
-//!    of shared memory, its 8 cells are 8 consecutive elements there and in global memory
-//!    (`LC_A/B_GOFF`), and the chunks of all threads cover the stage exactly once; the guard
-//!    is uniform over every chunk;
+//! 2. **loads**: chunk `j` of thread `t` (`LC_A/B_CP_ROW/K`) is values `cj .. cj + c - 1`
+//!    (`c` = `LC_CHUNK`) of
+//!    synthesis's coalesced copy layout (`solver::synth::anchor::coalesced`, the map its
+//!    traffic prediction scored) for the cp.async, or, where K is odd
+//!    (`LC_REG_STAGED`), of the plan's layout of the staging tensor `a_r` / `b_r`, whose load
+//!    (`ld.global.b16`, `.b32`, `.v2.b32`: `LC_LD_ELEMS` 1, 2, 4) and 16-byte store are the
+//!    body's; where K is even but not a multiple of 8 the cp.async chunks are `LC_CHUNK` = 4
+//!    or 2 elements (8 or 4 bytes) and the plan's instruction is that cp.async; the chunk
+//!    starts on a boundary of its size in shared memory, its cells are
+//!    consecutive elements there and in global memory (`LC_A/B_GOFF`), every global load is
+//!    aligned to its size in every row, and the chunks of all threads cover the stage exactly
+//!    once; the guard is uniform over every load;
 //! 3. **ldmatrix**: for every group `g` the row addresses the lanes supply
 //!    (`LC_A/B_LDSM_ROW/K`, the swizzle) are 16-byte aligned, and through the ldmatrix model
 //!    every (thread, register, half) receives exactly the cell the plan's layout of `a` / `b`
@@ -59,7 +65,9 @@ use layout::{Layout, TvLayout};
 use solver::synth::anchor::{coalesced, Tv};
 use solver::synth::Plan;
 
-use super::sm80::{plan_atom, plan_memory, plan_tv};
+use super::sm80::{
+    cp_cache, plan_atom, plan_instruction, plan_memory, plan_tv, reg_staged, staged_load_elems,
+};
 use super::validate::{eval2, memory_offset, show, GemmValidation};
 use super::{ceil_div, GemmConfig, GemmSpec};
 use crate::c_expr::CExpr;
@@ -80,7 +88,13 @@ pub struct Sm80Text {
     pub acc: i64,
     /// `LC_O_VALUES`: epilogue values per thread.
     pub o_values: i64,
-    /// `LC_A_CHUNKS`: 16-byte cp.async chunks of A per thread and stage.
+    /// `LC_LD_ELEMS` where `LC_REG_STAGED` (K odd: each 8-element chunk is read with global
+    /// loads of this many elements, 1, 2 or 4, and stored to shared memory with one 16-byte
+    /// store); 0: cp.async chunks.
+    pub ld_elems: i64,
+    /// `LC_CHUNK`: elements per chunk (8 staged; cp.async 8, 4 or 2: 16, 8 or 4 bytes).
+    pub chunk: i64,
+    /// `LC_A_CHUNKS`: chunks of A per thread and stage.
     pub a_chunks: i64,
     /// `LC_B_CHUNKS`.
     pub b_chunks: i64,
@@ -737,7 +751,34 @@ pub fn validate_sm80(
         &mut v,
     )?;
 
-    // 2. cp.async: placement, contiguity, coverage, guard uniformity.
+    // 2. Loads: placement, contiguity, alignment, coverage, guard uniformity. Each global
+    // load moves `width` elements: a 16-byte cp.async chunk, or a staged load.
+    let staged = text.ld_elems != 0;
+    if staged != reg_staged(spec) {
+        return Err(fail(format!(
+            "LC_REG_STAGED {}: K = {} {} register staging",
+            i32::from(staged),
+            spec.k,
+            if reg_staged(spec) {
+                "needs"
+            } else {
+                "does not use"
+            }
+        )));
+    }
+    let width = if staged { text.ld_elems } else { text.chunk };
+    let chunk = text.chunk;
+    if ![1, 2, 4, 8].contains(&width) || ![2, 4, 8].contains(&chunk) || chunk % width != 0 {
+        return Err(fail(format!(
+            "LC_LD_ELEMS {width}, LC_CHUNK {chunk}: loads of 1, 2, 4 or 8 elements within \
+             chunks of 2, 4 or 8"
+        )));
+    }
+    if staged && chunk != 8 {
+        return Err(fail(format!(
+            "LC_CHUNK {chunk}: the staged body stores 16-byte chunks"
+        )));
+    }
     for (what, smem, chunks, row_t, k_t, goff, guard, grows) in [
         (
             "A",
@@ -766,14 +807,41 @@ pub fn validate_sm80(
             CExpr::parse(goff)?,
         );
         let (rows, cols) = smem.shape;
-        // The copy's thread map is synthesis's coalesced 16-byte layout (the one its traffic
-        // prediction scored).
-        let copy = coalesced(&[rows, cols], 1, 8, nt)
-            .ok_or_else(|| fail(format!("no coalesced copy layout for {what}")))?;
-        if copy.nvalues() != 8 * chunks {
+        // The copy's thread map: synthesis's coalesced 16-byte cp.async layout (the one its
+        // traffic prediction scored), or, staged through registers, the plan's layout of the
+        // staging tensor, whose loads and store are the body's (item 2).
+        let owned;
+        let copy = if staged {
+            let name = if what == "A" { "a_r" } else { "b_r" };
+            let elems = staged_load_elems(plan, name)?;
+            if elems != text.ld_elems {
+                return Err(fail(format!(
+                    "LC_LD_ELEMS {}: the plan loads {name} {elems} elements at a time",
+                    text.ld_elems
+                )));
+            }
+            plan_tv(plan, name)?
+        } else {
+            let name = if what == "A" { "a_s" } else { "b_s" };
+            let want = format!(
+                "cp.async.{}.shared.global [{} B]",
+                cp_cache(chunk),
+                2 * chunk
+            );
+            let chosen = plan_instruction(plan, name)?;
+            if chosen != want {
+                return Err(fail(format!(
+                    "LC_CHUNK {chunk}: the body issues {want}; the plan chose {chosen}"
+                )));
+            }
+            owned = coalesced(&[rows, cols], 1, chunk, nt)
+                .ok_or_else(|| fail(format!("no coalesced copy layout for {what}")))?;
+            &owned
+        };
+        if copy.nvalues() != chunk * chunks {
             return Err(fail(format!(
-                "{what}: {chunks} cp.async chunks per thread; the copy layout has {}",
-                copy.nvalues() / 8
+                "{what}: {chunks} chunks per thread; the copy layout has {}",
+                copy.nvalues() / chunk
             )));
         }
         let mut seen = vec![false; (rows * cols) as usize];
@@ -781,27 +849,37 @@ pub fn validate_sm80(
             for j in 0..chunks {
                 let r = eval2(&row_e, ("t", t), ("j", j))?;
                 let k = eval2(&k_e, ("t", t), ("j", j))?;
-                if (r, k) != rc(&copy, t, 8 * j) {
+                if (r, k) != rc(copy, t, chunk * j) {
                     return Err(fail(format!(
                         "{what} cp.async chunk {j} of thread {t} loads ({r}, {k}); the copy layout \
                          says {:?}",
-                        rc(&copy, t, 8 * j)
+                        rc(copy, t, chunk * j)
                     )));
                 }
-                if !(0..rows).contains(&r) || k < 0 || k % 8 != 0 || k + 8 > cols {
+                if !(0..rows).contains(&r) || k < 0 || k % chunk != 0 || k + chunk > cols {
                     return Err(fail(format!(
-                        "{what} cp.async chunk {j} of thread {t}: ({r}, {k}) is not a 16-byte \
-                         chunk of the tile"
+                        "{what} cp.async chunk {j} of thread {t}: ({r}, {k}) is not a {}-byte \
+                         chunk of the tile",
+                        2 * chunk
                     )));
                 }
                 let base = smem.offset(r, k)?;
-                if base % 8 != 0 {
+                if base % chunk != 0 {
                     return Err(fail(format!(
                         "{what} cp.async chunk {j} of thread {t}: shared element {base} is not \
-                         16-byte aligned"
+                         {}-byte aligned",
+                        2 * chunk
                     )));
                 }
-                for e in 0..8 {
+                for e in 0..chunk {
+                    if rc(copy, t, chunk * j + e) != (r, k + e) {
+                        return Err(fail(format!(
+                            "{what} chunk {j} of thread {t}: value {} is {:?}, not ({r}, {})",
+                            chunk * j + e,
+                            rc(copy, t, chunk * j + e),
+                            k + e
+                        )));
+                    }
                     if smem.offset(r, k + e)? != base + e {
                         return Err(fail(format!(
                             "{what} cp.async chunk {j} of thread {t}: cell ({r}, {}) is not at \
@@ -819,15 +897,26 @@ pub fn validate_sm80(
                     }
                     *cell = true;
                 }
-                // The global side: 8 consecutive elements, and the guard is uniform over the
-                // chunk for every tile origin and k-block.
-                for row0 in [0, grows - 1] {
+                // The global side: 8 consecutive elements, each load (of `width` elements)
+                // aligned to its size in every row (the offset is affine in the row, item 6, so
+                // rows 0 and 1 decide), at every k-block.
+                for row0 in [0, 1.min(grows - 1), grows - 1] {
                     let g0 = eval2(&off_e, ("r", row0), ("k", k))?;
-                    let g7 = eval2(&off_e, ("r", row0), ("k", k + 7))?;
-                    if g7 != g0 + 7 {
+                    let g7 = eval2(&off_e, ("r", row0), ("k", k + chunk - 1))?;
+                    if g7 != g0 + chunk - 1 {
                         return Err(fail(format!(
                             "{what} cp.async chunk ({r}, {k}): global elements are not consecutive"
                         )));
+                    }
+                    for kb in [0, c.bk] {
+                        let g = eval2(&off_e, ("r", row0), ("k", kb + k))?;
+                        if g % width != 0 {
+                            return Err(fail(format!(
+                                "{what} chunk ({r}, {k}): global element {g} of row {row0} is \
+                                 not {}-byte aligned",
+                                2 * width
+                            )));
+                        }
                     }
                 }
             }
@@ -839,12 +928,13 @@ pub fn validate_sm80(
                 i as i64 % cols
             )));
         }
-        for k in (0..padded_k).step_by(8) {
+        for k in (0..padded_k).step_by(width as usize) {
             let a = eval2(guard, ("r", 0), ("k", k))? != 0;
-            let b = eval2(guard, ("r", 0), ("k", k + 7))? != 0;
+            let b = eval2(guard, ("r", 0), ("k", k + width - 1))? != 0;
             if a != b {
                 return Err(fail(format!(
-                    "the {what} guard changes inside the 16-byte chunk at k = {k}"
+                    "the {what} guard changes inside the {}-byte load at k = {k}",
+                    2 * width
                 )));
             }
         }
