@@ -93,15 +93,22 @@ fn sm80_fast_addressing_and_pipelining_follow_the_shape() {
         let c = choose_config(&s).unwrap();
         emitted_text(&s, &c, &plan_for(&s, &c).unwrap()).unwrap()
     };
-    // Ragged: the guarded path, still pipelined.
+    // Ragged: the guarded loads, constant ldmatrix offsets, still pipelined.
     let t = text(1000, 1000, 1000);
-    assert!(t.fast.is_none() && !t.preload.is_empty());
+    let f = t.fast.as_ref().expect("ldmatrix offsets on any shape");
+    assert!(f.cp.is_none() && !t.preload.is_empty());
+    // K odd (loads staged through registers) and K = 4100 (8-byte chunks): the same.
+    for k in [999, 4100] {
+        let t = text(4096, 4096, k);
+        assert!(t.fast.as_ref().is_some_and(|f| f.cp.is_none()), "K = {k}");
+    }
     // 4096^3: both; the preload is the first k-step's groups, reloaded after LC_ADVANCE.
     let t = text(4096, 4096, 4096);
     let f = t.fast.as_ref().expect("whole tiles");
     assert_eq!(f.a_ldsm_x, "(g / 1 % 2) * 32 + (g / 2 % 2) * 64");
-    assert_eq!(f.a_cp_sd, "(j / 1 % 2) * 4096 + (j / 2 % 2) * 8192");
-    assert_eq!(f.a_cp_gd, "(j / 1 % 2) * 131072 + (j / 2 % 2) * 262144");
+    let cp = f.cp.as_ref().expect("whole tiles");
+    assert_eq!(cp.a_cp_sd, "(j / 1 % 2) * 4096 + (j / 2 % 2) * 8192");
+    assert_eq!(cp.a_cp_gd, "(j / 1 % 2) * 131072 + (j / 2 % 2) * 262144");
     let adv = line_at(&t.schedule, "LC_ADVANCE();");
     assert_eq!(
         t.schedule[adv + 1..adv + 1 + t.preload.len()],
@@ -109,7 +116,7 @@ fn sm80_fast_addressing_and_pipelining_follow_the_shape() {
     );
     // Skinny M (64 x 128 x 32 tiles): two k-steps share every B group, so no pipelining.
     let t = text(16, 4096, 4096);
-    assert!(t.fast.is_none() && t.preload.is_empty());
+    assert!(t.preload.is_empty());
 }
 
 /// The index of the schedule line `line` (which must be there).
@@ -130,12 +137,15 @@ fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
         (
             "cp.async shared step",
             "LC_A_CP_SD",
-            fast(|f| f.a_cp_sd = format!("{} + 16", f.a_cp_sd)),
+            fast(|f| {
+                let c = f.cp.as_mut().unwrap();
+                c.a_cp_sd = format!("{} + 16", c.a_cp_sd)
+            }),
         ),
         (
             "cp.async global step",
             "LC_B_CP_GD",
-            fast(|f| f.b_cp_gd = "(j / 1 % 2) * 4096".into()),
+            fast(|f| f.cp.as_mut().unwrap().b_cp_gd = "(j / 1 % 2) * 4096".into()),
         ),
         (
             "ldmatrix XOR",
@@ -217,10 +227,10 @@ fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
     let p2 = plan_for(&s2, &c2).unwrap();
     let mut t2 = emitted_text(&s2, &c2, &p2).unwrap();
     assert!(
-        t2.fast.is_none(),
-        "the emitter gives a ragged shape the guarded path"
+        t2.fast.as_ref().is_some_and(|f| f.cp.is_none()),
+        "the emitter gives a ragged shape the guarded loads"
     );
-    t2.fast = text.fast.clone();
+    t2.fast.as_mut().unwrap().cp = text.fast.as_ref().unwrap().cp.clone();
     let e = validate_sm80(&s2, &c2, &p2, &t2).unwrap_err().to_string();
     assert!(e.contains("not a whole number"), "{e}");
 }

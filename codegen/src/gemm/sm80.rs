@@ -36,7 +36,9 @@ use solver::synth::instr::{Instructions, MmaAtom};
 use solver::synth::Plan;
 
 use super::validate::{eval2, show};
-use super::validate_sm80::{self, parse_ldsm, parse_mma, OperandText, Sm80Fast, Sm80Text};
+use super::validate_sm80::{
+    self, parse_ldsm, parse_mma, OperandText, Sm80Fast, Sm80FastCp, Sm80Text,
+};
 use super::{
     ceil_div, check_capacity_claim, fit_stages, plan_summary, raise_hint, smem_line, GemmConfig,
     GemmKernel, GemmSpec,
@@ -716,10 +718,12 @@ fn bit_formula(var: &str, vals: &[i64]) -> Option<String> {
     })
 }
 
-/// One operand's full-tile constants (`LC_FAST_ADDR`): (cp.async shared bytes, global
-/// elements, ldmatrix XOR, ldmatrix bytes), each a formula in `j` or `g` whose value is the same
-/// on every thread, or `None`. Computed from the printed maps; the validator checks them again.
-fn fast_operand(m: &OperandText, nt: i64) -> Result<Option<[String; 4]>, CodegenError> {
+/// One operand's constant offsets: the cp.async ones (shared bytes, global elements:
+/// `LC_FAST_ADDR`) and the ldmatrix ones (XOR, bytes: `LC_FAST_LDSM`), each a formula in `j`
+/// or `g` whose value is the same on every thread, or `None`. Computed from the printed maps;
+/// the validator checks them again.
+type FastPair = Option<[String; 2]>;
+fn fast_operand(m: &OperandText, nt: i64) -> Result<(FastPair, FastPair), CodegenError> {
     let p = |s: &str| CExpr::parse(s);
     let (lin, swz, goff) = (p(m.slin)?, p(m.swz)?, p(m.goff)?);
     let (cr, ck, lr, lk) = (p(m.cp.0)?, p(m.cp.1)?, p(m.ldsm.0)?, p(m.ldsm.1)?);
@@ -775,50 +779,61 @@ fn fast_operand(m: &OperandText, nt: i64) -> Result<Option<[String; 4]>, Codegen
                 break;
             }
         }
-        let Some((x, d)) = found else { return Ok(None) };
+        let Some((x, d)) = found else {
+            xs.clear();
+            break;
+        };
         xs.push(x);
         ds.push(d);
     }
-    let (Some(sd), Some(gd)) = (sd, gd) else {
-        return Ok(None);
-    };
-    Ok(
-        match (
-            bit_formula("j", &sd),
-            bit_formula("j", &gd),
-            bit_formula("g", &xs),
-            bit_formula("g", &ds),
-        ) {
-            (Some(a), Some(b), Some(c), Some(d)) => Some([a, b, c, d]),
+    let cp = match (sd, gd) {
+        (Some(sd), Some(gd)) => match (bit_formula("j", &sd), bit_formula("j", &gd)) {
+            (Some(a), Some(b)) => Some([a, b]),
             _ => None,
         },
-    )
+        _ => None,
+    };
+    let ldsm = if xs.len() as i64 == m.groups {
+        match (bit_formula("g", &xs), bit_formula("g", &ds)) {
+            (Some(c), Some(d)) => Some([c, d]),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    Ok((cp, ldsm))
 }
 
-/// Full-tile addressing for both operands where the problem is a whole number of tiles.
+/// Constant-offset addressing ([`Sm80Fast`]): the ldmatrix constants on any shape, the
+/// cp.async ones where the problem is a whole number of tiles loaded in 16-byte chunks.
 fn fast_addr(
     spec: &GemmSpec,
     c: &GemmConfig,
     text: &Sm80Text,
 ) -> Result<Option<Sm80Fast>, CodegenError> {
-    if spec.m % c.bm != 0 || spec.n % c.bn != 0 || spec.k % c.bk != 0 {
-        return Ok(None);
-    }
-    let (
-        Some([a_cp_sd, a_cp_gd, a_ldsm_x, a_ldsm_d]),
-        Some([b_cp_sd, b_cp_gd, b_ldsm_x, b_ldsm_d]),
-    ) = (
+    let ((a_cp, a_ldsm), (b_cp, b_ldsm)) = (
         fast_operand(&text.operand('a'), text.threads)?,
         fast_operand(&text.operand('b'), text.threads)?,
-    )
-    else {
+    );
+    let (Some([a_ldsm_x, a_ldsm_d]), Some([b_ldsm_x, b_ldsm_d])) = (a_ldsm, b_ldsm) else {
         return Ok(None);
     };
+    let whole = spec.m % c.bm == 0 && spec.n % c.bn == 0 && spec.k % c.bk == 0;
+    let cp = match (a_cp, b_cp) {
+        (Some([a_cp_sd, a_cp_gd]), Some([b_cp_sd, b_cp_gd]))
+            if whole && text.chunk == 8 && text.ld_elems == 0 =>
+        {
+            Some(Sm80FastCp {
+                a_cp_sd,
+                a_cp_gd,
+                b_cp_sd,
+                b_cp_gd,
+            })
+        }
+        _ => None,
+    };
     Ok(Some(Sm80Fast {
-        a_cp_sd,
-        a_cp_gd,
-        b_cp_sd,
-        b_cp_gd,
+        cp,
         a_ldsm_x,
         a_ldsm_d,
         b_ldsm_x,
@@ -1078,29 +1093,30 @@ pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
         }
         let _ = writeln!(k, "    /* end of LC_PRELOAD */");
     }
+    let cp = text.fast.as_ref().and_then(|f| f.cp.as_ref());
     let _ = writeln!(
         k,
-        "// LC_FAST_ADDR (M, N, K whole tiles): cp.async chunk j = chunk 0 + LC_X_CP_SD(j) shared\n\
-         // bytes and LC_X_CP_GD(j) elements; ldmatrix group g at ((stage + group 0) ^ LC_X_LDSM_X(g))\n\
-         // + LC_X_LDSM_D(g) bytes.\n\
-         #define LC_FAST_ADDR {}",
-        i32::from(text.fast.is_some())
+        "// LC_FAST_LDSM: ldmatrix group g at ((stage + group 0) ^ LC_X_LDSM_X(g)) + LC_X_LDSM_D(g)\n\
+         // bytes. LC_FAST_ADDR (M, N, K whole tiles): cp.async chunk j = chunk 0 + LC_X_CP_SD(j)\n\
+         // shared bytes and LC_X_CP_GD(j) elements, no guard.\n\
+         #define LC_FAST_LDSM {}\n#define LC_FAST_ADDR {}",
+        i32::from(text.fast.is_some()),
+        i32::from(cp.is_some())
     );
     if let Some(f) = &text.fast {
         let _ = writeln!(
             k,
-            "#define LC_A_CP_SD(j) ({})\n#define LC_A_CP_GD(j) ({})\n\
-             #define LC_B_CP_SD(j) ({})\n#define LC_B_CP_GD(j) ({})\n\
-             #define LC_A_LDSM_X(g) ({})\n#define LC_A_LDSM_D(g) ({})\n\
+            "#define LC_A_LDSM_X(g) ({})\n#define LC_A_LDSM_D(g) ({})\n\
              #define LC_B_LDSM_X(g) ({})\n#define LC_B_LDSM_D(g) ({})",
-            f.a_cp_sd,
-            f.a_cp_gd,
-            f.b_cp_sd,
-            f.b_cp_gd,
-            f.a_ldsm_x,
-            f.a_ldsm_d,
-            f.b_ldsm_x,
-            f.b_ldsm_d
+            f.a_ldsm_x, f.a_ldsm_d, f.b_ldsm_x, f.b_ldsm_d
+        );
+    }
+    if let Some(f) = cp {
+        let _ = writeln!(
+            k,
+            "#define LC_A_CP_SD(j) ({})\n#define LC_A_CP_GD(j) ({})\n\
+             #define LC_B_CP_SD(j) ({})\n#define LC_B_CP_GD(j) ({})",
+            f.a_cp_sd, f.a_cp_gd, f.b_cp_sd, f.b_cp_gd
         );
     }
     k

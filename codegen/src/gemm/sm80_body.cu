@@ -33,7 +33,7 @@ __device__ __forceinline__ unsigned short lc_v4_elem(const lc_v4& v, int e) {
             lc_load_stage(A, B, base + (nk % LC_STAGES) * LC_STAGE_BYTES, m0, n0, nk * LC_BK, t); \
         lc_cp_commit();                                                                         \
     } while (0)
-#if LC_FAST_ADDR
+#if LC_FAST_LDSM
 // Group g from group 0's address: the stage bases are multiples of 1024 bytes and every
 // LC_X_LDSM_X(g) is below 1024, so (stage + lo) ^ x = stage + (lo ^ x) (validated).
 #define LC_LDSM_A(g) lc_ldsm_x4(af[g], ((sa + a_lo0) ^ (LC_A_LDSM_X(g))) + (LC_A_LDSM_D(g)))
@@ -175,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(LC_THREADS, 1)
     const int n0 = tn * LC_BN;
     const int kblocks = (LC_K + LC_BK - 1) / LC_BK;
 
-#if LC_FAST_ADDR
+#if LC_FAST_LDSM
     // Byte offsets (within a stage's a_s / b_s) of the rows this lane addresses for ldmatrix
     // group 0 (LC_LDSM_A/B derive every other group's).
     const unsigned a_lo0 = 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_LDSM_ROW(t, 0), LC_A_LDSM_K(t, 0)));

@@ -47,12 +47,14 @@
 //!    and the plan's global views of a tile are those layouts at the tile origin;
 //!    `LC_A/B/C_GUARD` are conjunctions of one-coordinate terms equal to the bounds along each
 //!    axis of the padded grid; the 16-byte stores are used only when N is a multiple of 8;
-//! 7. **full-tile addressing** (`LC_FAST_ADDR`, only where M, N, K are whole tiles, as the
-//!    guards are dropped): on every thread, cp.async chunk `j`'s shared byte is chunk 0's plus
-//!    `LC_X_CP_SD(j)` and its global element chunk 0's plus `LC_X_CP_GD(j)` plus the k-block's
-//!    k (at the first and last tile origin and k-block), and ldmatrix group `g`'s byte is
+//! 7. **constant offsets**: on every thread, ldmatrix group `g`'s byte is
 //!    `(group 0's ^ LC_X_LDSM_X(g)) + LC_X_LDSM_D(g)` with `LC_X_LDSM_X(g)` below 1024 while
-//!    every stage and `b_s` start on 1024 bytes (so the XOR never touches the stage base).
+//!    every stage and `b_s` start on 1024 bytes (so the XOR never touches the stage base)
+//!    (`LC_FAST_LDSM`, any shape); and, with full-tile addressing (`LC_FAST_ADDR`, only where
+//!    M, N, K are whole tiles loaded in 16-byte chunks, as the guards are dropped), cp.async
+//!    chunk `j`'s shared byte is chunk 0's plus `LC_X_CP_SD(j)` and its global element chunk
+//!    0's plus `LC_X_CP_GD(j)` plus the k-block's k (at the first and last tile origin and
+//!    k-block).
 //!
 //! With `LC_PIPELINED` (item 4): the `LC_PRELOAD` groups count as loaded when a k-block starts;
 //! the schedule's one `LC_ADVANCE()` comes after `LC_NEXT_STAGE()` (so its wait for
@@ -198,22 +200,17 @@ impl Sm80Text {
     }
 }
 
-/// Full-tile addressing (`LC_FAST_ADDR`: M, N, K multiples of the CTA tile, so no guard): a
-/// thread's cp.async chunk `j` is its chunk 0 plus `LC_X_CP_SD(j)` shared bytes and
-/// `LC_X_CP_GD(j)` global elements, and its ldmatrix group `g` address is `(stage + group 0's
-/// byte offset) ^ LC_X_LDSM_X(g)` plus `LC_X_LDSM_D(g)` bytes (the swizzle's XOR of the k-step,
-/// the row block's offset), so the k-loop holds one address per operand instead of one per
-/// chunk and group. Every one of these is validated on every thread (module docs, item 7).
+/// Constant-offset addressing. `LC_FAST_LDSM`: a thread's ldmatrix group `g` address is
+/// `(stage + group 0's byte offset) ^ LC_X_LDSM_X(g)` plus `LC_X_LDSM_D(g)` bytes (the swizzle's
+/// XOR of the k-step, the row block's offset), on any shape, so the k-loop holds one shared
+/// address per operand instead of one per group. `LC_FAST_ADDR` ([`Sm80FastCp`], only where M,
+/// N, K are whole tiles, so no guard): a thread's cp.async chunk `j` is its chunk 0 plus
+/// `LC_X_CP_SD(j)` shared bytes and `LC_X_CP_GD(j)` global elements. Every one of these is
+/// validated on every thread (module docs, item 7).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sm80Fast {
-    /// `LC_A_CP_SD(j)`.
-    pub a_cp_sd: String,
-    /// `LC_A_CP_GD(j)`.
-    pub a_cp_gd: String,
-    /// `LC_B_CP_SD(j)`.
-    pub b_cp_sd: String,
-    /// `LC_B_CP_GD(j)`.
-    pub b_cp_gd: String,
+    /// The cp.async constants where the problem is whole tiles (`LC_FAST_ADDR`), or `None`.
+    pub cp: Option<Sm80FastCp>,
     /// `LC_A_LDSM_X(g)`.
     pub a_ldsm_x: String,
     /// `LC_A_LDSM_D(g)`.
@@ -222,6 +219,19 @@ pub struct Sm80Fast {
     pub b_ldsm_x: String,
     /// `LC_B_LDSM_D(g)`.
     pub b_ldsm_d: String,
+}
+
+/// The cp.async constants of full-tile addressing (`LC_FAST_ADDR`, see [`Sm80Fast`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sm80FastCp {
+    /// `LC_A_CP_SD(j)`.
+    pub a_cp_sd: String,
+    /// `LC_A_CP_GD(j)`.
+    pub a_cp_gd: String,
+    /// `LC_B_CP_SD(j)`.
+    pub b_cp_sd: String,
+    /// `LC_B_CP_GD(j)`.
+    pub b_cp_gd: String,
 }
 
 pub(crate) fn fail(why: String) -> CodegenError {
@@ -531,39 +541,47 @@ fn check_fast(
     smem: (&SharedMap, &SharedMap),
     v: &mut GemmValidation,
 ) -> Result<(), CodegenError> {
-    if spec.m % c.bm != 0 || spec.n % c.bn != 0 || spec.k % c.bk != 0 {
+    let whole = spec.m % c.bm == 0 && spec.n % c.bn == 0 && spec.k % c.bk == 0;
+    if f.cp.is_some() && !(whole && text.chunk == 8 && text.ld_elems == 0) {
         return Err(fail(format!(
-            "LC_FAST_ADDR drops the guards, but {}x{}x{} is not a whole number of {}x{}x{} tiles",
+            "LC_FAST_ADDR drops the guards and issues 16-byte cp.async, but {}x{}x{} is not a \
+             whole number of {}x{}x{} tiles loaded in 16-byte chunks",
             spec.m, spec.n, spec.k, c.bm, c.bn, c.bk
         )));
     }
     // The body aligns the ring to 1024 bytes; every stage and b_s must start on 1024 bytes too.
     if (c.bm * c.bk * 2) % 1024 != 0 || super::sm80::stage_bytes(c) % 1024 != 0 {
         return Err(fail(
-            "LC_FAST_ADDR needs stages and b_s on 1024-byte boundaries".into(),
+            "LC_FAST_LDSM needs stages and b_s on 1024-byte boundaries".into(),
         ));
     }
     let nt = text.threads;
-    for (what, sm, o, fx, rows) in [
+    for (what, sm, o, fcp, fx, rows) in [
         (
             "A",
             smem.0,
             text.operand('a'),
-            [&f.a_cp_sd, &f.a_cp_gd, &f.a_ldsm_x, &f.a_ldsm_d],
+            f.cp.as_ref().map(|x| [&x.a_cp_sd, &x.a_cp_gd]),
+            [&f.a_ldsm_x, &f.a_ldsm_d],
             spec.m,
         ),
         (
             "B",
             smem.1,
             text.operand('b'),
-            [&f.b_cp_sd, &f.b_cp_gd, &f.b_ldsm_x, &f.b_ldsm_d],
+            f.cp.as_ref().map(|x| [&x.b_cp_sd, &x.b_cp_gd]),
+            [&f.b_ldsm_x, &f.b_ldsm_d],
             spec.n,
         ),
     ] {
         let (chunks, groups, k) = (o.chunks, o.groups, spec.k);
         let p = CExpr::parse;
-        let (cr, ck, sd, gd) = (p(o.cp.0)?, p(o.cp.1)?, p(fx[0])?, p(fx[1])?);
-        let (lr, lk, lx, ld) = (p(o.ldsm.0)?, p(o.ldsm.1)?, p(fx[2])?, p(fx[3])?);
+        let (cr, ck) = (p(o.cp.0)?, p(o.cp.1)?);
+        let cp = match fcp {
+            Some([sd, gd]) => Some((p(sd)?, p(gd)?)),
+            None => None,
+        };
+        let (lr, lk, lx, ld) = (p(o.ldsm.0)?, p(o.ldsm.1)?, p(fx[0])?, p(fx[1])?);
         let goff = p(o.goff)?;
         let one = |e: &CExpr, name: &str, x: i64| e.eval_with(&|n| (n == name).then_some(x));
         let bytes = |r: i64, kk: i64| -> Result<i64, CodegenError> { Ok(2 * sm.offset(r, kk)?) };
@@ -573,12 +591,13 @@ fn check_fast(
                 eval2(&cr, ("t", t), ("j", 0))?,
                 eval2(&ck, ("t", t), ("j", 0))?,
             );
-            for j in 0..chunks {
+            for j in (0..chunks).filter(|_| cp.is_some()) {
+                let Some((sd, gd)) = &cp else { break };
                 let (r, kk) = (
                     eval2(&cr, ("t", t), ("j", j))?,
                     eval2(&ck, ("t", t), ("j", j))?,
                 );
-                if bytes(r, kk)? != bytes(r0, k0)? + one(&sd, "j", j)? {
+                if bytes(r, kk)? != bytes(r0, k0)? + one(sd, "j", j)? {
                     return Err(fail(format!(
                         "{what} cp.async chunk {j} of thread {t}: shared byte {} is not chunk 0's \
                          {} + LC_{what}_CP_SD({j})",
@@ -590,7 +609,7 @@ fn check_fast(
                 for origin in [0, rows - tile_rows] {
                     for kb in [0, k - c.bk] {
                         let at = |rr: i64, kx: i64| eval2(&goff, ("r", origin + rr), ("k", kx));
-                        if at(r, kb + kk)? != at(r0, k0)? + kb + one(&gd, "j", j)? {
+                        if at(r, kb + kk)? != at(r0, k0)? + kb + one(gd, "j", j)? {
                             return Err(fail(format!(
                                 "{what} cp.async chunk {j} of thread {t} at row origin {origin}, \
                                  k {kb}: global element {} is not chunk 0's + k + LC_{what}_CP_GD({j})",
