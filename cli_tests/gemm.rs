@@ -95,7 +95,10 @@ fn gen_gemm_json_is_one_object_with_the_split_k_choice() {
 #[test]
 fn bad_gemm_problems_are_errors_naming_what() {
     for (args, what) in [
-        (vec!["--m", "64", "--n", "64", "--k", "1001"], "K = 1001"),
+        (
+            vec!["--m", "64", "--n", "64", "--k", "1001", "--splits", "2"],
+            "--splits configures the sm90 path, and K = 1001",
+        ),
         (vec!["--m", "0", "--n", "64", "--k", "64"], "M = 0"),
         (
             vec!["--m", "64", "--n", "99999999999", "--k", "64"],
