@@ -591,32 +591,33 @@ fn check_fast(
                 eval2(&cr, ("t", t), ("j", 0))?,
                 eval2(&ck, ("t", t), ("j", 0))?,
             );
-            for j in (0..chunks).filter(|_| cp.is_some()) {
-                let Some((sd, gd)) = &cp else { break };
-                let (r, kk) = (
-                    eval2(&cr, ("t", t), ("j", j))?,
-                    eval2(&ck, ("t", t), ("j", j))?,
-                );
-                if bytes(r, kk)? != bytes(r0, k0)? + one(sd, "j", j)? {
-                    return Err(fail(format!(
-                        "{what} cp.async chunk {j} of thread {t}: shared byte {} is not chunk 0's \
-                         {} + LC_{what}_CP_SD({j})",
-                        bytes(r, kk)?,
-                        bytes(r0, k0)?
-                    )));
-                }
-                // The body adds k0 (whole k-blocks) and the tile origin to chunk 0's offset.
-                for origin in [0, rows - tile_rows] {
-                    for kb in [0, k - c.bk] {
-                        let at = |rr: i64, kx: i64| eval2(&goff, ("r", origin + rr), ("k", kx));
-                        if at(r, kb + kk)? != at(r0, k0)? + kb + one(gd, "j", j)? {
-                            return Err(fail(format!(
-                                "{what} cp.async chunk {j} of thread {t} at row origin {origin}, \
-                                 k {kb}: global element {} is not chunk 0's + k + LC_{what}_CP_GD({j})",
-                                at(r, kb + kk)?
-                            )));
+            if let Some((sd, gd)) = &cp {
+                for j in 0..chunks {
+                    let (r, kk) = (
+                        eval2(&cr, ("t", t), ("j", j))?,
+                        eval2(&ck, ("t", t), ("j", j))?,
+                    );
+                    if bytes(r, kk)? != bytes(r0, k0)? + one(sd, "j", j)? {
+                        return Err(fail(format!(
+                            "{what} cp.async chunk {j} of thread {t}: shared byte {} is not chunk 0's \
+                             {} + LC_{what}_CP_SD({j})",
+                            bytes(r, kk)?,
+                            bytes(r0, k0)?
+                        )));
+                    }
+                    // The body adds k0 (whole k-blocks) and the tile origin to chunk 0's offset.
+                    for origin in [0, rows - tile_rows] {
+                        for kb in [0, k - c.bk] {
+                            let at = |rr: i64, kx: i64| eval2(&goff, ("r", origin + rr), ("k", kx));
+                            if at(r, kb + kk)? != at(r0, k0)? + kb + one(gd, "j", j)? {
+                                return Err(fail(format!(
+                                    "{what} cp.async chunk {j} of thread {t} at row origin {origin}, \
+                                     k {kb}: global element {} is not chunk 0's + k + LC_{what}_CP_GD({j})",
+                                    at(r, kb + kk)?
+                                )));
+                            }
+                            v.global_offsets += 1;
                         }
-                        v.global_offsets += 1;
                     }
                 }
             }
