@@ -93,20 +93,42 @@ fn sm80_fast_addressing_and_pipelining_follow_the_shape() {
         let c = choose_config(&s).unwrap();
         emitted_text(&s, &c, &plan_for(&s, &c).unwrap()).unwrap()
     };
-    // Ragged: the guarded loads, constant ldmatrix offsets, still pipelined.
+    // Ragged: constant offsets on the tiles and k-blocks inside the problem (guarded loads on
+    // the others), constant ldmatrix offsets, still pipelined.
     let t = text(1000, 1000, 1000);
     let f = t.fast.as_ref().expect("ldmatrix offsets on any shape");
-    assert!(f.cp.is_none() && !t.preload.is_empty());
-    // K odd (loads staged through registers) and K = 4100 (8-byte chunks): the same.
-    for k in [999, 4100] {
-        let t = text(4096, 4096, k);
-        assert!(t.fast.as_ref().is_some_and(|f| f.cp.is_none()), "K = {k}");
-    }
+    let cp = f.cp.as_ref().expect("interior tiles");
+    assert_eq!(cp.full_a, "m0 < 873 && k0 < 937");
+    assert_eq!(cp.full_b, "n0 < 745 && k0 < 937");
+    assert!(!t.preload.is_empty());
+    // K = 4100 (8-byte chunks): the same, ragged in K only.
+    let t = text(4096, 4096, 4100);
+    let cp = t
+        .fast
+        .as_ref()
+        .and_then(|f| f.cp.as_ref())
+        .expect("K = 4100");
+    assert_eq!(
+        (cp.full_a.as_str(), cp.full_b.as_str()),
+        ("k0 < 4037", "k0 < 4037")
+    );
+    // Skinny M: no A tile lies inside the problem, every B tile does.
+    let t = text(16, 4096, 4096);
+    let cp = t
+        .fast
+        .as_ref()
+        .and_then(|f| f.cp.as_ref())
+        .expect("B tiles");
+    assert_eq!((cp.full_a.as_str(), cp.full_b.as_str()), ("0", "1"));
+    // K odd (loads staged through registers): no cp.async constants.
+    let t = text(4096, 4096, 999);
+    assert!(t.fast.as_ref().is_some_and(|f| f.cp.is_none()));
     // 4096^3: both; the preload is the first k-step's groups, reloaded after LC_ADVANCE.
     let t = text(4096, 4096, 4096);
     let f = t.fast.as_ref().expect("whole tiles");
     assert_eq!(f.a_ldsm_x, "(g / 1 % 2) * 32 + (g / 2 % 2) * 64");
     let cp = f.cp.as_ref().expect("whole tiles");
+    assert_eq!((cp.full_a.as_str(), cp.full_b.as_str()), ("1", "1"));
     assert_eq!(cp.a_cp_sd, "(j / 1 % 2) * 4096 + (j / 2 % 2) * 8192");
     assert_eq!(cp.a_cp_gd, "(j / 1 % 2) * 131072 + (j / 2 % 2) * 262144");
     let adv = line_at(&t.schedule, "LC_ADVANCE();");
@@ -221,18 +243,24 @@ fn sm80_validation_refuses_tampered_fast_addressing_and_pipelining() {
         );
         eprintln!("{what}: {e}");
     }
-    // Fast addressing drops the guards: on a ragged shape it is refused.
+    // Fast addressing drops the guards: on a ragged shape only where LC_FULL_A/B hold, so the
+    // whole-tile text's constants (LC_FULL_A = 1) are refused there.
     let s2 = spec(4000, 4096, 4096, GemmDtype::F16);
     let c2 = choose_config(&s2).unwrap();
     let p2 = plan_for(&s2, &c2).unwrap();
     let mut t2 = emitted_text(&s2, &c2, &p2).unwrap();
-    assert!(
-        t2.fast.as_ref().is_some_and(|f| f.cp.is_none()),
-        "the emitter gives a ragged shape the guarded loads"
+    let cp2 = t2
+        .fast
+        .as_ref()
+        .and_then(|f| f.cp.as_ref())
+        .expect("interior tiles");
+    assert_eq!(
+        (cp2.full_a.as_str(), cp2.full_b.as_str()),
+        ("m0 < 3873", "1")
     );
     t2.fast.as_mut().unwrap().cp = text.fast.as_ref().unwrap().cp.clone();
     let e = validate_sm80(&s2, &c2, &p2, &t2).unwrap_err().to_string();
-    assert!(e.contains("not a whole number"), "{e}");
+    assert!(e.contains("where m0 + 128 <= 4000"), "{e}");
 }
 
 /// The certificate's capacity claim of a kernel: (bytes, limit).
@@ -535,4 +563,57 @@ fn sm80_validation_refuses_tampered_expressions() {
         assert!(e.contains("translation validation failed"), "{what}: {e}");
         eprintln!("{what}: {e}");
     }
+}
+
+#[test]
+fn sm80_validation_refuses_a_full_tile_condition_that_is_not_exact() {
+    // LC_FULL_A / LC_FULL_B decide where the guards are dropped: one that holds on a tile that
+    // crosses the problem's edge would read outside A or B.
+    let (text, tamper) = harness(spec(1000, 1000, 1000, GemmDtype::Bf16));
+    assert!(text.fast.as_ref().and_then(|f| f.cp.as_ref()).is_some());
+    let full = |f: fn(&mut codegen::gemm::validate_sm80::Sm80FastCp)| -> Tamper {
+        Box::new(move |t: &mut Sm80Text| f(t.fast.as_mut().unwrap().cp.as_mut().unwrap()))
+    };
+    let cases: Vec<(&str, &str, Tamper)> = vec![
+        (
+            "one row too far",
+            "where m0 + 128 <= 1000",
+            full(|c| c.full_a = "m0 < 874 && k0 < 937".into()),
+        ),
+        (
+            "the k bound dropped",
+            "where k0 + 64 <= 1000",
+            full(|c| c.full_b = "n0 < 745".into()),
+        ),
+        (
+            "always",
+            "where m0 + 128 <= 1000",
+            full(|c| c.full_a = "1".into()),
+        ),
+        (
+            "the wrong operand's axis",
+            "where m0 + 128 <= 1000",
+            full(|c| c.full_a = "n0 < 745 && k0 < 937".into()),
+        ),
+        (
+            "not a bound",
+            "not `v < bound`",
+            full(|c| c.full_b = "n0 < 745 && (k0 & 1)".into()),
+        ),
+        (
+            "an unknown variable",
+            "not one of its arguments",
+            full(|c| c.full_a = "m0 < 873 && k0 < 937 && t < 5".into()),
+        ),
+    ];
+    for (what, expect, f) in cases {
+        let err = tamper(&*f);
+        assert!(err.contains(expect), "{what}: {err}");
+    }
+    // Skinny M: no A tile fits, so LC_FULL_A must be 0.
+    let (_, tamper) = harness(spec(16, 4096, 4096, GemmDtype::Bf16));
+    let err = tamper(&|t: &mut Sm80Text| {
+        t.fast.as_mut().unwrap().cp.as_mut().unwrap().full_a = "1".into()
+    });
+    assert!(err.contains("must be 0"), "{err}");
 }

@@ -804,8 +804,28 @@ fn fast_operand(m: &OperandText, nt: i64) -> Result<(FastPair, FastPair), Codege
     Ok((cp, ldsm))
 }
 
+/// `LC_FULL_A(m0, k0)` / `LC_FULL_B(n0, k0)`: whether the operand's tile at row origin `v`
+/// and the k-block at `k0` lie inside the problem: one `v < extent - tile + 1` term for each
+/// axis the tiles do not divide, `1` where they divide both, `0` where no tile fits.
+fn full_tile(axes: [(&str, i64, i64); 2]) -> String {
+    if axes.iter().any(|&(_, extent, tile)| extent < tile) {
+        return "0".into();
+    }
+    let terms: Vec<String> = axes
+        .into_iter()
+        .filter(|&(_, extent, tile)| extent % tile != 0)
+        .map(|(v, extent, tile)| format!("{v} < {}", extent - tile + 1))
+        .collect();
+    if terms.is_empty() {
+        "1".into()
+    } else {
+        terms.join(" && ")
+    }
+}
+
 /// Constant-offset addressing ([`Sm80Fast`]): the ldmatrix constants on any shape, the
-/// cp.async ones where the problem is a whole number of tiles loaded in 16-byte chunks.
+/// cp.async ones wherever loads are cp.async (the body uses them for the operand tiles and
+/// k-blocks inside the problem, `LC_FULL_A` / `LC_FULL_B`).
 fn fast_addr(
     spec: &GemmSpec,
     c: &GemmConfig,
@@ -818,16 +838,17 @@ fn fast_addr(
     let (Some([a_ldsm_x, a_ldsm_d]), Some([b_ldsm_x, b_ldsm_d])) = (a_ldsm, b_ldsm) else {
         return Ok(None);
     };
-    let whole = spec.m % c.bm == 0 && spec.n % c.bn == 0 && spec.k % c.bk == 0;
     let cp = match (a_cp, b_cp) {
-        (Some([a_cp_sd, a_cp_gd]), Some([b_cp_sd, b_cp_gd]))
-            if whole && text.chunk == 8 && text.ld_elems == 0 =>
-        {
-            Some(Sm80FastCp {
+        (Some([a_cp_sd, a_cp_gd]), Some([b_cp_sd, b_cp_gd])) if text.ld_elems == 0 => {
+            let full_a = full_tile([("m0", spec.m, c.bm), ("k0", spec.k, c.bk)]);
+            let full_b = full_tile([("n0", spec.n, c.bn), ("k0", spec.k, c.bk)]);
+            (full_a != "0" || full_b != "0").then_some(Sm80FastCp {
                 a_cp_sd,
                 a_cp_gd,
                 b_cp_sd,
                 b_cp_gd,
+                full_a,
+                full_b,
             })
         }
         _ => None,
@@ -1088,8 +1109,9 @@ pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
     let _ = writeln!(
         k,
         "// LC_FAST_LDSM: ldmatrix group g at ((stage + group 0) ^ LC_X_LDSM_X(g)) + LC_X_LDSM_D(g)\n\
-         // bytes. LC_FAST_ADDR (M, N, K whole tiles): cp.async chunk j = chunk 0 + LC_X_CP_SD(j)\n\
-         // shared bytes and LC_X_CP_GD(j) elements, no guard.\n\
+         // bytes. LC_FAST_ADDR: where LC_FULL_X (X's tile and the k-block lie inside the\n\
+         // problem), cp.async chunk j = chunk 0 + LC_X_CP_SD(j) shared bytes and LC_X_CP_GD(j)\n\
+         // elements, no guard.\n\
          #define LC_FAST_LDSM {}\n#define LC_FAST_ADDR {}",
         i32::from(text.fast.is_some()),
         i32::from(cp.is_some())
@@ -1106,8 +1128,9 @@ pub fn print_text(spec: &GemmSpec, c: &GemmConfig, text: &Sm80Text) -> String {
         let _ = writeln!(
             k,
             "#define LC_A_CP_SD(j) ({})\n#define LC_A_CP_GD(j) ({})\n\
-             #define LC_B_CP_SD(j) ({})\n#define LC_B_CP_GD(j) ({})",
-            f.a_cp_sd, f.a_cp_gd, f.b_cp_sd, f.b_cp_gd
+             #define LC_B_CP_SD(j) ({})\n#define LC_B_CP_GD(j) ({})\n\
+             #define LC_FULL_A(m0, k0) ({})\n#define LC_FULL_B(n0, k0) ({})",
+            f.a_cp_sd, f.a_cp_gd, f.b_cp_sd, f.b_cp_gd, f.full_a, f.full_b
         );
     }
     k

@@ -126,39 +126,50 @@ __device__ __forceinline__ void lc_load_stage(const lc_elem* __restrict__ A,
                       LC_A_SLIN, stage)
     LC_STAGED_OPERAND(B, n0, LC_B_CHUNKS, LC_B_CP_ROW, LC_B_CP_K, LC_B_GUARD, LC_B_GOFF, lc_swz_b,
                       LC_B_SLIN, stage + LC_A_STAGE_BYTES)
-#elif LC_FAST_ADDR
-    // Whole tiles: no guard; chunk j is chunk 0 plus validated constants.
-    const long long ar = (long long)m0 + LC_A_CP_ROW(t, 0), br = (long long)n0 + LC_B_CP_ROW(t, 0);
-    const int ak = LC_A_CP_K(t, 0), bk = LC_B_CP_K(t, 0);
-    const lc_elem* a = A + LC_A_GOFF(ar, ak) + k0;
-    const lc_elem* b = B + LC_B_GOFF(br, bk) + k0;
-    const unsigned as = stage + 2u * (unsigned)lc_swz_a(LC_A_SLIN(LC_A_CP_ROW(t, 0), ak));
-    const unsigned bs = stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(LC_B_CP_ROW(t, 0), bk));
-#pragma unroll
-    for (int j = 0; j < LC_A_CHUNKS; ++j) lc_cp_async16(as + (LC_A_CP_SD(j)), a + (LC_A_CP_GD(j)), 16u);
-#pragma unroll
-    for (int j = 0; j < LC_B_CHUNKS; ++j) lc_cp_async16(bs + (LC_B_CP_SD(j)), b + (LC_B_CP_GD(j)), 16u);
 #else
-#pragma unroll
-    for (int j = 0; j < LC_A_CHUNKS; ++j) {
-        const int row = LC_A_CP_ROW(t, j);
-        const int k = LC_A_CP_K(t, j);
-        const long long grow = (long long)m0 + row;
-        const int gk = k0 + k;
-        const bool in = LC_A_GUARD(grow, gk);
-        const lc_elem* src = in ? A + LC_A_GOFF(grow, gk) : A;
-        LC_CP_CHUNK(stage + 2u * (unsigned)lc_swz_a(LC_A_SLIN(row, k)), src, in ? 2u * LC_CHUNK : 0u);
+    // Operand X's chunks. With LC_FAST_ADDR, where LC_FULL_X holds (X's tile and the k-block
+    // lie inside the problem, validated), there is no guard and chunk j is chunk 0 plus
+    // validated constants; elsewhere each chunk is guarded (zero-filled outside the problem).
+#if LC_FAST_ADDR
+#define LC_FAST_OPERAND(X, ROW0, CHUNKS, CP_ROW, CP_K, GOFF, SWZ, SLIN, SD, GD, BASE)           \
+    {                                                                                          \
+        const long long grow = (long long)(ROW0) + CP_ROW(t, 0);                                \
+        const int k = CP_K(t, 0);                                                              \
+        const lc_elem* src = X + GOFF(grow, k) + k0;                                            \
+        const unsigned dst = (BASE) + 2u * (unsigned)SWZ(SLIN(CP_ROW(t, 0), k));               \
+        _Pragma("unroll") for (int j = 0; j < CHUNKS; ++j)                                     \
+            LC_CP_CHUNK(dst + (SD(j)), src + (GD(j)), 2u * LC_CHUNK);                          \
     }
-#pragma unroll
-    for (int j = 0; j < LC_B_CHUNKS; ++j) {
-        const int row = LC_B_CP_ROW(t, j);
-        const int k = LC_B_CP_K(t, j);
-        const long long grow = (long long)n0 + row;
-        const int gk = k0 + k;
-        const bool in = LC_B_GUARD(grow, gk);
-        const lc_elem* src = in ? B + LC_B_GOFF(grow, gk) : B;
-        LC_CP_CHUNK(stage + LC_A_STAGE_BYTES + 2u * (unsigned)lc_swz_b(LC_B_SLIN(row, k)), src,
-                    in ? 2u * LC_CHUNK : 0u);
+#endif
+#define LC_GUARDED_OPERAND(X, ROW0, CHUNKS, CP_ROW, CP_K, GUARD, GOFF, SWZ, SLIN, BASE)        \
+    _Pragma("unroll") for (int j = 0; j < CHUNKS; ++j) {                                     \
+        const int row = CP_ROW(t, j);                                                         \
+        const int k = CP_K(t, j);                                                             \
+        const long long grow = (long long)(ROW0) + row;                                        \
+        const int gk = k0 + k;                                                                \
+        const bool in = GUARD(grow, gk);                                                      \
+        const lc_elem* src = in ? X + GOFF(grow, gk) : X;                                     \
+        LC_CP_CHUNK((BASE) + 2u * (unsigned)SWZ(SLIN(row, k)), src, in ? 2u * LC_CHUNK : 0u);  \
+    }
+#if LC_FAST_ADDR
+    if (LC_FULL_A(m0, k0)) {
+        LC_FAST_OPERAND(A, m0, LC_A_CHUNKS, LC_A_CP_ROW, LC_A_CP_K, LC_A_GOFF, lc_swz_a, LC_A_SLIN,
+                        LC_A_CP_SD, LC_A_CP_GD, stage)
+    } else
+#endif
+    {
+        LC_GUARDED_OPERAND(A, m0, LC_A_CHUNKS, LC_A_CP_ROW, LC_A_CP_K, LC_A_GUARD, LC_A_GOFF,
+                           lc_swz_a, LC_A_SLIN, stage)
+    }
+#if LC_FAST_ADDR
+    if (LC_FULL_B(n0, k0)) {
+        LC_FAST_OPERAND(B, n0, LC_B_CHUNKS, LC_B_CP_ROW, LC_B_CP_K, LC_B_GOFF, lc_swz_b, LC_B_SLIN,
+                        LC_B_CP_SD, LC_B_CP_GD, stage + LC_A_STAGE_BYTES)
+    } else
+#endif
+    {
+        LC_GUARDED_OPERAND(B, n0, LC_B_CHUNKS, LC_B_CP_ROW, LC_B_CP_K, LC_B_GUARD, LC_B_GOFF,
+                           lc_swz_b, LC_B_SLIN, stage + LC_A_STAGE_BYTES)
     }
 #endif
 }

@@ -50,11 +50,12 @@
 //! 7. **constant offsets**: on every thread, ldmatrix group `g`'s byte is
 //!    `(group 0's ^ LC_X_LDSM_X(g)) + LC_X_LDSM_D(g)` with `LC_X_LDSM_X(g)` below 1024 while
 //!    every stage and `b_s` start on 1024 bytes (so the XOR never touches the stage base)
-//!    (`LC_FAST_LDSM`, any shape); and, with full-tile addressing (`LC_FAST_ADDR`, only where
-//!    M, N, K are whole tiles loaded in 16-byte chunks, as the guards are dropped), cp.async
-//!    chunk `j`'s shared byte is chunk 0's plus `LC_X_CP_SD(j)` and its global element chunk
-//!    0's plus `LC_X_CP_GD(j)` plus the k-block's k (at the first and last tile origin and
-//!    k-block).
+//!    (`LC_FAST_LDSM`, any shape); and, with full-tile addressing (`LC_FAST_ADDR`, cp.async
+//!    loads; it drops the guards), `LC_FULL_A(m0, k0)` / `LC_FULL_B(n0, k0)` hold exactly on
+//!    the operand tiles and k-blocks inside the problem (so every dropped guard would have
+//!    held), and there cp.async chunk `j`'s shared byte is chunk 0's plus `LC_X_CP_SD(j)` and
+//!    its global element chunk 0's plus `LC_X_CP_GD(j)` plus the k-block's k (at the first and
+//!    last such tile origin and k-block; the offsets are affine, item 6).
 //!
 //! With `LC_PIPELINED` (item 4): the `LC_PRELOAD` groups count as loaded when a k-block starts;
 //! the schedule's one `LC_ADVANCE()` comes after `LC_NEXT_STAGE()` (so its wait for
@@ -203,13 +204,13 @@ impl Sm80Text {
 /// Constant-offset addressing. `LC_FAST_LDSM`: a thread's ldmatrix group `g` address is
 /// `(stage + group 0's byte offset) ^ LC_X_LDSM_X(g)` plus `LC_X_LDSM_D(g)` bytes (the swizzle's
 /// XOR of the k-step, the row block's offset), on any shape, so the k-loop holds one shared
-/// address per operand instead of one per group. `LC_FAST_ADDR` ([`Sm80FastCp`], only where M,
-/// N, K are whole tiles, so no guard): a thread's cp.async chunk `j` is its chunk 0 plus
+/// address per operand instead of one per group. `LC_FAST_ADDR` ([`Sm80FastCp`], on the operand
+/// tiles and k-blocks inside the problem, so no guard): a thread's cp.async chunk `j` is its chunk 0 plus
 /// `LC_X_CP_SD(j)` shared bytes and `LC_X_CP_GD(j)` global elements. Every one of these is
 /// validated on every thread (module docs, item 7).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sm80Fast {
-    /// The cp.async constants where the problem is whole tiles (`LC_FAST_ADDR`), or `None`.
+    /// The cp.async constants (`LC_FAST_ADDR`; not where K is odd), or `None`.
     pub cp: Option<Sm80FastCp>,
     /// `LC_A_LDSM_X(g)`.
     pub a_ldsm_x: String,
@@ -232,6 +233,12 @@ pub struct Sm80FastCp {
     pub b_cp_sd: String,
     /// `LC_B_CP_GD(j)`.
     pub b_cp_gd: String,
+    /// `LC_FULL_A(m0, k0)`: where it holds, the body loads A's chunks with these constants and
+    /// no guard; elsewhere with the guarded per-chunk addresses. Validated to hold exactly on
+    /// the tiles and k-blocks inside the problem.
+    pub full_a: String,
+    /// `LC_FULL_B(n0, k0)`, the same for B.
+    pub full_b: String,
 }
 
 pub(crate) fn fail(why: String) -> CodegenError {
@@ -531,7 +538,51 @@ pub(crate) fn check_view(
     Ok(())
 }
 
-/// One `LC_MMA(ci, ag, ar, bg, br);` line.
+/// `LC_FULL_X` (`what`) must hold exactly where operand X's tile at row origin `axes[0].0` and
+/// the k-block at `k0` lie inside the problem, so every guard the fast loads drop would have
+/// held: `0` where no tile fits along some axis, `1` where the tiles divide both axes, else a
+/// `&&` chain of one `v < bound` term for each axis they do not divide, with bound = extent -
+/// tile + 1 (so `v < bound` iff v + tile <= extent).
+fn check_full(what: &str, axes: [(&str, i64, i64); 2], full: &str) -> Result<(), CodegenError> {
+    let e = CExpr::parse(full)?;
+    let bad = |why: String| fail(format!("{what} = {full}: {why}"));
+    if axes.iter().any(|&(_, extent, tile)| extent < tile) {
+        return if e == CExpr::Int(0) {
+            Ok(())
+        } else {
+            Err(bad(
+                "no tile lies inside the problem, so it must be 0".into()
+            ))
+        };
+    }
+    let mut seen: BTreeMap<String, i64> = BTreeMap::new();
+    if e != CExpr::Int(1) {
+        for term in e.conjuncts() {
+            let CExpr::Bin('<', v, b) = term else {
+                return Err(bad("a term is not `v < bound`".into()));
+            };
+            let (CExpr::Var(v), CExpr::Int(b)) = (v.as_ref(), b.as_ref()) else {
+                return Err(bad("a term is not `v < bound`".into()));
+            };
+            if seen.insert(v.clone(), *b).is_some() {
+                return Err(bad(format!("{v} twice")));
+            }
+        }
+    }
+    for (v, extent, tile) in axes {
+        let want = (extent % tile != 0).then_some(extent - tile + 1);
+        if seen.remove(v) != want {
+            return Err(bad(format!(
+                "it does not hold exactly where {v} + {tile} <= {extent}"
+            )));
+        }
+    }
+    match seen.keys().next() {
+        Some(v) => Err(bad(format!("{v} is not one of its arguments"))),
+        None => Ok(()),
+    }
+}
+
 /// Item 7 of the module docs: `LC_FAST_ADDR`'s constants on every thread.
 fn check_fast(
     spec: &GemmSpec,
@@ -541,13 +592,24 @@ fn check_fast(
     smem: (&SharedMap, &SharedMap),
     v: &mut GemmValidation,
 ) -> Result<(), CodegenError> {
-    let whole = spec.m % c.bm == 0 && spec.n % c.bn == 0 && spec.k % c.bk == 0;
-    if f.cp.is_some() && !(whole && text.chunk == 8 && text.ld_elems == 0) {
-        return Err(fail(format!(
-            "LC_FAST_ADDR drops the guards and issues 16-byte cp.async, but {}x{}x{} is not a \
-             whole number of {}x{}x{} tiles loaded in 16-byte chunks",
-            spec.m, spec.n, spec.k, c.bm, c.bn, c.bk
-        )));
+    if let Some(cp) = &f.cp {
+        if text.ld_elems != 0 {
+            return Err(fail(
+                "LC_FAST_ADDR issues cp.async, but K is odd: the loads are staged through \
+                 registers"
+                    .into(),
+            ));
+        }
+        check_full(
+            "LC_FULL_A(m0, k0)",
+            [("m0", spec.m, c.bm), ("k0", spec.k, c.bk)],
+            &cp.full_a,
+        )?;
+        check_full(
+            "LC_FULL_B(n0, k0)",
+            [("n0", spec.n, c.bn), ("k0", spec.k, c.bk)],
+            &cp.full_b,
+        )?;
     }
     // The body aligns the ring to 1024 bytes; every stage and b_s must start on 1024 bytes too.
     if (c.bm * c.bk * 2) % 1024 != 0 || super::sm80::stage_bytes(c) % 1024 != 0 {
@@ -605,9 +667,11 @@ fn check_fast(
                             bytes(r0, k0)?
                         )));
                     }
-                    // The body adds k0 (whole k-blocks) and the tile origin to chunk 0's offset.
-                    for origin in [0, rows - tile_rows] {
-                        for kb in [0, k - c.bk] {
+                    // The body adds k0 (whole k-blocks) and the tile origin to chunk 0's offset;
+                    // it does so only where LC_FULL holds (checked by check_full), so at the
+                    // first and the last tile and k-block inside the problem.
+                    for origin in [0, (rows - tile_rows).max(0) / tile_rows * tile_rows] {
+                        for kb in [0, (k - c.bk).max(0) / c.bk * c.bk] {
                             let at = |rr: i64, kx: i64| eval2(&goff, ("r", origin + rr), ("k", kx));
                             if at(r, kb + kk)? != at(r0, k0)? + kb + one(gd, "j", j)? {
                                 return Err(fail(format!(
