@@ -29,7 +29,8 @@
 //!   `4c + r/2` in register `2j + r%2`).
 //! - [`SynthClaim::Canonical`]: a shared tensor is the column-major tiling of a swizzle atom
 //!   (TMA boxes and wgmma descriptors read exactly these layouts).
-//! - [`SynthClaim::Injective`]: a shared layout stores distinct cells at distinct elements.
+//! - [`SynthClaim::Injective`]: a shared layout, or a global view the program stores to, holds
+//!   distinct cells at distinct elements (no two writes race).
 //! - [`SynthClaim::Capacity`]: the shared memory the plan's kernel allocates fits its budget,
 //!   the byte count re-derived from the tensors (and the kernel's [`SmemAllocation`]: pipeline
 //!   stages, reuse, alignment), the budget the target's limit or the allocation's (`capacity`).
@@ -185,7 +186,7 @@ pub enum SynthClaim {
     },
     /// Distinct cells at distinct elements.
     Injective {
-        /// Shared tensor.
+        /// A shared tensor, or a global view the program stores to.
         tensor: String,
     },
     /// The plan's shared memory (every shared tensor once, or the certificate's
@@ -926,6 +927,10 @@ pub fn covered(c: &SynthesisCertificate) -> Result<(), String> {
                 has(&|k| matches!(k, SynthClaim::Distribution { tensor, .. } if tensor == &t.name))
             }
             "shared" => {
+                has(&|k| matches!(k, SynthClaim::Injective { tensor } if tensor == &t.name))
+            }
+            // A global view some operation writes: its writes must not race.
+            _ if c.ops.iter().any(|op| op.output == t.name) => {
                 has(&|k| matches!(k, SynthClaim::Injective { tensor } if tensor == &t.name))
             }
             _ => true,

@@ -183,6 +183,38 @@ fn a_tampered_certificate_is_refused() {
 }
 
 #[test]
+fn a_racing_store_is_refused_and_its_claim_is_required() {
+    // Session 30's audit: a store into a global view with two cells at one address (stride 0)
+    // synthesized and certified; its writes race.
+    let text = std::fs::read_to_string(format!(
+        "{}/../corpus/data/programs/gemm_f16_sm80.tile",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    assert!(text.contains("(128,128):(4096,1))"));
+    for (from, to) in [
+        ("(128,128):(4096,1))", "(128,128):(0,1))"),
+        ("(128,128):(4096,1))", "(128,128):(1,2))"),
+    ] {
+        let e = Program::parse(&text.replacen(from, to, 1)).unwrap_err();
+        assert!(e.to_string().contains("race"), "{e}");
+    }
+    // The store's injectivity is a claim the checker requires and re-decides.
+    let plan = certified("gemm_f16_sm80", Target::Sm80);
+    let store = plan.certificate.ops.last().unwrap().output.clone();
+    let e = refused(&plan, |c| {
+        c.claims
+            .retain(|k| !matches!(k, SynthClaim::Injective { tensor } if *tensor == store))
+    });
+    assert!(e.contains("no distribution or injectivity claim"), "{e}");
+    let e = refused(&plan, |c| {
+        let t = c.tensors.iter_mut().find(|t| t.name == store).unwrap();
+        t.layout = t.layout.replacen("4096", "0", 1);
+    });
+    assert!(e.contains("both at"), "{e}");
+}
+
+#[test]
 fn infeasible_programs_name_the_constraint_and_the_tensors() {
     let (c, t, w) = infeasible("infeasible_mma_operands", Target::Sm80);
     assert!(c.starts_with("mma operand agreement"), "{c}");

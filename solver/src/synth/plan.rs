@@ -1627,6 +1627,13 @@ fn certificate(
                 exclusive: tab.len() as i64 == f.nthreads() * f.nvalues(),
             });
         }
+        // A stored global view: distinct cells at distinct addresses (no racing writes; the
+        // program checks it, the certificate carries it).
+        if t.scope == Scope::Global && p.ops.iter().any(|op| op.output == i) {
+            claims.push(SynthClaim::Injective {
+                tensor: t.name.clone(),
+            });
+        }
         if t.scope == Scope::Shared {
             claims.push(SynthClaim::Injective {
                 tensor: t.name.clone(),

@@ -568,6 +568,27 @@ impl ProgramBuilder {
                 "global to global: stage through shared or registers",
             ));
         }
+        if td.scope == Scope::Global {
+            // A store: two cells at one address would race.
+            let l = td.layout.as_ref().expect("a global view has its layout");
+            let table = super::smem::table_of(l, &td.shape)?;
+            let mut seen = std::collections::HashMap::with_capacity(table.len());
+            for (i, &o) in table.iter().enumerate() {
+                if let Some(prev) = seen.insert(o, i) {
+                    let at = |x: usize| coord_of(&td.shape, x);
+                    return Err(bad(
+                        self.line,
+                        "copy",
+                        format!(
+                            "{dst} stores cells {:?} and {:?} both at element {o}: the writes would \
+                             race (a stored global view must be injective)",
+                            at(prev),
+                            at(i)
+                        ),
+                    ));
+                }
+            }
+        }
         self.push(OpKind::Copy, vec![s], d)
     }
 
@@ -833,6 +854,13 @@ impl ProgramBuilder {
                 "the program names no thread count (`threads 128`)",
             ));
         }
+        if p.ops.is_empty() {
+            return Err(bad(
+                0,
+                "program",
+                "the program has no operations: nothing to synthesize",
+            ));
+        }
         let mut written = vec![false; p.tensors.len()];
         for (i, t) in p.tensors.iter().enumerate() {
             written[i] = t.scope == Scope::Global;
@@ -851,6 +879,18 @@ impl ProgramBuilder {
         }
         Ok(p)
     }
+}
+
+/// The coordinate of cell `i` of `shape` (first dimension fastest, as the tables count).
+pub(crate) fn coord_of(shape: &[i64], mut i: usize) -> Vec<i64> {
+    shape
+        .iter()
+        .map(|&d| {
+            let c = i as i64 % d;
+            i /= d as usize;
+            c
+        })
+        .collect()
 }
 
 fn parse_layout(line: usize, op: &str, text: &str) -> Result<Layout, SynthError> {
@@ -925,6 +965,8 @@ mod tests {
             ("threads 32\nx = global_view(f16, [4, 4], (4,5):(5,1))", "line 2: global_view: layout"),
             ("threads 32\nx = register_tensor(f16, [4])\ny = cast(x, f32)\n", "line 3: cast: x is read before"),
             ("threads 32\nx = register_tensor(f16, [4])\nz = register_tensor(f16, [4])\ncopy(z, x)", "line 4: copy: z is read before"),
+            ("threads 128\n", "line 0: program: the program has no operations"),
+            ("threads 32\nx = register_tensor(f16, [4, 4])\ny = global_view(f16, [4, 4], (4,4):(1,0))\ncopy(x, y)", "line 4: copy: y stores cells [0, 0] and [0, 1] both at element 0"),
         ];
         for (text, want) in cases {
             match Program::parse(text) {
