@@ -78,6 +78,10 @@ pub struct SynthTensor {
     pub shape: Vec<i64>,
     /// Register: a TV layout `... -> (shape)`; memory: `cell -> element` (CuTe or swizzled).
     pub layout: String,
+    /// A global view: only the cells below these bounds (one per dimension) are accessed, the
+    /// others predicated off; absent: every cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Vec<i64>>,
 }
 
 /// One operation of the plan and the instruction chosen for it.
@@ -315,6 +319,18 @@ impl Tensors {
                     t.dtype,
                     dtype_bits(&t.dtype).map_or("no known width".into(), |b| format!("{b}"))
                 ));
+            }
+            if let Some(b) = &t.bounds {
+                let ok = t.scope == "global"
+                    && b.len() == t.shape.len()
+                    && b.iter().zip(&t.shape).all(|(&b, &d)| (1..=d).contains(&b));
+                if !ok {
+                    return Err(format!(
+                        "tensor {}: bounds {b:?}: only a global view has them, one per dimension \
+                         of {:?}, each in 1..=its extent",
+                        t.name, t.shape
+                    ));
+                }
             }
             let l = Layout::parse(&t.layout, None)
                 .map_err(|e| format!("tensor {} layout {:?}: {e}", t.name, t.layout))?;
@@ -897,7 +913,12 @@ fn canonical(ts: &Tensors, name: &str, atom: &str) -> Result<(), String> {
 fn injective(ts: &Tensors, name: &str) -> Result<(), String> {
     let (t, l) = ts.mem(name)?;
     let mut seen = BTreeMap::new();
-    for (i, &o) in l.iter().enumerate() {
+    // Cells outside a global view's bounds are never accessed.
+    let within = |i: usize| match &t.bounds {
+        None => true,
+        Some(b) => coord(&t.shape, i as i64).iter().zip(b).all(|(c, b)| c < b),
+    };
+    for (i, &o) in l.iter().enumerate().filter(|&(i, _)| within(i)) {
         if o < 0 {
             return Err(format!("{name} stores cell #{i} at a negative offset"));
         }
@@ -1194,6 +1215,7 @@ mod tests {
             bits: 16,
             shape: shape.to_vec(),
             layout: layout.into(),
+            bounds: None,
         }
     }
 

@@ -501,6 +501,21 @@ pub fn fit_splits(spec: &GemmSpec, c: &mut GemmConfig) {
     }
 }
 
+/// The tile program's view of a C tile: the problem's row stride N; where N is below the tile's
+/// width, row r's columns past N are row r + 1's first ones, so the view names its bounds (the
+/// kernel's store guard keeps every write below them, and the store is injective there).
+pub(crate) fn c_view(t: &str, spec: &GemmSpec, c: &GemmConfig) -> String {
+    let (bm, bn, n) = (c.bm, c.bn, spec.n);
+    if n < bn {
+        format!(
+            "c_g = global_view({t}, [{bm}, {bn}], ({bm},{bn}):({n},1), [{}, {n}])",
+            bm.min(spec.m)
+        )
+    } else {
+        format!("c_g = global_view({t}, [{bm}, {bn}], ({bm},{bn}):({n},1))")
+    }
+}
+
 /// The CTA's tile program: the global views of one tile of A, B and C (the problem's strides),
 /// shared A and B tiles whose layouts synthesis chooses, the accumulator and its cast.
 pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
@@ -513,7 +528,7 @@ pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
          threads {threads}\n\
          a_g = global_view({t}, [{bm}, {bk}], ({bm},{bk}):({k},1))\n\
          b_g = global_view({t}, [{bn}, {bk}], ({bn},{bk}):({k},1))\n\
-         c_g = global_view({t}, [{bm}, {bn}], ({bm},{bn}):({n},1))\n\
+         {c_view}\n\
          a_s = shared_tensor({t}, [{bm}, {bk}])\n\
          b_s = shared_tensor({t}, [{bn}, {bk}])\n\
          c = register_tensor(f32, [{bm}, {bn}])\n\
@@ -523,11 +538,11 @@ pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
          h = cast(c, {t})\n\
          copy(h, c_g)\n",
         target = spec.target.name(),
+        c_view = c_view(t, spec, c),
         bm = c.bm,
         bn = c.bn,
         bk = c.bk,
         k = spec.k,
-        n = spec.n,
         threads = 128 * c.consumers,
     )
 }

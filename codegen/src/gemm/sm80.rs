@@ -241,7 +241,7 @@ pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
          threads {threads}\n\
          a_g = global_view({t}, [{bm}, {bk}], ({bm},{bk}):({k},1))\n\
          b_g = global_view({t}, [{bn}, {bk}], ({bn},{bk}):({k},1))\n\
-         c_g = global_view({t}, [{bm}, {bn}], ({bm},{bn}):({n},1))\n\
+         {c_view}\n\
          a_s = shared_tensor({t}, [{bm}, {bk}])\n\
          b_s = shared_tensor({t}, [{bn}, {bk}])\n\
          a = register_tensor({t}, [{bm}, {bk}])\n\
@@ -257,11 +257,11 @@ pub fn tile_program(spec: &GemmSpec, c: &GemmConfig) -> String {
          o = register_tensor({t}, [{bm}, {bn}])\n\
          copy(h_s, o)\n\
          copy(o, c_g)\n",
+        c_view = super::c_view(t, spec, c),
         bm = c.bm,
         bn = c.bn,
         bk = c.bk,
         k = spec.k,
-        n = spec.n,
         threads = threads(c),
     )
 }

@@ -140,6 +140,12 @@ fn tensors_are_the_programs(
                         x.shape
                     ));
                 }
+                if x.bounds != t.bounds {
+                    return Err(format!(
+                        "tensor {}: bounds {:?} in the certificate, {:?} in its program",
+                        t.name, t.bounds, x.bounds
+                    ));
+                }
                 if let Some(l) = &x.layout {
                     let want = synthesis::mem_table(l, &x.shape)?;
                     let cert = layout::Layout::parse(&t.layout, None)

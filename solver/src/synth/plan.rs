@@ -659,6 +659,7 @@ fn expand_rearranges(
                 name,
                 scope: Scope::Shared,
                 layout: None,
+                bounds: None,
                 ..y
             });
             tv.push(None);
@@ -1648,6 +1649,7 @@ fn certificate(
             bits: t.dtype.bits(),
             shape: t.shape.clone(),
             layout,
+            bounds: t.bounds.clone(),
         });
     }
     // The capacity claim follows the tensors' claims.

@@ -16,7 +16,10 @@
 //! z = rearrange(x)                                         # explicit conversion (through smem)
 //! ```
 //! Memory layouts are CuTe layouts over the tensor's logical shape (`(128,32):(4096,1)`: row
-//! stride 4096 elements) or swizzled (`Sw<3,3,3> o (128,64):(64,1)`). `#` starts a comment.
+//! stride 4096 elements) or swizzled (`Sw<3,3,3> o (128,64):(64,1)`). A global view may name
+//! bounds, `global_view(f16, [128, 128], (128,128):(64,1), [128, 64])`: only the cells below
+//! them are accessed (a tile at the problem's edge; the kernel predicates the rest off), so a
+//! store must be injective on those cells only. `#` starts a comment.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -196,6 +199,9 @@ pub struct Tensor {
     pub shape: Vec<i64>,
     /// Memory layout (cell -> element), when given.
     pub layout: Option<Layout>,
+    /// A global view: the cells the kernel accesses are those below these bounds along every
+    /// dimension (it predicates the others off: a tile at the problem's edge); `None`: all.
+    pub bounds: Option<Vec<i64>>,
     /// Line that declared it.
     pub line: usize,
 }
@@ -480,6 +486,7 @@ impl ProgramBuilder {
             dtype,
             shape: shape.to_vec(),
             layout,
+            bounds: None,
             line,
         });
         self.names.insert(name.into(), i);
@@ -503,6 +510,36 @@ impl ProgramBuilder {
     ) -> Result<usize, SynthError> {
         let l = parse_layout(self.line, "global_view", layout)?;
         self.declare("global_view", name, Scope::Global, dtype, shape, Some(l))
+    }
+
+    /// `name = global_view(dtype, shape, layout, bounds)`: a view of which only the cells below
+    /// `bounds` (one per dimension, each in 1..=the extent) are accessed, the others predicated
+    /// off (a tile at the problem's edge). Stores must be injective on those cells only.
+    pub fn global_view_within(
+        &mut self,
+        name: &str,
+        dtype: Elem,
+        shape: &[i64],
+        layout: &str,
+        bounds: &[i64],
+    ) -> Result<usize, SynthError> {
+        let i = self.global_view(name, dtype, shape, layout)?;
+        if bounds.len() != shape.len()
+            || bounds
+                .iter()
+                .zip(shape)
+                .any(|(&b, &d)| !(1..=d).contains(&b))
+        {
+            return Err(bad(
+                self.line,
+                "global_view",
+                format!(
+                    "bounds {bounds:?}: one per dimension of {shape:?}, each in 1..=its extent"
+                ),
+            ));
+        }
+        self.program.tensors[i].bounds = Some(bounds.to_vec());
+        Ok(i)
     }
 
     /// `name = shared_tensor(dtype, shape[, layout])`.
@@ -569,11 +606,16 @@ impl ProgramBuilder {
             ));
         }
         if td.scope == Scope::Global {
-            // A store: two cells at one address would race.
+            // A store: two cells at one address would race (cells outside its bounds are
+            // never written).
             let l = td.layout.as_ref().expect("a global view has its layout");
             let table = super::smem::table_of(l, &td.shape)?;
             let mut seen = std::collections::HashMap::with_capacity(table.len());
-            for (i, &o) in table.iter().enumerate() {
+            let within = |i: usize| match &td.bounds {
+                None => true,
+                Some(b) => coord_of(&td.shape, i).iter().zip(b).all(|(c, b)| c < b),
+            };
+            for (i, &o) in table.iter().enumerate().filter(|&(i, _)| within(i)) {
                 if let Some(prev) = seen.insert(o, i) {
                     let at = |x: usize| coord_of(&td.shape, x);
                     return Err(bad(
@@ -794,9 +836,15 @@ impl ProgramBuilder {
         };
         match op {
             "global_view" => {
-                need(3..=3)?;
+                need(3..=4)?;
                 let shape = parse_shape(line, op, &args[1])?;
-                self.global_view(name()?, dtype(&args[0])?, &shape, &args[2])?;
+                match args.get(3) {
+                    None => self.global_view(name()?, dtype(&args[0])?, &shape, &args[2])?,
+                    Some(b) => {
+                        let bounds = parse_shape(line, op, b)?;
+                        self.global_view_within(name()?, dtype(&args[0])?, &shape, &args[2], &bounds)?
+                    }
+                };
             }
             "shared_tensor" => {
                 need(2..=3)?;
@@ -966,6 +1014,11 @@ mod tests {
             ("threads 32\nx = register_tensor(f16, [4])\ny = cast(x, f32)\n", "line 3: cast: x is read before"),
             ("threads 32\nx = register_tensor(f16, [4])\nz = register_tensor(f16, [4])\ncopy(z, x)", "line 4: copy: z is read before"),
             ("threads 128\n", "line 0: program: the program has no operations"),
+            ("threads 32\nx = global_view(f16, [4, 4], (4,4):(4,1), [5, 4])", "line 2: global_view: bounds [5, 4]"),
+            ("threads 32\nx = global_view(f16, [4, 4], (4,4):(4,1), [4])", "line 2: global_view: bounds [4]"),
+            // Within its bounds [4, 2] the view (4,4):(2,1) is injective: the store is no race.
+            ("threads 32\nx = register_tensor(f16, [4, 4])\ny = global_view(f16, [4, 4], (4,4):(2,1), [4, 2])\nz = global_view(f16, [4, 4], (4,4):(4,1))\ncopy(z, x)\ncopy(x, y)", ""),
+            ("threads 32\nx = register_tensor(f16, [4, 4])\ny = global_view(f16, [4, 4], (4,4):(2,1), [4, 3])\nz = global_view(f16, [4, 4], (4,4):(4,1))\ncopy(z, x)\ncopy(x, y)", "line 6: copy: y stores cells [1, 0] and [0, 2]"),
             ("threads 32\nx = register_tensor(f16, [4, 4])\ny = global_view(f16, [4, 4], (4,4):(1,0))\ncopy(x, y)", "line 4: copy: y stores cells [0, 0] and [0, 1] both at element 0"),
         ];
         for (text, want) in cases {

@@ -197,6 +197,7 @@ mod tests {
             dtype: Elem::F16,
             shape: shape.to_vec(),
             layout: None,
+            bounds: None,
             line: 1,
         }
     }
