@@ -168,3 +168,52 @@ fn gpu_bench_gemm_runs_or_skips_visibly() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// Session 30's audit. (1) The capacity claim took the certificate's alignment slack on trust:
+/// a slack of 0, re-sealed, claimed a ring 1024 bytes smaller than the kernel's fits. TMA and
+/// wgmma read A and B through the 128-byte swizzle by address bits, so the slack must cover
+/// aligning the base to 1024 bytes. (2) Where N is below the tile's width, the C view's rows
+/// overlap past column N; the view names its bounds, and the store is injective within them.
+#[test]
+fn the_certificate_binds_the_alignment_slack_and_the_c_views_bounds() {
+    let kern = emit_gemm(&spec(1024, 1024, 1024, GemmDtype::F16)).unwrap();
+    let mut c = certify::synthesis::check(&kern.certificate_json).unwrap();
+    let a = c.smem.as_mut().unwrap();
+    assert_eq!(a.align, 1024);
+    a.align = 0;
+    let e = certify::synthesis::check(&c.seal().to_json()).unwrap_err();
+    assert!(e.contains("repeats every 1024 bytes"), "{e}");
+
+    for (m, n) in [(64, 64), (7, 13), (1000, 100)] {
+        let kern = emit_gemm(&spec(m, n, 64, GemmDtype::Bf16)).unwrap();
+        let c = solver::synth::check_certificate(&kern.certificate_json).unwrap();
+        let cg = c.tensors.iter().find(|t| t.name == "c_g").unwrap();
+        let bn = kern.config.bn;
+        assert_eq!(
+            cg.bounds,
+            Some(vec![kern.config.bm.min(m), n]),
+            "{m}x{n}: tile width {bn}"
+        );
+        // Without its bounds the view's store races, and the check says so.
+        let mut t = c.clone();
+        t.tensors
+            .iter_mut()
+            .find(|t| t.name == "c_g")
+            .unwrap()
+            .bounds = None;
+        let e = certify::synthesis::check(&t.seal().to_json()).unwrap_err();
+        assert!(e.contains("both at"), "{e}");
+        // Bounds past the problem are refused as well (they are the program's).
+        let mut t = c.clone();
+        t.tensors
+            .iter_mut()
+            .find(|t| t.name == "c_g")
+            .unwrap()
+            .bounds = Some(vec![kern.config.bm.min(m), n + 1]);
+        assert!(solver::synth::check_certificate(&t.seal().to_json()).is_err());
+    }
+    // N at least the tile's width: no bounds, the certificate unchanged.
+    let kern = emit_gemm(&spec(1000, 1000, 1000, GemmDtype::Bf16)).unwrap();
+    let c = certify::synthesis::check(&kern.certificate_json).unwrap();
+    assert!(c.tensors.iter().all(|t| t.bounds.is_none()));
+}

@@ -16,8 +16,11 @@
 //! bytes = max over phases (sum over buffers (copies x buffer bytes)) + align
 //! ```
 //!
-//! where `align` is the slack the kernel spends aligning its base; every shared tensor of the
-//! plan must be in some phase. Worked example (a test checks it): the sm80 GEMM's bf16 tile of
+//! where `align` is the slack the kernel spends aligning its base, at least `period - 16` for
+//! every shared tensor the hardware reads through its swizzle (a canonical claim: TMA, wgmma)
+//! whose swizzle repeats every `period` bytes (the base, 16-byte aligned as CUDA guarantees for
+//! dynamic shared memory, is rounded up to the period); every shared tensor of the plan must be
+//! in some phase. Worked example (a test checks it): the sm80 GEMM's bf16 tile of
 //! 128 x 256 x 64 in 3 stages, phases `[[a_s x 3, b_s x 3], [h_s]]`, align 1024, where `a_s` is
 //! 128 x 64, `b_s` 256 x 64 and `h_s` 128 x 256 bf16: `max(3 (16384 + 32768), 65536) + 1024 =
 //! 148480` bytes, within sm80's 166912.
@@ -29,9 +32,10 @@
 
 use std::collections::BTreeSet;
 
+use layout::Layout;
 use serde::{Deserialize, Serialize};
 
-use super::{footprint, Parsed, SynthesisCertificate, Tensors};
+use super::{footprint, Parsed, SynthClaim, SynthesisCertificate, Tensors};
 
 /// Most shared memory one CTA may use on compute capability 8.0 (A100): 163 KiB (CUDA C++
 /// Programming Guide, "Technical Specifications per Compute Capability").
@@ -157,6 +161,40 @@ fn allocated(c: &SynthesisCertificate, ts: &Tensors) -> Result<i64, String> {
             a.align
         ));
     }
+    // A tensor the hardware reads through its canonical swizzle (TMA, wgmma descriptors: a
+    // canonical claim) is swizzled by address bits, so its base must be aligned to the
+    // swizzle's period: the kernel's slack must cover rounding a base that is only 16-byte
+    // aligned (what CUDA guarantees dynamic shared memory) up to it. (Swizzles the kernel
+    // computes itself are relative to the buffer and need no more than its vectors' 16 bytes.)
+    let canonical: BTreeSet<&str> = c
+        .claims
+        .iter()
+        .filter_map(|k| match k {
+            SynthClaim::Canonical { tensor, .. } => Some(tensor.as_str()),
+            _ => None,
+        })
+        .collect();
+    for (t, p) in ts.map.values() {
+        if !canonical.contains(t.name.as_str()) {
+            continue;
+        }
+        if let (Parsed::Mem(Layout::Swizzled(x), _), "shared") = (p, t.scope.as_str()) {
+            let sw = x.swizzle();
+            // One past the highest bit the swizzle reads or writes.
+            let top = 64 - sw.source_mask().max(sw.dest_mask()).leading_zeros();
+            let elems = if top < 62 { 1i64 << top } else { i64::MAX };
+            let period = elems.saturating_mul(t.bits) / 8;
+            if period > 16 && a.align < period - 16 {
+                return Err(format!(
+                    "alignment slack {} bytes: {}'s swizzle repeats every {period} bytes, so the \
+                     kernel aligns its base to {period} bytes, which takes up to {} bytes",
+                    a.align,
+                    t.name,
+                    period - 16
+                ));
+            }
+        }
+    }
     let overflow = || "the allocation's byte count overflows".to_string();
     let mut placed = BTreeSet::new();
     let mut largest = 0i64;
@@ -264,6 +302,7 @@ mod tests {
             bits: 16,
             shape: shape.to_vec(),
             layout: layout.into(),
+            bounds: None,
         }
     }
 
@@ -361,6 +400,35 @@ mod tests {
         // A budget no device has.
         let e = budget(&gemm(4, MAX_SMEM_BUDGET + 1)).unwrap_err();
         assert!(e.contains("1..=232448"), "{e}");
+    }
+
+    #[test]
+    fn alignment_slack_covers_the_largest_swizzle_period() {
+        // a_s and b_s read by the hardware through Sw<3,3,3> over bf16 (canonical claims, as
+        // TMA and wgmma read them): it repeats every 512 elements, 1024 bytes, and a 16-byte
+        // aligned base needs up to 1008 bytes to reach it (session 30's audit: a slack of 0 was
+        // taken on trust, so 6 stages claimed to fit 1024 bytes too few).
+        let hardware = |align: i64| {
+            let mut c = gemm(3, SM80_SMEM_LIMIT);
+            c.smem.as_mut().unwrap().align = align;
+            for t in ["a_s", "b_s"] {
+                c.claims.push(SynthClaim::Canonical {
+                    tensor: t.into(),
+                    atom_name: "SW128".into(),
+                    atom: "Sw<3,3,3> o (8,64):(64,1)".into(),
+                });
+            }
+            c
+        };
+        for align in [0, 16, 512, 1007] {
+            let e = smem_bytes(&hardware(align)).unwrap_err();
+            assert!(e.contains("repeats every 1024 bytes"), "{align}: {e}");
+        }
+        assert_eq!(smem_bytes(&hardware(1008)), Ok(148480 - 16));
+        // Swizzles the kernel computes itself (no canonical claim) need no slack.
+        let mut c = gemm(3, SM80_SMEM_LIMIT);
+        c.smem.as_mut().unwrap().align = 0;
+        assert_eq!(smem_bytes(&c), Ok(148480 - 1024));
     }
 
     #[test]
