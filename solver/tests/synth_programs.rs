@@ -215,6 +215,30 @@ fn a_racing_store_is_refused_and_its_claim_is_required() {
 }
 
 #[test]
+fn an_mma_texts_warp_arrangement_is_re_derived_from_the_accumulator() {
+    // Session 30's audit: only the arrangement's size was checked, so `4x1` or `1x4` for a 2x2
+    // plan re-checked as valid.
+    let plan = certified("gemm_f16_sm80", Target::Sm80);
+    let retext = |from: &'static str, to: &'static str| {
+        refused(&plan, move |c| {
+            let op = c.ops.iter_mut().find(|o| o.op == "mma").unwrap();
+            assert!(op.instruction.ends_with(from), "{}", op.instruction);
+            op.instruction = op.instruction.replace(from, to);
+        })
+    };
+    for to in ["(warps 4x1 interleaved)", "(warps 1x4 interleaved)"] {
+        let e = retext("(warps 2x2 interleaved)", to);
+        assert!(e.contains("row block sets"), "{to}: {e}");
+    }
+    let e = retext("(warps 2x2 interleaved)", "(warps 2x2)");
+    assert!(e.contains("not interleaved"), "{e}");
+    // The attention program's 4x1 and the int4 GEMM's 1x4 re-derive as stated.
+    for name in ["attention_fwd_f16", "gemm_f16_int4_trtllm"] {
+        certified(name, Target::Sm80);
+    }
+}
+
+#[test]
 fn infeasible_programs_name_the_constraint_and_the_tensors() {
     let (c, t, w) = infeasible("infeasible_mma_operands", Target::Sm80);
     assert!(c.starts_with("mma operand agreement"), "{c}");

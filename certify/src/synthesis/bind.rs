@@ -258,6 +258,64 @@ pub(super) fn ops_are_bound(c: &SynthesisCertificate, ts: &Tensors) -> Result<()
     Ok(())
 }
 
+/// The warp arrangement an mma's text states, re-derived from the accumulator's layout: each
+/// group of `threads` threads (a warp, or a warpgroup) holds some row blocks and some column
+/// blocks of `atom`-sized C blocks; `wm` x `wn` means `wm` distinct row-block sets and `wn`
+/// distinct column-block sets; `interleaved` means every group's blocks step by `wm` (`wn`), as
+/// against contiguous runs (the two coincide where a group holds one block per axis).
+fn arrangement(
+    out: &SynthTensor,
+    threads: i64,
+    atom: [i64; 2],
+    (wm, wn): (i64, i64),
+    interleaved: bool,
+) -> Result<(), String> {
+    let Ok(Layout::Tv(tv)) = Layout::parse(&out.layout, None) else {
+        return Err(format!("{} has no thread-value layout", out.name));
+    };
+    let [m, _] = out.shape[..] else {
+        return Err(format!("{} is not a matrix", out.name));
+    };
+    let (am, an) = (atom[0].max(1), atom[1].max(1));
+    let table = super::tv_table(&tv)?;
+    let values = tv.values().max(1);
+    let groups = tv.threads() / threads.max(1);
+    let mut rows: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); groups as usize];
+    let mut cols: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); groups as usize];
+    for (i, &cell) in table.iter().enumerate() {
+        let g = (i as i64 / values / threads.max(1)) as usize;
+        if g < rows.len() {
+            rows[g].insert(cell % m / am);
+            cols[g].insert(cell / m / an);
+        }
+    }
+    let distinct = |s: &[BTreeSet<i64>]| s.iter().collect::<BTreeSet<_>>().len() as i64;
+    let (dm, dn) = (distinct(&rows), distinct(&cols));
+    if (dm, dn) != (wm, wn) {
+        return Err(format!(
+            "its text says warps {wm}x{wn}, but {}'s layout gives its {groups} groups {dm} row \
+             block sets and {dn} column block sets",
+            out.name
+        ));
+    }
+    // Each group's blocks along one axis: a run of consecutive blocks, or a step of `w`.
+    let stepped =
+        |s: &BTreeSet<i64>, step: i64| s.iter().zip(s.iter().skip(1)).all(|(a, b)| b - a == step);
+    let ok = if interleaved {
+        rows.iter().all(|s| stepped(s, wm)) && cols.iter().all(|s| stepped(s, wn))
+    } else {
+        rows.iter().all(|s| stepped(s, 1)) && cols.iter().all(|s| stepped(s, 1))
+    };
+    if !ok {
+        return Err(format!(
+            "its text says the warps are {}interleaved, {}'s layout does not lay them so",
+            if interleaved { "" } else { "not " },
+            out.name
+        ));
+    }
+    Ok(())
+}
+
 /// The index of the first claim `f` accepts, or `why`.
 fn find(
     c: &SynthesisCertificate,
@@ -296,7 +354,7 @@ fn mma(
         },
         || format!("no mma claim of {name} for these operands"),
     )?;
-    let SynthClaim::Mma { threads, .. } = &c.claims[k] else {
+    let SynthClaim::Mma { threads, shape, .. } = &c.claims[k] else {
         unreachable!("found an mma claim");
     };
     if wm < 1 || wn < 1 || wm.saturating_mul(wn).saturating_mul(*threads) != c.threads {
@@ -305,6 +363,10 @@ fn mma(
             c.threads
         ));
     }
+    let interleaved = warps
+        .strip_suffix(')')
+        .is_some_and(|w| w.ends_with(" interleaved"));
+    arrangement(out, *threads, [shape[0], shape[1]], (wm, wn), interleaved)?;
     for t in [a, b] {
         if !ins_.ab.contains(&t.dtype) {
             return Err(format!(
