@@ -436,6 +436,21 @@ fn equiv_proves_cross_system_pairs_and_writes_a_checkable_certificate() {
     assert!(first_line(&c).starts_with("invalid:"), "{}", first_line(&c));
     let missing = laycert(&["check", "/nonexistent/cert.json"]);
     assert_eq!(missing.status.code(), Some(2));
+    // A file that is not one JSON object is bad input (exit 2) that says so, with the place:
+    // truncated, nested past the parser's depth, a number out of range, an array.
+    let whole = std::fs::read_to_string(cert).unwrap();
+    let deep = "[".repeat(200) + &"]".repeat(200);
+    for (text, want) in [
+        (&whole[..whole.len() / 2], "not JSON: EOF while parsing"),
+        (deep.as_str(), "not JSON: recursion limit exceeded"),
+        (r#"{"threads": 1e400}"#, "not JSON: number out of range"),
+        ("[1, 2]", "a certificate is a JSON object"),
+    ] {
+        std::fs::write(cert, text).unwrap();
+        let c = laycert(&["check", cert]);
+        assert_eq!(c.status.code(), Some(2), "{want}: {}", stdout(&c));
+        assert!(stderr(&c).contains(want), "{want}: {}", stderr(&c));
+    }
 }
 
 #[test]
@@ -2093,6 +2108,18 @@ fn gen_copy_plans_odd_shapes_with_guarded_edges() {
         assert_eq!(o.status.code(), Some(2), "--tile {bad}");
         assert!(stderr(&o).contains("tile"), "{}", stderr(&o));
     }
+    // A tile too small for the threads asked: the CTA is smaller, and a note says why (it was
+    // lowered silently).
+    let v = json(&laycert(&args(&["--tile", "2,2", "--threads", "1024"])));
+    assert!(v["threads"].as_i64().unwrap() < 1024);
+    let note = v["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("note: --threads 1024 lowered to") && note.contains("the 2x2 tile"),
+        "{note}"
+    );
+    assert!(json(&laycert(&args(&["--threads", "256"])))
+        .get("note")
+        .is_none());
 }
 
 /// `linear` takes a thread-value atom by name, read as its linear layout: the SM80 A fragment

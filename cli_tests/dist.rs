@@ -397,6 +397,19 @@ fn dist_check_refuses_unparsable_dtensor_steps_naming_the_column() {
             stderr(&o)
         );
     }
+    // A mesh dim the mesh does not have is bad input too (it was `unknown`, exit 3).
+    let o = check_steps(
+        "dp=2,tp=4",
+        "[Shard(0), Replicate()]",
+        "[Replicate(), Shard(1)]",
+        "[(9, Shard(0), Replicate())]",
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", first_line(&o));
+    assert!(
+        stderr(&o).contains("--dtensor-steps: step 0: mesh dim 9 does not exist (the mesh has 2)"),
+        "{}",
+        stderr(&o)
+    );
     // The empty list is no steps: read, and refuted.
     let o = check_steps(
         "dp=2,tp=4",

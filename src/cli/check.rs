@@ -3,7 +3,7 @@
 //!   an explanation) and its evidence re-verifies;
 //! - `invalid: <why>` (exit 1): it does not re-verify (edited, or a decider now disagrees);
 //! - `unknown` (exit 3) or `refuted` (exit 4): it re-verifies, but what it records is no proof;
-//! - an unreadable file is bad input (exit 2).
+//! - an unreadable file, or one that is not a JSON object, is bad input (exit 2).
 
 use serde_json::json;
 
@@ -12,8 +12,18 @@ use super::{BadInput, Report};
 /// Runs `check`.
 pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     let text = super::input::read_bounded(path, "certificate", super::input::MAX_FILE_BYTES)?;
+    // Every certificate is one JSON object: anything else is bad input, not an invalid
+    // certificate (a truncated file, nesting past the parser's depth, a number out of range).
+    let value = serde_json::from_str::<serde_json::Value>(&text).map_err(|e| BadInput {
+        message: format!("certificate {path:?}: not JSON: {e}"),
+    })?;
+    if !value.is_object() {
+        return Err(BadInput {
+            message: format!("certificate {path:?}: a certificate is a JSON object"),
+        });
+    }
     // Rule, explanation and movement certificates carry a `kind`; equivalence certificates do not.
-    let value = serde_json::from_str::<serde_json::Value>(&text).ok();
+    let value = Some(value);
     let kind = value
         .as_ref()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));

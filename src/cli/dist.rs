@@ -434,6 +434,14 @@ fn run_or_stop(args: &DistArgs, as_json: bool) -> Result<Report, Stop> {
                     let src =
                         dtensor::from_layout(&i.source).map_err(|e| bad(format!("--from: {e}")))?;
                     let tr = parse_transforms(steps)?;
+                    let dims = i.source.mesh.ndim();
+                    if let Some((k, (d, _, _))) = tr.iter().enumerate().find(|(_, t)| t.0 >= dims) {
+                        return Err(bad(format!(
+                            "--dtensor-steps: step {k}: mesh dim {d} does not exist (the mesh has \
+                             {dims})"
+                        ))
+                        .into());
+                    }
                     match peer::lower_dtensor(&i.source.mesh, &i.source.shape, &src, &tr, &i.opts) {
                         Ok((plan, _, _)) => plan,
                         Err(e) => {

@@ -92,6 +92,24 @@ fn traffic_line(what: &str, t: &Traffic, ctas: i64) -> String {
     )
 }
 
+/// Why the plan's CTA is not the `--threads` asked for (each phase's threads cover one vector
+/// of the tile at most, so a small tile takes fewer), or `None`.
+pub fn threads_note(a: &CopyArgs, plan: &CopyPlan) -> Option<String> {
+    let asked = a.threads?;
+    (asked != plan.threads).then(|| {
+        format!(
+            "note: --threads {asked} lowered to {}: the {}x{} tile holds {} cells, and every \
+             thread moves at least one vector of {} (loads) and {} (stores) elements",
+            plan.threads,
+            plan.tile[0],
+            plan.tile[1],
+            plan.tile[0] * plan.tile[1],
+            plan.load.vec,
+            plan.store.vec
+        )
+    })
+}
+
 /// The plan summary, one fact per line.
 pub fn summary(plan: &CopyPlan, kernel: &CopyKernel) -> Vec<String> {
     let ctas = plan.ctas();
@@ -193,9 +211,13 @@ pub fn copy(
         })?;
         std::fs::write(path, c.to_json()).map_err(|e| bad(&format!("--cert {path}"), e))?;
     }
+    let note = threads_note(a, &plan);
     if as_json {
         let mut v = summary_json(&plan, &kernel);
         v["kernel"] = json!(kernel.name);
+        if let Some(n) = &note {
+            v["note"] = json!(n);
+        }
         match out {
             Some(path) => v["written"] = json!(path),
             None => v["source"] = json!(kernel.source),
@@ -210,6 +232,7 @@ pub fn copy(
                 kernel.source.lines().count(),
                 plan.certificate.digest
             )];
+            lines.extend(note);
             lines.extend(summary(&plan, &kernel));
             Report::ok(lines)
         }
