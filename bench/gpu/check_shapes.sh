@@ -47,5 +47,9 @@ done <<'X'
 --m 300 --n 8 --k 4100 --target sm80 --dtype f16
 --m 65 --n 129 --k 4097
 --m 1 --n 4097 --k 999 --target sm80 --no-swizzle
+--m 260 --n 520 --k 200 --target sm80
+--m 4000 --n 1000 --k 4104 --target sm80
+--m 64 --n 64 --k 64
+--m 3 --n 100 --k 1002 --target sm80
 X
 echo "shapes failed: $fails"
