@@ -839,7 +839,13 @@ fn fast_addr(
         return Ok(None);
     };
     let cp = match (a_cp, b_cp) {
-        (Some([a_cp_sd, a_cp_gd]), Some([b_cp_sd, b_cp_gd])) if text.ld_elems == 0 => {
+        // Not with 8-byte chunks (K = 4 mod 8): there the loop holding both the constant and
+        // the guarded loads spilled (40 bytes at 255 registers) and ran 9% slower than the
+        // guarded loads alone (H200, 4096x4096x4100: 237 against 260 TFLOP/s, bench/gpu
+        // README "Session 30"); every other chunk size measured faster with them.
+        (Some([a_cp_sd, a_cp_gd]), Some([b_cp_sd, b_cp_gd]))
+            if text.ld_elems == 0 && text.chunk != 4 =>
+        {
             let full_a = full_tile([("m0", spec.m, c.bm), ("k0", spec.k, c.bk)]);
             let full_b = full_tile([("n0", spec.n, c.bn), ("k0", spec.k, c.bk)]);
             (full_a != "0" || full_b != "0").then_some(Sm80FastCp {
