@@ -407,9 +407,9 @@ impl Tensors {
 /// A register tensor's layout with its table.
 #[derive(Clone, Copy, Debug)]
 pub struct Reg<'a> {
-    tv: &'a TvLayout,
-    table: &'a [i64],
-    nv: i64,
+    pub(crate) tv: &'a TvLayout,
+    pub(crate) table: &'a [i64],
+    pub(crate) nv: i64,
     shape: &'a [i64],
 }
 
@@ -912,25 +912,35 @@ fn canonical(ts: &Tensors, name: &str, atom: &str) -> Result<(), String> {
 
 fn injective(ts: &Tensors, name: &str) -> Result<(), String> {
     let (t, l) = ts.mem(name)?;
+    if let Some(i) = l.iter().position(|&o| o < 0) {
+        return Err(format!("{name} stores cell #{i} at a negative offset"));
+    }
+    match collision(l, &t.shape, t.bounds.as_deref()) {
+        Some((a, b, o)) => Err(format!("{name} stores {a:?} and {b:?} both at {o}")),
+        None => Ok(()),
+    }
+}
+
+/// Two cells of `shape` that `table` (the element offset of every column-major cell) puts at
+/// one element, the first such pair in column-major order, with that element; only cells below
+/// `bounds` count (all where `None`: a global view's other cells are never accessed). `None`:
+/// the map is injective there.
+pub fn collision(
+    table: &[i64],
+    shape: &[i64],
+    bounds: Option<&[i64]>,
+) -> Option<(Vec<i64>, Vec<i64>, i64)> {
     let mut seen = BTreeMap::new();
-    // Cells outside a global view's bounds are never accessed.
-    let within = |i: usize| match &t.bounds {
-        None => true,
-        Some(b) => coord(&t.shape, i as i64).iter().zip(b).all(|(c, b)| c < b),
-    };
-    for (i, &o) in l.iter().enumerate().filter(|&(i, _)| within(i)) {
-        if o < 0 {
-            return Err(format!("{name} stores cell #{i} at a negative offset"));
+    for (i, &o) in table.iter().enumerate() {
+        let at = coord(shape, i as i64);
+        if bounds.is_some_and(|b| at.iter().zip(b).any(|(c, b)| c >= b)) {
+            continue;
         }
-        if let Some(prev) = seen.insert(o, i) {
-            return Err(format!(
-                "{name} stores {:?} and {:?} both at {o}",
-                coord(&t.shape, prev as i64),
-                coord(&t.shape, i as i64)
-            ));
+        if let Some(prev) = seen.insert(o, at.clone()) {
+            return Some((prev, at, o));
         }
     }
-    Ok(())
+    None
 }
 
 /// Bytes a shared tensor occupies: (largest offset + 1) elements, from its offset table.

@@ -209,7 +209,7 @@ pub(super) fn ops_are_bound(c: &SynthesisCertificate, ts: &Tensors) -> Result<()
             return Err(at(format!("{} inputs", ins.len())));
         }
         let claims = match op.op.as_str() {
-            "mma" => mma(c, op.instruction.as_str(), out, &ins),
+            "mma" => mma(c, ts, op.instruction.as_str(), out, &ins),
             "copy" => copy(c, ts, op.instruction.as_str(), ins[0], out),
             "cast" => cast(c, op.instruction.as_str(), &ins, out),
             "elementwise" => elementwise(c, op.instruction.as_str(), &ins, out),
@@ -264,22 +264,20 @@ pub(super) fn ops_are_bound(c: &SynthesisCertificate, ts: &Tensors) -> Result<()
 /// distinct column-block sets; `interleaved` means every group's blocks step by `wm` (`wn`), as
 /// against contiguous runs (the two coincide where a group holds one block per axis).
 fn arrangement(
+    ts: &Tensors,
     out: &SynthTensor,
     threads: i64,
     atom: [i64; 2],
     (wm, wn): (i64, i64),
     interleaved: bool,
 ) -> Result<(), String> {
-    let Ok(Layout::Tv(tv)) = Layout::parse(&out.layout, None) else {
-        return Err(format!("{} has no thread-value layout", out.name));
-    };
+    let (_, reg) = ts.reg(&out.name)?;
     let [m, _] = out.shape[..] else {
         return Err(format!("{} is not a matrix", out.name));
     };
     let (am, an) = (atom[0].max(1), atom[1].max(1));
-    let table = super::tv_table(&tv)?;
-    let values = tv.values().max(1);
-    let groups = tv.threads() / threads.max(1);
+    let (table, values) = (reg.table, reg.nv.max(1));
+    let groups = reg.tv.threads() / threads.max(1);
     let mut rows: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); groups as usize];
     let mut cols: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); groups as usize];
     for (i, &cell) in table.iter().enumerate() {
@@ -327,6 +325,7 @@ fn find(
 
 fn mma(
     c: &SynthesisCertificate,
+    ts: &Tensors,
     text: &str,
     out: &SynthTensor,
     ins: &[&SynthTensor],
@@ -366,7 +365,14 @@ fn mma(
     let interleaved = warps
         .strip_suffix(')')
         .is_some_and(|w| w.ends_with(" interleaved"));
-    arrangement(out, *threads, [shape[0], shape[1]], (wm, wn), interleaved)?;
+    arrangement(
+        ts,
+        out,
+        *threads,
+        [shape[0], shape[1]],
+        (wm, wn),
+        interleaved,
+    )?;
     for t in [a, b] {
         if !ins_.ab.contains(&t.dtype) {
             return Err(format!(

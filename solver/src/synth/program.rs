@@ -610,25 +610,17 @@ impl ProgramBuilder {
             // never written).
             let l = td.layout.as_ref().expect("a global view has its layout");
             let table = super::smem::table_of(l, &td.shape)?;
-            let mut seen = std::collections::HashMap::with_capacity(table.len());
-            let within = |i: usize| match &td.bounds {
-                None => true,
-                Some(b) => coord_of(&td.shape, i).iter().zip(b).all(|(c, b)| c < b),
-            };
-            for (i, &o) in table.iter().enumerate().filter(|&(i, _)| within(i)) {
-                if let Some(prev) = seen.insert(o, i) {
-                    let at = |x: usize| coord_of(&td.shape, x);
-                    return Err(bad(
-                        self.line,
-                        "copy",
-                        format!(
-                            "{dst} stores cells {:?} and {:?} both at element {o}: the writes would \
-                             race (a stored global view must be injective)",
-                            at(prev),
-                            at(i)
-                        ),
-                    ));
-                }
+            if let Some((a, b, o)) =
+                certify::synthesis::collision(&table, &td.shape, td.bounds.as_deref())
+            {
+                return Err(bad(
+                    self.line,
+                    "copy",
+                    format!(
+                        "{dst} stores cells {a:?} and {b:?} both at element {o}: the writes would \
+                         race (a stored global view must be injective)"
+                    ),
+                ));
             }
         }
         self.push(OpKind::Copy, vec![s], d)
@@ -927,18 +919,6 @@ impl ProgramBuilder {
         }
         Ok(p)
     }
-}
-
-/// The coordinate of cell `i` of `shape` (first dimension fastest, as the tables count).
-pub(crate) fn coord_of(shape: &[i64], mut i: usize) -> Vec<i64> {
-    shape
-        .iter()
-        .map(|&d| {
-            let c = i as i64 % d;
-            i /= d as usize;
-            c
-        })
-        .collect()
 }
 
 fn parse_layout(line: usize, op: &str, text: &str) -> Result<Layout, SynthError> {
