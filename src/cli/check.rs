@@ -23,20 +23,16 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
         });
     }
     // Rule, explanation and movement certificates carry a `kind`; equivalence certificates do not.
-    let value = Some(value);
-    let kind = value
-        .as_ref()
-        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    let kind = value.get("kind").and_then(|k| k.as_str());
     // A distributed plan's certificate (`dist plan --cert`): its claim re-decided from its own
     // layouts, its evidence (digest, places, decider) compared, and the other deciders re-run.
-    if value.as_ref().is_some_and(|v| {
-        ["source", "target", "plan"]
-            .iter()
-            .all(|k| v.get(k).is_some())
-    }) {
+    if ["source", "target", "plan"]
+        .iter()
+        .all(|k| value.get(k).is_some())
+    {
         return Ok(other_kind(dist_certificate(&text), as_json));
     }
-    match kind.as_deref() {
+    match kind {
         Some("rule") => {
             return Ok(other_kind(
                 certify::rules::certificate::check(&text).map(|c| {
