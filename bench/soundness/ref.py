@@ -145,7 +145,11 @@ def natural(l):
 
 
 def resolve(a, b, given):
-    """The claim's domain (common.md): a shape, or None when not comparable/ambiguous."""
+    """The claim's domain (common.md): a shape, or None when not comparable/ambiguous.
+
+    Sides read in different orders (CuTe colex against row-major) share a reading only of
+    equal natural domains, or of flat ones (at most one extent above 1): otherwise the verdict
+    depends on the shape and the claim is ambiguous (keeps `equivalent` transitive)."""
     (na, oa, fa), (nb, ob, fb) = natural(a), natural(b)
     if given is not None:
         given = list(given)
@@ -154,22 +158,27 @@ def resolve(a, b, given):
         if (fa and given != na) or (fb and given != nb):
             return None
         return given
+
+    def flat(n):
+        return sum(1 for e in n if e != 1) <= 1
+
+    alike = oa == ob or na == nb or (flat(na) and flat(nb))
     if fa and fb:
         return na if na == nb else None
     if fa:
-        return na if prod(na) == size(b) else None
+        return na if prod(na) == size(b) and alike else None
     if fb:
-        return nb if prod(nb) == size(a) else None
+        return nb if prod(nb) == size(a) and alike else None
     if size(a) != size(b):
         return None
     if na == nb:
         return na
+    if not alike:
+        return None
     ra, rb = len(na) >= 2, len(nb) >= 2
-    if ra != rb:
+    if oa == ob and ra != rb:
         return na if ra else nb
-    if ra and rb and oa == ob:
-        return [size(a)]
-    return None
+    return [size(a)]
 
 
 def pycute_layout(shape, stride):

@@ -17,30 +17,48 @@
 //! 1. a fixed side gives the domain (two fixed sides must have the same one);
 //! 2. two equal natural domains give that domain;
 //! 3. natural domains of different sizes are not comparable (an error naming both);
-//! 4. when exactly one natural domain has rank >= 2, it is the domain (the other side, whose
-//!    natural domain is a flat index, reads the N-D coordinate in its own order);
-//! 5. two different natural domains of rank >= 2 read in the SAME order give the flat index
-//!    `[n]`: both sides flatten any shape of size `n` the same way, so the verdict is the same
-//!    over every such shape;
-//! 6. otherwise the claim is ambiguous and the caller must name a shape (`--shape`).
+//! 4. sides read in the SAME order: when exactly one natural domain has rank >= 2 it is the
+//!    domain, else the flat index `[n]`; both sides flatten any shape of size `n` the same way,
+//!    so the verdict is the same over every such shape;
+//! 5. sides read in DIFFERENT orders (CuTe against Axe, TV or linear) whose natural domains
+//!    differ: the flat index `[n]` when neither has two extents above 1 (every reading of such
+//!    a shape is the flat index), else the claim is ambiguous and the caller must name a shape
+//!    (`--shape`). Rule 1 is subject to this too: a fixed side gives the domain to a side read
+//!    in the other order only when their natural domains are equal or both flat.
 //!
 //! A named shape is used as given (a fixed side must agree with it).
 //!
-//! Why this is symmetric: every rule is stated on the unordered pair of sides. Why it matters:
-//! `S[(3,3):(3,1)]` (Axe, natural `[9]`) and `(3,3):(1,3)` (CuTe, natural `(3,3)`) agree at every
-//! flat index (both are the identity there) but not at the coordinate `(0,1)` of `(3,3)` (Axe
-//! reads it as index 1, CuTe as index 3); rule 4 decides them over `(3,3)`, whichever side is
-//! written first.
+//! Why this is symmetric: every rule is stated on the unordered pair of sides. Why rule 5
+//! refuses: over a shape of rank >= 2 a colexicographic and a row-major side read different
+//! flat indices, so their verdict depends on the shape, while two sides read in one order get
+//! the same verdict over every shape of their size. Picking one side's rank >= 2 domain for a
+//! mixed pair would make `equivalent` intransitive: `S[32:1]` (Axe, `[32]`) and `32:1` (CuTe,
+//! `[32]`) are equal over the flat index, `32:1` and `(4,8):(1,4)` (both CuTe) are equal over
+//! every shape, yet `S[32:1]` and `(4,8):(1,4)` differ over `(4,8)` (Axe reads `(0,1)` as
+//! index 1, CuTe as index 4). With rule 5 every verdict given without a shape is a verdict
+//! about each side's own map (its flat function in its order, or its function over its own
+//! natural domain when the two sides' domains are equal), so verdicts chain: `A ~ B` and
+//! `B ~ C` decided give `A ~ C` whenever `A ~ C` is decided.
+//!
+//! A named shape is used as given (a fixed side must agree with it).
+//!
+//! Example: `S[(3,3):(3,1)]` (Axe, natural `[9]`) and `(3,3):(1,3)` (CuTe, natural `(3,3)`)
+//! agree at every flat index (both are the identity there) but not at the coordinate `(0,1)` of
+//! `(3,3)` (Axe reads it as index 1, CuTe as index 3): the claim names no shape, so it is
+//! ambiguous (rule 5), whichever side is written first; `--shape 9` or `--shape 3,3` decides it.
 //!
 //! ```
 //! use certify::domain::{resolve, Source};
 //! use layout::Layout;
 //! let axe = Layout::parse("S[(3,3):(3,1)]", None)?;
 //! let cute = Layout::parse("(3,3):(1,3)", None)?;
-//! let d = resolve(&axe, &cute, None)?;
-//! assert_eq!(d.shape, vec![3, 3]);
-//! assert_eq!(d.source, Source::Right);
-//! assert_eq!(resolve(&cute, &axe, None)?.shape, vec![3, 3]);
+//! assert!(resolve(&axe, &cute, None).is_err());
+//! assert!(resolve(&cute, &axe, None).is_err());
+//! let d = resolve(&axe, &cute, Some(&[3, 3]))?;
+//! assert_eq!((d.shape, d.source), (vec![3, 3], Source::Given));
+//! // Two CuTe layouts of different shapes read alike: the flat index.
+//! let d = resolve(&cute, &Layout::parse("9:1", None)?, None)?;
+//! assert_eq!((d.shape, d.source), (vec![3, 3], Source::Left));
 //! # Ok::<(), layout::LayoutError>(())
 //! ```
 
@@ -211,6 +229,27 @@ pub fn resolve_pair(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Dom
         }
         return Ok(domain(g.to_vec(), Source::Given));
     }
+    // Rule 5: sides read in different orders share a reading only of equal natural domains or
+    // of flat ones.
+    let flat = |n: &Natural| n.shape.iter().filter(|&&e| e != 1).count() <= 1;
+    let alike = na.order == nb.order || na.shape == nb.shape || (flat(&na) && flat(&nb));
+    let ambiguous = || {
+        let n = size(&na.shape).map_or("n".into(), |n| n.to_string());
+        let wide = if flat(&na) { &nb } else { &na };
+        NoDomain::Ambiguous(format!(
+            "ambiguous: left reads {} {}, right reads {} {}; over {} the sides read different flat indices, so the verdict depends on the shape; name one with --shape (e.g. --shape {n}, or --shape {})",
+            show(&na.shape),
+            na.order.name(),
+            show(&nb.shape),
+            nb.order.name(),
+            show(&wide.shape),
+            wide.shape
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        ))
+    };
     match (na.fixed, nb.fixed) {
         (true, true) if na.shape != nb.shape => {
             return Err(bad(format!(
@@ -220,6 +259,8 @@ pub fn resolve_pair(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Dom
             )))
         }
         (true, true) => return Ok(domain(na.shape, Source::Both)),
+        // A fixed side against the other order: the size check below, then rule 5.
+        (true, false) | (false, true) if !alike => {}
         (true, false) => return Ok(domain(na.shape, Source::Left)),
         (false, true) => return Ok(domain(nb.shape, Source::Right)),
         (false, false) => {}
@@ -238,17 +279,12 @@ pub fn resolve_pair(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Dom
         )));
     }
     let n = sa.ok_or_else(|| bad("the domain's size overflows i64".into()))?;
+    if !alike {
+        return Err(ambiguous());
+    }
     match (na.shape.len() >= 2, nb.shape.len() >= 2) {
-        (true, false) => Ok(domain(na.shape, Source::Left)),
-        (false, true) => Ok(domain(nb.shape, Source::Right)),
-        (false, false) => Ok(domain(vec![n], Source::Flat)),
-        (true, true) if na.order == nb.order => Ok(domain(vec![n], Source::Flat)),
-        (true, true) => Err(NoDomain::Ambiguous(format!(
-            "ambiguous: left reads {} {}, right reads {} {}, and the verdict depends on the shape; name one with --shape",
-            show(&na.shape),
-            na.order.name(),
-            show(&nb.shape),
-            nb.order.name()
-        ))),
+        (true, false) if na.order == nb.order => Ok(domain(na.shape, Source::Left)),
+        (false, true) if na.order == nb.order => Ok(domain(nb.shape, Source::Right)),
+        _ => Ok(domain(vec![n], Source::Flat)),
     }
 }

@@ -107,18 +107,42 @@ fn reference_equal(a: &Flat, b: &Flat, shape: &[i64]) -> bool {
 }
 
 #[test]
-fn an_axe_and_a_cute_layout_are_compared_over_the_n_d_domain_either_way() {
+fn an_axe_and_a_cute_layout_of_rank_2_need_a_named_shape_either_way() {
     // The soundness issue's repro: these agree at every flat index but not at (0,1) of (3,3).
+    // Neither reading is the sides' own (rule 5): the claim asks for a shape, both ways.
     let (axe, cute) = (parse("S[(3,3):(3,1)]"), parse("(3,3):(1,3)"));
     for (a, b) in [(&axe, &cute), (&cute, &axe)] {
-        let r = equivalent(a, b, None, &policy()).unwrap();
-        assert_eq!(r.verdict(), "not equivalent");
-        assert_eq!(r.shape, vec![3, 3]);
+        let e = equivalent(a, b, None, &policy()).unwrap_err().to_string();
+        assert!(e.contains("ambiguous") && e.contains("--shape"), "{e}");
     }
-    // Over the flat index, named explicitly, they are equivalent.
+    // Over the flat index, named explicitly, they are equivalent; over (3,3) they are not.
     let r = equivalent(&axe, &cute, Some(&[9]), &policy()).unwrap();
     assert_eq!(r.verdict(), "equivalent");
     assert_eq!(r.domain.source, Source::Given);
+    let r = equivalent(&cute, &axe, Some(&[3, 3]), &policy()).unwrap();
+    assert_eq!(r.verdict(), "not equivalent");
+}
+
+/// The deciders audit (F2): `equivalent` was not transitive. `((4,8)):((8,1))` against
+/// `S[(8,4):(1,8)]` was decided over the flat index (equivalent), `((4,8)):((8,1))` against
+/// `(4,8):(8,1)` over every shape alike (equivalent), and `S[(8,4):(1,8)]` against
+/// `(4,8):(8,1)` over (4,8), read in two orders (not equivalent). The last claim now asks for
+/// its shape; the same with `S[32:1]`, `32:1` and `(4,8):(1,4)`.
+#[test]
+fn equivalent_verdicts_chain() {
+    for [a, b, c] in [
+        ["S[(8,4):(1,8)]", "((4,8)):((8,1))", "(4,8):(8,1)"],
+        ["S[32:1]", "32:1", "(4,8):(1,4)"],
+    ] {
+        let (la, lb, lc) = (parse(a), parse(b), parse(c));
+        let v = |x: &Layout, y: &Layout| equivalent(x, y, None, &policy()).map(|r| r.verdict());
+        assert_eq!(v(&la, &lb).unwrap(), "equivalent", "{a} {b}");
+        assert_eq!(v(&lb, &lc).unwrap(), "equivalent", "{b} {c}");
+        for (x, y) in [(&la, &lc), (&lc, &la)] {
+            let e = v(x, y).unwrap_err().to_string();
+            assert!(e.contains("ambiguous"), "{a} {c}: {e}");
+        }
+    }
 }
 
 #[test]
@@ -199,6 +223,82 @@ proptest! {
             }
             (Err(_), Err(_)) => {}
             _ => prop_assert!(false, "one direction resolves, the other does not: {:?} / {:?}", ab, ba),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Verdicts given without a shape chain: for `a`, a regrouping `b` of it and a regrouping
+    /// `c` of `b` (each possibly in the other order, so many triples are equal), whenever
+    /// `a ~ b` and `b ~ c` are decided equivalent and `a ~ c` is decided, it is equivalent;
+    /// and `a ~ b` decided not equivalent with `b ~ c` equivalent gives `a ~ c` not
+    /// equivalent (where decided).
+    #[test]
+    fn verdicts_without_a_shape_are_transitive(
+        a in flat(),
+        flips in prop::collection::vec(any::<bool>(), 2),
+        perturb in any::<bool>(),
+    ) {
+        // The same modes read in the other order (the same map over its N-D domain).
+        let regroup = |x: &Flat, flip: bool| -> Flat {
+            let mut y = x.clone();
+            if flip {
+                y.colex = !x.colex;
+                y.extents.reverse();
+                y.strides.reverse();
+            }
+            let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+            y.text = if y.colex {
+                format!("({}):({})", list(&y.extents), list(&y.strides))
+            } else {
+                format!("S[({}):({})]", list(&y.extents), list(&y.strides))
+            };
+            y
+        };
+        let b = regroup(&a, flips[0]);
+        let mut c = regroup(&b, flips[1]);
+        if perturb {
+            c.strides[0] += 1;
+            let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+            c.text = if c.colex {
+                format!("({}):({})", list(&c.extents), list(&c.strides))
+            } else {
+                format!("S[({}):({})]", list(&c.extents), list(&c.strides))
+            };
+        }
+        // One-mode spellings of the same flat layouts, so natural domains of rank 1 meet
+        // rank >= 2 ones: CuTe `((e0,e1,..)):((d0,d1,..))`, Axe is always `[n]`.
+        let nest = |x: &Flat| -> Flat {
+            let mut y = x.clone();
+            if y.colex {
+                let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+                y.text = format!("(({})):(({}))", list(&y.extents), list(&y.strides));
+            }
+            y
+        };
+        let sides = [a.clone(), nest(&a), b.clone(), nest(&b), c.clone(), nest(&c)];
+        let layouts: Vec<Layout> = sides.iter().map(|f| parse(&f.text)).collect();
+        let verdict = |i: usize, j: usize| {
+            equivalent(&layouts[i], &layouts[j], None, &policy())
+                .ok()
+                .map(|r| r.verdict() == "equivalent")
+        };
+        let n = sides.len();
+        let table: Vec<Vec<Option<bool>>> =
+            (0..n).map(|i| (0..n).map(|j| verdict(i, j)).collect()).collect();
+        for i in 0..n {
+            for j in 0..n {
+                for k in 0..n {
+                    if let (Some(x), Some(y), Some(z)) = (table[i][j], table[j][k], table[i][k]) {
+                        prop_assert!(!(x && y) || z, "{} ~ {} ~ {} but not {} ~ {}",
+                            sides[i].text, sides[j].text, sides[k].text, sides[i].text, sides[k].text);
+                        prop_assert!(!(!x && y) || !z, "{} !~ {} ~ {} but {} ~ {}",
+                            sides[i].text, sides[j].text, sides[k].text, sides[i].text, sides[k].text);
+                    }
+                }
+            }
         }
     }
 }

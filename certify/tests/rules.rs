@@ -544,7 +544,7 @@ fn confirm_refutation(text: &str, r: &RuleReport) {
     assert!(rule.conds.iter().all(|c| eval::cond(c, &a)), "{}", x.line());
     match (eval::term(&rule.lhs, &a), eval::term(&rule.rhs, &a)) {
         (Ok(l), Ok(rr)) => {
-            let Ok(shape) = certify::rules::prove::claim_domain(&l, &rr) else {
+            let Ok(shape) = certify::rules::prove::claim_domain_over(&l, &rr, rule.over) else {
                 assert_ne!(l.domain_size(), rr.domain_size(), "{}", x.line());
                 return;
             };
@@ -562,23 +562,38 @@ fn confirm_refutation(text: &str, r: &RuleReport) {
 }
 
 /// Bug: z3 compared both sides at one flat index, the exhaustive path at one N-D coordinate.
-/// A CuTe side of rank 2 against an Axe side is compared over the CuTe top shape in both.
+/// A CuTe side of rank 2 against an Axe side has no one domain unless the rule names a side
+/// (`over`, spec certify.md 1b); both paths then compare over the same one.
 #[test]
-fn cute_against_axe_is_compared_over_the_cute_top_shape_in_both_paths() {
-    let big =
-        "rule r forall a b : int where 1 <= a <= 1000, 1 <= b <= 1000, a % 10 == 5, b % 10 == 5
-  (a, b):(1, a) == S[(b, a):(a, 1)]";
-    let r = &prove_source("b", big, &Options::default()).unwrap()[0];
-    assert_eq!(r.word(), "REFUTED", "{}", r.line());
-    confirm_refutation(big, r);
-    let one = "rule r forall a b : int where 5 <= a <= 5, 5 <= b <= 5
-  (a, b):(1, a) == S[(b, a):(a, 1)]";
-    let r = &prove_source("o", one, &Options::default()).unwrap()[0];
-    assert_eq!(r.word(), "REFUTED", "{}", r.line());
-    confirm_refutation(one, r);
-    // The true statement over the same domain: Axe S[(a,b):(1,a)] reads (i,j) as i + a*j.
+fn cute_against_axe_is_compared_over_the_named_side_in_both_paths() {
+    let rules = |over: &str, box_: &str| {
+        format!(
+            "rule r forall a b : int where {box_}
+  (a, b):(1, a) == S[(b, a):(a, 1)]{over}"
+        )
+    };
+    let (big, one) = (
+        "1 <= a <= 1000, 1 <= b <= 1000, a % 10 == 5, b % 10 == 5",
+        "5 <= a <= 5, 5 <= b <= 5",
+    );
+    for box_ in [big, one] {
+        // Over the CuTe side's (a, b), read in two orders: refuted (z3 and the grid).
+        let text = rules(" over lhs", box_);
+        let r = &prove_source("b", &text, &Options::default()).unwrap()[0];
+        assert_eq!(r.word(), "REFUTED", "{}", r.line());
+        confirm_refutation(&text, r);
+        // Over the flat index (the Axe side's domain) both are the identity.
+        let text = rules(" over rhs", box_);
+        let r = &prove_source("b", &text, &Options::default()).unwrap()[0];
+        assert_eq!(r.word(), "PROVED", "{}", r.line());
+        // Unnamed: ambiguous, in both paths.
+        let r = &prove_source("b", &rules("", box_), &Options::default()).unwrap()[0];
+        assert_eq!(r.word(), "UNKNOWN", "{}", r.line());
+        assert!(r.line().contains("over lhs"), "{}", r.line());
+    }
+    // The true statement over the CuTe side's domain: Axe S[(a,b):(1,a)] reads (i,j) as i + a*j.
     let sound = "rule s forall a b : int where 1 <= a <= 12, 1 <= b <= 12
-  (a, b):(1, a) == S[(a, b):(1, a)]";
+  (a, b):(1, a) == S[(a, b):(1, a)] over lhs";
     let r = &prove_source("s", sound, &Options::default()).unwrap()[0];
     assert_eq!(r.word(), "PROVED", "{}", r.line());
 }

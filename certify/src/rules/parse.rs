@@ -5,7 +5,14 @@
 //! rule merge_same_axis  forall e1 e2 s : int, a : axis
 //!   where 1 <= e1 <= 8, 1 <= e2 <= 8, -8 <= s <= 8
 //!   S[(e1,e2):((e2*s)@a, s@a)] == S[(e1*e2):(s@a)]
+//! rule convert_to_axe_preserves_map  forall L : cute(2, 3, 3)
+//!   L == to_axe(L) over lhs
 //! ```
+//! `over lhs` / `over rhs` names the claim's logical domain: that side's natural domain at
+//! every instance (spec certify.md 1b). Without it the domain is the one
+//! [`crate::domain::resolve_pair`] gives, which is ambiguous where a CuTe side of rank 2 or
+//! more meets an Axe side (each reads an N-D coordinate in its own order).
+//!
 //! Layout literals are cut into verbatim text and holes: an integer parameter or an arithmetic
 //! run (`e1*e2`, `(e2*s)`) becomes an integer hole, an axis parameter an axis hole; `layout`'s
 //! own parser reads the literal once the holes are filled.
@@ -24,7 +31,7 @@ use layout::ParseError;
 
 use super::ops::{signature, ArgKind};
 use super::syntax::{
-    Arg, CallArg, CmpOp, Cond, IntExpr, Param, Piece, Relation, Rule, RuleFile, Sort, Term,
+    Arg, CallArg, CmpOp, Cond, IntExpr, Over, Param, Piece, Relation, Rule, RuleFile, Sort, Term,
 };
 
 /// How deeply terms, integer expressions and conditions may nest (operators, parentheses,
@@ -34,7 +41,7 @@ pub const MAX_NESTING: usize = 64;
 /// Words that cannot name a parameter.
 const RESERVED: &[&str] = &[
     "rule", "forall", "where", "int", "axis", "cute", "axe", "size", "cosize", "rank", "pow2",
-    "defined", "S", "R", "Sw", "o",
+    "defined", "S", "R", "Sw", "o", "over",
 ];
 
 /// Integer functions usable in expressions: name and whether the argument is a term.
@@ -346,10 +353,27 @@ impl<'a> Parser<'a> {
             return Err(self.err("\"==\" (same map) or \"===\" (identical)"));
         };
         let rhs = self.term()?;
+        let over = if self.keyword("over") {
+            let (side, span) =
+                self.ident("\"lhs\" or \"rhs\" (the side whose natural domain the claim is over)")?;
+            match side.as_str() {
+                "lhs" => Some(Over::Lhs),
+                "rhs" => Some(Over::Rhs),
+                _ => {
+                    return Err(self.err_at(
+                        span,
+                        "\"lhs\" or \"rhs\" (the side whose natural domain the claim is over)",
+                        &format!("{side:?}"),
+                    ))
+                }
+            }
+        } else {
+            None
+        };
         let end = self.pos;
         self.ws();
         if self.pos < self.src.len() && !matches!(self.peek_ident(), Some((w, _)) if w == "rule") {
-            return Err(self.err("the end of the rule (a new \"rule\" or the end of the file)"));
+            return Err(self.err("\"over lhs\", \"over rhs\", or the end of the rule (a new \"rule\" or the end of the file)"));
         }
         Ok(Rule {
             name,
@@ -360,6 +384,7 @@ impl<'a> Parser<'a> {
             lhs,
             relation,
             rhs,
+            over,
         })
     }
 
@@ -689,8 +714,18 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// A layout literal: everything up to a `,`, an unmatched closer, `=` or the end of the
-    /// line at bracket depth 0.
+    /// Whether the word `over` (a rule's domain clause) starts at byte `i`, after whitespace
+    /// and before whitespace or the end.
+    fn at_over(&self, i: usize) -> bool {
+        let b = self.src.as_bytes();
+        b[i..].starts_with(b"over")
+            && i > 0
+            && b[i - 1].is_ascii_whitespace()
+            && b.get(i + 4).is_none_or(|c| c.is_ascii_whitespace())
+    }
+
+    /// A layout literal: everything up to a `,`, an unmatched closer, `=`, the word `over` or
+    /// the end of the line at bracket depth 0.
     fn literal(&mut self) -> Result<Term, ParseError> {
         self.ws();
         let start = self.pos;
@@ -701,7 +736,8 @@ impl<'a> Parser<'a> {
             let c = bytes[i];
             if stack.is_empty()
                 && (matches!(c, b',' | b')' | b']' | b'}' | b'\n' | b'=')
-                    || bytes[i..].starts_with(b"//"))
+                    || bytes[i..].starts_with(b"//")
+                    || self.at_over(i))
             {
                 break;
             }

@@ -25,7 +25,7 @@ use layout::{CuteLayout, Layout, LayoutError};
 
 use super::eval::{self, show_assignment, Assignment, Bound};
 use super::symbolic;
-use super::syntax::{Cond, IntExpr, Relation, Rule, Sort};
+use super::syntax::{Cond, IntExpr, Over, Relation, Rule, Sort};
 use crate::claim::{equivalent, semantic_points, Policy};
 
 /// The largest `max_instances` a run accepts (`laycert prove --max-instances` above it is bad
@@ -254,7 +254,7 @@ pub fn decide_evaluated(
     match rule.relation {
         Relation::Identical if x == y => Instance::Holds { defined: true },
         Relation::Identical => differs(params, x.print(), y.print(), None, "this value", "another"),
-        Relation::SameMap => same_map(params, &x, &y, opts),
+        Relation::SameMap => same_map(params, &x, &y, rule.over, opts),
     }
 }
 
@@ -281,7 +281,34 @@ pub use crate::domain::NoDomain;
 /// The domain two layouts are compared over when the claim names none: the one definition of
 /// spec certify.md 1b, [`crate::domain::resolve_pair`].
 pub fn claim_domain(x: &Layout, y: &Layout) -> Result<Vec<i64>, NoDomain> {
-    crate::domain::resolve_pair(x, y, None).map(|d| d.shape)
+    claim_domain_over(x, y, None)
+}
+
+/// The domain a rule's two values are compared over: the natural domain of the side its
+/// `over` clause names ([`Over`]), else [`claim_domain`]'s; the shape is then checked as a
+/// given one (a fixed side must have it).
+pub fn claim_domain_over(x: &Layout, y: &Layout, over: Option<Over>) -> Result<Vec<i64>, NoDomain> {
+    rule_domain(x, y, over, None)
+}
+
+/// [`claim_domain_over`], with a shape the claim names itself (`validate`'s `"shape"`) first.
+fn rule_domain(
+    x: &Layout,
+    y: &Layout,
+    over: Option<Over>,
+    given: Option<&[i64]>,
+) -> Result<Vec<i64>, NoDomain> {
+    // Sides that cannot be compared at all (different sizes) stay so whatever side is named.
+    if let (Some(_), None, Err(e @ NoDomain::NotComparable(_))) =
+        (over, given, crate::domain::resolve_pair(x, y, None))
+    {
+        return Err(e);
+    }
+    let side = over.map(|o| match o {
+        Over::Lhs => crate::domain::natural(x).shape,
+        Over::Rhs => crate::domain::natural(y).shape,
+    });
+    crate::domain::resolve_pair(x, y, given.or(side.as_deref())).map(|d| d.shape)
 }
 
 /// The shape two layouts are compared over ([`claim_domain`]), when they have one.
@@ -289,9 +316,14 @@ pub fn comparison_shape(x: &Layout, y: &Layout) -> Option<Vec<i64>> {
     claim_domain(x, y).ok()
 }
 
-fn same_map(params: String, x: &Layout, y: &Layout, opts: &Options) -> Instance {
-    let domain = crate::domain::resolve_pair(x, y, opts.domain.as_deref()).map(|d| d.shape);
-    let shape = match domain {
+fn same_map(
+    params: String,
+    x: &Layout,
+    y: &Layout,
+    over: Option<Over>,
+    opts: &Options,
+) -> Instance {
+    let shape = match rule_domain(x, y, over, opts.domain.as_deref()) {
         Ok(s) => s,
         Err(NoDomain::NotComparable(why)) => {
             return differs(
@@ -303,7 +335,15 @@ fn same_map(params: String, x: &Layout, y: &Layout, opts: &Options) -> Instance 
                 "(no common domain)",
             )
         }
-        Err(NoDomain::Ambiguous(why)) => return Instance::Unknown(format!("{params}: {why}")),
+        Err(NoDomain::Ambiguous(why)) => {
+            let why = match why.split_once("; name one with --shape") {
+                Some((head, _)) => format!(
+                    "{head}; name it with `over lhs` or `over rhs` after the rule's sides (a log line: \"shape\")"
+                ),
+                None => why,
+            };
+            return Instance::Unknown(format!("{params}: {why}"));
+        }
     };
     let policy = Policy {
         exhaustive_limit: opts.exhaustive_limit,
@@ -342,9 +382,10 @@ pub fn refutation_at(
     params: String,
     x: &Layout,
     y: &Layout,
+    over: Option<Over>,
     coord: &[i64],
 ) -> Option<Box<Refutation>> {
-    let shape = claim_domain(x, y).ok()?;
+    let shape = claim_domain_over(x, y, over).ok()?;
     let (px, py) = (
         semantic_points(x, &shape, coord).ok()?,
         semantic_points(y, &shape, coord).ok()?,

@@ -14,12 +14,13 @@
 //! one side is defined, or both are and the sizes differ, or both are and some coordinate of
 //! the claim domain maps to different points.
 //!
-//! The claim domain (spec certify.md §1b, [`super::prove::claim_domain`]): a CuTe side of
-//! top-level rank >= 2 against an Axe side is compared over the CuTe side's top-level shape:
-//! its leaf digits are the coordinate, the CuTe side reads them colexicographically and the
-//! Axe side reads the row-major flat index of the same N-D coordinate. Otherwise both sides
-//! read one flat index in the same order (two CuTe sides: colexicographic; two Axe sides or a
-//! rank-1 CuTe side: `[n]`), which is exact.
+//! The claim domain (spec certify.md §1b, [`super::prove::claim_domain_over`]): a CuTe side
+//! of top-level rank >= 2 against an Axe side has one only when the rule names it (`over`);
+//! over the CuTe side it is that side's top-level shape: its leaf digits are the coordinate,
+//! the CuTe side reads them colexicographically and the Axe side reads the row-major flat
+//! index of the same N-D coordinate. Otherwise both sides read one flat index, each in its
+//! own order (two CuTe sides: colexicographic; two Axe sides, a rank-1 CuTe side, or a rule
+//! over the Axe side: `[n]`), which is exact.
 //!
 //! Axis parameters are enumerated (one query per assignment, at most
 //! [`MAX_AXIS_ASSIGNMENTS`]); axis names must be ones the axis registry leaves distinct (a
@@ -39,10 +40,10 @@ use super::crosscheck;
 use super::eval::{self, Assignment, Bound};
 use super::merged_form::merged_form;
 use super::prove::{
-    check_instance, claim_domain, conditions_are_the_box, int_box, refutation_at, Instance,
+    check_instance, claim_domain_over, conditions_are_the_box, int_box, refutation_at, Instance,
     Options, RuleReport, Verdict,
 };
-use super::syntax::{CallArg, Cond, IntExpr, Piece, Rule, Sort, Term};
+use super::syntax::{CallArg, Cond, IntExpr, Over, Piece, Rule, Sort, Term};
 use crate::smt::{canonical_smt2, check, limited_solver, z3_version, Verdict as Z3};
 
 /// The most axis-parameter assignments z3 is asked about (one query each).
@@ -896,14 +897,12 @@ fn differ(
     Bool::or(&differ)
 }
 
-/// Whether both sides read one flat index (no CuTe side of top-level rank >= 2 against an
-/// Axe side, whose claim domain is the CuTe side's top-level shape) and have the same merged
-/// form ([`super::merged_form`]): then, wherever both are defined, they map every index of
-/// the claim domain to the same point.
+/// Whether both sides have the same merged form ([`super::merged_form`]): then, wherever
+/// both are defined, they map every flat index to the same point (the caller checks that the
+/// claim domain is the flat index).
 fn same_merged_form(l: &SymLayout, r: &SymLayout) -> bool {
-    let nd = (l.colex && !r.colex && l.top_rank >= 2) || (r.colex && !l.colex && r.top_rank >= 2);
     let form = |x: &SymLayout| merged_form(&x.iters, x.colex, &x.offsets);
-    !nd && matches!((form(l), form(r)), (Some(a), Some(b)) if a == b)
+    matches!((form(l), form(r)), (Some(a), Some(b)) if a == b)
 }
 
 /// How the model's coordinate is read back.
@@ -933,10 +932,12 @@ enum Part {
     Points,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build(
     rule: &Rule,
     l: &SymLayout,
     r: &SymLayout,
+    nd: bool,
     ibox: &BTreeMap<String, (i64, i64)>,
     width: u32,
     rlimit: u32,
@@ -978,11 +979,11 @@ fn build(
         .chain(r.iters.iter().map(|i| i.2.clone()))
         .chain(r.offsets.iter().map(|o| o.1.clone()))
         .collect();
-    // The claim domain: a CuTe side of top-level rank >= 2 against an Axe side gives its
-    // top-level shape; otherwise one flat index read in the shared order.
-    let cute_top = match (l.colex, r.colex) {
-        (true, false) if l.top_rank >= 2 => Some(true),
-        (false, true) if r.top_rank >= 2 => Some(false),
+    // The claim domain: with `nd`, the top-level shape of the CuTe side (of rank >= 2, against
+    // an Axe side); otherwise one flat index, each side read in its own order.
+    let cute_top = match (nd, l.colex, r.colex) {
+        (true, true, false) => Some(true),
+        (true, false, true) => Some(false),
         _ => None,
     };
     let enumerated = match cute_top {
@@ -1150,8 +1151,15 @@ fn axis_assignments(rule: &Rule) -> Option<Vec<Assignment>> {
 }
 
 /// The model's coordinate in the concrete claim domain of `x` and `y`.
-fn model_coord(m: &z3::Model, q: &Query, width: u32, x: &Layout, y: &Layout) -> Option<Vec<i64>> {
-    let shape = claim_domain(x, y).ok()?;
+fn model_coord(
+    m: &z3::Model,
+    q: &Query,
+    width: u32,
+    x: &Layout,
+    y: &Layout,
+    over: Option<Over>,
+) -> Option<Vec<i64>> {
+    let shape = claim_domain_over(x, y, over).ok()?;
     match &q.coord {
         Coord::Modes(vs) => Some(vs.iter().map(|v| signed(m, v, width)).collect()),
         Coord::Flat(v) => {
@@ -1250,10 +1258,29 @@ fn prove_in_context(
             ));
             return;
         }
-        let width = width_for(build(rule, &l, &r, &ibox, 64, opts.rlimit, Part::Points).max_abs);
+        // The claim domain: a CuTe side of top-level rank >= 2 against an Axe side is
+        // ambiguous unless the rule names a side (`over`); over the CuTe side it is its
+        // top-level shape, over the Axe side the flat index.
+        let cute_nd = |x: &SymLayout, y: &SymLayout| x.colex && !y.colex && x.top_rank >= 2;
+        let nd = match rule.over {
+            _ if !cute_nd(&l, &r) && !cute_nd(&r, &l) => false,
+            None => {
+                report.verdict = outside(
+                    "a CuTe side of top-level rank >= 2 against an Axe side has no one domain \
+                     (each reads an N-D coordinate in its own order): name it with `over lhs` \
+                     or `over rhs`"
+                        .into(),
+                );
+                return;
+            }
+            Some(Over::Lhs) => cute_nd(&l, &r),
+            Some(Over::Rhs) => cute_nd(&r, &l),
+        };
+        let width =
+            width_for(build(rule, &l, &r, nd, &ibox, 64, opts.rlimit, Part::Points).max_abs);
         widths.insert(width);
         for part in [Part::Definedness, Part::Size, Part::Points] {
-            let q = build(rule, &l, &r, &ibox, width, opts.rlimit, part);
+            let q = build(rule, &l, &r, nd, &ibox, width, opts.rlimit, part);
             queries += 1;
             let query = canonical_smt2(&q.solver.to_smt2());
             h.update(query.as_bytes());
@@ -1262,7 +1289,9 @@ fn prove_in_context(
                 Z3::Unsat => {}
                 // z3 gives up on the products merging modes makes: where both sides have one
                 // merged form, no flat index maps differently (see `merged_form`).
-                Z3::Unknown(why) if matches!(part, Part::Points) && same_merged_form(&l, &r) => {
+                Z3::Unknown(why)
+                    if matches!(part, Part::Points) && !nd && same_merged_form(&l, &r) =>
+                {
                     h.update(format!("points: one merged form (z3: {why})\n").as_bytes());
                     merged = true;
                 }
@@ -1282,8 +1311,8 @@ fn prove_in_context(
                     let concrete = match check_instance(rule, order, &a, opts) {
                         Instance::Differs(r) => Some(r),
                         _ => match (eval::term(&rule.lhs, &a), eval::term(&rule.rhs, &a)) {
-                            (Ok(x), Ok(y)) => model_coord(&m, &q, width, &x, &y)
-                                .and_then(|c| refutation_at(shown.clone(), &x, &y, &c)),
+                            (Ok(x), Ok(y)) => model_coord(&m, &q, width, &x, &y, rule.over)
+                                .and_then(|c| refutation_at(shown.clone(), &x, &y, rule.over, &c)),
                             _ => None,
                         },
                     };

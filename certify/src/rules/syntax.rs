@@ -30,6 +30,21 @@ pub struct Rule {
     pub relation: Relation,
     /// Right-hand side.
     pub rhs: Term,
+    /// `over lhs` / `over rhs`: the claim's logical domain is that side's natural domain at
+    /// every instance (spec certify.md 1b); absent: the one
+    /// [`crate::domain::resolve_pair`] gives for the instance's two values.
+    pub over: Option<Over>,
+}
+
+/// The side whose natural domain a rule's claim is decided over (`over lhs`, `over rhs`):
+/// needed where the sides read coordinates in different orders and their natural domains
+/// differ (a CuTe layout of rank 2 against an Axe layout), which is otherwise ambiguous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Over {
+    /// The left-hand side's natural domain.
+    Lhs,
+    /// The right-hand side's natural domain.
+    Rhs,
 }
 
 /// What a rule claims of its two sides at every instance.
