@@ -553,7 +553,10 @@ fn wave64_layouts_with_warps_are_compared_lane_by_lane_not_on_fused_threads() {
         ],
         2,
     );
-    assert!(err.contains("lane values reach 0..63"), "{err}");
+    assert!(
+        err.contains("lanes span 0..63") && err.contains("`tx`"),
+        "{err}"
+    );
     // Properties of one wave64 layout are decided with lanes and warps apart too (they were
     // refused, exit 2): the MFMA layout is a bijection of its 4 warps x 64 lanes x 16
     // registers onto the 64x64 tile (Gluon's bases span all 12 bits);
@@ -603,8 +606,27 @@ fn wave64_layouts_with_warps_are_compared_lane_by_lane_not_on_fused_threads() {
         ),
         "refuted"
     );
-    // 64 lanes and no warps anywhere: tx is the lane, and the claim is decided as before.
-    run(&["equiv", wave64, "S[64:1@laneid]", "--shape", "64"], 0);
+    // The Triton layout is a wavefront on its own (its warp in-dim keeps lanes and warps
+    // apart); an Axe layout on 64 lanes without warps reads as CUDA threads (lane 40 is thread
+    // 40). Neither reading is both sides' own, so the claim is refused (it was decided fused,
+    // a reading chosen by the pair: the deciders audit), and `--axes` compares lane by lane.
+    let err = run(&["equiv", wave64, "S[64:1@laneid]", "--shape", "64"], 2);
+    assert!(
+        err.contains("without warps") && err.contains("--axes"),
+        "{err}"
+    );
+    run(
+        &[
+            "equiv",
+            wave64,
+            "S[64:1@laneid]",
+            "--shape",
+            "64",
+            "--axes",
+            "laneid=lane64,warpid=wave64",
+        ],
+        0,
+    );
 }
 
 #[test]

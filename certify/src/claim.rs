@@ -258,13 +258,46 @@ pub fn equivalent(
 /// The axes a 64-lane wavefront's claim is decided on: `wavelane` and `wave`.
 pub const WAVEFRONT_AXES: [(&str, &str); 2] = [("laneid", "wavelane"), ("warpid", "wave")];
 
-/// Where the `cuda` thread fusion would merge the two sides' points
-/// ([`layout::relation::check_fusion`]: lanes spanning a warp or more, with warps) and both
-/// sides name their threads by lane and warp only (no `tx`, no warpgroup axes), the sides
-/// with `laneid` and `warpid` renamed to [`WAVEFRONT_AXES`], which the fusion leaves apart: a
-/// 64-lane AMD layout is then compared lane by lane and warp by warp, as Triton's linear
-/// layouts compare. `None` where the fusion is faithful, or where a side names `tx` (the claim
-/// is then refused by the forward forms, naming the lanes).
+/// Whether `l` is a 64-lane wavefront layout: it names its threads by lane and warp only
+/// (`laneid`, `warpid`; no `tx`, no warpgroup axes), its lane values span more than a CUDA
+/// warp's 32, and it has warps: a warp component, or a Triton linear layout's `warp` in-dim
+/// (Triton keeps lanes and warps apart, whatever their sizes). The fusion `tx = laneid +
+/// 32*warpid` would merge such a layout's points, or read Triton's `threadsPerWarp = [64]` as
+/// two warps. Decided on the layout alone, so its reading never depends on what it is
+/// compared with. (An Axe layout on lanes alone, `S[64:1@laneid]`, reads fused: lane 40 is
+/// thread 40.)
+pub fn is_wavefront(l: &Layout) -> Result<bool, LayoutError> {
+    let axes = layout::relation::thread_axes(l)?;
+    let warps = axes.contains("warpid") || matches!(l, Layout::Linear(_));
+    Ok(lane_warp_only(&axes) && warps && wide_lanes(l)?)
+}
+
+/// Thread axes `laneid` and `warpid` only.
+fn lane_warp_only(axes: &BTreeSet<String>) -> bool {
+    axes.iter()
+        .all(|x| matches!(x.as_str(), "laneid" | "warpid"))
+}
+
+/// Lane values spanning more than a CUDA warp's 32.
+fn wide_lanes(l: &Layout) -> Result<bool, LayoutError> {
+    Ok(layout::relation::lane_range(l)?.is_some_and(|(lo, hi)| hi.saturating_sub(lo) >= 32))
+}
+
+/// The sides of a claim with `laneid` and `warpid` renamed to [`WAVEFRONT_AXES`], which the
+/// `cuda` fusion leaves apart, where a side is a 64-lane wavefront layout ([`is_wavefront`]):
+/// both are then compared lane by lane and warp by warp, as Triton's linear layouts compare.
+/// `None` where neither side is one (both are compared fused, `tx = laneid + 32*warpid`).
+///
+/// One definition of a layout's threads, whatever it is compared with: a wavefront layout is
+/// read apart only, any other fused only, except that against a wavefront both sides are
+/// compared apart; there a side that is no wavefront has lanes spanning fewer than 32 values
+/// (wide lanes without warps are refused), so it never equals the wavefront, read either way. So verdicts
+/// chain. Before, the reading was chosen for the pair: `S[64:1@laneid]` was equivalent to
+/// `S[64:1@tx]` (read fused), `S[64:1@tx]` to `S[(2,32):(1@warpid,1@laneid)]`, yet the first
+/// and the last differed (read apart, since the pair had wide lanes and warps: the deciders
+/// audit); now all three read fused and are equivalent. A wavefront against a side that names
+/// `tx` or warpgroups has no common reading and is refused by name, as is a wavefront layout
+/// with no exact Axe form (an XOR of lanes).
 pub fn wavefront_axes(a: &Layout, b: &Layout) -> Result<Option<(Layout, Layout)>, LayoutError> {
     Ok(wavefront_renamed(&[a, b])?.map(|mut v| {
         let b = v.pop().expect("two sides");
@@ -273,34 +306,80 @@ pub fn wavefront_axes(a: &Layout, b: &Layout) -> Result<Option<(Layout, Layout)>
 }
 
 /// [`wavefront_axes`] of one layout, for a property of it (`prove-property`, `show`): the
-/// layout with `laneid` and `warpid` renamed to [`WAVEFRONT_AXES`] where the fusion would
-/// merge its points and it names threads by lane and warp only.
+/// layout with `laneid` and `warpid` renamed to [`WAVEFRONT_AXES`] where it is a 64-lane
+/// wavefront layout.
 pub fn wavefront_axes_of(l: &Layout) -> Result<Option<Layout>, LayoutError> {
     Ok(wavefront_renamed(&[l])?.and_then(|mut v| v.pop()))
 }
 
 fn wavefront_renamed(sides: &[&Layout]) -> Result<Option<Vec<Layout>>, LayoutError> {
-    if layout::relation::check_fusion(sides).is_ok() {
-        return Ok(None);
+    let name = |i: usize| match (sides.len(), i) {
+        (1, _) => "the layout",
+        (_, 0) => "the left side",
+        _ => "the right side",
+    };
+    let mut wave = None;
+    for (i, l) in sides.iter().enumerate() {
+        if is_wavefront(l)? {
+            wave = Some(i);
+            break;
+        }
     }
-    for l in sides {
+    let Some(w) = wave else { return Ok(None) };
+    let (lo, hi) = layout::relation::lane_range(sides[w])?.unwrap_or((0, 0));
+    let why = format!(
+        "{}'s lanes span {lo}..{hi}, more than a CUDA warp's 32: a 64-lane wavefront layout, \
+         compared lane by lane and warp by warp (as `wavelane` and `wave`)",
+        name(w)
+    );
+    for (i, l) in sides.iter().enumerate() {
         let axes = layout::relation::thread_axes(l)?;
-        if axes
+        // Wide lanes without warps read fused (CUDA threads): against a wavefront no reading
+        // is both sides' own.
+        if !is_wavefront(l)? && lane_warp_only(&axes) && wide_lanes(l)? {
+            let (lo, hi) = layout::relation::lane_range(l)?.unwrap_or((0, 0));
+            return Err(LayoutError::invalid(
+                "thread fusion",
+                format!(
+                    "{why}; {}'s lanes span {lo}..{hi} without warps, read as CUDA threads \
+                     (lane 40 is thread 40): no reading is both sides' own; compare them lane \
+                     by lane with `--axes laneid=lane64,warpid=wave64`",
+                    name(i)
+                ),
+            ));
+        }
+        if let Some(x) = axes
             .iter()
-            .any(|x| !matches!(x.as_str(), "laneid" | "warpid"))
+            .find(|x| !matches!(x.as_str(), "laneid" | "warpid"))
         {
-            return Ok(None);
+            return Err(LayoutError::invalid(
+                "thread fusion",
+                format!(
+                    "{why}; {} names threads on `{x}`, which has no lane and warp apart (laycert \
+                     reads tx = laneid + 32*warpid, CUDA's 32-lane warps): write it on laneid \
+                     and warpid",
+                    name(i)
+                ),
+            ));
         }
     }
     let map: Vec<(Axis, Axis)> = WAVEFRONT_AXES
         .iter()
         .map(|(f, t)| Ok((Axis::new(f)?, Axis::new(t)?)))
         .collect::<Result<_, LayoutError>>()?;
-    // A side with no exact Axe form (an XOR of lanes) keeps the refusal.
-    Ok(sides
+    sides
         .iter()
-        .map(|l| rename_axes(l, &map).ok())
-        .collect::<Option<Vec<_>>>())
+        .enumerate()
+        .map(|(i, l)| {
+            rename_axes(l, &map).map_err(|e| {
+                LayoutError::invalid(
+                    "thread fusion",
+                    format!("{why}; {} has no lane-by-lane form: {e}", name(i)),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// The trusted cross-check of a proof ([`semantic_recheck`]): the coordinates it agreed at, or

@@ -603,7 +603,7 @@ fn cute_against_axe_is_compared_over_the_named_side_in_both_paths() {
 #[test]
 fn z3_refutes_instances_where_exactly_one_side_overflows() {
     let text = "rule span_overflow forall s : int where 1 <= s <= 4611686018427387904
-  S[(2,2):(s,1-s)] == (2,2):(s,1-s)
+  S[(2,2):(s,1-s)] == (2,2):(s,1-s) over rhs
 rule square_overflow forall s : int where 1 <= s <= 4294967296
   S[1:(s*s)] == S[1:0]
 rule pow2_range forall k t : int where 0 <= k <= 63, 0 <= t <= 100000
@@ -616,7 +616,7 @@ rule offset_clash forall t : int, a : axis where 0 <= t <= 1000000
     }
     // Each one-instance copy is refuted exhaustively.
     let one = "rule a forall s : int where 4611686018427387904 <= s <= 4611686018427387904
-  S[(2,2):(s,1-s)] == (2,2):(s,1-s)
+  S[(2,2):(s,1-s)] == (2,2):(s,1-s) over rhs
 rule b forall s : int where 4294967296 <= s <= 4294967296
   S[1:(s*s)] == S[1:0]
 rule c forall k : int where 63 <= k <= 63

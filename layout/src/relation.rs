@@ -23,9 +23,10 @@
 //! 4. zero components dropped.
 //!
 //! Step 3 merges points: `{laneid: 32}` and `{warpid: 1}` are both `{tx: 32}`. It is faithful
-//! only where lanes span fewer than a CUDA warp's 32 values (and `wwid` fewer than a
-//! warpgroup's 4), or no warp-level axis is in play; [`check_fusion`] refuses the rest (a 64-lane AMD wavefront with
-//! warps), and every decider's entry ([`relation`], certify's forward forms) calls it.
+//! only where a layout's lanes span fewer than a CUDA warp's 32 values (and `wwid` fewer than a
+//! warpgroup's 4), or it has no warp-level axis; [`check_fusion`] refuses the rest (a 64-lane
+//! AMD wavefront with warps), layout by layout, and every decider's entry ([`relation`],
+//! certify's forward forms) calls it.
 //!
 //! Example: in-dims `register = 1, reg = 1, lane = 3, warp = 1` give `{reg: 2, tx: 35}`, and so
 //! does any order of those in-dims. `S[4:1@tx]` and `(4,1):(1,0) -> (4,)` relate the same pairs
@@ -142,18 +143,29 @@ pub fn thread_axes(l: &Layout) -> Result<BTreeSet<String>> {
         .collect())
 }
 
-/// Checks that the `cuda` relations (`tx = laneid + 32*warpid`, `warpid = wwid + 4*wgid`) keep
-/// apart every two physical points of `layouts` taken together: their fusion is then faithful,
-/// and comparing or counting fused points is comparing or counting the points themselves.
+/// The lane values `l`'s physical points reach, as `(min, max)`, or `None` where no component
+/// is on `laneid` (by its canonical name; the bounds are attained, see [`thread_axes`]).
+pub fn lane_range(l: &Layout) -> Result<Option<(i64, i64)>> {
+    Ok(fused_axis_ranges(l)?
+        .into_iter()
+        .find(|(a, _)| a.as_str() == "laneid")
+        .map(|(_, r)| r))
+}
+
+/// Checks, for each of `layouts` on its own, that the `cuda` relations (`tx = laneid +
+/// 32*warpid`, `warpid = wwid + 4*wgid`) keep its physical points apart: its fusion is then
+/// faithful, and comparing or counting its fused points is comparing or counting the points
+/// themselves. Each layout is checked alone, so whether a layout's fused points stand for it
+/// never depends on the layout it is compared with (a claim's verdicts then chain).
 ///
 /// The fusion merges `{laneid: 32}` with `{warpid: 1}`: two points merge only where their lanes
-/// differ by a multiple of 32, so it is faithful when the lane values of all the layouts span
-/// fewer than 32 (a CUDA warp's `0..32`), or when no layout has a warp-level component at all
-/// (then `tx` is the lane). A 64-lane AMD wavefront with warps (`threadsPerWarp = [64]`,
-/// `warpsPerCTA = [2]`), or a 64-lane layout against a 32-lane one with two warps, breaks it:
-/// lane 32 of warp 0 would be counted as lane 0 of warp 1. The same holds one level up for
-/// `wwid` in `0..4` and `wgid`. Such a claim is refused, naming the lane range, rather than
-/// decided on merged points.
+/// differ by a multiple of 32, so it is faithful when the layout's lane values span fewer than
+/// 32 (a CUDA warp's `0..32`), or when it has no warp-level component at all (then `tx` is the
+/// lane). A 64-lane AMD wavefront with warps (`threadsPerWarp = [64]`, `warpsPerCTA = [2]`)
+/// breaks it: lane 32 of warp 0 would be counted as lane 0 of warp 1. The same holds one level
+/// up for `wwid` in `0..4` and `wgid`. Such a layout is refused, naming the lane range, rather
+/// than decided on merged points (certify compares a layout on lanes and warps only lane by
+/// lane and warp by warp instead, before it gets here).
 ///
 /// ```
 /// use layout::{relation::check_fusion, Layout};
@@ -161,16 +173,17 @@ pub fn thread_axes(l: &Layout) -> Result<BTreeSet<String>> {
 /// let warp32 = Layout::parse("S[(2,32):(1@warpid,1@laneid)]", None).unwrap();
 /// assert!(check_fusion(&[&warp32]).is_ok());
 /// assert!(check_fusion(&[&wave64]).is_err());
-/// // A 64-lane layout without warps is fine alone, and not against one with warps.
+/// // A 64-lane layout without warps is fine, alone or beside one with warps.
 /// let lanes64 = Layout::parse("S[64:1@laneid]", None).unwrap();
 /// assert!(check_fusion(&[&lanes64]).is_ok());
-/// assert!(check_fusion(&[&lanes64, &warp32]).is_err());
+/// assert!(check_fusion(&[&lanes64, &warp32]).is_ok());
 /// ```
 pub fn check_fusion(layouts: &[&Layout]) -> Result<()> {
-    let all: Vec<_> = layouts
-        .iter()
-        .map(|l| fused_axis_ranges(l))
-        .collect::<Result<_>>()?;
+    layouts.iter().try_for_each(|l| check_fusion_of(l))
+}
+
+fn check_fusion_of(l: &Layout) -> Result<()> {
+    let all = [fused_axis_ranges(l)?];
     let uses = |name: &str| all.iter().any(|r| r.keys().any(|a| a.as_str() == name));
     // The values an axis takes across every layout: two points merge only if their values on
     // it differ by a whole warp (32 lanes) or group (4 warps), so a narrower span keeps them
@@ -187,7 +200,7 @@ pub fn check_fusion(layouts: &[&Layout]) -> Result<()> {
             return Err(LayoutError::invalid(
                 "thread fusion",
                 format!(
-                    "lane values reach {lo}..{hi}, more than a CUDA warp's 32, in a claim with \
+                    "lane values reach {lo}..{hi}, more than a CUDA warp's 32, in a layout with \
                      warp-level axes: laycert fuses threads as tx = laneid + 32*warpid, which \
                      would make lane {} of warp 0 the same thread as lane {} of warp 1; a \
                      64-lane wavefront's layouts compare as lanes and warps of their own with \
@@ -205,7 +218,7 @@ pub fn check_fusion(layouts: &[&Layout]) -> Result<()> {
                 "thread fusion",
                 format!(
                     "warp-in-group values reach {lo}..{hi}, more than a warpgroup's 4, in a \
-                     claim with warpgroups: laycert fuses warpid = wwid + 4*wgid, which would \
+                     layout with warpgroups: laycert fuses warpid = wwid + 4*wgid, which would \
                      make warp {} of group 0 warp {lo} of group 1",
                     lo + 4
                 ),

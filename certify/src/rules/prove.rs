@@ -359,13 +359,16 @@ fn same_map(
                     Ok(p) => show_points(&p),
                     Err(e) => format!("undefined ({e})"),
                 };
+                // The points as they were compared: a 64-lane wavefront's lanes and warps apart.
+                let apart = crate::claim::wavefront_axes(x, y).ok().flatten();
+                let (sx, sy) = apart.as_ref().map_or((x, y), |(a, b)| (a, b));
                 differs(
                     params,
                     x.print(),
                     y.print(),
                     Some(c.coord.clone()),
-                    &pts(x),
-                    &pts(y),
+                    &pts(sx),
+                    &pts(sy),
                 )
             }
             None => Instance::Unknown(format!(

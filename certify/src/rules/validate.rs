@@ -229,10 +229,17 @@ pub fn chain_domain(path: &str, chain: &[Pair]) -> Result<Option<Vec<i64>>, Vali
     ) else {
         return Ok(None);
     };
-    crate::domain::resolve(&a, &b, None)
+    crate::domain::resolve_pair(&a, &b, None)
         .map(|d| Some(d.shape))
-        .map_err(|e| ValidateError {
-            message: format!("{}: the chain's domain: {e}; give \"shape\"", lines()),
+        .map_err(|e| {
+            let e = e.to_string();
+            let why = e.split_once("; name one with --shape").map_or(e.as_str(), |(w, _)| w);
+            ValidateError {
+                message: format!(
+                    "{}: the chain's domain (its first and last terms): {why}; give its lines a \"shape\"",
+                    lines()
+                ),
+            }
         })
 }
 
