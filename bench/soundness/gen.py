@@ -646,18 +646,18 @@ def make_rule(name, t, hi, big, rng):
         known = None
     elif t == "cute_axe":  # CuTe (a,b) read colex vs Axe flat row-major: false unless a or b is 1
         text = (f"rule {name} forall a b : int where 1 <= a <= {hi}, 1 <= b <= {hi}\n"
-                f"  (a,b):(1,a) == S[(a*b):1]\n")
+                f"  (a,b):(1,a) == S[(a*b):1] over lhs\n")
         inst = lambda p: (("cute", (p["a"], p["b"]), (1, p["a"])), ("axe", [(p["a"] * p["b"], 1, "m")], [], {}))
         params = {"a": (1, hi), "b": (1, hi)}
         known = None
     elif t == "cute_axe_nd":  # true over the CuTe side's shape, read by each in its own order
         if rng.random() < 0.5:
             text = (f"rule {name} forall a b : int where 1 <= a <= {hi}, 1 <= b <= {hi}\n"
-                    f"  (a,b):(1,a) == S[(a,b):(1,a)]\n")
+                    f"  (a,b):(1,a) == S[(a,b):(1,a)] over lhs\n")
             inst = lambda p: (("cute", (p["a"], p["b"]), (1, p["a"])), ("axe", [(p["a"], 1, "m"), (p["b"], p["a"], "m")], [], {}))
         else:
             text = (f"rule {name} forall a b : int where 1 <= a <= {hi}, 1 <= b <= {hi}\n"
-                    f"  (a,b):(b,1) == S[(a*b):1]\n")
+                    f"  (a,b):(b,1) == S[(a*b):1] over lhs\n")
             inst = lambda p: (("cute", (p["a"], p["b"]), (p["b"], 1)), ("axe", [(p["a"] * p["b"], 1, "m")], [], {}))
         params = {"a": (1, hi), "b": (1, hi)}
         known = True
@@ -708,7 +708,7 @@ def make_rule(name, t, hi, big, rng):
     elif t == "cute_axe_interior":  # differs only at an interior instance a == K (corners agree)
         K = rng.randint(2, max(2, hi - 1))
         text = (f"rule {name} forall a b : int where 1 <= a <= {hi}, 1 <= b <= {hi}, a == 1 || b == 1 || a == {K}\n"
-                f"  (a,b):(1,a) == S[(a*b):1]\n")
+                f"  (a,b):(1,a) == S[(a*b):1] over lhs\n")
         inst = lambda p: (("cute", (p["a"], p["b"]), (1, p["a"])), ("axe", [(p["a"] * p["b"], 1, "m")], [], {}))
         params = {"a": (1, hi), "b": (1, hi)}
         cond = lambda p: p["a"] == 1 or p["b"] == 1 or p["a"] == K
@@ -732,11 +732,18 @@ def make_rule(name, t, hi, big, rng):
     return finish_rule(name, t, text, inst, params, big, rng, known, None)
 
 
-def instance_truth(inst, p):
+def instance_truth(inst, p, over=None):
+    """Whether one instance holds over its claim domain: the natural domain of the side the
+    rule's `over` clause names ('lhs' or 'rhs'), else the one `ref.resolve` gives."""
     a, b = inst(p)
     if a is None or b is None:
         return (a is None) == (b is None)
-    dom = ref.resolve(a, b, None)
+    named = None
+    if over is not None:
+        named = ref.natural(a if over == "lhs" else b)[0]
+        if ref.size(a) != ref.size(b):
+            return False
+    dom = ref.resolve(a, b, named)
     if dom is None:
         return False
     if ref.prod(dom) <= SMALL_LIMIT:
@@ -748,11 +755,14 @@ def instance_truth(inst, p):
 
 def finish_rule(name, t, text, inst, params, big, rng, known, cond, witness=None):
     names = list(params)
+    last = text.rstrip().rsplit(" ", 2)
+    over = last[-1] if len(last) == 3 and last[-2] == "over" else None
+    truth_of = lambda p: instance_truth(inst, p, over)
     grid = ref.prod(hi - lo + 1 for lo, hi in params.values())
     path = "exhaustive" if grid <= 200_000 else "z3"
     ok = lambda p: cond is None or cond(p)
     if witness is not None:
-        truth = instance_truth(inst, witness)
+        truth = truth_of(witness)
         return {"fam": f"rule_{t}", "rule": text, "name": name, "truth": "true" if truth else "false",
                 "path": path, "witness": witness}
     if path == "exhaustive":
@@ -760,7 +770,7 @@ def finish_rule(name, t, text, inst, params, big, rng, known, cond, witness=None
         import itertools
         for vals in itertools.product(*[range(lo, hi + 1) for lo, hi in params.values()]):
             p = dict(zip(names, vals))
-            if ok(p) and not instance_truth(inst, p):
+            if ok(p) and not truth_of(p):
                 truth, wit = False, p
                 break
         return {"fam": f"rule_{t}", "rule": text, "name": name, "truth": "true" if truth else "false",
@@ -775,7 +785,7 @@ def finish_rule(name, t, text, inst, params, big, rng, known, cond, witness=None
         K = int(text.split("a == ")[-1].split("\n")[0])
         tries = [{"a": K, "b": 2}] + tries
     for p in tries:
-        if ok(p) and not instance_truth(inst, p):
+        if ok(p) and not truth_of(p):
             return {"fam": f"rule_{t}", "rule": text, "name": name, "truth": "false", "path": path, "witness": p}
     if known:
         return {"fam": f"rule_{t}", "rule": text, "name": name, "truth": "true", "path": path, "witness": None}

@@ -353,6 +353,7 @@ impl<'a> Parser<'a> {
             return Err(self.err("\"==\" (same map) or \"===\" (identical)"));
         };
         let rhs = self.term()?;
+        let mut end = self.pos;
         let over = if self.keyword("over") {
             let (side, span) =
                 self.ident("\"lhs\" or \"rhs\" (the side whose natural domain the claim is over)")?;
@@ -370,7 +371,9 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
-        let end = self.pos;
+        if over.is_some() {
+            end = self.pos;
+        }
         self.ws();
         if self.pos < self.src.len() && !matches!(self.peek_ident(), Some((w, _)) if w == "rule") {
             return Err(self.err("\"over lhs\", \"over rhs\", or the end of the rule (a new \"rule\" or the end of the file)"));
