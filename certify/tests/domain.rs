@@ -29,6 +29,27 @@ struct Flat {
 }
 
 impl Flat {
+    /// The text of these modes in this order's notation (CuTe or Axe).
+    fn retext(mut self) -> Flat {
+        let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let (e, d) = (list(&self.extents), list(&self.strides));
+        self.text = if self.colex {
+            format!("({e}):({d})")
+        } else {
+            format!("S[({e}):({d})]")
+        };
+        self
+    }
+
+    /// The same modes read in the other order: the same map over its N-D domain.
+    fn flipped(&self) -> Flat {
+        let mut b = self.clone();
+        b.colex = !self.colex;
+        b.extents.reverse();
+        b.strides.reverse();
+        b.retext()
+    }
+
     fn natural(&self) -> Vec<i64> {
         if self.colex {
             self.extents.clone()
@@ -75,20 +96,13 @@ fn flat() -> impl Strategy<Value = Flat> {
         any::<bool>(),
     )
         .prop_map(|(modes, colex)| {
-            let extents: Vec<i64> = modes.iter().map(|m| m.0).collect();
-            let strides: Vec<i64> = modes.iter().map(|m| m.1).collect();
-            let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-            let text = if colex {
-                format!("({}):({})", list(&extents), list(&strides))
-            } else {
-                format!("S[({}):({})]", list(&extents), list(&strides))
-            };
             Flat {
-                text,
-                extents,
-                strides,
+                text: String::new(),
+                extents: modes.iter().map(|m| m.0).collect(),
+                strides: modes.iter().map(|m| m.1).collect(),
                 colex,
             }
+            .retext()
         })
 }
 
@@ -185,17 +199,7 @@ proptest! {
     fn the_domain_and_the_verdict_are_symmetric(a in flat(), b in flat(), regroup in any::<bool>()) {
         // Half the cases: b is a regrouping of a read in the other order (same size).
         let b = if regroup {
-            let mut b = a.clone();
-            b.colex = !a.colex;
-            b.extents.reverse();
-            b.strides.reverse();
-            let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-            b.text = if b.colex {
-                format!("({}):({})", list(&b.extents), list(&b.strides))
-            } else {
-                format!("S[({}):({})]", list(&b.extents), list(&b.strides))
-            };
-            b
+            a.flipped()
         } else {
             b
         };
@@ -241,32 +245,12 @@ proptest! {
         flips in prop::collection::vec(any::<bool>(), 2),
         perturb in any::<bool>(),
     ) {
-        // The same modes read in the other order (the same map over its N-D domain).
-        let regroup = |x: &Flat, flip: bool| -> Flat {
-            let mut y = x.clone();
-            if flip {
-                y.colex = !x.colex;
-                y.extents.reverse();
-                y.strides.reverse();
-            }
-            let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-            y.text = if y.colex {
-                format!("({}):({})", list(&y.extents), list(&y.strides))
-            } else {
-                format!("S[({}):({})]", list(&y.extents), list(&y.strides))
-            };
-            y
-        };
+        let regroup = |x: &Flat, flip: bool| if flip { x.flipped() } else { x.clone() };
         let b = regroup(&a, flips[0]);
         let mut c = regroup(&b, flips[1]);
         if perturb {
             c.strides[0] += 1;
-            let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-            c.text = if c.colex {
-                format!("({}):({})", list(&c.extents), list(&c.strides))
-            } else {
-                format!("S[({}):({})]", list(&c.extents), list(&c.strides))
-            };
+            c = c.retext();
         }
         // One-mode spellings of the same flat layouts, so natural domains of rank 1 meet
         // rank >= 2 ones: CuTe `((e0,e1,..)):((d0,d1,..))`, Axe is always `[n]`.
