@@ -267,20 +267,51 @@ pub const WAVEFRONT_AXES: [(&str, &str); 2] = [("laneid", "wavelane"), ("warpid"
 /// compared with. (An Axe layout on lanes alone, `S[64:1@laneid]`, reads fused: lane 40 is
 /// thread 40.)
 pub fn is_wavefront(l: &Layout) -> Result<bool, LayoutError> {
-    let axes = layout::relation::thread_axes(l)?;
-    let warps = axes.contains("warpid") || matches!(l, Layout::Linear(_));
-    Ok(lane_warp_only(&axes) && warps && wide_lanes(l)?)
+    Ok(Threads::of(l)?.wavefront)
 }
 
-/// Thread axes `laneid` and `warpid` only.
-fn lane_warp_only(axes: &BTreeSet<String>) -> bool {
-    axes.iter()
-        .all(|x| matches!(x.as_str(), "laneid" | "warpid"))
+/// What decides a layout's thread reading: its thread axes and its lane values.
+struct Threads {
+    /// Canonical names of the thread axes it reaches.
+    axes: BTreeSet<String>,
+    /// Its lane values, `(min, max)`.
+    lanes: Option<(i64, i64)>,
+    /// Lanes and warps only, lanes spanning more than 32 values, and warps ([`is_wavefront`]).
+    wavefront: bool,
 }
 
-/// Lane values spanning more than a CUDA warp's 32.
-fn wide_lanes(l: &Layout) -> Result<bool, LayoutError> {
-    Ok(layout::relation::lane_range(l)?.is_some_and(|(lo, hi)| hi.saturating_sub(lo) >= 32))
+impl Threads {
+    fn of(l: &Layout) -> Result<Threads, LayoutError> {
+        let axes = layout::relation::thread_axes(l)?;
+        let lanes = layout::relation::lane_range(l)?;
+        let warps = axes.contains("warpid") || matches!(l, Layout::Linear(_));
+        let mut t = Threads {
+            axes,
+            lanes,
+            wavefront: false,
+        };
+        t.wavefront = t.lane_warp_only() && warps && t.wide_lanes();
+        Ok(t)
+    }
+
+    /// Thread axes `laneid` and `warpid` only.
+    fn lane_warp_only(&self) -> bool {
+        self.axes
+            .iter()
+            .all(|x| matches!(x.as_str(), "laneid" | "warpid"))
+    }
+
+    /// Lane values spanning more than a CUDA warp's 32.
+    fn wide_lanes(&self) -> bool {
+        self.lanes
+            .is_some_and(|(lo, hi)| hi.saturating_sub(lo) >= 32)
+    }
+
+    /// `lo..hi` of the lanes.
+    fn lane_span(&self) -> String {
+        let (lo, hi) = self.lanes.unwrap_or((0, 0));
+        format!("{lo}..{hi}")
+    }
 }
 
 /// The sides of a claim with `laneid` and `warpid` renamed to [`WAVEFRONT_AXES`], which the
@@ -291,8 +322,8 @@ fn wide_lanes(l: &Layout) -> Result<bool, LayoutError> {
 /// One definition of a layout's threads, whatever it is compared with: a wavefront layout is
 /// read apart only, any other fused only, except that against a wavefront both sides are
 /// compared apart; there a side that is no wavefront has lanes spanning fewer than 32 values
-/// (wide lanes without warps are refused), so it never equals the wavefront, read either way. So verdicts
-/// chain. Before, the reading was chosen for the pair: `S[64:1@laneid]` was equivalent to
+/// (wide lanes without warps are refused), so it never equals the wavefront, read either way.
+/// So verdicts chain. Before, the reading was chosen for the pair: `S[64:1@laneid]` was equivalent to
 /// `S[64:1@tx]` (read fused), `S[64:1@tx]` to `S[(2,32):(1@warpid,1@laneid)]`, yet the first
 /// and the last differed (read apart, since the pair had wide lanes and warps: the deciders
 /// audit); now all three read fused and are equivalent. A wavefront against a side that names
@@ -318,37 +349,36 @@ fn wavefront_renamed(sides: &[&Layout]) -> Result<Option<Vec<Layout>>, LayoutErr
         (_, 0) => "the left side",
         _ => "the right side",
     };
-    let mut wave = None;
-    for (i, l) in sides.iter().enumerate() {
-        if is_wavefront(l)? {
-            wave = Some(i);
-            break;
-        }
-    }
-    let Some(w) = wave else { return Ok(None) };
-    let (lo, hi) = layout::relation::lane_range(sides[w])?.unwrap_or((0, 0));
+    let threads: Vec<Threads> = sides
+        .iter()
+        .map(|l| Threads::of(l))
+        .collect::<Result<_, _>>()?;
+    let Some(w) = threads.iter().position(|t| t.wavefront) else {
+        return Ok(None);
+    };
     let why = format!(
-        "{}'s lanes span {lo}..{hi}, more than a CUDA warp's 32: a 64-lane wavefront layout, \
-         compared lane by lane and warp by warp (as `wavelane` and `wave`)",
-        name(w)
+        "{}'s lanes span {}, more than a CUDA warp's 32: a 64-lane wavefront layout, compared \
+         lane by lane and warp by warp (as `wavelane` and `wave`)",
+        name(w),
+        threads[w].lane_span()
     );
-    for (i, l) in sides.iter().enumerate() {
-        let axes = layout::relation::thread_axes(l)?;
+    for (i, t) in threads.iter().enumerate() {
         // Wide lanes without warps read fused (CUDA threads): against a wavefront no reading
         // is both sides' own.
-        if !is_wavefront(l)? && lane_warp_only(&axes) && wide_lanes(l)? {
-            let (lo, hi) = layout::relation::lane_range(l)?.unwrap_or((0, 0));
+        if !t.wavefront && t.lane_warp_only() && t.wide_lanes() {
             return Err(LayoutError::invalid(
                 "thread fusion",
                 format!(
-                    "{why}; {}'s lanes span {lo}..{hi} without warps, read as CUDA threads \
-                     (lane 40 is thread 40): no reading is both sides' own; compare them lane \
-                     by lane with `--axes laneid=lane64,warpid=wave64`",
-                    name(i)
+                    "{why}; {}'s lanes span {} without warps, read as CUDA threads (lane 40 is \
+                     thread 40): no reading is both sides' own; compare them lane by lane with \
+                     `--axes laneid=lane64,warpid=wave64`",
+                    name(i),
+                    t.lane_span()
                 ),
             ));
         }
-        if let Some(x) = axes
+        if let Some(x) = t
+            .axes
             .iter()
             .find(|x| !matches!(x.as_str(), "laneid" | "warpid"))
         {

@@ -40,8 +40,6 @@
 //! natural domain when the two sides' domains are equal), so verdicts chain: `A ~ B` and
 //! `B ~ C` decided give `A ~ C` whenever `A ~ C` is decided.
 //!
-//! A named shape is used as given (a fixed side must agree with it).
-//!
 //! Example: `S[(3,3):(3,1)]` (Axe, natural `[9]`) and `(3,3):(1,3)` (CuTe, natural `(3,3)`)
 //! agree at every flat index (both are the identity there) but not at the coordinate `(0,1)` of
 //! `(3,3)` (Axe reads it as index 1, CuTe as index 3): the claim names no shape, so it is
@@ -202,9 +200,16 @@ pub enum NoDomain {
     /// domains, a fixed side against another given shape): as a claim of equality, refuted.
     #[error("{0}")]
     NotComparable(String),
-    /// Rule 6: the verdict depends on the shape and none was named.
-    #[error("{0}")]
-    Ambiguous(String),
+    /// Rule 5: the verdict depends on the shape and none was named. `why` names the two
+    /// readings; the message adds the shapes to name with `--shape` (a caller with another way
+    /// to name one, a rule's `over`, a log line's `"shape"`, says its own instead).
+    #[error("{why}; name one with --shape (e.g. {choices})")]
+    Ambiguous {
+        /// The two sides' readings and why they part.
+        why: String,
+        /// The shapes to choose from, as `--shape 9, or --shape 3,3`.
+        choices: String,
+    },
 }
 
 /// [`resolve`] with the reason typed: what cannot be compared, or what is ambiguous.
@@ -234,21 +239,24 @@ pub fn resolve_pair(a: &Layout, b: &Layout, given: Option<&[i64]>) -> Result<Dom
     let flat = |n: &Natural| n.shape.iter().filter(|&&e| e != 1).count() <= 1;
     let alike = na.order == nb.order || na.shape == nb.shape || (flat(&na) && flat(&nb));
     let ambiguous = || {
-        let n = size(&na.shape).map_or("n".into(), |n| n.to_string());
+        let list = |s: &[i64]| s.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         let wide = if flat(&na) { &nb } else { &na };
-        NoDomain::Ambiguous(format!(
-            "ambiguous: left reads {} {}, right reads {} {}; over {} the sides read different flat indices, so the verdict depends on the shape; name one with --shape (e.g. --shape {n}, or --shape {})",
-            show(&na.shape),
-            na.order.name(),
-            show(&nb.shape),
-            nb.order.name(),
-            show(&wide.shape),
-            wide.shape
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        ))
+        NoDomain::Ambiguous {
+            why: format!(
+                "ambiguous: left reads {} {}, right reads {} {}; over {} the sides read different \
+                 flat indices, so the verdict depends on the shape",
+                show(&na.shape),
+                na.order.name(),
+                show(&nb.shape),
+                nb.order.name(),
+                show(&wide.shape),
+            ),
+            choices: format!(
+                "--shape {}, or --shape {}",
+                size(&na.shape).map_or("n".into(), |n| n.to_string()),
+                list(&wide.shape)
+            ),
+        }
     };
     match (na.fixed, nb.fixed) {
         (true, true) if na.shape != nb.shape => {

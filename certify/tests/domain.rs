@@ -4,20 +4,13 @@
 //! shares no code with `layout` beyond parsing the strings it generates itself.
 
 use certify::domain::{resolve, Source};
-use certify::{equivalent, Policy};
+use certify::equivalent;
 use layout::Layout;
 use proptest::prelude::*;
 
-fn parse(t: &str) -> Layout {
-    Layout::parse(t, None).unwrap_or_else(|e| panic!("{t}: {e}"))
-}
+mod common;
 
-fn policy() -> Policy {
-    Policy {
-        use_smt: false,
-        ..Policy::default()
-    }
-}
+use common::{chain_violation, parse, policy};
 
 /// A flat (non-nested) CuTe or Axe layout on one axis, as written and as (extents, strides).
 #[derive(Clone, Debug)]
@@ -272,17 +265,7 @@ proptest! {
         let n = sides.len();
         let table: Vec<Vec<Option<bool>>> =
             (0..n).map(|i| (0..n).map(|j| verdict(i, j)).collect()).collect();
-        for i in 0..n {
-            for j in 0..n {
-                for k in 0..n {
-                    if let (Some(x), Some(y), Some(z)) = (table[i][j], table[j][k], table[i][k]) {
-                        prop_assert!(!(x && y) || z, "{} ~ {} ~ {} but not {} ~ {}",
-                            sides[i].text, sides[j].text, sides[k].text, sides[i].text, sides[k].text);
-                        prop_assert!(x || !y || !z, "{} !~ {} ~ {} but {} ~ {}",
-                            sides[i].text, sides[j].text, sides[k].text, sides[i].text, sides[k].text);
-                    }
-                }
-            }
-        }
+        let v = chain_violation(&table, &sides.iter().map(|s| s.text.as_str()).collect::<Vec<_>>());
+        prop_assert!(v.is_none(), "{}", v.unwrap_or_default());
     }
 }

@@ -5,20 +5,13 @@
 //! and warps, with warps, whose lanes span more than 32 values is now a wavefront layout on its
 //! own, read apart only; every other layout is read fused.
 
-use certify::{equivalent, Policy};
+use certify::equivalent;
 use layout::Layout;
 use proptest::prelude::*;
 
-fn parse(t: &str) -> Layout {
-    Layout::parse(t, None).unwrap_or_else(|e| panic!("{t}: {e}"))
-}
+mod common;
 
-fn policy() -> Policy {
-    Policy {
-        use_smt: false,
-        ..Policy::default()
-    }
-}
+use common::{chain_violation, parse, policy};
 
 /// `Some(true)` equivalent, `Some(false)` not, `None` refused.
 fn verdict(a: &Layout, b: &Layout) -> Option<bool> {
@@ -125,15 +118,9 @@ proptest! {
         for i in 0..n {
             for j in 0..n {
                 prop_assert_eq!(table[i][j], table[j][i], "{} vs {}", &texts[i], &texts[j]);
-                for k in 0..n {
-                    if let (Some(x), Some(y), Some(z)) = (table[i][j], table[j][k], table[i][k]) {
-                        prop_assert!(!(x && y) || z, "{} ~ {} ~ {} but not {} ~ {}",
-                            &texts[i], &texts[j], &texts[k], &texts[i], &texts[k]);
-                        prop_assert!(x || !y || !z, "{} !~ {} ~ {} but {} ~ {}",
-                            &texts[i], &texts[j], &texts[k], &texts[i], &texts[k]);
-                    }
-                }
             }
         }
+        let v = chain_violation(&table, &texts.iter().map(String::as_str).collect::<Vec<_>>());
+        prop_assert!(v.is_none(), "{}", v.unwrap_or_default());
     }
 }

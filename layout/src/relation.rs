@@ -183,16 +183,15 @@ pub fn check_fusion(layouts: &[&Layout]) -> Result<()> {
 }
 
 fn check_fusion_of(l: &Layout) -> Result<()> {
-    let all = [fused_axis_ranges(l)?];
-    let uses = |name: &str| all.iter().any(|r| r.keys().any(|a| a.as_str() == name));
-    // The values an axis takes across every layout: two points merge only if their values on
-    // it differ by a whole warp (32 lanes) or group (4 warps), so a narrower span keeps them
-    // apart.
+    let ranges = fused_axis_ranges(l)?;
+    let uses = |name: &str| ranges.keys().any(|a| a.as_str() == name);
+    // The values an axis takes: two points merge only if their values on it differ by a whole
+    // warp (32 lanes) or group (4 warps), so a narrower span keeps them apart.
     let span = |name: &str| {
-        all.iter()
-            .filter_map(|r| r.iter().find(|(a, _)| a.as_str() == name))
+        ranges
+            .iter()
+            .find(|(a, _)| a.as_str() == name)
             .map(|(_, &range)| range)
-            .reduce(|(lo, hi), (l, h)| (lo.min(l), hi.max(h)))
     };
     let warp_level = uses("warpid") || uses("wwid") || uses("wgid");
     match span("laneid") {

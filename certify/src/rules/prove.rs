@@ -335,14 +335,10 @@ fn same_map(
                 "(no common domain)",
             )
         }
-        Err(NoDomain::Ambiguous(why)) => {
-            let why = match why.split_once("; name one with --shape") {
-                Some((head, _)) => format!(
-                    "{head}; name it with `over lhs` or `over rhs` after the rule's sides (a log line: \"shape\")"
-                ),
-                None => why,
-            };
-            return Instance::Unknown(format!("{params}: {why}"));
+        Err(NoDomain::Ambiguous { why, .. }) => {
+            return Instance::Unknown(format!(
+                "{params}: {why}; name it with `over lhs` or `over rhs` after the rule's sides (a log line: \"shape\")"
+            ))
         }
     };
     let policy = Policy {

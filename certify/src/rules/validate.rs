@@ -232,8 +232,10 @@ pub fn chain_domain(path: &str, chain: &[Pair]) -> Result<Option<Vec<i64>>, Vali
     crate::domain::resolve_pair(&a, &b, None)
         .map(|d| Some(d.shape))
         .map_err(|e| {
-            let e = e.to_string();
-            let why = e.split_once("; name one with --shape").map_or(e.as_str(), |(w, _)| w);
+            let why = match e {
+                crate::domain::NoDomain::Ambiguous { why, .. } => why,
+                other => other.to_string(),
+            };
             ValidateError {
                 message: format!(
                     "{}: the chain's domain (its first and last terms): {why}; give its lines a \"shape\"",
