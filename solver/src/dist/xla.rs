@@ -5,7 +5,9 @@
 //! Every value of the program is tracked per partition as an array of integers: for tensor data,
 //! the position (row-major) in the partition's current plan buffer each element comes from; for
 //! index arithmetic (`partition-id`, constant tables, `clamp`, `multiply`, ...), the integers
-//! themselves. Local instructions (`bitcast` through both layouts, `reshape`, `copy`,
+//! themselves, each in its declared type: arithmetic wraps as XLA's fixed-width integers do (a
+//! u32 `subtract` below zero is `2^32` more), a narrowing `convert` keeps the low bits, and what
+//! XLA leaves implementation-defined (a division by zero) or a non-integer index is refused. Local instructions (`bitcast` through both layouts, `reshape`, `copy`,
 //! `transpose`, `slice`, `dynamic-slice` at the clamped offsets its index operands give each
 //! partition, `concatenate`, `broadcast`, tuples, `fusion` bodies) only move these positions.
 //! A collective first lays its operand out in the plan buffer (a local step of messages from a
@@ -174,6 +176,67 @@ fn array_shape(i: &Instr) -> R<(Vec<i64>, Vec<i64>)> {
     match &i.shape {
         HloShape::Array { dims, layout, .. } => Ok((dims.clone(), layout.clone())),
         HloShape::Tuple(_) => Err(unsupported(i, "a tuple shape where an array is read")),
+    }
+}
+
+/// An integer element type's width and signedness (`pred` is 1 bit, unsigned); `None` for the
+/// others.
+fn int_type(ty: &str) -> Option<(u32, bool)> {
+    Some(match ty {
+        "pred" => (1, false),
+        "s4" => (4, true),
+        "s8" => (8, true),
+        "s16" => (16, true),
+        "s32" => (32, true),
+        "s64" => (64, true),
+        "u4" => (4, false),
+        "u8" => (8, false),
+        "u16" => (16, false),
+        "u32" => (32, false),
+        "u64" => (64, false),
+        _ => return None,
+    })
+}
+
+/// `x` reduced into an integer type's range, as XLA's fixed-width arithmetic does (two's
+/// complement for the signed types).
+fn wrap(x: i128, (bits, signed): (u32, bool)) -> i128 {
+    let m = x.rem_euclid(1i128 << bits);
+    if signed && m >= 1i128 << (bits - 1) {
+        m - (1i128 << bits)
+    } else {
+        m
+    }
+}
+
+/// The result's element type, which must be an integer type: index values are integers of
+/// their declared width, and every one laycert tracks is in that type's range.
+fn result_int_type(i: &Instr) -> R<(u32, bool)> {
+    match &i.shape {
+        HloShape::Array { ty, .. } => int_type(ty).ok_or_else(|| {
+            unsupported(
+                i,
+                format!("index values of type {ty}: laycert reads integer index arithmetic only"),
+            )
+        }),
+        HloShape::Tuple(_) => Err(unsupported(i, "a tuple shape where an array is read")),
+    }
+}
+
+/// Every value fits the result's declared integer type (a value moved, or a constant, is not
+/// reinterpreted: one that does not fit is refused, not wrapped).
+fn check_fits(i: &Instr, v: &[Vec<i64>]) -> R<()> {
+    let t = result_int_type(i)?;
+    match v
+        .iter()
+        .flatten()
+        .find(|&&x| wrap(x as i128, t) != x as i128)
+    {
+        Some(x) => Err(unsupported(
+            i,
+            format!("the value {x} does not fit its declared type"),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -684,6 +747,7 @@ impl<'a> Reader<'a> {
                         .map(|p| vec![if op == "replica-id" { 0 } else { p }])
                         .collect()
                 };
+                check_fits(i, &vals)?;
                 Ok(Val::Arr(Arr {
                     data: None,
                     dims,
@@ -731,7 +795,9 @@ impl<'a> Reader<'a> {
             }
         };
         let v = match op {
-            // A dtype change keeps the values: read like copy.
+            // A dtype change keeps tensor data's positions: read like copy. An index value's
+            // is XLA's conversion into the new type (`arith`).
+            "convert" if a0.data.is_none() => return self.arith(i, &a, dims, layout),
             "reshape" | "copy" | "convert" if size(&dims) == size(&a0.dims) => a0.v.clone(),
             "bitcast" if size(&dims) == size(&a0.dims) => {
                 let (po, pr) = (
@@ -907,6 +973,9 @@ impl<'a> Reader<'a> {
             }
             _ => return self.arith(i, &a, dims, layout),
         };
+        if a0.data.is_none() {
+            check_fits(i, &v)?;
+        }
         Ok(Val::Arr(Arr {
             data: a0.data,
             dims,
@@ -915,21 +984,53 @@ impl<'a> Reader<'a> {
         }))
     }
 
-    /// Elementwise integer arithmetic (index computations only).
+    /// Elementwise integer arithmetic (index computations only), in the result's declared
+    /// type as XLA computes it: the exact value reduced into the type's range (`add`,
+    /// `subtract`, `multiply`, `negate`, `abs` wrap; `convert` to an integer type wraps, to
+    /// `pred` tests for non-zero); a `divide` or `remainder` by zero, or one whose quotient does
+    /// not fit (the type's least value by -1), is refused (XLA leaves it implementation-defined).
     fn arith(&self, i: &Instr, a: &[Arr], dims: Vec<i64>, layout: Vec<i64>) -> R<Val> {
-        let f: fn(&[i64]) -> Option<i64> = match i.opcode.as_str() {
-            "add" => |x| x[0].checked_add(x[1]),
-            "subtract" => |x| x[0].checked_sub(x[1]),
+        let op = i.opcode.as_str();
+        let f: fn(&[i128]) -> Option<i128> = match op {
+            "add" => |x| Some(x[0] + x[1]),
+            "subtract" => |x| Some(x[0] - x[1]),
             "multiply" => |x| x[0].checked_mul(x[1]),
             "divide" => |x| x[0].checked_div(x[1]),
             "remainder" => |x| x[0].checked_rem(x[1]),
             "maximum" => |x| Some(x[0].max(x[1])),
             "minimum" => |x| Some(x[0].min(x[1])),
             "clamp" => |x| Some(x[1].max(x[0]).min(x[2])),
-            "negate" => |x| x[0].checked_neg(),
-            "abs" => |x| x[0].checked_abs(),
+            "negate" => |x| Some(-x[0]),
+            "abs" => |x| Some(x[0].abs()),
             "convert" | "copy" | "reshape" | "bitcast" => |x| Some(x[0]),
             _ => return Err(unsupported(i, "not in the subset laycert reads")),
+        };
+        if a.iter().any(|x| x.data.is_some()) {
+            return Err(unsupported(
+                i,
+                "computes on tensor data: not a data movement",
+            ));
+        }
+        let t = result_int_type(i)?;
+        let on_pred = t.0 == 1
+            && !matches!(
+                op,
+                "convert" | "copy" | "reshape" | "bitcast" | "maximum" | "minimum" | "clamp"
+            );
+        if on_pred {
+            return Err(unsupported(i, "arithmetic on pred"));
+        }
+        // The exact value into the result's type.
+        let into = |x: i128| -> Option<i64> {
+            let r = match op {
+                "convert" if t.0 == 1 => i128::from(x != 0),
+                "divide" | "remainder" => (wrap(x, t) == x).then_some(x)?,
+                "copy" | "reshape" | "bitcast" | "maximum" | "minimum" | "clamp" => {
+                    (wrap(x, t) == x).then_some(x)?
+                }
+                _ => wrap(x, t),
+            };
+            i64::try_from(r).ok()
         };
         let arity = match i.opcode.as_str() {
             "clamp" => 3,
@@ -939,12 +1040,6 @@ impl<'a> Reader<'a> {
         if a.len() != arity {
             return Err(unsupported(i, format!("{} operands, not {arity}", a.len())));
         }
-        if a.iter().any(|x| x.data.is_some()) {
-            return Err(unsupported(
-                i,
-                "computes on tensor data: not a data movement",
-            ));
-        }
         if a.iter().any(|x| !x.dims.is_empty() && x.dims != dims) {
             return Err(unsupported(i, "operand shapes differ from the result's"));
         }
@@ -953,22 +1048,28 @@ impl<'a> Reader<'a> {
             .map(|p| {
                 (0..n)
                     .map(|k| {
-                        let args: Vec<i64> = a
+                        let args: Vec<i128> = a
                             .iter()
                             .map(|x| {
-                                if x.dims.is_empty() {
+                                i128::from(if x.dims.is_empty() {
                                     x.v[p][0]
                                 } else {
                                     x.v[p].get(k as usize).copied().unwrap_or(0)
-                                }
+                                })
                             })
                             .collect();
-                        f(&args)
+                        f(&args).and_then(into)
                     })
                     .collect::<Option<Vec<i64>>>()
             })
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| unsupported(i, "an integer overflow or a division by zero"))?;
+            .ok_or_else(|| {
+                unsupported(
+                    i,
+                    "a division by zero, a quotient or value outside its declared type, or a \
+                     u64 value past 2^63",
+                )
+            })?;
         Ok(Val::Arr(Arr {
             data: None,
             dims,
