@@ -263,3 +263,310 @@ fn no_swizzle_gives_the_sm80_baseline_and_predicts_its_conflicts() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--no-swizzle"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Emits a kernel and its certificate into `dir`; returns their paths.
+fn emit(dir: &std::path::Path, name: &str, args: &[&str]) -> (String, String) {
+    let k = dir.join(format!("{name}.cu")).to_str().unwrap().to_string();
+    let c = dir
+        .join(format!("{name}.json"))
+        .to_str()
+        .unwrap()
+        .to_string();
+    let mut all = vec!["gen", "gemm"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", &k, "--cert", &c]);
+    let o = laycert(&all);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    (k, c)
+}
+
+#[test]
+fn a_kernel_certificate_binds_its_problem_and_its_text() {
+    let tmp = common::scratch();
+    let dir = tmp.path();
+    // Every path: sm90, sm80, sm90 routed to sm80 (odd K), W4A16, N below the tile.
+    let cases: [(&str, &[&str], &str); 5] = [
+        (
+            "sm90",
+            &["--m", "1000", "--n", "1000", "--k", "1000"],
+            "1000 x 1000 x 1000",
+        ),
+        (
+            "sm80",
+            &["--m", "512", "--n", "384", "--k", "256", "--target", "sm80"],
+            "512 x 384 x 256",
+        ),
+        (
+            "oddk",
+            &["--m", "100", "--n", "200", "--k", "301"],
+            "100 x 200 x 301",
+        ),
+        (
+            "w4",
+            &[
+                "--m",
+                "1",
+                "--n",
+                "4096",
+                "--k",
+                "4096",
+                "--dtype",
+                "f16",
+                "--weights",
+                "int4",
+            ],
+            "1 x 4096 x 4096",
+        ),
+        (
+            "tiny",
+            &["--m", "7", "--n", "13", "--k", "17"],
+            "7 x 13 x 17",
+        ),
+    ];
+    let mut files = Vec::new();
+    for (name, args, mnk) in cases {
+        let (k, c) = emit(dir, name, args);
+        let o = laycert(&["check", &c, "--kernel", &k]);
+        let out = common::stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {out}");
+        assert_eq!(first_line(&o), "valid", "{name}");
+        assert!(
+            out.contains(&format!("M x N x K = {mnk}; {k} is that kernel's text")),
+            "{name}: {out}"
+        );
+        files.push((k, c));
+    }
+    // Another kernel's text, or this one edited anywhere, is refused (exit 1).
+    let (k0, c0) = &files[0];
+    let (k1, _) = &files[1];
+    let o = laycert(&["check", c0, "--kernel", k1]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        first_line(&o).contains("names certificate") && first_line(&o).contains("not this one"),
+        "{}",
+        first_line(&o)
+    );
+    let text = std::fs::read_to_string(k0).unwrap();
+    let edited = dir.join("edited.cu");
+    let edits: [(&str, &str, &str); 4] = [
+        (
+            "#define LC_K 1000",
+            "#define LC_K 1024",
+            "defines LC_K as 1024, the certificate as 1000",
+        ),
+        (
+            "row * 1000 + col",
+            "row * 1024 + col",
+            "it was edited after it was emitted",
+        ),
+        (
+            "row < 1000 && col < 1000",
+            "row < 1000 && col <= 1000",
+            "it was edited after it was emitted",
+        ),
+        (
+            "certificate digest ",
+            "certificate digest: ",
+            "does not name a certificate",
+        ),
+    ];
+    for (from, to, want) in edits {
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&edited, text.replacen(from, to, 1)).unwrap();
+        let o = laycert(&["check", c0, "--kernel", edited.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{from}");
+        assert!(
+            first_line(&o).starts_with("invalid: kernel ") && first_line(&o).contains(want),
+            "{from}: {}",
+            first_line(&o)
+        );
+    }
+    // --kernel with a certificate that binds none, or of another kind: said, not `valid`.
+    let prog = dir.join("p.tile");
+    std::fs::write(&prog, "program p\nthreads 32\nx = global_view(f32, [32], 32:1)\ny = global_view(f32, [32], 32:1)\nr = register_tensor(f32, [32])\ncopy(x, r)\ncopy(r, y)\n").unwrap();
+    let pc = dir.join("p.json");
+    let o = laycert(&[
+        "synth",
+        prog.to_str().unwrap(),
+        "--cert",
+        pc.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stdout(&o));
+    let o = laycert(&["check", pc.to_str().unwrap(), "--kernel", k0]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        first_line(&o).contains("binds no kernel"),
+        "{}",
+        first_line(&o)
+    );
+    let eq = dir.join("eq.json");
+    let o = laycert(&[
+        "equiv",
+        "8:1",
+        "(2,4):(1,2)",
+        "--cert",
+        eq.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = laycert(&["check", eq.to_str().unwrap(), "--kernel", k0]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        common::stderr(&o).contains("--kernel"),
+        "{}",
+        common::stderr(&o)
+    );
+    let o = laycert(&[
+        "check",
+        c0,
+        "--kernel",
+        dir.join("missing.cu").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
+    use certify::synthesis::SynthesisCertificate;
+    let tmp = common::scratch();
+    let dir = tmp.path();
+    let (_, c) = emit(dir, "r", &["--m", "1000", "--n", "999", "--k", "1000"]);
+    let (_, w) = emit(
+        dir,
+        "w",
+        &[
+            "--m",
+            "16",
+            "--n",
+            "4096",
+            "--k",
+            "4096",
+            "--dtype",
+            "f16",
+            "--weights",
+            "int4",
+        ],
+    );
+    let read = |p: &str| -> SynthesisCertificate {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let (good, w4) = (read(&c), read(&w));
+    type Edit = Box<dyn Fn(&mut SynthesisCertificate)>;
+    let b = |f: fn(&mut certify::synthesis::kernel::KernelBinding)| -> Edit {
+        Box::new(move |x: &mut SynthesisCertificate| f(x.kernel.as_mut().unwrap()))
+    };
+    let cases: Vec<(&str, &SynthesisCertificate, Edit, &str)> = vec![
+        (
+            "C's row pitch",
+            &good,
+            b(|k| k.operands[2].layout = "(1000,999):(1000,1)".into()),
+            "the view is not its tile at the origin",
+        ),
+        (
+            "A's shape",
+            &good,
+            b(|k| k.operands[0].shape = vec![1000, 999]),
+            "shape [1000, 999], the problem's is [1000, 1000]",
+        ),
+        (
+            "M without LC_M",
+            &good,
+            b(|k| {
+                k.m = 2000;
+                k.operands[0].shape[0] = 2000;
+                k.operands[0].layout = "(2000,1000):(1000,1)".into();
+                k.operands[2].shape[0] = 2000;
+                k.operands[2].layout = "(2000,999):(999,1)".into()
+            }),
+            "LC_M is 1000, the problem's is Some(2000)",
+        ),
+        (
+            "a view left out",
+            &good,
+            b(|k| {
+                k.operands.pop();
+            }),
+            "tensors are [\"A\", \"B\", \"C\"]",
+        ),
+        (
+            "a view twice",
+            &good,
+            b(|k| k.operands[1].view = "a_g".into()),
+            "a_g",
+        ),
+        (
+            "the tile rows",
+            &good,
+            b(|k| {
+                k.defines.insert("LC_BM".into(), 64);
+            }),
+            "LC_BM is 64, the certificate's is 128",
+        ),
+        (
+            "the shared bytes",
+            &good,
+            b(|k| {
+                *k.defines.get_mut("LC_SMEM_BYTES").unwrap() += 1024;
+            }),
+            "LC_SMEM_BYTES is",
+        ),
+        (
+            "a constant's name",
+            &good,
+            b(|k| {
+                k.defines.insert("M".into(), 1);
+            }),
+            "not a kernel constant",
+        ),
+        (
+            "the text hash",
+            &good,
+            b(|k| k.text_sha256 = "xyz".into()),
+            "not a SHA-256",
+        ),
+        (
+            "the problem kind",
+            &good,
+            b(|k| k.problem = "conv".into()),
+            "binds `gemm` and `w4a16`",
+        ),
+        ("a zero extent", &good, b(|k| k.k = 0), "each in 1..=2^31"),
+        (
+            "W4A16's scale group",
+            &w4,
+            b(|k| k.group = Some(256)),
+            "shape [4096, 32], the problem's is [4096, 16]",
+        ),
+        (
+            "W4A16's packing",
+            &w4,
+            b(|k| {
+                k.operands[1].layout =
+                    k.operands[1]
+                        .layout
+                        .replacen("(1,32,512,2,", "(2,32,512,1,", 1)
+            }),
+            "the view is not its tile at the origin",
+        ),
+        (
+            "W4A16 without a group",
+            &w4,
+            b(|k| k.group = None),
+            "names its scale group",
+        ),
+    ];
+    let path = dir.join("bad.json");
+    for (what, base, edit, want) in cases {
+        let mut bad = base.clone();
+        edit(&mut bad);
+        assert_ne!(&bad, base, "{what}: the edit changed nothing");
+        let bad = bad.seal();
+        std::fs::write(&path, bad.to_json()).unwrap();
+        let o = laycert(&["check", path.to_str().unwrap()]);
+        let line = first_line(&o);
+        assert_eq!(o.status.code(), Some(1), "{what}: {line}");
+        assert!(
+            line.starts_with("invalid: kernel binding: ") && line.contains(want),
+            "{what}: {line}"
+        );
+    }
+}

@@ -105,6 +105,11 @@ enum Command {
     Check {
         /// The certificate file.
         cert: String,
+        /// A kernel file to bind to a kernel's certificate (`gen gemm --cert`): valid only when
+        /// the file is, byte for byte, the kernel emitted with it (it names the certificate's
+        /// digest, defines its constants, and hashes to its text hash)
+        #[arg(long, value_name = "KERNEL")]
+        kernel: Option<String>,
     },
     /// Axe: the canonical form (D0/D1, C0-C2, sorted R) and the gap condition per axis.
     Canon {
@@ -699,7 +704,7 @@ fn main() -> ExitCode {
             layout,
             shape,
         } => cli::property::run(property, layout, shape.as_deref(), args.json),
-        Command::Check { cert } => cli::check::run(cert, args.json),
+        Command::Check { cert, kernel } => cli::check::run(cert, kernel.as_deref(), args.json),
         Command::Canon { layout, target } => {
             cli::algebra::canon(layout, target.as_deref(), args.json)
         }

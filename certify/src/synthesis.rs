@@ -45,6 +45,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod bind;
 mod capacity;
+pub mod kernel;
 
 pub use capacity::{
     budget, smem_bytes, smem_limit, SmemAllocation, SmemBuffer, MAX_COPIES, MAX_SMEM_BUDGET,
@@ -230,6 +231,10 @@ pub struct SynthesisCertificate {
     /// limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smem: Option<SmemAllocation>,
+    /// The problem and the kernel text a kernel's certificate was emitted for
+    /// ([`kernel::KernelBinding`]; `synth` writes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<kernel::KernelBinding>,
     /// The claims.
     pub claims: Vec<SynthClaim>,
     /// `proved`.
@@ -1069,6 +1074,7 @@ pub fn check(text: &str) -> Result<SynthesisCertificate, String> {
         }
         decide(claim, &c, &ts).map_err(at)?;
     }
+    kernel::check_binding(&c, &ts)?;
     Ok(c)
 }
 
@@ -1252,6 +1258,7 @@ mod tests {
             tensors: Vec::new(),
             ops: Vec::new(),
             smem: None,
+            kernel: None,
             claims: Vec::new(),
             verdict: "proved".into(),
             digest: String::new(),

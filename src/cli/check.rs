@@ -10,8 +10,14 @@ use serde_json::json;
 use super::{BadInput, Report};
 
 /// Runs `check`.
-pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
+pub fn run(path: &str, kernel: Option<&str>, as_json: bool) -> Result<Report, BadInput> {
     let text = super::input::read_bounded(path, "certificate", super::input::MAX_FILE_BYTES)?;
+    let kernel = kernel
+        .map(|k| {
+            super::input::read_bounded(k, "kernel", super::input::MAX_FILE_BYTES)
+                .map(|text| (k, text))
+        })
+        .transpose()?;
     // Every certificate is one JSON object: anything else is bad input, not an invalid
     // certificate (a truncated file, nesting past the parser's depth, a number out of range).
     let value = serde_json::from_str::<serde_json::Value>(&text).map_err(|e| BadInput {
@@ -24,6 +30,15 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
     }
     // Rule, explanation and movement certificates carry a `kind`; equivalence certificates do not.
     let kind = value.get("kind").and_then(|k| k.as_str());
+    if kernel.is_some() && kind != Some("synthesis") {
+        return Err(BadInput {
+            message: format!(
+                "--kernel: binds a kernel to its synthesis certificate (`gen gemm --cert`); \
+                 {path:?} is a {} certificate",
+                kind.unwrap_or("equivalence")
+            ),
+        });
+    }
     // A distributed plan's certificate (`dist plan --cert`): its claim re-decided from its own
     // layouts, its evidence (digest, places, decider) compared, and the other deciders re-run.
     if ["source", "target", "plan"]
@@ -67,18 +82,40 @@ pub fn run(path: &str, as_json: bool) -> Result<Report, BadInput> {
         }
         Some("synthesis") => {
             return Ok(other_kind(
-                solver::synth::check_certificate(&text).map(|c| {
-                    (
-                        Recorded::Proof,
-                        format!(
-                            "synthesis plan {} for {}: {} claims over {} tensors and {} operations re-decided",
-                            c.program,
-                            c.target,
-                            c.claims.len(),
-                            c.tensors.len(),
-                            c.ops.len()
-                        ),
-                    )
+                solver::synth::check_certificate(&text).and_then(|c| {
+                    let mut what = format!(
+                        "synthesis plan {} for {}: {} claims over {} tensors and {} operations re-decided",
+                        c.program,
+                        c.target,
+                        c.claims.len(),
+                        c.tensors.len(),
+                        c.ops.len()
+                    );
+                    if let Some(b) = &c.kernel {
+                        what += &format!(
+                            "\nbound to a {} kernel of M x N x K = {} x {} x {}",
+                            b.problem, b.m, b.n, b.k
+                        );
+                        match &kernel {
+                            Some((file, ktext)) => {
+                                certify::synthesis::kernel::check_text(&c, ktext)
+                                    .map_err(|e| format!("kernel {file:?}: {e}"))?;
+                                what += &format!(
+                                    "; {file} is that kernel's text ({} constants, SHA-256 {})",
+                                    b.defines.len(),
+                                    b.text_sha256
+                                );
+                            }
+                            None => what += " (`--kernel FILE` checks a kernel file is its text)",
+                        }
+                    } else if let Some((file, _)) = &kernel {
+                        return Err(format!(
+                            "kernel {file:?}: the certificate binds no kernel (a plan's \
+                             certificate, as `synth --cert` writes; `gen gemm --cert` writes a \
+                             kernel's)"
+                        ));
+                    }
+                    Ok((Recorded::Proof, what))
                 }),
                 as_json,
             ))

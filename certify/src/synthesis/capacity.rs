@@ -356,6 +356,7 @@ mod tests {
                 ],
                 align: 1024,
             }),
+            kernel: None,
             claims: Vec::new(),
             verdict: "proved".into(),
             digest: String::new(),

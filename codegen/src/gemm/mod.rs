@@ -68,7 +68,8 @@ pub mod w4a16;
 /// PTX helpers shared by the sm80 and W4A16 bodies (cp.async, its groups, ldmatrix.x4).
 pub const PTX_SM80: &str = include_str!("ptx_sm80.cu");
 
-use certify::synthesis::{SmemAllocation, SynthClaim};
+use certify::synthesis::kernel::{self, KernelBinding, Operand};
+use certify::synthesis::{SmemAllocation, SynthClaim, SynthesisCertificate};
 use serde::Serialize;
 use solver::synth::{synthesize_allocated, Plan, Program, Target};
 
@@ -630,6 +631,76 @@ pub fn emit_gemm_with(spec: &GemmSpec, config: &GemmConfig) -> Result<GemmKernel
         GemmTarget::Sm80 => sm80::emit(spec, config, &plan),
         GemmTarget::Sm90 => sm90::emit(spec, config, &plan),
     }
+}
+
+/// The constants a GEMM kernel's certificate binds (each the kernel defines; `LC_SPLITS`,
+/// `LC_STAGES` and `LC_GROUP` where it has them).
+const BOUND_CONSTANTS: [&str; 10] = [
+    "LC_M",
+    "LC_N",
+    "LC_K",
+    "LC_BM",
+    "LC_BN",
+    "LC_BK",
+    "LC_STAGES",
+    "LC_SPLITS",
+    "LC_GROUP",
+    "LC_SMEM_BYTES",
+];
+
+/// The row-major problem tensors of `C = A B^T`: (role, view, shape, layout).
+pub(crate) fn gemm_operands(m: i64, n: i64, k: i64) -> Vec<Operand> {
+    let op = |role: &str, view: &str, r: i64, c: i64| Operand {
+        role: role.into(),
+        view: view.into(),
+        shape: vec![r, c],
+        layout: format!("({r},{c}):({c},1)"),
+    };
+    vec![
+        op("A", "a_g", m, k),
+        op("B", "b_g", n, k),
+        op("C", "c_g", m, n),
+    ]
+}
+
+/// Binds a kernel's certificate to its problem and its text ([`certify::synthesis::kernel`]):
+/// the problem's tensors, the constants `text` defines, and the hash of `text` with the plan
+/// certificate's digest blanked; the certificate is resealed and the text returned naming the
+/// new digest.
+pub(crate) fn bind_kernel(
+    cert: &SynthesisCertificate,
+    problem: &str,
+    [m, n, k]: [i64; 3],
+    group: Option<i64>,
+    operands: Vec<Operand>,
+    text: &str,
+) -> Result<(String, SynthesisCertificate), CodegenError> {
+    let fail =
+        |e: String| CodegenError::Gemm(format!("binding the kernel to its certificate: {e}"));
+    let blanked = kernel::blank(text, &cert.digest).map_err(fail)?;
+    let defines = BOUND_CONSTANTS
+        .iter()
+        .filter_map(|&name| kernel::define(text, name).map(|v| (name.to_string(), v)))
+        .collect();
+    let mut bound = cert.clone();
+    bound.kernel = Some(KernelBinding {
+        problem: problem.into(),
+        m,
+        n,
+        k,
+        group,
+        operands,
+        defines,
+        text_sha256: kernel::text_sha256(text, &cert.digest).map_err(fail)?,
+    });
+    let bound = bound.seal();
+    let zeros = format!("{}{}", kernel::DIGEST_MARK, "0".repeat(64));
+    let named = format!("{}{}", kernel::DIGEST_MARK, bound.digest);
+    let source = blanked.replacen(&zeros, &named, 1);
+    // The kernel's own check, as `laycert check --kernel` runs it.
+    certify::synthesis::check(&bound.to_json()).map_err(fail)?;
+    kernel::check_text(&bound, &source).map_err(fail)?;
+    Ok((source, bound))
 }
 
 /// What a user over the budget may do: raise it (up to [`MAX_SMEM_BUDGET`]) for a larger device.

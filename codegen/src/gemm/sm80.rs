@@ -1292,17 +1292,25 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
     k += super::PTX_SM80;
     k += BODY;
     k += host_launcher();
+    let (source, cert) = super::bind_kernel(
+        &plan.certificate,
+        "gemm",
+        [spec.m, spec.n, spec.k],
+        None,
+        super::gemm_operands(spec.m, spec.n, spec.k),
+        &k,
+    )?;
     Ok(GemmKernel {
         spec: *spec,
         config: *c,
-        source: k,
+        source,
         entry: "laycert_gemm",
-        digest: plan.certificate.digest.clone(),
+        digest: cert.digest.clone(),
         plan_summary: plan_summary(plan),
         threads: threads(c),
         smem_bytes: smem_bytes(c),
         validation,
-        certificate_json: plan.certificate.to_json(),
+        certificate_json: cert.to_json(),
         note: None,
     })
 }

@@ -342,17 +342,25 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
     k += "\n";
     k += BODY;
     k += &host_launcher(spec, c);
+    let (source, cert) = super::bind_kernel(
+        &plan.certificate,
+        "gemm",
+        [spec.m, spec.n, spec.k],
+        None,
+        super::gemm_operands(spec.m, spec.n, spec.k),
+        &k,
+    )?;
     Ok(GemmKernel {
         spec: *spec,
         config: *c,
-        source: k,
+        source,
         entry: "laycert_gemm",
-        digest,
+        digest: cert.digest.clone(),
         plan_summary: summary,
         threads: c.threads(),
         smem_bytes: c.smem_bytes(),
         validation,
-        certificate_json: plan.certificate.to_json(),
+        certificate_json: cert.to_json(),
         note: None,
     })
 }
