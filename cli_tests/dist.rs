@@ -1064,3 +1064,41 @@ fn no_plan_found_is_unknown_not_bad_input() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["verdict"], "unknown");
 }
+
+/// JAX's own printed forms (session 32's audit): `repr(P('x'))` is `P('x',)`, and a
+/// `NamedSharding` prints its mesh and spec as keywords; the mesh must be `--mesh`. A DTensor
+/// list with a quoted reduce op is read as DTensor, not JAX.
+#[test]
+fn dist_reads_jax_reprs_and_quoted_dtensor_ops() {
+    let named = "NamedSharding(mesh=Mesh('dp': 2, 'tp': 4, axis_types=(Auto, Auto)), \
+                 spec=P(None, 'tp'), memory_kind=device)";
+    for (mesh, from, shown) in [
+        ("x=8", "P('x',)", "from [Shard(0)]"),
+        ("x=8", "P(('x',),)", "from [Shard(0)]"),
+        ("dp=2,tp=4", named, "from [Replicate(), Shard(1)]"),
+        (
+            "dp=2,tp=2",
+            "[Partial('sum'), Replicate()]",
+            "from [Partial(sum), Replicate()]",
+        ),
+    ] {
+        let shape = if mesh == "x=8" { "16" } else { "8,8" };
+        let to = if mesh == "x=8" {
+            "P()"
+        } else {
+            "[Replicate(), Replicate()]"
+        };
+        let o = plan(mesh, shape, from, to);
+        assert_eq!(o.status.code(), Some(0), "{from}: {}", stderr(&o));
+        assert!(stdout(&o).contains(shown), "{from}: {}", stdout(&o));
+    }
+    let o = plan("dp=4,tp=2", "8,8", named, "P()");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the NamedSharding's mesh is dp=2,tp=4, not --mesh dp=4,tp=2"),
+        "{}",
+        stderr(&o)
+    );
+    let o = plan("x=8", "16", "P(,)", "P()");
+    assert_eq!(o.status.code(), Some(2));
+}

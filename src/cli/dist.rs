@@ -142,10 +142,11 @@ pub fn read_layout(
     } else if t.starts_with("P(")
         || t.starts_with("PartitionSpec")
         || t.starts_with("NamedSharding")
-        || t.contains('\'')
-        || t.contains("None")
+        || (!t.starts_with('[') && (t.contains('\'') || t.contains("None")))
     {
-        jax::parse_spec(t).and_then(|s| jax::to_layout(mesh, shape, &s))
+        jax::check_named_mesh(t, mesh)
+            .and_then(|()| jax::parse_spec(t))
+            .and_then(|s| jax::to_layout(mesh, shape, &s))
     } else {
         dtensor::parse_placements(t).and_then(|p| dtensor::to_layout(mesh, shape, &p))
     };

@@ -33,15 +33,24 @@ fn strip_call<'a>(t: &'a str, names: &[&str]) -> &'a str {
 /// Reads a PartitionSpec into per-dim lists of mesh axis names (empty = `None`).
 pub fn parse_spec(text: &str) -> Result<Vec<Vec<String>>, MeshError> {
     let mut t = text.trim();
-    // NamedSharding(mesh, P(...)): keep the spec.
+    // NamedSharding(mesh, P(...)), or JAX's repr `NamedSharding(mesh=Mesh('dp': 2, ..),
+    // spec=P(..), memory_kind=device)`: keep the spec (`named_mesh` reads the mesh).
     if let Some(inner) = t
         .strip_prefix("NamedSharding(")
         .and_then(|s| s.strip_suffix(')'))
     {
         let parts = split_top(inner);
-        t = match parts.last() {
-            Some(p) if parts.len() == 2 => p.as_str(),
-            _ => return bad("NamedSharding(mesh, spec): expected two arguments"),
+        let spec = parts
+            .iter()
+            .find_map(|p| p.strip_prefix("spec=").map(str::trim));
+        t = match (spec, parts.len()) {
+            (Some(p), _) => p,
+            (None, 2) => parts[1].as_str(),
+            _ => {
+                return bad(
+                    "NamedSharding(mesh, spec): expected two arguments, or a `spec=` keyword",
+                )
+            }
         };
         return parse_spec(t);
     }
@@ -53,8 +62,13 @@ pub fn parse_spec(text: &str) -> Result<Vec<Vec<String>>, MeshError> {
             .and_then(|s| s.strip_suffix(')'))
             .unwrap_or(t)
     };
+    let mut entries = split_top(t);
+    // Python's one-entry tuple, as JAX prints it: `P('x',)`.
+    if entries.len() > 1 && entries.last().is_some_and(|e| e.is_empty()) {
+        entries.pop();
+    }
     let mut out = Vec::new();
-    for (i, e) in split_top(t).iter().enumerate() {
+    for (i, e) in entries.iter().enumerate() {
         let e = e.trim();
         if e == "None" || e == "()" {
             out.push(vec![]);
@@ -80,6 +94,63 @@ pub fn parse_spec(text: &str) -> Result<Vec<Vec<String>>, MeshError> {
         out.push(entry);
     }
     Ok(out)
+}
+
+/// The mesh a `NamedSharding` repr names, `mesh=Mesh('dp': 2, 'tp': 4, axis_types=..)`, must
+/// be `mesh` (the same axes, extents and order): a sharding pasted from another mesh is an
+/// error, not read on this one. Text without it passes.
+///
+/// ```
+/// use layout::{mesh::Mesh, notation::jax};
+/// let t = "NamedSharding(mesh=Mesh('dp': 2, 'tp': 4, axis_types=(Auto, Auto)), spec=P(None, 'tp',), memory_kind=device)";
+/// assert!(jax::check_named_mesh(t, &Mesh::parse("dp=2,tp=4").unwrap()).is_ok());
+/// assert!(jax::check_named_mesh(t, &Mesh::parse("dp=4,tp=2").unwrap()).is_err());
+/// assert_eq!(jax::parse_spec(t).unwrap(), vec![vec![], vec!["tp".to_string()]]);
+/// ```
+pub fn check_named_mesh(text: &str, mesh: &Mesh) -> Result<(), MeshError> {
+    let Some(inner) = text
+        .trim()
+        .strip_prefix("NamedSharding(")
+        .and_then(|s| s.strip_suffix(')'))
+    else {
+        return Ok(());
+    };
+    let Some(m) = split_top(inner).into_iter().find_map(|p| {
+        p.strip_prefix("mesh=")
+            .map(|m| m.trim().to_string())
+            .filter(|m| m.starts_with("Mesh("))
+    }) else {
+        return Ok(());
+    };
+    let body = m
+        .strip_prefix("Mesh(")
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or("");
+    let mut axes = Vec::new();
+    for part in split_top(body) {
+        if part.contains('=') {
+            continue; // axis_types=(..), devices=..: not the shape
+        }
+        let Some((name, ext)) = part.split_once(':') else {
+            return bad(format!(
+                "NamedSharding mesh entry `{part}` is not 'name': extent"
+            ));
+        };
+        let name = name.trim().trim_matches(|c| c == '\'' || c == '"');
+        let ext: i64 = ext
+            .trim()
+            .parse()
+            .map_err(|_| MeshError(format!("NamedSharding mesh entry `{part}`: not an extent")))?;
+        axes.push((name.to_string(), ext));
+    }
+    if axes != mesh.axes() {
+        let shown: Vec<String> = axes.iter().map(|(n, e)| format!("{n}={e}")).collect();
+        return bad(format!(
+            "the NamedSharding's mesh is {}, not --mesh {mesh}",
+            shown.join(",")
+        ));
+    }
+    Ok(())
 }
 
 /// The mesh layout of a PartitionSpec.
