@@ -1102,3 +1102,62 @@ fn dist_reads_jax_reprs_and_quoted_dtensor_ops() {
     let o = plan("x=8", "16", "P(,)", "P()");
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// DTensor names a `_StridedShard` target mesh dim `Shard` in its transforms (session 32's
+/// audit: torch 2.15's own plans for the FSDP-over-TP placement, each producing exactly the
+/// target, were refuted as not executing).
+#[test]
+fn dist_check_reads_dtensor_steps_toward_a_strided_target() {
+    for (mesh, shape, from, to, steps) in [
+        (
+            "dp=2,tp=4",
+            "8,8",
+            "[Replicate(), Replicate()]",
+            "[_StridedShard(0, split_factor=4), Shard(0)]",
+            "[(1, Replicate(), Shard(0)), (0, Replicate(), Shard(0))]",
+        ),
+        (
+            "dp=4,tp=2",
+            "5,6",
+            "[Partial(sum), Replicate()]",
+            "[_StridedShard(1, split_factor=2), Shard(1)]",
+            "[(1, Replicate(), Shard(1)), (0, Partial(sum), Shard(1))]",
+        ),
+        (
+            "a=2,b=2,c=2",
+            "3,6",
+            "[Replicate(), Replicate(), Replicate()]",
+            "[_StridedShard(1, split_factor=2), Shard(1), Shard(1)]",
+            "[(1, Replicate(), Shard(1)), (0, Replicate(), Shard(1)), (2, Replicate(), Shard(1))]",
+        ),
+    ] {
+        let o = laycert(&[
+            "dist",
+            "check",
+            "--mesh",
+            mesh,
+            "--shape",
+            shape,
+            "--from",
+            from,
+            "--to",
+            to,
+            "--dtensor-steps",
+            steps,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{to}: {}", stdout(&o));
+        assert!(
+            first_line(&o).starts_with("certified"),
+            "{to}: {}",
+            stdout(&o)
+        );
+    }
+    // The same steps toward the plain nested target put the rows elsewhere: refuted.
+    let o = check_steps(
+        "dp=2,tp=4",
+        "[Replicate(), Replicate()]",
+        "[Shard(0), Shard(0)]",
+        "[(1, Replicate(), Shard(0)), (0, Replicate(), Shard(0))]",
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}

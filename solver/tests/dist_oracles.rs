@@ -176,7 +176,8 @@ fn shards_plans_and_bytes_against_dtensor_and_jax() {
         // DTensor's plan, lowered literally and checked.
         let tr = transforms(c["dtensor"]["transforms"].as_array().unwrap());
         let src_p = dtensor::parse_placements(src).unwrap();
-        match peer::lower_dtensor(&m, &shape, &src_p, &tr, &o) {
+        let dst_p = dtensor::parse_placements(dst).ok();
+        match peer::lower_dtensor_to(&m, &shape, &src_p, dst_p.as_deref(), &tr, &o) {
             Ok((dplan, moves, _)) => {
                 let theirs: i64 = moves.iter().map(|mv| mv.recv_elems).sum();
                 match certify::dist::certify_plan(&s, &t, &dplan) {
@@ -298,7 +299,8 @@ fn permuted_meshes_device_lists_and_unreduced_against_dtensor_jax_and_xla() {
                 if let Some(tr) = d["transforms"].as_array() {
                     let tr = transforms(tr);
                     let src_p = dtensor::parse_placements(src).unwrap();
-                    match peer::lower_dtensor(&m, &shape, &src_p, &tr, &o) {
+                    let dst_p = dtensor::parse_placements(dst).ok();
+                    match peer::lower_dtensor_to(&m, &shape, &src_p, dst_p.as_deref(), &tr, &o) {
                         Ok((dplan, moves, _)) => {
                             match certify::dist::certify_plan(&s, &t, &dplan) {
                                 Ok(_) => *counts.entry("DTensor plans certified").or_default() += 1,

@@ -443,7 +443,15 @@ fn run_or_stop(args: &DistArgs, as_json: bool) -> Result<Report, Stop> {
                         ))
                         .into());
                     }
-                    match peer::lower_dtensor(&i.source.mesh, &i.source.shape, &src, &tr, &i.opts) {
+                    let dst = dtensor::from_layout(&i.target).ok();
+                    match peer::lower_dtensor_to(
+                        &i.source.mesh,
+                        &i.source.shape,
+                        &src,
+                        dst.as_deref(),
+                        &tr,
+                        &i.opts,
+                    ) {
                         Ok((plan, _, _)) => plan,
                         Err(e) => {
                             let e = certify::dist::DistError::Unknown(e.to_string());

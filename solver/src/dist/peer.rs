@@ -21,6 +21,23 @@ pub fn lower_dtensor(
     transforms: &[Transform],
     o: &PlanOptions,
 ) -> Result<(Plan, Vec<PlannedMove>, MeshLayout), String> {
+    lower_dtensor_to(mesh, shape, source, None, transforms, o)
+}
+
+/// [`lower_dtensor`] toward the `target` placements DTensor planned for: DTensor names a target
+/// `_StridedShard(d, f)` mesh dim `Shard(d)` in its transforms too (its local slice of a piece
+/// already split by a later mesh dim is the strided placement), so a step to `Shard(d)` on a
+/// mesh dim whose target is `_StridedShard(d, f)` lowers to the target's placement. Reading it
+/// otherwise can only fail to certify (the plan is checked against the target), never certify
+/// a wrong plan.
+pub fn lower_dtensor_to(
+    mesh: &Mesh,
+    shape: &[i64],
+    source: &[Placement],
+    target: Option<&[Placement]>,
+    transforms: &[Transform],
+    o: &PlanOptions,
+) -> Result<(Plan, Vec<PlannedMove>, MeshLayout), String> {
     let mut cur = dtensor::normalize(source, shape.len()).map_err(|e| e.to_string())?;
     let mut a = dtensor::to_layout(mesh, shape, &cur).map_err(|e| e.to_string())?;
     let mut steps: Vec<Step> = Vec::new();
@@ -44,6 +61,10 @@ pub fn lower_dtensor(
             ));
         }
         let from = &cur[*i].clone();
+        let to = match (to, target.and_then(|t| t.get(*i))) {
+            (Placement::Shard(d), Some(t @ Placement::StridedShard(e, _))) if d == e => t,
+            _ => to,
+        };
         cur[*i] = to.clone();
         let b = dtensor::to_layout(mesh, shape, &cur).map_err(|e| format!("step {k}: {e}"))?;
         let dim_of = |p: &Placement| match p {
