@@ -125,6 +125,12 @@ impl CheckResult {
 
 /// Re-verifies a certificate's JSON, as `laycert check` does (every kind it knows).
 pub fn check_json(text: &str) -> CheckResult {
+    check_json_with(text, None)
+}
+
+/// [`check_json`], binding a kernel's source text to a kernel's certificate as
+/// `laycert check CERT --kernel K.cu` does (`None`: no kernel).
+pub fn check_json_with(text: &str, kernel: Option<&str>) -> CheckResult {
     let kind = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
@@ -143,21 +149,29 @@ pub fn check_json(text: &str) -> CheckResult {
                 )
             })
             .map_err(|e| e.to_string()),
-        Some("synthesis") => solver::synth::check_certificate(text)
-            .map(|c| {
-                (
-                    "proved".to_string(),
-                    format!(
-                        "synthesis plan {} for {}: {} claims over {} tensors and {} operations re-decided",
-                        c.program,
-                        c.target,
-                        c.claims.len(),
-                        c.tensors.len(),
-                        c.ops.len()
-                    ),
-                )
-            })
-            .map_err(|e| e.to_string()),
+        Some("synthesis") => solver::synth::check_certificate(text).and_then(|c| {
+            if let Some(k) = kernel {
+                certify::synthesis::kernel::check_text(&c, k).map_err(|e| format!("kernel: {e}"))?;
+            }
+            Ok((
+                "proved".to_string(),
+                format!(
+                    "synthesis plan {} for {}: {} claims over {} tensors and {} operations re-decided{}",
+                    c.program,
+                    c.target,
+                    c.claims.len(),
+                    c.tensors.len(),
+                    c.ops.len(),
+                    match (&c.kernel, kernel) {
+                        (Some(b), Some(_)) => format!(
+                            "; the kernel is the text of a {} kernel of {} x {} x {} bound to it",
+                            b.problem, b.m, b.n, b.k
+                        ),
+                        _ => String::new(),
+                    }
+                ),
+            ))
+        }),
         Some("explanation") => certify::rules::explain::check(text)
             .map(|c| {
                 (
@@ -492,14 +506,27 @@ pub enum CertArg {
     Path(std::path::PathBuf),
 }
 
-/// Re-verifies a certificate (an object or a file), as `laycert check` does.
+/// Re-verifies a certificate (an object or a file), as `laycert check` does; with `kernel`
+/// (a kernel's CUDA source text, e.g. `gen_gemm(..).source`), also that it is, byte for byte,
+/// the kernel the certificate was emitted with (`laycert check CERT --kernel K.cu`).
 #[pyfunction]
-pub fn check(py: Python<'_>, cert: CertArg) -> PyResult<CheckResult> {
+#[pyo3(signature = (cert, kernel=None))]
+pub fn check(py: Python<'_>, cert: CertArg, kernel: Option<String>) -> PyResult<CheckResult> {
     let json = match cert {
         CertArg::Object(c) => c.borrow(py).json.clone(),
         CertArg::Path(p) => Certificate::load(p)?.json,
     };
-    Ok(py.detach(|| check_json(&json)))
+    if kernel.is_some() {
+        let kind = serde_json::from_str::<serde_json::Value>(&json)
+            .ok()
+            .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+        if kind.as_deref() != Some("synthesis") {
+            return Err(error(
+                "error: kernel= binds a kernel to its synthesis certificate (gen_gemm's)",
+            ));
+        }
+    }
+    Ok(py.detach(|| check_json_with(&json, kernel.as_deref())))
 }
 
 /// The answer of `prove_property`: `verdict` (`proved`, `refuted`, `unknown`), the deciders

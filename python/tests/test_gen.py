@@ -79,6 +79,18 @@ def test_gen_gemm_emits_validated_kernels_for_both_paths():
     assert k80.certificate.check().valid
 
 
+def test_a_gemm_certificate_binds_its_kernel_text():
+    k = laycert.gen_gemm(1000, 999, 1000)
+    ok = laycert.check(k.certificate, kernel=k.source)
+    assert ok.valid and "1000 x 999 x 1000" in ok.claim
+    edited = laycert.check(k.certificate, kernel=k.source.replace("#define LC_K 1000", "#define LC_K 2000"))
+    assert not edited.valid and "LC_K as 2000" in edited.message
+    other = laycert.gen_gemm(1000, 1000, 1000)
+    assert not laycert.check(k.certificate, kernel=other.source).valid
+    plan = laycert.synth(GEMM_TILE, "sm80")
+    assert "binds no kernel" in laycert.check(plan.certificate, kernel=k.source).message
+
+
 def test_gen_gemm_serves_any_k():
     # K = 1001: no 16-byte load reads these rows; A and B are staged through registers, and
     # the sm90 target runs that sm80-path kernel.
