@@ -38,7 +38,7 @@ pub mod symbolic;
 pub mod syntax;
 pub mod validate;
 
-pub use prove::{prove_rule, Options, Refutation, RuleReport, Verdict};
+pub use prove::{prove_rule, unknown_report, Options, Refutation, RuleReport, Verdict};
 pub use syntax::{Rule, RuleFile};
 
 use layout::ParseError;

@@ -780,6 +780,27 @@ pub fn conditions_are_the_box(rule: &Rule) -> bool {
     })
 }
 
+/// The report of a rule left undecided before any instance was tried, and why (a `validate`
+/// chain without one domain).
+pub fn unknown_report(rule: &Rule, why: String, domain: Option<Vec<i64>>) -> RuleReport {
+    RuleReport {
+        name: rule.name.clone(),
+        text: rule.text.clone(),
+        verdict: Verdict::Unknown(why),
+        method: None,
+        grid: 0,
+        instances: None,
+        defined: 0,
+        rechecked: 0,
+        rechecked_boundary: 0,
+        work: 0,
+        digest: String::new(),
+        smt_queries: Vec::new(),
+        micros: 0,
+        domain,
+    }
+}
+
 /// Proves one rule (see the module doc).
 pub fn prove_rule(rule: &Rule, opts: &Options) -> RuleReport {
     let t = Instant::now();

@@ -6,7 +6,9 @@
 //! Consecutive lines where one line's `before` is the previous line's `after` form a CHAIN:
 //! every line of it is decided over the chain's one domain (a `"shape"` its lines name, which
 //! must agree, else the domain [`crate::domain::resolve`] gives for the chain's first and last
-//! terms), so the chain proves its end-to-end claim (spec certify.md 1b).
+//! terms), so the chain proves its end-to-end claim (spec certify.md 1b). A chain whose ends
+//! share no reading without a shape (a rank-2 CuTe layout against an Axe one) leaves its lines
+//! UNKNOWN, naming the fix; the other chains are decided.
 //!
 //! ```
 //! use certify::rules::{validate::validate, Options};
@@ -19,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{parse_source, prove_rule, Options, RuleReport};
+use super::{parse_source, prove_rule, unknown_report, Options, RuleReport};
 
 /// A log that cannot be validated: a line that is not a pair, a pair that does not parse as a
 /// rule, or a chain without one domain. The message names `file:line`.
@@ -52,6 +54,7 @@ pub fn validate(path: &str, text: &str, opts: &Options) -> Result<Vec<RuleReport
     let pairs = read_log(path, text)?;
     let mut reports = Vec::new();
     for chain in chains(&pairs) {
+        // A chain without one domain is undecided (UNKNOWN, naming the fix), not the log.
         let domain = chain_domain(path, chain)?;
         for p in chain {
             let rule_text = format!("rule {}\n  {}\n  {} {}\n", p.name, p.before, p.op, p.after);
@@ -83,11 +86,16 @@ pub fn validate(path: &str, text: &str, opts: &Options) -> Result<Vec<RuleReport
                     ),
                 });
             };
-            let opts = Options {
-                domain: domain.clone(),
-                ..opts.clone()
-            };
-            reports.push(prove_rule(rule, &opts));
+            reports.push(match &domain {
+                Ok(domain) => prove_rule(
+                    rule,
+                    &Options {
+                        domain: domain.clone(),
+                        ..opts.clone()
+                    },
+                ),
+                Err(why) => unknown_report(rule, why.clone(), None),
+            });
         }
     }
     Ok(reports)
@@ -192,9 +200,14 @@ pub fn chains(pairs: &[Pair]) -> Vec<&[Pair]> {
 }
 
 /// The domain every line of a chain is decided over: the shape its lines name (they must
-/// agree), else, for a chain of two or more lines, the one `certify::domain::resolve` gives for
-/// its first and last terms; a single line without a shape resolves its own.
-pub fn chain_domain(path: &str, chain: &[Pair]) -> Result<Option<Vec<i64>>, ValidateError> {
+/// agree, else the log is bad input), else, for a chain of two or more lines, the one
+/// `certify::domain::resolve` gives for its first and last terms; a single line without a
+/// shape resolves its own. `Ok(Err(why))`: the chain's ends share no reading without a shape
+/// (its lines are then UNKNOWN, and `why` names the fix).
+pub fn chain_domain(
+    path: &str,
+    chain: &[Pair],
+) -> Result<Result<Option<Vec<i64>>, String>, ValidateError> {
     let named: BTreeSet<&Vec<i64>> = chain.iter().filter_map(|p| p.shape.as_ref()).collect();
     let lines = || {
         format!(
@@ -205,7 +218,7 @@ pub fn chain_domain(path: &str, chain: &[Pair]) -> Result<Option<Vec<i64>>, Vali
     };
     match named.len() {
         0 => {}
-        1 => return Ok(named.into_iter().next().cloned()),
+        1 => return Ok(Ok(named.into_iter().next().cloned())),
         _ => {
             return Err(ValidateError {
                 message: format!(
@@ -216,7 +229,7 @@ pub fn chain_domain(path: &str, chain: &[Pair]) -> Result<Option<Vec<i64>>, Vali
         }
     }
     if chain.len() < 2 {
-        return Ok(None);
+        return Ok(Ok(None));
     }
     let value = |text: &str| -> Option<layout::Layout> {
         let t = super::parse::parse_term(text).ok()?;
@@ -227,27 +240,26 @@ pub fn chain_domain(path: &str, chain: &[Pair]) -> Result<Option<Vec<i64>>, Vali
         value(&chain[0].before),
         value(&chain[chain.len() - 1].after),
     ) else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
-    crate::domain::resolve_pair(&a, &b, None)
+    Ok(crate::domain::resolve_pair(&a, &b, None)
         .map(|d| Some(d.shape))
         .map_err(|e| {
             let why = match e {
                 crate::domain::NoDomain::Ambiguous { why, .. } => why,
                 other => other.to_string(),
             };
-            ValidateError {
-                message: format!(
-                    "{}: the chain's domain (its first and last terms): {why}; give its lines a \"shape\"",
-                    lines()
-                ),
-            }
-        })
+            format!(
+                "the domain of the chain {} (its first and last terms): {why}; give its lines a \"shape\"",
+                lines()
+            )
+        }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::Verdict;
 
     fn words(log: &str) -> Vec<&'static str> {
         validate("t.jsonl", log, &Options::default())
@@ -276,6 +288,28 @@ mod tests {
         let chain = "{\"before\": \"(4,8):(1,4)\", \"after\": \"32:1\"}\n\
                      {\"before\": \"32:1\", \"after\": \"(4,8):(8,1)\", \"shape\": [4, 8]}";
         assert_eq!(words(chain), ["PROVED", "REFUTED"]);
+    }
+
+    #[test]
+    fn a_chain_without_one_domain_is_unknown_and_the_others_are_decided() {
+        // S[(3,3):(3,1)] against (3,3):(1,3): equal over the flat 9, not over (3,3).
+        let log = "{\"before\": \"S[(3,3):(3,1)]\", \"after\": \"9:1\"}\n\
+                   {\"before\": \"9:1\", \"after\": \"(3,3):(1,3)\"}\n\
+                   {\"before\": \"(2,2):(1,2)\", \"after\": \"(2,2):(2,1)\"}";
+        assert_eq!(words(log), ["UNKNOWN", "UNKNOWN", "REFUTED"]);
+        let r = validate("t.jsonl", log, &Options::default()).unwrap();
+        let Verdict::Unknown(why) = &r[0].verdict else {
+            panic!("{:?}", r[0].verdict)
+        };
+        assert!(
+            why.contains("t.jsonl:1-2") && why.contains("\"shape\""),
+            "{why}"
+        );
+        // Named, the chain is decided: over (3,3) the first line fails (S reads it row-major,
+        // 9:1 colexicographically), over 9 both hold.
+        let named = |s: &str| log.replacen("\"}\n", &format!("\", \"shape\": {s}}}\n"), 2);
+        assert_eq!(words(&named("[3, 3]")), ["REFUTED", "PROVED", "REFUTED"]);
+        assert_eq!(words(&named("[9]")), ["PROVED", "PROVED", "REFUTED"]);
     }
 
     #[test]
