@@ -316,6 +316,15 @@ pub fn comparison_shape(x: &Layout, y: &Layout) -> Option<Vec<i64>> {
     claim_domain(x, y).ok()
 }
 
+/// `"params: "` before a message about an instance, nothing for a rule without parameters.
+fn at(params: &str) -> String {
+    if params.is_empty() {
+        String::new()
+    } else {
+        format!("{params}: ")
+    }
+}
+
 fn same_map(
     params: String,
     x: &Layout,
@@ -337,7 +346,8 @@ fn same_map(
         }
         Err(NoDomain::Ambiguous { why, .. }) => {
             return Instance::Unknown(format!(
-                "{params}: {why}; name it with `over lhs` or `over rhs` after the rule's sides (a log line: \"shape\")"
+                "{}{why}; name it with `over lhs` or `over rhs` after the rule's sides (a log line: \"shape\")",
+                at(&params)
             ))
         }
     };
@@ -347,7 +357,7 @@ fn same_map(
         use_smt: false,
     };
     match equivalent(x, y, Some(&shape), &policy) {
-        Err(e) => Instance::Unknown(format!("{params}: {e}")),
+        Err(e) => Instance::Unknown(format!("{}{e}", at(&params))),
         Ok(r) if r.verdict() == "equivalent" => Instance::Holds { defined: true },
         Ok(r) => match r.counterexample {
             Some(c) => {
