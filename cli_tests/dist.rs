@@ -1037,29 +1037,37 @@ fn a_partial_source_reaches_a_target_on_another_mesh_by_reducing_first() {
 
 #[test]
 fn no_plan_found_is_unknown_not_bad_input() {
-    // Valid input the planner finds no plan for (DTensor turns a replicated tensor into a
-    // partial sum only, as laycert's zero move does): `unknown: no plan found`, exit 3; a
-    // search that ends is no proof that no plan exists.
-    let o = plan("a=1", "9,9", "[Replicate()]", "[Partial(max)]");
+    // Valid input the planner finds no plan for (across meshes only send-recv moves data, and
+    // it moves plain data, not a partial target's addends): `unknown: no plan found`, exit 3;
+    // a search that ends is no proof that no plan exists.
+    let across = |json: bool| {
+        let mut args = vec![
+            "dist",
+            "plan",
+            "--mesh",
+            "a=2,b=2",
+            "--to-mesh",
+            "c=4",
+            "--shape",
+            "8",
+            "--from",
+            "[Replicate(), Replicate()]",
+            "--to",
+            "[Partial(sum)]",
+        ];
+        if json {
+            args.insert(0, "--json");
+        }
+        laycert(&args)
+    };
+    let o = across(false);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
         first_line(&o).starts_with("unknown: no plan found"),
         "{}",
         stdout(&o)
     );
-    let o = laycert(&[
-        "--json",
-        "dist",
-        "plan",
-        "--mesh",
-        "a=1",
-        "--shape",
-        "9,9",
-        "--from",
-        "[Replicate()]",
-        "--to",
-        "[Partial(max)]",
-    ]);
+    let o = across(true);
     assert_eq!(o.status.code(), Some(3));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["verdict"], "unknown");
@@ -1160,4 +1168,26 @@ fn dist_check_reads_dtensor_steps_toward_a_strided_target() {
         "[(1, Replicate(), Shard(0)), (0, Replicate(), Shard(0))]",
     );
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}
+
+/// A replicated axis becomes partial under max, min or avg without moving data (the reduction
+/// of equal addends is the value); under sum, all but one copy are zeroed.
+#[test]
+fn dist_plan_reaches_idempotent_partials_without_moving_data() {
+    for op in ["max", "min", "avg", "sum"] {
+        let to = format!("[Replicate(), Partial({op})]");
+        let o = plan("a=2,b=2", "8", "[Shard(0), Replicate()]", &to);
+        assert_eq!(o.status.code(), Some(0), "{op}: {}", stdout(&o));
+        assert!(
+            first_line(&o).ends_with("certified"),
+            "{op}: {}",
+            stdout(&o)
+        );
+        let want = if op == "sum" {
+            "local zero off coordinate 0 of b".to_string()
+        } else {
+            format!("partial({op}) over b: every copy is an addend (no data moves)")
+        };
+        assert!(stdout(&o).contains(&want), "{op}: {}", stdout(&o));
+    }
 }

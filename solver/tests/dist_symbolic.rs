@@ -29,7 +29,10 @@ fn candidates(a: &MeshLayout) -> Vec<Move> {
             axis,
             op: ReduceOp::Sum,
         });
-        v.push(Move::Zero { axis });
+        v.push(Move::Zero {
+            axis,
+            op: ReduceOp::Sum,
+        });
         for dim in 0..nd {
             v.push(Move::AllGather { axis, dim });
             v.push(Move::Slice { axis, dim });

@@ -48,10 +48,14 @@ pub enum Move {
         /// Tensor dim.
         dim: usize,
     },
-    /// Replicated `axis` becomes partial (sum): all but coordinate 0 zero their copy.
+    /// Replicated `axis` becomes partial under `op`: for a sum, all but coordinate 0 zero
+    /// their copy; for max, min and avg every copy already is an addend (the reduction of equal
+    /// addends is the value), so no data changes.
     Zero {
         /// Mesh axis.
         axis: usize,
+        /// The reduction the partial axis is read under.
+        op: ReduceOp,
     },
     /// The single device's tensor to every device.
     Broadcast,
@@ -77,7 +81,15 @@ impl Move {
                 format!("all-to-all over {} (dim {from} -> dim {to})", n(axis))
             }
             Move::Slice { axis, dim } => format!("local slice of dim {dim} by {}", n(axis)),
-            Move::Zero { axis } => format!("local zero off coordinate 0 of {}", n(axis)),
+            Move::Zero {
+                axis,
+                op: ReduceOp::Sum,
+            } => format!("local zero off coordinate 0 of {}", n(axis)),
+            Move::Zero { axis, op } => format!(
+                "partial({}) over {}: every copy is an addend (no data moves)",
+                op.name(),
+                n(axis)
+            ),
             Move::Broadcast => "broadcast".into(),
             Move::SendRecv => "send-recv (point-to-point)".into(),
             Move::Repack => "local repack".into(),
@@ -134,14 +146,14 @@ pub fn apply(a: &MeshLayout, m: Move) -> Option<MeshLayout> {
             }
             b.dims[dim].push(vec![axis]);
         }
-        Move::Zero { axis } => {
+        Move::Zero { axis, op } => {
             if !a.replicated_axes().contains(&axis)
                 || a.maximal.is_some()
-                || a.partial.values().any(|&o| o != ReduceOp::Sum)
+                || a.partial.values().any(|&o| o != op)
             {
                 return None;
             }
-            b.partial.insert(axis, ReduceOp::Sum);
+            b.partial.insert(axis, op);
         }
         Move::Broadcast => {
             a.maximal?;
@@ -375,10 +387,14 @@ pub fn lower_as(
                 maps: (0..n as usize).map(local_to_b).collect(),
             }]
         }
-        Move::Zero { axis } => {
+        Move::Zero {
+            axis,
+            op: ReduceOp::Sum,
+        } => {
             let ranks = (0..n).filter(|&r| a.mesh.coords(r)[axis] != 0).collect();
             vec![Step::Zero { ranks }]
         }
+        Move::Zero { .. } => Vec::new(),
         Move::Broadcast => {
             let root = a.maximal? as usize;
             vec![Step::Broadcast {

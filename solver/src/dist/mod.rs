@@ -28,7 +28,7 @@ pub mod xla;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use certify::dist::{DistCertificate, DistError, Plan, Step};
-use layout::mesh::MeshLayout;
+use layout::mesh::{MeshLayout, ReduceOp};
 
 pub use cost::{Link, Topology};
 pub use lower::Move;
@@ -326,7 +326,9 @@ fn send_recv_bound(a: &MeshLayout, tb: &Pieces, o: &PlanOptions) -> (f64, i64) {
     (worst, messages)
 }
 
-fn moves_from(a: &MeshLayout) -> Vec<Move> {
+/// Every move from `a`; `ops` are the reductions the target's partial axes use (a replicated
+/// axis may become partial under each, besides sum).
+fn moves_from(a: &MeshLayout, ops: &BTreeSet<ReduceOp>) -> Vec<Move> {
     let nd = a.shape.len();
     let mut v = Vec::new();
     if a.maximal.is_some() {
@@ -352,7 +354,13 @@ fn moves_from(a: &MeshLayout) -> Vec<Move> {
         }
     }
     for axis in a.replicated_axes() {
-        v.push(Move::Zero { axis });
+        v.push(Move::Zero {
+            axis,
+            op: ReduceOp::Sum,
+        });
+        for &op in ops.iter().filter(|&&o| o != ReduceOp::Sum) {
+            v.push(Move::Zero { axis, op });
+        }
         for dim in 0..nd {
             v.push(Move::Slice { axis, dim });
         }
@@ -418,6 +426,7 @@ pub fn plan(
     // the moves that reduce a partial source on its own mesh.
     let same_mesh = source.mesh == target.mesh;
     let tb = pieces_of(target);
+    let target_ops: BTreeSet<ReduceOp> = target.partial.values().copied().collect();
     let key = |t: f64| (t * 1e12).round() as u64;
     // Dijkstra over (cost, what, state index): what 1 expands the state, what 0 costs the
     // send-recv from it straight to the target. That candidate enters the heap at its lower
@@ -492,7 +501,7 @@ pub fn plan(
         if (!same_mesh && a.partial.is_empty()) || states.len() >= max_states {
             continue;
         }
-        for m in moves_from(&a) {
+        for m in moves_from(&a, &target_ops) {
             let Some(b) = lower::apply(&a, m) else {
                 continue;
             };

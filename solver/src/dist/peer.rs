@@ -78,7 +78,7 @@ pub fn lower_dtensor_to(
                 dim: dim_of(t).unwrap_or(0),
                 op: *op,
             },
-            (Placement::Replicate, Placement::Partial(_)) => Move::Zero { axis: *i },
+            (Placement::Replicate, Placement::Partial(op)) => Move::Zero { axis: *i, op: *op },
             (Placement::Replicate, t) if dim_of(t).is_some() => Move::Slice {
                 axis: *i,
                 dim: dim_of(t).unwrap_or(0),
