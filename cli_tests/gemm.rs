@@ -381,6 +381,41 @@ fn a_kernel_certificate_binds_its_problem_and_its_text() {
             first_line(&o)
         );
     }
+    // A forged kernel whose hash and constants are re-sealed into its certificate (audit 33:
+    // the hash alone was taken on trust): the text is re-emitted and compared.
+    {
+        use certify::synthesis::{kernel, SynthesisCertificate};
+        let mut cert: SynthesisCertificate =
+            serde_json::from_str(&std::fs::read_to_string(c0).unwrap()).unwrap();
+        let forged = text.replacen("row * 1000 + col", "row * 1024 + col", 1);
+        let b = cert.kernel.as_mut().unwrap();
+        b.text_sha256 = kernel::text_sha256(&forged, &cert.digest).unwrap();
+        let old = cert.digest.clone();
+        let cert = cert.seal();
+        let forged = forged.replacen(&old, &cert.digest, 1);
+        let (fc, fk) = (dir.join("forged.json"), dir.join("forged.cu"));
+        std::fs::write(&fc, cert.to_json()).unwrap();
+        std::fs::write(&fk, &forged).unwrap();
+        let o = laycert(&["check", fc.to_str().unwrap()]);
+        assert_eq!(
+            first_line(&o),
+            "valid",
+            "the certificate alone is consistent"
+        );
+        let o = laycert(&[
+            "check",
+            fc.to_str().unwrap(),
+            "--kernel",
+            fk.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            first_line(&o).contains("not the one laycert emits for its problem and configuration")
+                && first_line(&o).contains("kernel.text_sha256"),
+            "{}",
+            first_line(&o)
+        );
+    }
     // --kernel with a certificate that binds none, or of another kind: said, not `valid`.
     let prog = dir.join("p.tile");
     std::fs::write(&prog, "program p\nthreads 32\nx = global_view(f32, [32], 32:1)\ny = global_view(f32, [32], 32:1)\nr = register_tensor(f32, [32])\ncopy(x, r)\ncopy(r, y)\n").unwrap();
@@ -459,7 +494,7 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
             "C's row pitch",
             &good,
             b(|k| k.operands[2].layout = "(1000,999):(1000,1)".into()),
-            "the view is not its tile at the origin",
+            "layout (1000,999):(1000,1), the problem's is (1000,999):(999,1)",
         ),
         (
             "A's shape",
@@ -477,7 +512,7 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
                 k.operands[2].shape[0] = 2000;
                 k.operands[2].layout = "(2000,999):(999,1)".into()
             }),
-            "LC_M is 1000, the problem's is Some(2000)",
+            "LC_M is 1000, the certificate's is 2000",
         ),
         (
             "a view left out",
@@ -545,7 +580,7 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
                         .layout
                         .replacen("(1,32,512,2,", "(2,32,512,1,", 1)
             }),
-            "the view is not its tile at the origin",
+            "the problem's is ((8,512),(2,2,2,4,4,32)):((64,32768),(1,32,512,2,8,1024))",
         ),
         (
             "W4A16 without a group",
@@ -554,8 +589,42 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
             "names its scale group",
         ),
     ];
+    let more: Vec<(&str, &SynthesisCertificate, Edit, &str)> = vec![
+        (
+            "bounds that leave out the problem's cells (audit 33: only cell (0,0) was compared)",
+            &good,
+            Box::new(|x: &mut SynthesisCertificate| {
+                for t in x.tensors.iter_mut().filter(|t| t.scope == "global") {
+                    t.bounds = Some(vec![1, 1]);
+                }
+            }),
+            "leave out cells inside the problem",
+        ),
+        (
+            "the stage count left out (audit 33)",
+            &good,
+            b(|k| {
+                k.defines.remove("LC_STAGES");
+            }),
+            "do not define LC_STAGES",
+        ),
+        (
+            "the shared bytes left out (audit 33)",
+            &w4,
+            b(|k| {
+                k.defines.remove("LC_SMEM_BYTES");
+            }),
+            "do not define LC_SMEM_BYTES",
+        ),
+        (
+            "the emitter record",
+            &good,
+            b(|k| k.emitter = serde_json::json!(1)),
+            "not a JSON object",
+        ),
+    ];
     let path = dir.join("bad.json");
-    for (what, base, edit, want) in cases {
+    for (what, base, edit, want) in cases.into_iter().chain(more) {
         let mut bad = base.clone();
         edit(&mut bad);
         assert_ne!(&bad, base, "{what}: the edit changed nothing");
@@ -569,4 +638,18 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
             "{what}: {line}"
         );
     }
+    // A shared layout of 2^40 cells over a 128 x 64 tile (audit 33: it was tabulated before the
+    // shape was checked, and the allocation aborted the process and Python with it).
+    let mut huge = good.clone();
+    for t in huge.tensors.iter_mut().filter(|t| t.name == "a_s") {
+        t.layout = "Sw<3,3,3> o ((8, 2147483648), (64, 1)):((64, 512), (1, 8192))".into();
+    }
+    std::fs::write(&path, huge.seal().to_json()).unwrap();
+    let o = common::laycert_within(20, &["check", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(
+        first_line(&o).contains("does not fit"),
+        "{}",
+        first_line(&o)
+    );
 }

@@ -280,14 +280,26 @@ pub fn tv_table(tv: &TvLayout) -> Result<Vec<i64>, String> {
 
 /// The element offset of every column-major cell of `shape` under memory layout `l`.
 pub fn mem_table(l: &Layout, shape: &[i64]) -> Result<Vec<i64>, String> {
-    let (inner, all) = match l {
-        Layout::Cute(c) => (c, c.eval_all()),
-        Layout::Swizzled(x) => (x.layout(), x.eval_all().map_err(|e| e.to_string())?),
+    let inner = match l {
+        Layout::Cute(c) => c,
+        Layout::Swizzled(x) => x.layout(),
         other => return Err(format!("{} is not a memory layout", other.print())),
     };
-    // `eval(shape, c)` is `eval_index` of c's column-major index: the same table.
+    // The shape first: the table has one entry per cell of the layout, which must be the
+    // tensor's (bounded by `MAX_POINTS`), not a size the layout text alone names (a layout of
+    // 2^43 cells over a 128 x 64 tile was tabulated before it was refused).
     inner.check_shape(shape).map_err(|e| e.to_string())?;
-    Ok(all)
+    if inner.size() > MAX_POINTS {
+        return Err(format!(
+            "layout {}: more than {MAX_POINTS} cells",
+            l.print()
+        ));
+    }
+    // `eval(shape, c)` is `eval_index` of c's column-major index: the same table.
+    Ok(match l {
+        Layout::Swizzled(x) => x.eval_all().map_err(|e| e.to_string())?,
+        _ => inner.eval_all(),
+    })
 }
 
 /// The coordinate of column-major cell `i` of `shape`.

@@ -152,6 +152,7 @@ pub fn check_json_with(text: &str, kernel: Option<&str>) -> CheckResult {
         Some("synthesis") => solver::synth::check_certificate(text).and_then(|c| {
             if let Some(k) = kernel {
                 certify::synthesis::kernel::check_text(&c, k).map_err(|e| format!("kernel: {e}"))?;
+                codegen::gemm::reemitted(&c, k).map_err(|e| format!("kernel: {e}"))?;
             }
             Ok((
                 "proved".to_string(),

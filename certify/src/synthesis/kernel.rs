@@ -5,27 +5,31 @@
 //! over a whole problem (`C[M,N] = A[M,K] B[N,K]^T`, row-major). A kernel's certificate
 //! (`gen gemm --cert`) carries a [`KernelBinding`], sealed by the digest like every other field:
 //!
-//! - the problem: its kind, `M`, `N`, `K` (and the W4A16 scale group), and each of its tensors
-//!   (role, shape, layout) with the program's global view that is a tile of it;
+//! - the problem: its kind, `M`, `N`, `K` (and the W4A16 scale group), and its tensors, each
+//!   with the program's global view that tiles it;
 //! - the kernel's configuration constants as its text defines them (`#define LC_M 8192`);
+//! - what the emitter was given (its own JSON of the problem and configuration);
 //! - the SHA-256 of the kernel's text with the certificate's digest written as 64 zeros (the
 //!   text names the digest, which covers this hash, so the hash cannot cover the digest).
 //!
 //! [`check_binding`] re-decides, from the certificate alone: the problem's tensors are the
-//! kind's (`gemm`: A `[M, K]`, B `[N, K]`, C `[M, N]`; `w4a16`: A `[M, K]`, W `[N, K]`, S
-//! `[N, K / group]`, C `[M, N]`), each layout has its shape, every global view of the program
-//! is the window at the origin of exactly one of them (for every view cell inside the problem
-//! and the view's bounds, the view's element is the problem tensor's: the strides the tile
-//! program was synthesized with are the problem's), and the constants agree with the
-//! certificate (`LC_M/N/K` with the problem, `LC_BM/BN/BK` with the C and A views' shapes,
-//! `LC_SMEM_BYTES` with the capacity claim). [`check_text`] (`laycert check CERT --kernel K.cu`)
-//! then binds a kernel file: it names this certificate's digest, defines every constant with
-//! the certificate's value, and hashes to the certificate's text hash, so the file is, byte for
-//! byte, the kernel emitted with this certificate.
+//! kind's, by its definition ([`problem_operands`]: row-major A, B, C, the packed W and its
+//! scales, each tiled by its named view), so the certificate cannot name others; every global
+//! view of the program is the window at the origin of its problem tensor, compared at every
+//! cell of the view inside the problem (a view's bounds may leave out only cells past the
+//! problem); and the constants the kind must define agree with the certificate (`LC_M/N/K`
+//! with the problem, `LC_BM/BN/BK` with the C and A views, `LC_STAGES` with the copies of A's
+//! shared tile, `LC_SMEM_BYTES` with the capacity claim). [`check_text`] then checks a kernel
+//! file names this certificate's digest, defines every constant with the certificate's value,
+//! and hashes to the text hash: a quick fingerprint with a precise message, not the binding
+//! itself, since anyone can re-seal a certificate around another text. `laycert check CERT
+//! --kernel K.cu` therefore also re-emits the kernel from the emitter record
+//! (`codegen::gemm::reemitted`) and requires the certificate and the text to be, byte for
+//! byte, what laycert emits (the emitter is deterministic).
 //!
 //! What stays the emitter's claim: that the kernel's index arithmetic (tile offsets, guards,
 //! split-K ranges) realizes the plan over the whole problem. The emitter translation-validates
-//! it before the text is returned; this module makes that text the one checked.
+//! it before the text is returned; the binding makes that text the one checked.
 //!
 //! ```
 //! use certify::synthesis::kernel::{blank, text_sha256};
@@ -80,6 +84,9 @@ pub struct KernelBinding {
     pub operands: Vec<Operand>,
     /// The kernel's configuration constants, as its text defines them.
     pub defines: BTreeMap<String, i64>,
+    /// What the emitter was given (its problem and configuration, its own JSON): `check
+    /// --kernel` re-emits the kernel from it and compares bytes. Opaque to this crate.
+    pub emitter: serde_json::Value,
     /// SHA-256 of the kernel text with the certificate's digest written as 64 zeros ([`blank`]).
     pub text_sha256: String,
 }
@@ -137,23 +144,43 @@ pub fn define(text: &str, name: &str) -> Option<i64> {
     })
 }
 
-/// The problem tensors a kind has: role and shape.
-fn roles(b: &KernelBinding) -> Result<Vec<(&'static str, Vec<i64>)>, String> {
+/// The problem's tensors, by its definition: `gemm`: A `[M, K]`, B `[N, K]`, C `[M, N]`, each
+/// row-major, tiled by the views `a_g`, `b_g`, `c_g`; `w4a16`: A and C the same, W `[N, K]` in
+/// int4 nibbles as the plan reads it (TensorRT-LLM's packing with each 32-bit word's 8 values
+/// in k order: `((8, N/8), (2,2,2,4,4, K/128)) : ((64, 8K), (1,32,512,2,8,1024))`), S the scales
+/// `[N, K / group]` row-major; views `a_g`, `w_g`, `s_g`, `c_g`.
+pub fn problem_operands(b: &KernelBinding) -> Result<Vec<Operand>, String> {
     let (m, n, k) = (b.m, b.n, b.k);
+    let op = |role: &str, view: &str, shape: [i64; 2], layout: String| Operand {
+        role: role.into(),
+        view: view.into(),
+        shape: shape.to_vec(),
+        layout,
+    };
+    let row = |r: i64, c: i64| format!("({r},{c}):({c},1)");
     match (b.problem.as_str(), b.group) {
         ("gemm", None) => Ok(vec![
-            ("A", vec![m, k]),
-            ("B", vec![n, k]),
-            ("C", vec![m, n]),
+            op("A", "a_g", [m, k], row(m, k)),
+            op("B", "b_g", [n, k], row(n, k)),
+            op("C", "c_g", [m, n], row(m, n)),
         ]),
-        ("w4a16", Some(g)) if g >= 1 && k % g == 0 => Ok(vec![
-            ("A", vec![m, k]),
-            ("W", vec![n, k]),
-            ("S", vec![n, k / g]),
-            ("C", vec![m, n]),
-        ]),
+        ("w4a16", Some(g)) if g >= 1 && k % g == 0 && n % 8 == 0 && k % 128 == 0 => {
+            let w = format!(
+                "((8,{}),(2,2,2,4,4,{})):((64,{}),(1,32,512,2,8,1024))",
+                n / 8,
+                k / 128,
+                8 * k
+            );
+            Ok(vec![
+                op("A", "a_g", [m, k], row(m, k)),
+                op("W", "w_g", [n, k], w),
+                op("S", "s_g", [n, k / g], row(n, k / g)),
+                op("C", "c_g", [m, n], row(m, n)),
+            ])
+        }
         ("w4a16", g) => Err(format!(
-            "a w4a16 problem names its scale group, a divisor of K = {k} (it names {g:?})"
+            "a w4a16 problem has N a multiple of 8 and K of 128, and names its scale group, a \
+             divisor of K (N = {n}, K = {k}, group {g:?})"
         )),
         ("gemm", Some(_)) => Err("a gemm problem has no scale group".into()),
         (p, _) => Err(format!(
@@ -174,29 +201,50 @@ pub fn check_binding(c: &SynthesisCertificate, ts: &Tensors) -> Result<(), Strin
             b.m, b.n, b.k
         )));
     }
-    let want = roles(b).map_err(fail)?;
+    let want = problem_operands(b).map_err(fail)?;
     let got: Vec<&str> = b.operands.iter().map(|o| o.role.as_str()).collect();
-    let names: Vec<&str> = want.iter().map(|(r, _)| *r).collect();
+    let names: Vec<&str> = want.iter().map(|o| o.role.as_str()).collect();
     if got != names {
         return Err(fail(format!(
             "a {} problem's tensors are {names:?}, the certificate names {got:?}",
             b.problem
         )));
     }
-    for ((role, shape), o) in want.iter().zip(&b.operands) {
-        operand(ts, o, shape).map_err(|e| fail(format!("{role} ({}): {e}", o.view)))?;
+    for (w, o) in want.iter().zip(&b.operands) {
+        let at = |e: String| fail(format!("{} ({}): {e}", w.role, w.view));
+        if o.view != w.view {
+            return Err(at(format!(
+                "tiled by {}, the problem's view is {}",
+                o.view, w.view
+            )));
+        }
+        if o.shape != w.shape {
+            return Err(at(format!(
+                "shape {:?}, the problem's is {:?}",
+                o.shape, w.shape
+            )));
+        }
+        if o.layout != w.layout {
+            return Err(at(format!(
+                "layout {}, the problem's is {}",
+                o.layout, w.layout
+            )));
+        }
+        operand(ts, w).map_err(at)?;
     }
     // Every global view is a tile of exactly one problem tensor.
     for t in c.tensors.iter().filter(|t| t.scope == "global") {
-        let n = b.operands.iter().filter(|o| o.view == t.name).count();
-        if n != 1 {
+        if !want.iter().any(|o| o.view == t.name) {
             return Err(fail(format!(
-                "the global view {} is a tile of {n} problem tensors, not one",
+                "the global view {} is a tile of none of the problem's tensors",
                 t.name
             )));
         }
     }
     defines(c, b, ts).map_err(fail)?;
+    if !b.emitter.is_object() {
+        return Err(fail("the emitter record is not a JSON object".into()));
+    }
     let hex = b.text_sha256.len() == 64
         && b.text_sha256
             .bytes()
@@ -210,11 +258,11 @@ pub fn check_binding(c: &SynthesisCertificate, ts: &Tensors) -> Result<(), Strin
     Ok(())
 }
 
-/// The problem tensor's layout has its shape, and the view is its window at the origin.
-fn operand(ts: &Tensors, o: &Operand, shape: &[i64]) -> Result<(), String> {
-    if o.shape != shape {
-        return Err(format!("shape {:?}, the problem's is {shape:?}", o.shape));
-    }
+/// The problem tensor's layout has its shape, and its view is its window at the origin: every
+/// cell of the view inside the problem is compared (the view's bounds may leave out only cells
+/// past the problem).
+fn operand(ts: &Tensors, o: &Operand) -> Result<(), String> {
+    let shape = &o.shape;
     let l = Layout::parse(&o.layout, None).map_err(|e| format!("layout {:?}: {e}", o.layout))?;
     let Layout::Cute(cute) = &l else {
         return Err(format!("layout {:?} is not a CuTe layout", o.layout));
@@ -235,6 +283,15 @@ fn operand(ts: &Tensors, o: &Operand, shape: &[i64]) -> Result<(), String> {
         ));
     }
     let bounds = view.bounds.as_deref().unwrap_or(&view.shape);
+    for (d, (&b, &v)) in bounds.iter().zip(&view.shape).enumerate() {
+        if b < v.min(shape[d]) {
+            return Err(format!(
+                "the view's bounds {bounds:?} leave out cells inside the problem (dimension {d}: \
+                 {b} below {})",
+                v.min(shape[d])
+            ));
+        }
+    }
     let mut cell = vec![0i64; shape.len()];
     for (i, &at) in table.iter().enumerate() {
         let mut rest = i as i64;
@@ -242,10 +299,8 @@ fn operand(ts: &Tensors, o: &Operand, shape: &[i64]) -> Result<(), String> {
             cell[d] = rest % e;
             rest /= e;
         }
-        // Cells past the problem (a ragged tile) or the view's bounds are never accessed.
-        let inside = cell.iter().zip(shape).all(|(c, s)| c < s)
-            && cell.iter().zip(bounds).all(|(c, b)| c < b);
-        if !inside {
+        // Cells past the problem (a ragged tile) are never accessed.
+        if cell.iter().zip(shape).any(|(c, s)| c >= s) {
             continue;
         }
         let want = offset(&l, shape, &cell)?;
@@ -261,7 +316,7 @@ fn operand(ts: &Tensors, o: &Operand, shape: &[i64]) -> Result<(), String> {
     Ok(())
 }
 
-/// The kernel's constants agree with the certificate.
+/// The kernel's constants agree with the certificate; the ones it must have are required.
 fn defines(c: &SynthesisCertificate, b: &KernelBinding, ts: &Tensors) -> Result<(), String> {
     let view = |role: &str, d: usize| -> Option<i64> {
         let o = b.operands.iter().find(|o| o.role == role)?;
@@ -271,35 +326,41 @@ fn defines(c: &SynthesisCertificate, b: &KernelBinding, ts: &Tensors) -> Result<
         SynthClaim::Capacity { bytes, .. } => Some(*bytes),
         _ => None,
     });
+    // The ring's depth: the copies of A's shared tile.
+    let stages = c.smem.as_ref().and_then(|a| {
+        a.phases
+            .iter()
+            .flatten()
+            .find(|x| x.tensor == "a_s")
+            .map(|x| x.copies)
+    });
     let mut required = vec![
         ("LC_M", Some(b.m)),
         ("LC_N", Some(b.n)),
         ("LC_K", Some(b.k)),
-    ];
-    if b.problem == "w4a16" {
-        required.push(("LC_GROUP", b.group));
-    }
-    for (name, want) in required {
-        match b.defines.get(name) {
-            Some(v) if Some(*v) == want => {}
-            Some(v) => return Err(format!("{name} is {v}, the problem's is {want:?}")),
-            None => return Err(format!("the kernel's constants do not define {name}")),
-        }
-    }
-    let derived = [
-        ("LC_BM", view("C", 0)),
-        ("LC_BN", view("C", 1)),
-        ("LC_BK", view("A", 1)),
         ("LC_SMEM_BYTES", capacity),
     ];
-    for (name, want) in derived {
-        if let Some(v) = b.defines.get(name) {
-            if Some(*v) != want {
-                return Err(format!(
-                    "{name} is {v}, the certificate's is {}",
-                    want.map_or("undefined".into(), |w| w.to_string())
-                ));
-            }
+    if b.problem == "w4a16" {
+        required.extend([("LC_GROUP", b.group), ("LC_BN", view("C", 1))]);
+    } else {
+        required.extend([
+            ("LC_BM", view("C", 0)),
+            ("LC_BN", view("C", 1)),
+            ("LC_BK", view("A", 1)),
+            ("LC_STAGES", stages),
+        ]);
+    }
+    for (name, want) in required {
+        let Some(want) = want else {
+            return Err(format!(
+                "{name}: the certificate has nothing it must equal (no capacity claim, \
+                 allocation or view)"
+            ));
+        };
+        match b.defines.get(name) {
+            Some(v) if *v == want => {}
+            Some(v) => return Err(format!("{name} is {v}, the certificate's is {want}")),
+            None => return Err(format!("the kernel's constants do not define {name}")),
         }
     }
     if let Some(bad) = b.defines.keys().find(|k| {

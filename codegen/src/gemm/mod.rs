@@ -70,7 +70,7 @@ pub const PTX_SM80: &str = include_str!("ptx_sm80.cu");
 
 use certify::synthesis::kernel::{self, KernelBinding, Operand};
 use certify::synthesis::{SmemAllocation, SynthClaim, SynthesisCertificate};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use solver::synth::{synthesize_allocated, Plan, Program, Target};
 
 pub use certify::synthesis::{MAX_SMEM_BUDGET, SM80_SMEM_LIMIT, SM90_SMEM_LIMIT};
@@ -80,7 +80,7 @@ use crate::error::CodegenError;
 pub use validate::GemmValidation;
 
 /// Operand type (C has the same type; accumulation is f32).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GemmDtype {
     /// IEEE half.
     F16,
@@ -108,7 +108,7 @@ impl GemmDtype {
 }
 
 /// Which path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GemmTarget {
     /// Ampere (runs on Hopper too): cp.async + ldmatrix + mma.sync.
     Sm80,
@@ -144,7 +144,7 @@ impl GemmTarget {
 }
 
 /// The problem.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GemmSpec {
     /// Rows of A and C.
     pub m: i64,
@@ -238,7 +238,7 @@ pub(crate) fn check_capacity_claim(
 }
 
 /// The CTA configuration the kernel body is instantiated with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GemmConfig {
     /// CTA tile rows (sm90: 64 per consumer warpgroup).
     pub bm: i64,
@@ -578,7 +578,7 @@ pub fn emit_gemm_unswizzled(spec: &GemmSpec, c: &GemmConfig) -> Result<GemmKerne
     choose_config(spec)?;
     check_config(spec, c)?;
     let plan = synthesize_program(spec, c, &sm80::tile_program_unswizzled(spec, c))?;
-    sm80::emit(spec, c, &plan)
+    sm80::emit(spec, c, &plan, false)
 }
 
 /// The path that serves `spec`, and why when it is not the one asked for: an sm90 problem
@@ -628,7 +628,7 @@ pub fn emit_gemm_with(spec: &GemmSpec, config: &GemmConfig) -> Result<GemmKernel
     check_config(spec, config)?;
     let plan = plan_for(spec, config)?;
     match spec.target {
-        GemmTarget::Sm80 => sm80::emit(spec, config, &plan),
+        GemmTarget::Sm80 => sm80::emit(spec, config, &plan, true),
         GemmTarget::Sm90 => sm90::emit(spec, config, &plan),
     }
 }
@@ -673,6 +673,7 @@ pub(crate) fn bind_kernel(
     [m, n, k]: [i64; 3],
     group: Option<i64>,
     operands: Vec<Operand>,
+    emitter: serde_json::Value,
     text: &str,
 ) -> Result<(String, SynthesisCertificate), CodegenError> {
     let fail =
@@ -691,6 +692,7 @@ pub(crate) fn bind_kernel(
         group,
         operands,
         defines,
+        emitter,
         text_sha256: kernel::text_sha256(text, &cert.digest).map_err(fail)?,
     });
     let bound = bound.seal();
@@ -701,6 +703,98 @@ pub(crate) fn bind_kernel(
     certify::synthesis::check(&bound.to_json()).map_err(fail)?;
     kernel::check_text(&bound, &source).map_err(fail)?;
     Ok((source, bound))
+}
+
+/// Re-emits the kernel a kernel certificate binds, from the problem and configuration the
+/// emitter was given (its `emitter` record): the kernel's text and its certificate, which
+/// `laycert check CERT --kernel K.cu` compares with the file and the certificate given, byte
+/// for byte and field for field. The emitter is deterministic, so a kernel file is valid only
+/// if it is exactly what laycert emits for that certificate.
+pub fn reemit(cert: &SynthesisCertificate) -> Result<(String, SynthesisCertificate), CodegenError> {
+    let fail = |e: String| CodegenError::Gemm(format!("re-emitting the bound kernel: {e}"));
+    let b = cert
+        .kernel
+        .as_ref()
+        .ok_or_else(|| fail("the certificate binds no kernel".into()))?;
+    let e = &b.emitter;
+    let field = |k: &str| e.get(k).cloned().ok_or_else(|| fail(format!("no `{k}`")));
+    let (source, json) = match e.get("kernel").and_then(|k| k.as_str()) {
+        Some("gemm") => {
+            let spec: GemmSpec =
+                serde_json::from_value(field("spec")?).map_err(|x| fail(format!("spec: {x}")))?;
+            let config: GemmConfig = serde_json::from_value(field("config")?)
+                .map_err(|x| fail(format!("config: {x}")))?;
+            let k = match field("swizzle")?.as_bool() {
+                Some(true) => emit_gemm_with(&spec, &config)?,
+                Some(false) => emit_gemm_unswizzled(&spec, &config)?,
+                None => return Err(fail("swizzle is not a boolean".into())),
+            };
+            (k.source, k.certificate_json)
+        }
+        Some("w4a16") => {
+            let spec: w4a16::W4a16Spec =
+                serde_json::from_value(field("spec")?).map_err(|x| fail(format!("spec: {x}")))?;
+            let config: w4a16::W4a16Config = serde_json::from_value(field("config")?)
+                .map_err(|x| fail(format!("config: {x}")))?;
+            let k = w4a16::emit_w4a16_with(&spec, &config)?;
+            (k.source, k.certificate_json)
+        }
+        other => {
+            return Err(fail(format!(
+                "emitter kind {other:?}: expected gemm or w4a16"
+            )))
+        }
+    };
+    let again: SynthesisCertificate =
+        serde_json::from_str(&json).map_err(|x| fail(format!("its certificate: {x}")))?;
+    Ok((source, again))
+}
+
+/// The kernel a certificate binds, re-emitted from the problem and configuration it records
+/// (`codegen::gemm::reemit`), is the certificate given and the text given, byte for byte: the
+/// text hash and the constants are fields of the certificate, which anyone can re-seal, so the
+/// text is bound by re-deriving it, not by the hash alone.
+pub fn reemitted(c: &SynthesisCertificate, text: &str) -> Result<(), String> {
+    let (source, again) = reemit(c).map_err(|e| e.to_string())?;
+    if &again != c {
+        let (a, b) = (
+            serde_json::to_value(&again).unwrap_or_default(),
+            serde_json::to_value(c).unwrap_or_default(),
+        );
+        // The first differing field other than the digest (which then differs too), one level
+        // into the kernel binding.
+        let differs = |x: &serde_json::Value, y: &serde_json::Value| -> Option<String> {
+            x.as_object()?
+                .keys()
+                .find(|k| *k != "digest" && x.get(k.as_str()) != y.get(k.as_str()))
+                .cloned()
+        };
+        let field = match differs(&b, &a) {
+            Some(k) if k == "kernel" => match differs(&b["kernel"], &a["kernel"]) {
+                Some(inner) => format!("kernel.{inner}"),
+                None => k,
+            },
+            Some(k) => k,
+            None => "digest".into(),
+        };
+        return Err(format!(
+            "the certificate is not the one laycert emits for its problem and configuration \
+             (its `{field}` differs)"
+        ));
+    }
+    if source != text {
+        let line = source
+            .lines()
+            .zip(text.lines())
+            .position(|(x, y)| x != y)
+            .unwrap_or_else(|| source.lines().count().min(text.lines().count()))
+            + 1;
+        return Err(format!(
+            "the text is not the kernel laycert emits for this certificate's problem and \
+             configuration (line {line} differs)"
+        ));
+    }
+    Ok(())
 }
 
 /// What a user over the budget may do: raise it (up to [`MAX_SMEM_BUDGET`]) for a larger device.

@@ -1228,7 +1228,12 @@ pub(crate) fn header(title: &str, plan: &Plan, lines: &[String], validation_line
 }
 
 /// Emits the sm80 kernel for a synthesized plan.
-pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, CodegenError> {
+pub fn emit(
+    spec: &GemmSpec,
+    c: &GemmConfig,
+    plan: &Plan,
+    swizzle: bool,
+) -> Result<GemmKernel, CodegenError> {
     check_capacity_claim(plan, smem_bytes(c), spec.smem_budget())?;
     let text = emitted_text(spec, c, plan)?;
     let validation = validate_sm80::validate_sm80(spec, c, plan, &text)?;
@@ -1298,6 +1303,7 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         [spec.m, spec.n, spec.k],
         None,
         super::gemm_operands(spec.m, spec.n, spec.k),
+        serde_json::json!({"kernel": "gemm", "spec": spec, "config": c, "swizzle": swizzle}),
         &k,
     )?;
     Ok(GemmKernel {

@@ -348,6 +348,7 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
         [spec.m, spec.n, spec.k],
         None,
         super::gemm_operands(spec.m, spec.n, spec.k),
+        serde_json::json!({"kernel": "gemm", "spec": spec, "config": c, "swizzle": true}),
         &k,
     )?;
     Ok(GemmKernel {

@@ -76,7 +76,7 @@
 use std::fmt::Write as _;
 
 use certify::synthesis::{SmemAllocation, SmemBuffer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use solver::synth::anchor::{coalesced, Tv};
 use solver::synth::{synthesize_allocated, Plan, Program, Target};
 
@@ -88,7 +88,7 @@ use crate::c_expr::CExpr;
 use crate::error::CodegenError;
 
 /// The problem.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct W4a16Spec {
     /// Rows of A and C (1..=16).
     pub m: i64,
@@ -117,7 +117,7 @@ impl W4a16Spec {
 /// Where W's values sit inside its 32-bit words (the two packings differ only there: a word
 /// holds the same 8 values of one row `n`, `k' + {0, 1, 8, 9, 16, 17, 24, 25}` with
 /// `k' = 32 kb + 2 c`, and the words, vectors and superblocks are laid out alike).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum W4Packing {
     /// TensorRT-LLM's preprocessing for its mixed-input GEMM in full: its row permutation
     /// (`permute_B_rows_for_mixed_gemm`: a word's 8 values are k' + 0, 1, 8, 9, 16, 17, 24, 25)
@@ -174,7 +174,7 @@ impl W4Packing {
 
 /// How the kernel turns W's nibbles into the f16 B registers of `mma.sync` (each register is
 /// two values of one row of W at the mma's k-positions `(2c, 2c + 1)` of a k-step).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum W4Dequant {
     /// A B register is one byte of a word: nibbles `(2b, 2b + 1)`, consecutive k in the packing.
     /// `prmt` of the word and the word shifted by 4, `lop3`, an exact `sub.f16x2`, the scale's
@@ -216,7 +216,7 @@ pub fn a_kperm(packing: W4Packing, dequant: W4Dequant) -> bool {
 }
 
 /// The CTA configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct W4a16Config {
     /// Columns of C per CTA (128 or 256).
     pub bn: i64,
@@ -2213,6 +2213,7 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
         [m, n, kk],
         Some(g),
         operands,
+        serde_json::json!({"kernel": "w4a16", "spec": spec, "config": c}),
         &k,
     )?;
     Ok(W4a16Kernel {
