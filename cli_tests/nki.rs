@@ -451,3 +451,65 @@ fn nki_run_refuses_a_kernel_past_the_interpreter_memory_limit() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
 }
+
+/// Session 33's audit: the header is read as the harness reads it (a key given twice was read
+/// first here and last there, past the 2 GiB guard; an unknown first `kind=` skipped it); a
+/// kernel that prints is judged like one that does not; a directory or device is named as such;
+/// `--dtype-bytes` takes an element size.
+#[test]
+fn nki_run_reads_the_header_as_the_harness_does() {
+    let scratch = common::scratch();
+    let k = tmp(&scratch, "g.py");
+    let o = laycert(&[
+        "gen", "nki", "gemm", "--m", "128", "--n", "128", "--k", "128", "-o", &k,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&k).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let bad = tmp(&scratch, "bad.py");
+    for (header, want) in [
+        (format!("{first} m=4000 n=4000 k=4000"), "m= is given twice"),
+        (
+            first.replacen("kind=gemm", "kind=none kind=gemm", 1),
+            "kind= is given twice",
+        ),
+        (first.replacen("kind=gemm", "kind=conv", 1), "kind=conv"),
+        (format!("{first} junk"), "field `junk` is not key=value"),
+    ] {
+        std::fs::write(&bad, format!("{header}\n{rest}")).unwrap();
+        let o = laycert(&["nki", "run", &bad]);
+        assert_eq!(o.status.code(), Some(2), "{header}: {}", stdout(&o));
+        assert!(stderr(&o).contains(want), "{header}: {}", stderr(&o));
+    }
+    let o = laycert(&["nki", "run", scratch.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a directory"), "{}", stderr(&o));
+    let o = laycert(&[
+        "nki",
+        "dispatch",
+        "--a",
+        "S[(128,128):(1@P,1@F)]",
+        "--b",
+        "S[(128,512):(1@P,1@F)]",
+        "--c",
+        "S[(128,512):(1@P,1@F)]",
+        "--dims",
+        "128,128,512",
+        "--dtype-bytes",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--dtype-bytes 8"), "{}", stderr(&o));
+    if !numpy() {
+        return;
+    }
+    let printing = tmp(&scratch, "print.py");
+    std::fs::write(
+        &printing,
+        format!("{first}\nprint(\"debug: loading\")\n{rest}"),
+    )
+    .unwrap();
+    let o = laycert(&["nki", "run", &printing]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(first_line(&o).starts_with("match"), "{}", stdout(&o));
+}

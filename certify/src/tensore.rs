@@ -366,9 +366,9 @@ fn decide(c: &DispatchCertificate) -> Result<(), DispatchError> {
     let t =
         layout::trainium::target(&c.target).map_err(|e| DispatchError::Format(e.to_string()))?;
     let [k_total, m_total, n_total] = c.dims;
-    if c.dims.iter().any(|d| !(1..=1 << 20).contains(d)) || !(1..=8).contains(&c.dtype_bytes) {
+    if c.dims.iter().any(|d| !(1..=1 << 20).contains(d)) || ![1, 2, 4].contains(&c.dtype_bytes) {
         return Err(DispatchError::Format(format!(
-            "dims {:?} and dtype bytes {} out of range",
+            "dims {:?} and dtype bytes {} out of range (dims 1..=2^20; an element of 1, 2 or 4 bytes)",
             c.dims, c.dtype_bytes
         )));
     }

@@ -31,12 +31,22 @@ def header(path):
     prefix = "# laycert-nki:"
     if not first.startswith(prefix):
         raise ValueError(f"{path}: the first line must start with {prefix!r}")
-    fields = dict(item.split("=", 1) for item in first[len(prefix):].split())
+    fields = {}
+    for item in first[len(prefix):].split():
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"{path}: header field {item!r} is not key=value")
+        if key in fields:
+            raise ValueError(f"{path}: header field {key}= is given twice")
+        fields[key] = value
     return fields
 
 
 def dtype(name):
-    return {"bf16": _core.bfloat16, "f16": _core.float16, "f32": _core.float32}[name]
+    types = {"bf16": _core.bfloat16, "f16": _core.float16, "f32": _core.float32}
+    if name not in types:
+        raise ValueError(f"header dtype={name}: expected one of {', '.join(types)}")
+    return types[name]
 
 
 def inputs_and_reference(h, rng):
@@ -102,9 +112,10 @@ def json_number(x):
     return x if np.isfinite(x) else str(x)
 
 
-def main(argv):
+def run(argv, say):
+    """The verdict goes through `say` (the real stdout); see `main`."""
     if len(argv) != 2:
-        print("error: usage: harness.py KERNEL.py")
+        say("error: usage: harness.py KERNEL.py")
         return 2
     path = argv[1]
     try:
@@ -115,26 +126,26 @@ def main(argv):
         kernel = getattr(module, h["entry"])
         args, ref, dt, bound = inputs_and_reference(h, np.random.default_rng(int(h.get("seed", "0"))))
     except nki.NkiRuleError as e:
-        print(f"rule violated: {e}")
+        say(f"rule violated: {e}")
         return 2
     except Exception as e:  # bad input: the file is not a runnable laycert kernel
-        print(f"error: {type(e).__name__}: {e}")
+        say(f"error: {type(e).__name__}: {e}")
         return 2
     hbm = [_core.Tensor(a.shape, dt, _core.shared_hbm, values=a, name=f"in{i}") for i, a in enumerate(args)]
     try:
         out = kernel(*hbm)
     except nki.NkiRuleError as e:
-        print(f"rule violated: {e}")
+        say(f"rule violated: {e}")
         return 2
     except Exception as e:
-        print(f"error: the kernel raised {type(e).__name__}: {e}")
+        say(f"error: the kernel raised {type(e).__name__}: {e}")
         return 2
     view = _core.as_view(out, "the kernel's result")
     if view.shape != ref.shape:
-        print(f"mismatch: result shape {view.shape}, expected {ref.shape}")
+        say(f"mismatch: result shape {view.shape}, expected {ref.shape}")
         return 1
     if not view.tensor.written[view.index].all():
-        print("mismatch: the kernel left cells of its result unwritten")
+        say("mismatch: the kernel left cells of its result unwritten")
         return 1
     got = view.tensor.values[view.index].astype(np.float64)
     # Element by element: the rounding of the result to its dtype, plus the bound of what the
@@ -167,15 +178,25 @@ def main(argv):
     at = f"at {where}: |{got[worst]:.6g} - {ref[worst]:.6g}|"
     if not worst_ratio <= 1.0:
         bad = int(np.count_nonzero(~(ratio <= 1.0)))
-        print(
+        say(
             f"mismatch: {bad} of {ratio.size} elements outside the tolerance; worst {at} = "
             f"{diff[worst]:.3g} > {at_tol:.3g}"
         )
-        print(json.dumps(figures, sort_keys=True))
+        say(json.dumps(figures, sort_keys=True))
         return 1
-    print(f"match: every element within its tolerance; worst {at} = {diff[worst]:.3g} <= {at_tol:.3g}")
-    print(json.dumps(figures, sort_keys=True))
+    say(f"match: every element within its tolerance; worst {at} = {diff[worst]:.3g} <= {at_tol:.3g}")
+    say(json.dumps(figures, sort_keys=True))
     return 0
+
+
+def main(argv):
+    """Runs the kernel against NumPy. The verdict is the first line of stdout; anything the
+    kernel prints goes to stderr, so a kernel that prints is judged like one that does not."""
+    real, sys.stdout = sys.stdout, sys.stderr
+    try:
+        return run(argv, lambda *a, **k: print(*a, file=real, **k))
+    finally:
+        sys.stdout = real
 
 
 if __name__ == "__main__":

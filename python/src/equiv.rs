@@ -131,10 +131,50 @@ pub fn check_json(text: &str) -> CheckResult {
 /// [`check_json`], binding a kernel's source text to a kernel's certificate as
 /// `laycert check CERT --kernel K.cu` does (`None`: no kernel).
 pub fn check_json_with(text: &str, kernel: Option<&str>) -> CheckResult {
-    let kind = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
+    let value = serde_json::from_str::<serde_json::Value>(text).ok();
+    let kind = value
+        .as_ref()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    // A distributed plan's certificate (`dist plan --cert`) carries no `kind`: its fields say.
+    let is_dist = value.as_ref().is_some_and(|v| {
+        ["source", "target", "plan"]
+            .iter()
+            .all(|k| v.get(k).is_some())
+    });
     let result: Result<(String, String), String> = match kind.as_deref() {
+        _ if is_dist => serde_json::from_str::<certify::dist::DistCertificate>(text)
+            .map_err(|e| format!("not a distributed plan's certificate: {e}"))
+            .and_then(|c| {
+                certify::dist::check_certificate(&c).map_err(|e| e.why_invalid())?;
+                Ok((
+                    "proved".to_string(),
+                    format!(
+                        "dist plan: {} steps over {} ranks, {} places re-checked (decided on {})",
+                        c.plan.steps.len(),
+                        c.ranks,
+                        c.places_checked,
+                        c.decided_on
+                    ),
+                ))
+            }),
+        Some("tensore-dispatch" | "tensore-dispatches") => certify::tensore::check_any(text)
+            .map(|certs| {
+                let what: Vec<String> = certs
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "TensorE dispatch proved: {} ({} instruction(s), K x M x N = {} x {} x {})",
+                            c.name,
+                            c.instructions(),
+                            c.dims[0],
+                            c.dims[1],
+                            c.dims[2]
+                        )
+                    })
+                    .collect();
+                ("proved".to_string(), what.join("\n"))
+            })
+            .map_err(|e| e.to_string()),
         Some("rule") => certify::rules::certificate::check(text)
             .map(|c| (c.verdict.clone(), format!("rule {}: {}", c.name, c.verdict)))
             .map_err(|e| e.to_string()),

@@ -124,3 +124,27 @@ def test_layouts_made_with_a_shape_give_the_claim_its_domain():
     with pytest.raises(laycert.LaycertError, match="different shapes"):
         laycert.equiv(a, laycert.Layout("(3,3):(1,3)", shape=(3, 3)))
     assert laycert.prove_property("bijective", laycert.Layout("S[30:1]", shape=(6, 5))).verdict == "proved"
+
+
+def test_check_reads_every_certificate_kind_the_cli_reads():
+    # `dist plan --cert` and `nki dispatch --cert` certificates (session 33's audit: Python
+    # called them invalid, the CLI valid); a tampered copy is invalid.
+    import json
+    import os
+
+    data = os.path.join(os.path.dirname(__file__), "data")
+    for name, what in [
+        ("dist_allgather.cert.json", "dist plan: "),
+        ("tensore_dispatch.cert.json", "TensorE dispatch proved"),
+    ]:
+        path = os.path.join(data, name)
+        ok = laycert.check(path)
+        assert ok.valid and what in ok.claim, (name, ok.message)
+        cert = json.load(open(path))
+        if "plan" in cert:
+            step = cert["plan"]["steps"][0]["AllGather"]
+            step["groups"] = [list(reversed(g)) for g in step["groups"]]
+        else:
+            cert["dims"][0] += 128
+        bad = laycert.check(laycert.Certificate.from_json(json.dumps(cert)))
+        assert not bad.valid, (name, bad.message)

@@ -140,7 +140,7 @@ pub enum NkiCommand {
         /// trn1 or trn2.
         #[arg(long, default_value = "trn1")]
         target: String,
-        /// Bytes of an SBUF element.
+        /// Bytes of an SBUF element: 1 (fp8), 2 (bf16, f16) or 4 (f32).
         #[arg(long, default_value_t = 2)]
         dtype_bytes: i64,
         /// Write the certificate here.
@@ -352,7 +352,14 @@ pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
         } => {
             let path = std::path::Path::new(kernel);
             if !path.is_file() {
-                return Err(bad(format!("kernel {kernel:?}: no such file")));
+                let why = if !path.exists() {
+                    "no such file"
+                } else if path.is_dir() {
+                    "a directory, not a kernel file"
+                } else {
+                    "not a regular file"
+                };
+                return Err(bad(format!("kernel {kernel:?}: {why}")));
             }
             match nki::run_within(path, target, std::time::Duration::from_secs(*timeout)) {
                 Ok(o) => {
@@ -404,6 +411,12 @@ pub fn run(what: &NkiCommand, as_json: bool) -> Result<Report, BadInput> {
                 c: parse(c, "--c")?,
                 dims: three(dims, "--dims")?,
             };
+            if ![1, 2, 4].contains(dtype_bytes) {
+                return Err(bad(format!(
+                    "--dtype-bytes {dtype_bytes}: an SBUF element is 1 (fp8), 2 (bf16, f16) or 4 \
+                     (f32) bytes"
+                )));
+            }
             let opts = Options {
                 target: target.clone(),
                 dtype_bytes: *dtype_bytes,

@@ -213,8 +213,10 @@ fn kill_group_only(pid: u32) {
 }
 
 /// Refuses a kernel whose header (`# laycert-nki: kind=gemm m=M n=N k=K ...`) names sizes the
-/// generator refuses (`gen nki gemm|softmax|mha`), with the generator's reason. A first line that
-/// is no header, or an unknown kind, is left to the harness.
+/// generator refuses (`gen nki gemm|softmax|mha`), with the generator's reason. A header is read
+/// exactly as the harness reads it: every field `key=value`, no key twice (the harness keeps the
+/// last, this check read the first: audit 33), a kind the harness knows. A first line that is no
+/// header is left to the harness.
 fn check_header(kernel: &Path) -> Result<(), NkiError> {
     let file = std::fs::File::open(kernel)
         .map_err(|e| NkiError::Input(format!("{}: {e}", kernel.display())))?;
@@ -223,12 +225,20 @@ fn check_header(kernel: &Path) -> Result<(), NkiError> {
     let Some(fields) = first.trim_end().strip_prefix(super::HEADER) else {
         return Ok(());
     };
-    let fields: Vec<(&str, &str)> = fields
-        .split_whitespace()
-        .filter_map(|f| f.split_once('='))
-        .collect();
-    let get = |name: &str| fields.iter().find(|f| f.0 == name).map(|f| f.1);
     let header = |e: String| NkiError::Input(format!("{} header: {e}", kernel.display()));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut pairs = Vec::new();
+    for f in fields.split_whitespace() {
+        let (key, value) = f
+            .split_once('=')
+            .ok_or_else(|| header(format!("field `{f}` is not key=value")))?;
+        if !seen.insert(key) {
+            return Err(header(format!("{key}= is given twice")));
+        }
+        pairs.push((key, value));
+    }
+    let fields = pairs;
+    let get = |name: &str| fields.iter().find(|f| f.0 == name).map(|f| f.1);
     let size = |name: &str| -> Result<i64, NkiError> {
         let v = get(name).ok_or_else(|| header(format!("no {name}=")))?;
         v.parse()
@@ -250,7 +260,12 @@ fn check_header(kernel: &Path) -> Result<(), NkiError> {
             super::mha::check_size(heads, seq, dim).map_err(|e| header(e.to_string()))?;
             KernelSizes::Mha { heads, seq, dim }
         }
-        _ => return Ok(()),
+        other => {
+            return Err(header(format!(
+                "kind={}: the interpreter runs gemm, softmax and mha",
+                other.unwrap_or("(none)")
+            )))
+        }
     };
     sizes
         .check_interpreter_memory()
