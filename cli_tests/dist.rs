@@ -1073,7 +1073,7 @@ fn no_plan_found_is_unknown_not_bad_input() {
     assert_eq!(v["verdict"], "unknown");
 }
 
-/// JAX's own printed forms (session 32's audit): `repr(P('x'))` is `P('x',)`, and a
+/// JAX's own printed forms (audit 32): `repr(P('x'))` is `P('x',)`, and a
 /// `NamedSharding` prints its mesh and spec as keywords; the mesh must be `--mesh`. A DTensor
 /// list with a quoted reduce op is read as DTensor, not JAX.
 #[test]
@@ -1111,8 +1111,8 @@ fn dist_reads_jax_reprs_and_quoted_dtensor_ops() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// DTensor names a `_StridedShard` target mesh dim `Shard` in its transforms (session 32's
-/// audit: torch 2.15's own plans for the FSDP-over-TP placement, each producing exactly the
+/// DTensor names a `_StridedShard` target mesh dim `Shard` in its transforms (audit 32:
+/// torch 2.15's own plans for the FSDP-over-TP placement, each producing exactly the
 /// target, were refuted as not executing).
 #[test]
 fn dist_check_reads_dtensor_steps_toward_a_strided_target() {

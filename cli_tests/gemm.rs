@@ -622,6 +622,44 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
             b(|k| k.emitter = serde_json::json!(1)),
             "not a JSON object",
         ),
+        (
+            "another problem's emitter record (audit 34)",
+            &good,
+            b(|k| k.emitter["spec"]["k"] = serde_json::json!(8)),
+            "the emitter record is not of this gemm problem of 1000 x 999 x 1000",
+        ),
+        (
+            "B loaded into the mma's a side: C^T (audit 34)",
+            &good,
+            Box::new(|x: &mut SynthesisCertificate| {
+                let src = x.source.take().unwrap();
+                x.source = Some(src.replacen(
+                    "copy(a_g, a_s)\ncopy(b_g, b_s)",
+                    "copy(b_g, a_s)\ncopy(a_g, b_s)",
+                    1,
+                ));
+                x.ops[0].inputs = vec!["b_g".into()];
+                x.ops[1].inputs = vec!["a_g".into()];
+            }),
+            "the mma's a operand a_s is computed from {\"b_g\"}",
+        ),
+        (
+            "a 1 x 1 x 1 problem under views of pitch 1000 (audit 34)",
+            &good,
+            b(|k| {
+                (k.m, k.n, k.k) = (1, 1, 1);
+                for o in k.operands.iter_mut() {
+                    (o.shape, o.layout) = (vec![1, 1], "(1,1):(1,1)".into());
+                }
+                for d in ["LC_M", "LC_N", "LC_K"] {
+                    k.defines.insert(d.into(), 1);
+                }
+                for d in ["m", "n", "k"] {
+                    k.emitter["spec"][d] = serde_json::json!(1);
+                }
+            }),
+            "at cell [1, 0] the view holds element 1000",
+        ),
     ];
     let path = dir.join("bad.json");
     for (what, base, edit, want) in cases.into_iter().chain(more) {
@@ -649,6 +687,45 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
     assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
     assert!(
         first_line(&o).contains("does not fit"),
+        "{}",
+        first_line(&o)
+    );
+    // An emitter record whose split count wraps `128 * splits` (audit 34: a division by zero
+    // panicked while re-emitting): refused, not a crash.
+    let (wk, _) = emit(
+        dir,
+        "w2",
+        &[
+            "--m",
+            "16",
+            "--n",
+            "4096",
+            "--k",
+            "4096",
+            "--dtype",
+            "f16",
+            "--weights",
+            "int4",
+        ],
+    );
+    let mut wrap = w4.clone();
+    wrap.kernel.as_mut().unwrap().emitter["config"]["splits"] = serde_json::json!(1i64 << 57);
+    let wrap = wrap.seal();
+    let text = std::fs::read_to_string(&wk)
+        .unwrap()
+        .replacen(&w4.digest, &wrap.digest, 1);
+    let wk2 = dir.join("w2b.cu");
+    std::fs::write(&wk2, text).unwrap();
+    std::fs::write(&path, wrap.to_json()).unwrap();
+    let o = laycert(&[
+        "check",
+        path.to_str().unwrap(),
+        "--kernel",
+        wk2.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(
+        first_line(&o).contains("splits 144115188075855872"),
         "{}",
         first_line(&o)
     );

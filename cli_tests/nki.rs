@@ -452,7 +452,7 @@ fn nki_run_refuses_a_kernel_past_the_interpreter_memory_limit() {
     assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
 }
 
-/// Session 33's audit: the header is read as the harness reads it (a key given twice was read
+/// Audit 33: the header is read as the harness reads it (a key given twice was read
 /// first here and last there, past the 2 GiB guard; an unknown first `kind=` skipped it); a
 /// kernel that prints is judged like one that does not; a directory or device is named as such;
 /// `--dtype-bytes` takes an element size.

@@ -127,7 +127,7 @@ def test_layouts_made_with_a_shape_give_the_claim_its_domain():
 
 
 def test_check_reads_every_certificate_kind_the_cli_reads():
-    # `dist plan --cert` and `nki dispatch --cert` certificates (session 33's audit: Python
+    # `dist plan --cert` and `nki dispatch --cert` certificates (audit 33: Python
     # called them invalid, the CLI valid); a tampered copy is invalid.
     import json
     import os

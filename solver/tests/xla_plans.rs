@@ -425,7 +425,7 @@ fn dp_to_tp(arith: &str) -> Result<Result<(), DistError>, xla::XlaError> {
     Ok(certify_plan(&source, &target, &x.plan).map(|_| ()))
 }
 
-/// Index arithmetic is XLA's: in the declared integer type, wrapping (session 32's audit: a u32
+/// Index arithmetic is XLA's: in the declared integer type, wrapping (audit 32: a u32
 /// subtraction below zero was read as a negative i64, certifying a program that puts the wrong
 /// columns on 6 of 8 devices; XLA on the CPU confirmed the columns).
 #[test]

@@ -16,10 +16,13 @@
 //! kind's, by its definition ([`problem_operands`]: row-major A, B, C, the packed W and its
 //! scales, each tiled by its named view), so the certificate cannot name others; every global
 //! view of the program is the window at the origin of its problem tensor, compared at every
-//! cell of the view inside the problem (a view's bounds may leave out only cells past the
-//! problem); and the constants the kind must define agree with the certificate (`LC_M/N/K`
-//! with the problem, `LC_BM/BN/BK` with the C and A views, `LC_STAGES` with the copies of A's
-//! shared tile, `LC_SMEM_BYTES` with the capacity claim). [`check_text`] then checks a kernel
+//! cell of the view (past a row-major tensor with its offsets extended, so a ragged tile has
+//! the problem's pitch; a view's bounds may leave out only cells past the problem); the
+//! program computes the problem (its mma reads A's view on its `a` side and B's, or W's and
+//! the scales, on its `b` side, and C's view is written from its result); the emitter record
+//! names this problem; and the constants the kind must define agree with the certificate
+//! (`LC_M/N/K` with the problem, `LC_BM/BN/BK` with the C and A views, `LC_STAGES` with the
+//! copies of A's shared tile, `LC_SMEM_BYTES` with the capacity claim). [`check_text`] then checks a kernel
 //! file names this certificate's digest, defines every constant with the certificate's value,
 //! and hashes to the text hash: a quick fingerprint with a precise message, not the binding
 //! itself, since anyone can re-seal a certificate around another text. `laycert check CERT
@@ -39,7 +42,7 @@
 //! assert_eq!(text_sha256(&text, &d).unwrap().len(), 64);
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use layout::Layout;
 use serde::{Deserialize, Serialize};
@@ -242,9 +245,8 @@ pub fn check_binding(c: &SynthesisCertificate, ts: &Tensors) -> Result<(), Strin
         }
     }
     defines(c, b, ts).map_err(fail)?;
-    if !b.emitter.is_object() {
-        return Err(fail("the emitter record is not a JSON object".into()));
-    }
+    dataflow(c, b).map_err(fail)?;
+    emitter_agrees(b).map_err(fail)?;
     let hex = b.text_sha256.len() == 64
         && b.text_sha256
             .bytes()
@@ -259,8 +261,8 @@ pub fn check_binding(c: &SynthesisCertificate, ts: &Tensors) -> Result<(), Strin
 }
 
 /// The problem tensor's layout has its shape, and its view is its window at the origin: every
-/// cell of the view inside the problem is compared (the view's bounds may leave out only cells
-/// past the problem).
+/// cell of the view is compared, past the problem with the row-major offsets extended (the
+/// view's bounds may leave out only cells past the problem).
 fn operand(ts: &Tensors, o: &Operand) -> Result<(), String> {
     let shape = &o.shape;
     let l = Layout::parse(&o.layout, None).map_err(|e| format!("layout {:?}: {e}", o.layout))?;
@@ -292,6 +294,12 @@ fn operand(ts: &Tensors, o: &Operand) -> Result<(), String> {
             ));
         }
     }
+    // A row-major tensor's offsets extend past it (`r * cols + c`): a ragged tile's view must
+    // have the problem's row pitch at every cell, not only the cells inside (a view of pitch
+    // 1000 over a 1 x 1 problem agreed at its one cell). Another layout (W's packing) is not
+    // extended: its views must lie inside it.
+    let row_major =
+        shape.len() == 2 && o.layout == format!("({},{}):({},1)", shape[0], shape[1], shape[1]);
     let mut cell = vec![0i64; shape.len()];
     for (i, &at) in table.iter().enumerate() {
         let mut rest = i as i64;
@@ -299,11 +307,21 @@ fn operand(ts: &Tensors, o: &Operand) -> Result<(), String> {
             cell[d] = rest % e;
             rest /= e;
         }
-        // Cells past the problem (a ragged tile) are never accessed.
-        if cell.iter().zip(shape).any(|(c, s)| c >= s) {
-            continue;
-        }
-        let want = offset(&l, shape, &cell)?;
+        let inside = cell.iter().zip(shape).all(|(c, s)| c < s);
+        let want = if inside {
+            offset(&l, shape, &cell)?
+        } else if row_major {
+            cell[0]
+                .checked_mul(shape[1])
+                .and_then(|x| x.checked_add(cell[1]))
+                .ok_or_else(|| format!("the offset of cell {cell:?} overflows"))?
+        } else {
+            return Err(format!(
+                "the view's cell {:?} lies outside the problem tensor {}",
+                &cell[..view.shape.len()],
+                o.layout
+            ));
+        };
         if at != want {
             return Err(format!(
                 "at cell {:?} the view holds element {at}, the problem tensor {} has {want} \
@@ -312,6 +330,115 @@ fn operand(ts: &Tensors, o: &Operand) -> Result<(), String> {
                 o.layout
             ));
         }
+    }
+    Ok(())
+}
+
+/// The emitter record is an object naming the binding's kind and problem (its configuration
+/// stays opaque here; `check --kernel` re-emits from it).
+fn emitter_agrees(b: &KernelBinding) -> Result<(), String> {
+    let e = &b.emitter;
+    if !e.is_object() {
+        return Err("the emitter record is not a JSON object".into());
+    }
+    let int = |k: &str| {
+        e.get("spec")
+            .and_then(|s| s.get(k))
+            .and_then(|v| v.as_i64())
+    };
+    let agree = e.get("kernel").and_then(|k| k.as_str()) == Some(b.problem.as_str())
+        && int("m") == Some(b.m)
+        && int("n") == Some(b.n)
+        && int("k") == Some(b.k)
+        && (b.group.is_none() || int("group") == b.group);
+    if !agree {
+        return Err(format!(
+            "the emitter record is not of this {} problem of {} x {} x {}",
+            b.problem, b.m, b.n, b.k
+        ));
+    }
+    Ok(())
+}
+
+/// The tensors `name` is computed from, through the program's operations, back to its global
+/// views (each tensor's producer is the op whose output it is).
+fn sources(c: &SynthesisCertificate, name: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![name.to_string()];
+    let mut seen = BTreeSet::new();
+    while let Some(t) = todo.pop() {
+        if !seen.insert(t.clone()) {
+            continue;
+        }
+        match c.ops.iter().find(|o| o.output == t) {
+            Some(op) => todo.extend(op.inputs.iter().cloned()),
+            None => {
+                out.insert(t);
+            }
+        }
+    }
+    out
+}
+
+/// The program computes the problem: its mma reads A's view as its `a` operand and B's (W's
+/// and the scales) as its `b`, and C's view is written from the mma's result (a program that
+/// loads B into the `a` side computes C^T).
+fn dataflow(c: &SynthesisCertificate, b: &KernelBinding) -> Result<(), String> {
+    let view = |role: &str| {
+        b.operands
+            .iter()
+            .find(|o| o.role == role)
+            .map(|o| o.view.clone())
+    };
+    let mma: Vec<_> = c.ops.iter().filter(|o| o.op == "mma").collect();
+    let [mma] = mma.as_slice() else {
+        return Err(format!(
+            "the program has {} mma operations, not one",
+            mma.len()
+        ));
+    };
+    let [a, bb] = mma.inputs.as_slice() else {
+        return Err("the mma does not read two operands".into());
+    };
+    let set = |v: Vec<Option<String>>| -> BTreeSet<String> { v.into_iter().flatten().collect() };
+    let want_a = set(vec![view("A")]);
+    let want_b = if b.problem == "w4a16" {
+        set(vec![view("W"), view("S")])
+    } else {
+        set(vec![view("B")])
+    };
+    for (side, t, want) in [("a", a, want_a), ("b", bb, want_b)] {
+        let got = sources(c, t);
+        if got != want {
+            return Err(format!(
+                "the mma's {side} operand {t} is computed from {got:?}, the problem's is {want:?}"
+            ));
+        }
+    }
+    let out = view("C").unwrap_or_default();
+    let writers: Vec<_> = c.ops.iter().filter(|o| o.output == out).collect();
+    let written_from_mma = writers.len() == 1 && {
+        let mut chain = vec![writers[0].inputs.clone()];
+        let mut found = false;
+        let mut seen = BTreeSet::new();
+        while let Some(ins) = chain.pop() {
+            for t in ins {
+                if t == mma.output {
+                    found = true;
+                } else if seen.insert(t.clone()) {
+                    if let Some(op) = c.ops.iter().find(|o| o.output == t && o.op != "mma") {
+                        chain.push(op.inputs.clone());
+                    }
+                }
+            }
+        }
+        found
+    };
+    if !written_from_mma {
+        return Err(format!(
+            "C's view {out} is not written once from the mma's result {}",
+            mma.output
+        ));
     }
     Ok(())
 }

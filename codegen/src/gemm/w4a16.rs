@@ -532,7 +532,13 @@ fn check_config(spec: &W4a16Spec, c: &W4a16Config) -> Result<(), CodegenError> {
             c.kwarps, c.cwarps, c.aslots
         )));
     }
-    if c.splits < 1 || spec.k % (128 * c.splits) != 0 || c.ks(spec) > MAX_KS {
+    // (splits <= K / 128 first: a certificate's emitter record may name any i64, and
+    // `128 * splits` must not wrap.)
+    if c.splits < 1
+        || c.splits > spec.k / 128
+        || spec.k % (128 * c.splits) != 0
+        || c.ks(spec) > MAX_KS
+    {
         return Err(bad(format!(
             "splits {}: K = {} must split into K-ranges that are multiples of 128 and at most \
              {MAX_KS}",
