@@ -309,7 +309,7 @@ mod tests {
     #[test]
     fn instruction_file_resolves_every_atom() {
         let i = Instructions::get().unwrap();
-        assert_eq!(i.mma.len(), 10);
+        assert_eq!(i.mma.len(), 16);
         let m = &i.mma[0];
         assert_eq!(m.shape, [16, 8, 16]);
         assert_eq!(m.c_layout.tile(), [16, 8]);
