@@ -189,6 +189,19 @@ impl DispatchCertificate {
         Ok(cert)
     }
 
+    /// The line `check` prints for it: `TensorE dispatch proved: NAME (N instruction(s), K x M
+    /// x N = ..)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "TensorE dispatch proved: {} ({} instruction(s), K x M x N = {} x {} x {})",
+            self.name,
+            self.instructions(),
+            self.dims[0],
+            self.dims[1],
+            self.dims[2]
+        )
+    }
+
     /// Instructions the dispatch issues.
     pub fn instructions(&self) -> i64 {
         self.pieces

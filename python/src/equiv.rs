@@ -148,29 +148,14 @@ pub fn check_json_with(text: &str, kernel: Option<&str>) -> CheckResult {
                 certify::dist::check_certificate(&c).map_err(|e| e.why_invalid())?;
                 Ok((
                     "proved".to_string(),
-                    format!(
-                        "dist plan: {} steps over {} ranks, {} places re-checked (decided on {})",
-                        c.plan.steps.len(),
-                        c.ranks,
-                        c.places_checked,
-                        c.decided_on
-                    ),
+                    c.summary(),
                 ))
             }),
         Some("tensore-dispatch" | "tensore-dispatches") => certify::tensore::check_any(text)
             .map(|certs| {
                 let what: Vec<String> = certs
                     .iter()
-                    .map(|c| {
-                        format!(
-                            "TensorE dispatch proved: {} ({} instruction(s), K x M x N = {} x {} x {})",
-                            c.name,
-                            c.instructions(),
-                            c.dims[0],
-                            c.dims[1],
-                            c.dims[2]
-                        )
-                    })
+                    .map(|c| c.summary())
                     .collect();
                 ("proved".to_string(), what.join("\n"))
             })

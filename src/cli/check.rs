@@ -127,16 +127,7 @@ pub fn run(path: &str, kernel: Option<&str>, as_json: bool) -> Result<Report, Ba
                     .map(|certs| {
                         let what: Vec<String> = certs
                             .iter()
-                            .map(|c| {
-                                format!(
-                                    "TensorE dispatch proved: {} ({} instruction(s), K x M x N = {} x {} x {})",
-                                    c.name,
-                                    c.instructions(),
-                                    c.dims[0],
-                                    c.dims[1],
-                                    c.dims[2]
-                                )
-                            })
+                            .map(|c| c.summary())
                             .collect();
                         (Recorded::Proof, what.join("\n"))
                     })
@@ -203,16 +194,7 @@ fn dist_certificate(text: &str) -> Result<(Recorded, String), String> {
     let c: certify::dist::DistCertificate = serde_json::from_str(text)
         .map_err(|e| format!("not a distributed plan's certificate: {e}"))?;
     certify::dist::check_certificate(&c).map_err(|e| e.why_invalid())?;
-    Ok((
-        Recorded::Proof,
-        format!(
-            "dist plan: {} steps over {} ranks, {} places re-checked (decided on {})",
-            c.plan.steps.len(),
-            c.ranks,
-            c.places_checked,
-            c.decided_on
-        ),
-    ))
+    Ok((Recorded::Proof, c.summary()))
 }
 
 fn other_kind(result: Result<(Recorded, String), String>, as_json: bool) -> Report {

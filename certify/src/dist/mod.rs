@@ -92,6 +92,20 @@ pub struct DistCertificate {
     pub boxes_rechecked: bool,
 }
 
+impl DistCertificate {
+    /// The line `check` prints for it: `dist plan: N steps over R ranks, P places re-checked
+    /// (decided on ...)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "dist plan: {} steps over {} ranks, {} places re-checked (decided on {})",
+            self.plan.steps.len(),
+            self.ranks,
+            self.places_checked,
+            self.decided_on
+        )
+    }
+}
+
 /// Claims whose source and target buffers hold at most this many cells (over all ranks) are
 /// decided twice, on boxes and cell by cell, and the two verdicts must be equal (2^18).
 pub const RECHECK_CELLS: i64 = 1 << 18;

@@ -814,22 +814,7 @@ pub fn unknown_report(rule: &Rule, why: String, domain: Option<Vec<i64>>) -> Rul
 /// Proves one rule (see the module doc).
 pub fn prove_rule(rule: &Rule, opts: &Options) -> RuleReport {
     let t = Instant::now();
-    let mut report = RuleReport {
-        name: rule.name.clone(),
-        text: rule.text.clone(),
-        verdict: Verdict::Unknown(String::new()),
-        method: None,
-        grid: 0,
-        instances: None,
-        defined: 0,
-        rechecked: 0,
-        rechecked_boundary: 0,
-        work: 0,
-        digest: String::new(),
-        smt_queries: Vec::new(),
-        micros: 0,
-        domain: opts.domain.clone(),
-    };
+    let mut report = unknown_report(rule, String::new(), opts.domain.clone());
     let order: Vec<String> = rule.params.iter().map(|p| p.name.clone()).collect();
     let limit = opts.grid_limit();
     match domains(rule, limit) {

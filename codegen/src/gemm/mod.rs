@@ -663,6 +663,26 @@ pub(crate) fn gemm_operands(m: i64, n: i64, k: i64) -> Vec<Operand> {
     ]
 }
 
+/// [`bind_kernel`] for a `C = A B^T` kernel of either path (`swizzle`: the synthesized shared
+/// layouts, or the sm80 bank-conflict baseline).
+pub(crate) fn bind_gemm(
+    cert: &SynthesisCertificate,
+    spec: &GemmSpec,
+    c: &GemmConfig,
+    swizzle: bool,
+    text: &str,
+) -> Result<(String, SynthesisCertificate), CodegenError> {
+    bind_kernel(
+        cert,
+        "gemm",
+        [spec.m, spec.n, spec.k],
+        None,
+        gemm_operands(spec.m, spec.n, spec.k),
+        serde_json::json!({"kernel": "gemm", "spec": spec, "config": c, "swizzle": swizzle}),
+        text,
+    )
+}
+
 /// Binds a kernel's certificate to its problem and its text ([`certify::synthesis::kernel`]):
 /// the problem's tensors, the constants `text` defines, and the hash of `text` with the plan
 /// certificate's digest blanked; the certificate is resealed and the text returned naming the

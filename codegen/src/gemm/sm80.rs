@@ -1297,15 +1297,7 @@ pub fn emit(
     k += super::PTX_SM80;
     k += BODY;
     k += host_launcher();
-    let (source, cert) = super::bind_kernel(
-        &plan.certificate,
-        "gemm",
-        [spec.m, spec.n, spec.k],
-        None,
-        super::gemm_operands(spec.m, spec.n, spec.k),
-        serde_json::json!({"kernel": "gemm", "spec": spec, "config": c, "swizzle": swizzle}),
-        &k,
-    )?;
+    let (source, cert) = super::bind_gemm(&plan.certificate, spec, c, swizzle, &k)?;
     Ok(GemmKernel {
         spec: *spec,
         config: *c,

@@ -342,15 +342,7 @@ pub fn emit(spec: &GemmSpec, c: &GemmConfig, plan: &Plan) -> Result<GemmKernel, 
     k += "\n";
     k += BODY;
     k += &host_launcher(spec, c);
-    let (source, cert) = super::bind_kernel(
-        &plan.certificate,
-        "gemm",
-        [spec.m, spec.n, spec.k],
-        None,
-        super::gemm_operands(spec.m, spec.n, spec.k),
-        serde_json::json!({"kernel": "gemm", "spec": spec, "config": c, "swizzle": true}),
-        &k,
-    )?;
+    let (source, cert) = super::bind_gemm(&plan.certificate, spec, c, true, &k)?;
     Ok(GemmKernel {
         spec: *spec,
         config: *c,
