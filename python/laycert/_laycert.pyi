@@ -274,8 +274,10 @@ def equiv(a: _LayoutLike, b: _LayoutLike, shape: Optional[_ShapeLike] = None, ax
     pairs over one claim domain: ``shape``, else the shape the ``Layout`` arguments were made
     with, else chosen from both sides as the CLI does."""
 
-def check(cert: Union[Certificate, str, os.PathLike[str]]) -> CheckResult:
-    """Re-verifies a certificate (an object or a file) from scratch."""
+def check(cert: Union[Certificate, str, os.PathLike[str]], kernel: Optional[str] = None) -> CheckResult:
+    """Re-verifies a certificate (an object or a file) from scratch; with ``kernel`` (a GEMM
+    kernel's CUDA source, e.g. ``gen_gemm(..).source``), also that it is byte for byte the
+    kernel laycert emits for that certificate."""
 
 def prove_property(prop: str, layout: _LayoutLike, shape: Optional[_ShapeLike] = None) -> PropertyReport:
     """Decides ``injective``, ``surjective`` or ``bijective``."""
