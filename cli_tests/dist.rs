@@ -1191,3 +1191,21 @@ fn dist_plan_reaches_idempotent_partials_without_moving_data() {
         assert!(stdout(&o).contains(&want), "{op}: {}", stdout(&o));
     }
 }
+
+/// A shape whose element count overflows is named as `--shape`, not as the layout read over it
+/// (audit 32 L3).
+#[test]
+fn dist_an_overflowing_shape_is_named_as_the_shape() {
+    let o = plan(
+        "x=4",
+        "4611686018427387904,4",
+        "[Shard(0)]",
+        "[Replicate()]",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--shape \"4611686018427387904,4\": the element count overflows"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -189,6 +189,16 @@ fn inputs(s: &Spec) -> Result<Inputs, BadInput> {
     }
     let shape = layout::shape::parse_list(&s.shape)
         .map_err(|e| super::input::render(&e, "--shape", &s.shape))?;
+    if shape
+        .iter()
+        .try_fold(1i64, |a, &d| a.checked_mul(d))
+        .is_none()
+    {
+        return Err(bad(format!(
+            "--shape {:?}: the element count overflows i64",
+            s.shape
+        )));
+    }
     let source = read_layout(&mesh, &shape, &s.from, "--from")?;
     let target = read_layout(&to_mesh, &shape, &s.to, "--to")?;
     if s.ranks_per_node < 1 {
