@@ -1208,4 +1208,28 @@ fn dist_an_overflowing_shape_is_named_as_the_shape() {
         "{}",
         stderr(&o)
     );
+    // A plan over another number of ranks than the mesh: bad input, not `unknown`.
+    let scratch = common::scratch();
+    let p8 = scratch.path().join("p8.json");
+    std::fs::write(&p8, r#"{"ranks": 8, "steps": []}"#).unwrap();
+    let o = laycert(&[
+        "dist",
+        "check",
+        "--mesh",
+        "x=4",
+        "--shape",
+        "8",
+        "--from",
+        "[Replicate()]",
+        "--to",
+        "[Replicate()]",
+        "--plan",
+        p8.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("a plan over 8 ranks, --mesh x=4 has 4 devices"),
+        "{}",
+        stderr(&o)
+    );
 }

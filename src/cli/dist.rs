@@ -472,6 +472,15 @@ fn run_or_stop(args: &DistArgs, as_json: bool) -> Result<Report, Stop> {
                 (None, Some(path), None) => {
                     let text = super::input::read_bounded(path, "--plan", MAX_FILE_BYTES)?;
                     match serde_json::from_str::<certify::dist::Plan>(&text) {
+                        Ok(plan) if plan.ranks != i.source.mesh.size() => {
+                            return Err(bad(format!(
+                                "--plan {path}: a plan over {} ranks, --mesh {} has {} devices",
+                                plan.ranks,
+                                i.source.mesh,
+                                i.source.mesh.size()
+                            ))
+                            .into())
+                        }
                         Ok(plan) => plan,
                         Err(e) => {
                             let c = serde_json::from_str::<certify::dist::DistCertificate>(&text)
