@@ -730,3 +730,26 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
         first_line(&o)
     );
 }
+
+/// A certificate that names a key twice in one object says two things in one place: bad input
+/// (audit 34: an emitter record's first `spec` named another problem; serde keeps the last).
+#[test]
+fn a_certificate_with_a_repeated_key_is_bad_input() {
+    let tmp = common::scratch();
+    let (_, c) = emit(tmp.path(), "d", &["--m", "64", "--n", "64", "--k", "64"]);
+    let text = std::fs::read_to_string(&c).unwrap();
+    let twice = text.replacen(
+        "\"emitter\": {",
+        "\"emitter\": {\n      \"kernel\": \"w4a16\",",
+        1,
+    );
+    assert_ne!(twice, text);
+    std::fs::write(&c, twice).unwrap();
+    let o = laycert(&["check", &c]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stdout(&o));
+    assert!(
+        common::stderr(&o).contains("`kernel.emitter.kernel` is given twice in one object"),
+        "{}",
+        common::stderr(&o)
+    );
+}

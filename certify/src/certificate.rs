@@ -199,3 +199,91 @@ pub fn check(json: &str) -> Result<Certificate, CheckError> {
     }
     Ok(c)
 }
+
+/// The first key a JSON object of `text` names twice, with the path to it (`kernel.emitter`),
+/// or `None` when every object's keys are distinct (or the text is not JSON: parsing reports
+/// that). A repeated key is read last-wins by serde, jq and Python alike, but a certificate is
+/// evidence: one that says two things in one place is refused, not read one way.
+///
+/// ```
+/// use certify::certificate::repeated_key;
+/// assert_eq!(repeated_key(r#"{"a": 1, "b": {"c": 2, "c": 3}}"#), Some("b.c".to_string()));
+/// assert_eq!(repeated_key(r#"{"a": [{"x": 1}, {"x": 2}]}"#), None);
+/// ```
+pub fn repeated_key(text: &str) -> Option<String> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::collections::BTreeSet;
+    use std::fmt;
+
+    /// Walks one value; `found` holds the first repeated key's path.
+    struct Walk<'a> {
+        path: String,
+        found: &'a std::cell::RefCell<Option<String>>,
+    }
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = BTreeSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let path = if self.path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{}.{key}", self.path)
+                };
+                if !seen.insert(key) && self.found.borrow().is_none() {
+                    *self.found.borrow_mut() = Some(path.clone());
+                }
+                map.next_value_seed(Walk {
+                    path,
+                    found: self.found,
+                })?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq
+                .next_element_seed(Walk {
+                    path: self.path.clone(),
+                    found: self.found,
+                })?
+                .is_some()
+            {}
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    let found = std::cell::RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = Walk {
+        path: String::new(),
+        found: &found,
+    }
+    .deserialize(&mut de);
+    found.into_inner()
+}

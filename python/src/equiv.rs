@@ -542,6 +542,11 @@ pub fn check(py: Python<'_>, cert: CertArg, kernel: Option<String>) -> PyResult<
         CertArg::Object(c) => c.borrow(py).json.clone(),
         CertArg::Path(p) => Certificate::load(p)?.json,
     };
+    if let Some(key) = certify::certificate::repeated_key(&json) {
+        return Err(error(format!(
+            "error: the certificate gives `{key}` twice in one object"
+        )));
+    }
     if kernel.is_some() {
         let kind = serde_json::from_str::<serde_json::Value>(&json)
             .ok()

@@ -3,7 +3,8 @@
 //!   an explanation) and its evidence re-verifies;
 //! - `invalid: <why>` (exit 1): it does not re-verify (edited, or a decider now disagrees);
 //! - `unknown` (exit 3) or `refuted` (exit 4): it re-verifies, but what it records is no proof;
-//! - an unreadable file, or one that is not a JSON object, is bad input (exit 2).
+//! - an unreadable file, one that is not a JSON object, or one that names a key twice in one
+//!   object, is bad input (exit 2).
 
 use serde_json::json;
 
@@ -26,6 +27,14 @@ pub fn run(path: &str, kernel: Option<&str>, as_json: bool) -> Result<Report, Ba
     if !value.is_object() {
         return Err(BadInput {
             message: format!("certificate {path:?}: a certificate is a JSON object"),
+        });
+    }
+    if let Some(key) = certify::certificate::repeated_key(&text) {
+        return Err(BadInput {
+            message: format!(
+                "certificate {path:?}: `{key}` is given twice in one object (a certificate says \
+                 one thing in one place)"
+            ),
         });
     }
     // Rule, explanation and movement certificates carry a `kind`; equivalence certificates do not.
