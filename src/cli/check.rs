@@ -107,8 +107,6 @@ pub fn run(path: &str, kernel: Option<&str>, as_json: bool) -> Result<Report, Ba
                         );
                         match &kernel {
                             Some((file, ktext)) => {
-                                certify::synthesis::kernel::check_text(&c, ktext)
-                                    .map_err(|e| format!("kernel {file:?}: {e}"))?;
                                 codegen::gemm::reemitted(&c, ktext).map_err(|e| format!("kernel {file:?}: {e}"))?;
                                 what += &format!(
                                     "; {file} is that kernel's text ({} constants, SHA-256 {})",

@@ -68,7 +68,7 @@ pub mod w4a16;
 /// PTX helpers shared by the sm80 and W4A16 bodies (cp.async, its groups, ldmatrix.x4).
 pub const PTX_SM80: &str = include_str!("ptx_sm80.cu");
 
-use certify::synthesis::kernel::{self, KernelBinding, Operand};
+use certify::synthesis::kernel::{self, KernelBinding};
 use certify::synthesis::{SmemAllocation, SynthClaim, SynthesisCertificate};
 use serde::{Deserialize, Serialize};
 use solver::synth::{synthesize_allocated, Plan, Program, Target};
@@ -648,21 +648,6 @@ const BOUND_CONSTANTS: [&str; 10] = [
     "LC_SMEM_BYTES",
 ];
 
-/// The row-major problem tensors of `C = A B^T`: (role, view, shape, layout).
-pub(crate) fn gemm_operands(m: i64, n: i64, k: i64) -> Vec<Operand> {
-    let op = |role: &str, view: &str, r: i64, c: i64| Operand {
-        role: role.into(),
-        view: view.into(),
-        shape: vec![r, c],
-        layout: format!("({r},{c}):({c},1)"),
-    };
-    vec![
-        op("A", "a_g", m, k),
-        op("B", "b_g", n, k),
-        op("C", "c_g", m, n),
-    ]
-}
-
 /// [`bind_kernel`] for a `C = A B^T` kernel of either path (`swizzle`: the synthesized shared
 /// layouts, or the sm80 bank-conflict baseline).
 pub(crate) fn bind_gemm(
@@ -677,14 +662,14 @@ pub(crate) fn bind_gemm(
         "gemm",
         [spec.m, spec.n, spec.k],
         None,
-        gemm_operands(spec.m, spec.n, spec.k),
         serde_json::json!({"kernel": "gemm", "spec": spec, "config": c, "swizzle": swizzle}),
         text,
     )
 }
 
 /// Binds a kernel's certificate to its problem and its text ([`certify::synthesis::kernel`]):
-/// the problem's tensors, the constants `text` defines, and the hash of `text` with the plan
+/// the problem's tensors (by the problem's definition, `kernel::problem_operands`), the
+/// constants `text` defines, the emitter record, and the hash of `text` with the plan
 /// certificate's digest blanked; the certificate is resealed and the text returned naming the
 /// new digest.
 pub(crate) fn bind_kernel(
@@ -692,7 +677,6 @@ pub(crate) fn bind_kernel(
     problem: &str,
     [m, n, k]: [i64; 3],
     group: Option<i64>,
-    operands: Vec<Operand>,
     emitter: serde_json::Value,
     text: &str,
 ) -> Result<(String, SynthesisCertificate), CodegenError> {
@@ -703,24 +687,28 @@ pub(crate) fn bind_kernel(
         .iter()
         .filter_map(|&name| kernel::define(text, name).map(|v| (name.to_string(), v)))
         .collect();
-    let mut bound = cert.clone();
-    bound.kernel = Some(KernelBinding {
+    let mut binding = KernelBinding {
         problem: problem.into(),
         m,
         n,
         k,
         group,
-        operands,
+        operands: Vec::new(),
         defines,
         emitter,
         text_sha256: kernel::text_sha256(text, &cert.digest).map_err(fail)?,
-    });
+    };
+    binding.operands = kernel::problem_operands(&binding).map_err(fail)?;
+    let mut bound = cert.clone();
+    bound.kernel = Some(binding);
     let bound = bound.seal();
     let zeros = format!("{}{}", kernel::DIGEST_MARK, "0".repeat(64));
     let named = format!("{}{}", kernel::DIGEST_MARK, bound.digest);
     let source = blanked.replacen(&zeros, &named, 1);
-    // The kernel's own check, as `laycert check --kernel` runs it.
-    certify::synthesis::check(&bound.to_json()).map_err(fail)?;
+    // The binding's checks, as `laycert check` runs them (the plan's claims were certified
+    // when it was synthesized).
+    let tensors = certify::synthesis::Tensors::new(&bound.tensors).map_err(fail)?;
+    kernel::check_binding(&bound, &tensors).map_err(fail)?;
     kernel::check_text(&bound, &source).map_err(fail)?;
     Ok((source, bound))
 }
@@ -770,11 +758,15 @@ pub fn reemit(cert: &SynthesisCertificate) -> Result<(String, SynthesisCertifica
     Ok((source, again))
 }
 
-/// The kernel a certificate binds, re-emitted from the problem and configuration it records
-/// (`codegen::gemm::reemit`), is the certificate given and the text given, byte for byte: the
-/// text hash and the constants are fields of the certificate, which anyone can re-seal, so the
-/// text is bound by re-deriving it, not by the hash alone.
+/// Whether `text` is the kernel a (checked) certificate binds: first
+/// `certify::synthesis::kernel::check_text` (the digest it names, its constants, its hash: the
+/// precise messages), then the kernel re-emitted from the problem and configuration the
+/// certificate records ([`reemit`]) must be the certificate given and the text given, byte for
+/// byte. The hash and the constants are fields of the certificate, which anyone can re-seal,
+/// so the text is bound by re-deriving it, not by the hash alone. `laycert check --kernel` and
+/// Python's `check(cert, kernel=...)` both run this.
 pub fn reemitted(c: &SynthesisCertificate, text: &str) -> Result<(), String> {
+    kernel::check_text(c, text)?;
     let (source, again) = reemit(c).map_err(|e| e.to_string())?;
     if &again != c {
         let (a, b) = (

@@ -2194,31 +2194,11 @@ pub fn emit_w4a16_with(spec: &W4a16Spec, c: &W4a16Config) -> Result<W4a16Kernel,
     k += super::PTX_SM80;
     k += BODY;
     k += HOST;
-    let (m, n, kk, g) = (spec.m, spec.n, spec.k, spec.group);
-    let mut operands = super::gemm_operands(m, n, kk);
-    // W as the plan reads it (each word's values in k order; the kernel's packing differs only
-    // inside a word, which the dequantization undoes), and the scales.
-    operands[1] = certify::synthesis::kernel::Operand {
-        role: "W".into(),
-        view: "w_g".into(),
-        shape: vec![n, kk],
-        layout: packed_layout(W4Packing::Sequential, n, kk),
-    };
-    operands.insert(
-        2,
-        certify::synthesis::kernel::Operand {
-            role: "S".into(),
-            view: "s_g".into(),
-            shape: vec![n, kk / g],
-            layout: format!("({n},{}):({},1)", kk / g, kk / g),
-        },
-    );
     let (source, cert) = super::bind_kernel(
         &plan.certificate,
         "w4a16",
-        [m, n, kk],
-        Some(g),
-        operands,
+        [spec.m, spec.n, spec.k],
+        Some(spec.group),
         serde_json::json!({"kernel": "w4a16", "spec": spec, "config": c}),
         &k,
     )?;
