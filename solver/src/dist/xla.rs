@@ -209,6 +209,11 @@ fn wrap(x: i128, (bits, signed): (u32, bool)) -> i128 {
     }
 }
 
+/// Whether `x` is a value of the integer type.
+fn fits(x: i128, t: (u32, bool)) -> bool {
+    wrap(x, t) == x
+}
+
 /// The result's element type, which must be an integer type: index values are integers of
 /// their declared width, and every one laycert tracks is in that type's range.
 fn result_int_type(i: &Instr) -> R<(u32, bool)> {
@@ -1020,15 +1025,13 @@ impl<'a> Reader<'a> {
         if on_pred {
             return Err(unsupported(i, "arithmetic on pred"));
         }
-        // The exact value into the result's type.
+        // The exact value into the result's type: the ring operations and `convert` wrap; the
+        // others (a quotient, a value moved or chosen) must already fit.
         let into = |x: i128| -> Option<i64> {
             let r = match op {
                 "convert" if t.0 == 1 => i128::from(x != 0),
-                "divide" | "remainder" => (wrap(x, t) == x).then_some(x)?,
-                "copy" | "reshape" | "bitcast" | "maximum" | "minimum" | "clamp" => {
-                    (wrap(x, t) == x).then_some(x)?
-                }
-                _ => wrap(x, t),
+                "add" | "subtract" | "multiply" | "negate" | "abs" | "convert" => wrap(x, t),
+                _ => fits(x, t).then_some(x)?,
             };
             i64::try_from(r).ok()
         };
