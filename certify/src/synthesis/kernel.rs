@@ -48,7 +48,7 @@ use layout::Layout;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{offset, SynthClaim, SynthesisCertificate, Tensors};
+use super::{coord, offset, SynthClaim, SynthesisCertificate, Tensors};
 
 /// Where a kernel's header names its certificate: `certificate digest <64 hex digits>`.
 pub const DIGEST_MARK: &str = "certificate digest ";
@@ -300,13 +300,10 @@ fn operand(ts: &Tensors, o: &Operand) -> Result<(), String> {
     // extended: its views must lie inside it.
     let row_major =
         shape.len() == 2 && o.layout == format!("({},{}):({},1)", shape[0], shape[1], shape[1]);
-    let mut cell = vec![0i64; shape.len()];
     for (i, &at) in table.iter().enumerate() {
-        let mut rest = i as i64;
-        for (d, &e) in view.shape.iter().enumerate() {
-            cell[d] = rest % e;
-            rest /= e;
-        }
+        // The view's cell, padded with zeros to the problem tensor's rank.
+        let mut cell = coord(&view.shape, i as i64);
+        cell.resize(shape.len(), 0);
         let inside = cell.iter().zip(shape).all(|(c, s)| c < s);
         let want = if inside {
             offset(&l, shape, &cell)?
