@@ -13,13 +13,18 @@ fn plan(mesh: &str, shape: &str, from: &str, to: &str) -> Output {
 
 /// `dist check` of DTensor's transform `steps` on an 8x8 tensor.
 fn check_steps(mesh: &str, from: &str, to: &str, steps: &str) -> Output {
+    check_steps_on(mesh, "8,8", from, to, steps)
+}
+
+/// [`check_steps`] on a tensor of `shape`.
+fn check_steps_on(mesh: &str, shape: &str, from: &str, to: &str, steps: &str) -> Output {
     laycert(&[
         "dist",
         "check",
         "--mesh",
         mesh,
         "--shape",
-        "8,8",
+        shape,
         "--from",
         from,
         "--to",
@@ -1139,20 +1144,7 @@ fn dist_check_reads_dtensor_steps_toward_a_strided_target() {
             "[(1, Replicate(), Shard(1)), (0, Replicate(), Shard(1)), (2, Replicate(), Shard(1))]",
         ),
     ] {
-        let o = laycert(&[
-            "dist",
-            "check",
-            "--mesh",
-            mesh,
-            "--shape",
-            shape,
-            "--from",
-            from,
-            "--to",
-            to,
-            "--dtensor-steps",
-            steps,
-        ]);
+        let o = check_steps_on(mesh, shape, from, to, steps);
         assert_eq!(o.status.code(), Some(0), "{to}: {}", stdout(&o));
         assert!(
             first_line(&o).starts_with("certified"),

@@ -465,7 +465,7 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
     let tmp = common::scratch();
     let dir = tmp.path();
     let (_, c) = emit(dir, "r", &["--m", "1000", "--n", "999", "--k", "1000"]);
-    let (_, w) = emit(
+    let (wk, w) = emit(
         dir,
         "w",
         &[
@@ -692,22 +692,6 @@ fn a_tampered_kernel_binding_is_invalid_even_when_resealed() {
     );
     // An emitter record whose split count wraps `128 * splits` (audit 34: a division by zero
     // panicked while re-emitting): refused, not a crash.
-    let (wk, _) = emit(
-        dir,
-        "w2",
-        &[
-            "--m",
-            "16",
-            "--n",
-            "4096",
-            "--k",
-            "4096",
-            "--dtype",
-            "f16",
-            "--weights",
-            "int4",
-        ],
-    );
     let mut wrap = w4.clone();
     wrap.kernel.as_mut().unwrap().emitter["config"]["splits"] = serde_json::json!(1i64 << 57);
     let wrap = wrap.seal();
